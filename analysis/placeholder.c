@@ -1,0 +1,1 @@
+/* analysis placeholder */ typedef int tt_analysis_placeholder;

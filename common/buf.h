@@ -1,0 +1,38 @@
+/*
+ * buf.h - a growable byte buffer that is always NUL-terminated.
+ *
+ * Allocation failure aborts the process: a tool that cannot get a few
+ * kilobytes has nothing sensible left to do, and hiding ENOMEM in every
+ * append would make the parsers unreadable.
+ */
+#ifndef TT_BUF_H
+#define TT_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct Buf {
+	char *p;      /* contents, NUL-terminated; NULL until first append */
+	size_t len;   /* bytes used, not counting the NUL */
+	size_t cap;   /* bytes allocated */
+} Buf;
+
+void buf_init(Buf *b);
+void buf_fini(Buf *b);
+void buf_reset(Buf *b);                 /* len = 0, keeps memory */
+void buf_add(Buf *b, const void *p, size_t n);
+void buf_adds(Buf *b, const char *s);
+void buf_addc(Buf *b, char c);
+void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends s as a JSON string literal (with quotes and escapes). */
+void buf_add_json_str(Buf *b, const char *s, size_t n);
+/* Returns b's contents ("" when empty); valid until the next change. */
+const char *buf_str(const Buf *b);
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+#endif

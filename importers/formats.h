@@ -1,0 +1,50 @@
+/*
+ * formats.h - the contract between import.c (sniffing, hashing, the
+ * transaction) and the per-format importers (one .c file each).
+ *
+ * A format's run() reads its whole input from f and adds rows through the
+ * store inside the transaction import.c has opened. It never commits or
+ * rolls back. On error it returns a negative TT_E* code and sets ctx->err
+ * to "name:line:col: message" (or "name: byte N: message"); import.c then
+ * rolls the whole file back.
+ *
+ * Memory: run() must not hold the whole input in memory when the format
+ * can be streamed (JSON Lines, Prometheus text): memory grows with the
+ * largest record, not with the file.
+ */
+#ifndef TT_FORMATS_H
+#define TT_FORMATS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "import.h"
+
+typedef struct ImportCtx {
+	Store *st;
+	const char *name;            /* file name for messages */
+	int64_t source_id;           /* sources.id of this import */
+	const ImportOptions *opt;    /* never NULL */
+	const char *class_key;       /* opt->class_key or "workload.class" */
+	StoreSourceCounts *counts;   /* add to these */
+	uint64_t total_bytes;        /* size of the input, 0 when unknown */
+	Err *err;
+} ImportCtx;
+
+/* Reports progress (bytes consumed so far) through opt->progress. */
+void import_progress(ImportCtx *ctx, uint64_t done);
+
+typedef struct ImportFormat {
+	const char *name;          /* "otlp-json", "prometheus", ... */
+	const char *what;          /* one line for --help */
+	/* Returns a confidence 0..100 that head (the first bytes) is this
+	 * format; the highest wins, 0 means "not this". */
+	int (*sniff)(const char *head, size_t len);
+	int (*run)(ImportCtx *ctx, FILE *f);
+} ImportFormat;
+
+/* Per-format entry points (defined in their own files). */
+int otlp_traces_sniff(const char *head, size_t len);
+int otlp_traces_run(ImportCtx *ctx, FILE *f);
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * import.h - bring a telemetry file into the store.
+ *
+ * import_file() sniffs the format from the content (never from the name),
+ * hashes the file, and runs the matching importer inside one transaction.
+ * Any error rolls the whole file back: the database content is unchanged and
+ * err holds "file:line:col: message" (or "file: byte N: message").
+ *
+ * Conventions every span importer follows (documented in README.md):
+ *  - workload class: span attribute opt->class_key ("workload.class" by
+ *    default), else the same resource attribute;
+ *  - queue time before a span (executor or pool wait): span attribute
+ *    "queue.wait_ns" (integer ns) or "queue.wait_ms" (number, ms), or span
+ *    events named "queue.wait" carrying "duration_ns" or "duration_ms";
+ *    several are summed;
+ *  - host: resource attribute "host.name" (else "k8s.pod.name").
+ */
+#ifndef TT_IMPORT_H
+#define TT_IMPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "store.h"
+
+/* Called now and then during long imports (bytes read so far, total size
+ * or 0 when unknown). Library code never prints; the CLI draws progress. */
+typedef void (*ImportProgressFn)(void *ctx, uint64_t done, uint64_t total);
+
+typedef struct ImportOptions {
+	const char *format;        /* NULL: detect; else a name from import_formats() */
+	const char *class_key;     /* NULL: "workload.class" */
+	ImportProgressFn progress; /* may be NULL */
+	void *progress_ctx;
+} ImportOptions;
+
+typedef struct ImportResult {
+	char format[32];           /* the format used, e.g. "otlp-json" */
+	char sha256[65];
+	int already;               /* a source with this digest was imported before */
+	char already_path[256];    /* its path when already */
+	StoreSourceCounts counts;
+} ImportResult;
+
+/* Imports one file. Returns 0 or a negative TT_E* code with err set. */
+int import_file(Store *st, const char *path, const ImportOptions *opt,
+                ImportResult *res, Err *err);
+
+/* Imports an in-memory document (e.g. an HTTP request body) named name for
+ * error messages. Same transaction and error guarantees as import_file(). */
+int import_memory(Store *st, const char *name, const char *data, size_t len,
+                  const ImportOptions *opt, ImportResult *res, Err *err);
+
+/* NULL-terminated list of format names accepted by ImportOptions.format. */
+const char *const *import_formats(void);
+
+/* Detects the format of the first len bytes of a file. Returns a name from
+ * import_formats() or NULL. */
+const char *import_sniff(const char *head, size_t len);
+
+#endif

@@ -1,0 +1,448 @@
+/*
+ * store.c - SQLite schema, migrations and the prepared statements of the
+ * spans side of the store.
+ *
+ * Invariants:
+ *  - every statement is prepared once in store_open() and reset after use;
+ *  - migrations only ever append: migration N takes user_version N-1 to N;
+ *  - span identity is (trace_id, span_id), enforced by a UNIQUE index, and
+ *    an insert that hits it is counted as a duplicate, not an error.
+ */
+#include "store.h"
+#include "store_priv.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+
+/* Each entry migrates the schema from version i to i+1. */
+static const char *const migrations[] = {
+	/* 1: sources, resources, scopes, spans */
+	"CREATE TABLE sources("
+	"  id INTEGER PRIMARY KEY,"
+	"  path TEXT NOT NULL,"
+	"  sha256 TEXT NOT NULL,"
+	"  format TEXT NOT NULL,"
+	"  imported_at_ms INTEGER NOT NULL,"
+	"  spans_added INTEGER NOT NULL DEFAULT 0,"
+	"  spans_duplicate INTEGER NOT NULL DEFAULT 0,"
+	"  metrics_added INTEGER NOT NULL DEFAULT 0,"
+	"  metrics_duplicate INTEGER NOT NULL DEFAULT 0,"
+	"  observations_added INTEGER NOT NULL DEFAULT 0,"
+	"  outcome TEXT NOT NULL DEFAULT 'pending');"
+	"CREATE INDEX sources_sha256 ON sources(sha256);"
+	"CREATE TABLE resources("
+	"  id INTEGER PRIMARY KEY,"
+	"  service TEXT,"
+	"  host TEXT,"
+	"  attrs TEXT NOT NULL UNIQUE);"
+	"CREATE TABLE scopes("
+	"  id INTEGER PRIMARY KEY,"
+	"  name TEXT NOT NULL,"
+	"  version TEXT NOT NULL,"
+	"  attrs TEXT NOT NULL,"
+	"  UNIQUE(name, version, attrs));"
+	"CREATE TABLE spans("
+	"  id INTEGER PRIMARY KEY,"
+	"  trace_id TEXT NOT NULL,"
+	"  span_id TEXT NOT NULL,"
+	"  parent_id TEXT NOT NULL DEFAULT '',"
+	"  source_id INTEGER NOT NULL,"
+	"  resource_id INTEGER,"
+	"  scope_id INTEGER,"
+	"  service TEXT NOT NULL DEFAULT '',"
+	"  host TEXT NOT NULL DEFAULT '',"
+	"  name TEXT NOT NULL,"
+	"  kind INTEGER NOT NULL,"
+	"  start_ns INTEGER NOT NULL,"
+	"  end_ns INTEGER NOT NULL,"
+	"  status_code INTEGER NOT NULL DEFAULT 0,"
+	"  status_msg TEXT,"
+	"  wclass TEXT,"
+	"  queue_ns INTEGER,"
+	"  trace_state TEXT,"
+	"  flags INTEGER,"
+	"  attrs TEXT,"
+	"  events TEXT,"
+	"  links TEXT,"
+	"  dropped INTEGER NOT NULL DEFAULT 0);"
+	"CREATE UNIQUE INDEX spans_identity ON spans(trace_id, span_id);"
+	"CREATE INDEX spans_root_start ON spans(start_ns) WHERE parent_id = '';",
+};
+
+#define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
+
+static const char *const sql_text[STMT_COUNT] = {
+	[STMT_SOURCE_FIND] =
+	    "SELECT path FROM sources WHERE sha256 = ?1 AND outcome IN ('imported','duplicate') LIMIT 1",
+	[STMT_SOURCE_ADD] =
+	    "INSERT INTO sources(path, sha256, format, imported_at_ms) VALUES (?1, ?2, ?3, ?4)",
+	[STMT_SOURCE_FINISH] =
+	    "UPDATE sources SET spans_added = ?2, spans_duplicate = ?3, metrics_added = ?4,"
+	    " metrics_duplicate = ?5, observations_added = ?6, outcome = ?7 WHERE id = ?1",
+	[STMT_RESOURCE_FIND] = "SELECT id FROM resources WHERE attrs = ?1",
+	[STMT_RESOURCE_ADD] = "INSERT INTO resources(service, host, attrs) VALUES (?1, ?2, ?3)",
+	[STMT_SCOPE_FIND] =
+	    "SELECT id FROM scopes WHERE name = ?1 AND version = ?2 AND attrs = ?3",
+	[STMT_SCOPE_ADD] = "INSERT INTO scopes(name, version, attrs) VALUES (?1, ?2, ?3)",
+	[STMT_SPAN_ADD] =
+	    "INSERT OR IGNORE INTO spans(trace_id, span_id, parent_id, source_id, resource_id,"
+	    " scope_id, service, host, name, kind, start_ns, end_ns, status_code, status_msg,"
+	    " wclass, queue_ns, trace_state, flags, attrs, events, links, dropped)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
+	    " ?17, ?18, ?19, ?20, ?21, ?22)",
+	[STMT_SPAN_SET_RESOURCE] =
+	    "UPDATE spans SET resource_id = ?3, service = ?4, host = ?5"
+	    " WHERE source_id = ?1 AND id >= ?2 AND resource_id IS NULL",
+	[STMT_BEGIN] = "BEGIN IMMEDIATE",
+	[STMT_COMMIT] = "COMMIT",
+	[STMT_ROLLBACK] = "ROLLBACK",
+	[STMT_DATA_VERSION] = "PRAGMA data_version",
+};
+
+int store_sqlerr(Store *st, Err *err, const char *what)
+{
+	return err_set(err, TT_ESTORE, "%s: %s", what, sqlite3_errmsg(st->db));
+}
+
+static int exec(Store *st, const char *sql, Err *err)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		int rc = err_set(err, TT_ESTORE, "%s", msg ? msg : sqlite3_errmsg(st->db));
+		sqlite3_free(msg);
+		return rc;
+	}
+	return 0;
+}
+
+static int migrate(Store *st, Err *err)
+{
+	int v = store_schema_version(st);
+	if (v > N_MIGRATIONS + store_metrics_migration_count())
+		return err_set(err, TT_ESTORE,
+		               "database schema version %d is newer than this tailtriage (%d)",
+		               v, N_MIGRATIONS + store_metrics_migration_count());
+	int total = N_MIGRATIONS + store_metrics_migration_count();
+	for (int i = v; i < total; i++) {
+		const char *sql = i < N_MIGRATIONS ? migrations[i]
+		                                   : store_metrics_migration(i - N_MIGRATIONS);
+		if (exec(st, "BEGIN IMMEDIATE", err))
+			return TT_ESTORE;
+		char pragma[64];
+		snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", i + 1);
+		if (exec(st, sql, err) || exec(st, pragma, err)) {
+			exec(st, "ROLLBACK", NULL);
+			return TT_ESTORE;
+		}
+		if (exec(st, "COMMIT", err))
+			return TT_ESTORE;
+	}
+	return 0;
+}
+
+int store_prepare_all(Store *st, const char *const *texts, int n, sqlite3_stmt **out, Err *err)
+{
+	for (int i = 0; i < n; i++) {
+		if (texts[i] == NULL)
+			continue;
+		if (sqlite3_prepare_v3(st->db, texts[i], -1, SQLITE_PREPARE_PERSISTENT, &out[i],
+		                       NULL) != SQLITE_OK)
+			return err_set(err, TT_ESTORE, "preparing statement %d: %s", i,
+			               sqlite3_errmsg(st->db));
+	}
+	return 0;
+}
+
+int store_open(const char *path, int flags, Store **out, Err *err)
+{
+	*out = NULL;
+	Store *st = xcalloc(1, sizeof *st);
+	int oflags = (flags & STORE_READONLY) ? SQLITE_OPEN_READONLY
+	                                      : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	oflags |= SQLITE_OPEN_NOMUTEX;
+	if (sqlite3_open_v2(path, &st->db, oflags, NULL) != SQLITE_OK) {
+		err_set(err, TT_EIO, "%s: cannot open database: %s", path,
+		        st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		store_close(st);
+		return TT_EIO;
+	}
+	sqlite3_extended_result_codes(st->db, 1);
+	sqlite3_busy_timeout(st->db, 5000);
+	/* A file that is not a database fails here, on the first read. */
+	if (exec(st, "PRAGMA foreign_keys = ON", err) ||
+	    exec(st, "SELECT count(*) FROM sqlite_master", err)) {
+		char m[512];
+		snprintf(m, sizeof m, "%s", err ? err->msg : "");
+		err_set(err, TT_EIO, "%s: not a tailtriage database: %s", path, m);
+		store_close(st);
+		return TT_EIO;
+	}
+	if (!(flags & STORE_READONLY)) {
+		if (exec(st, "PRAGMA journal_mode = WAL", err) ||
+		    exec(st, "PRAGMA synchronous = NORMAL", err) || migrate(st, err)) {
+			store_close(st);
+			return TT_ESTORE;
+		}
+	} else if (store_schema_version(st) == 0) {
+		err_set(err, TT_EIO, "%s: empty database (nothing imported yet)", path);
+		store_close(st);
+		return TT_EIO;
+	}
+	exec(st, "PRAGMA cache_size = -32768", NULL); /* 32 MiB */
+	exec(st, "PRAGMA temp_store = MEMORY", NULL);
+	if (store_prepare_all(st, sql_text, STMT_COUNT, st->stmt, err) ||
+	    store_read_prepare(st, err) || store_metrics_prepare(st, err)) {
+		store_close(st);
+		return TT_ESTORE;
+	}
+	st->path = xstrdup(path);
+	*out = st;
+	return 0;
+}
+
+void store_close(Store *st)
+{
+	if (st == NULL)
+		return;
+	for (int i = 0; i < STMT_COUNT; i++)
+		sqlite3_finalize(st->stmt[i]);
+	store_read_finalize(st);
+	store_metrics_finalize(st);
+	sqlite3_close(st->db);
+	free(st->path);
+	free(st);
+}
+
+int store_schema_version(Store *st)
+{
+	sqlite3_stmt *s = NULL;
+	int v = -1;
+	if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+static int step_done(Store *st, sqlite3_stmt *s, Err *err, const char *what)
+{
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return store_sqlerr(st, err, what);
+	return 0;
+}
+
+int store_begin(Store *st, Err *err)
+{
+	return step_done(st, st->stmt[STMT_BEGIN], err, "begin transaction");
+}
+
+int store_commit(Store *st, Err *err)
+{
+	return step_done(st, st->stmt[STMT_COMMIT], err, "commit");
+}
+
+void store_rollback(Store *st)
+{
+	if (!sqlite3_get_autocommit(st->db))
+		step_done(st, st->stmt[STMT_ROLLBACK], NULL, "rollback");
+}
+
+int64_t store_data_version(Store *st)
+{
+	sqlite3_stmt *s = st->stmt[STMT_DATA_VERSION];
+	int64_t v = -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	return v;
+}
+
+/* Binds text or NULL. */
+void store_bind_text(sqlite3_stmt *s, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+int store_source_find_digest(Store *st, const char *sha256, int *found,
+                             char *path_out, unsigned path_sz, Err *err)
+{
+	sqlite3_stmt *s = st->stmt[STMT_SOURCE_FIND];
+	sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	*found = 0;
+	if (rc == SQLITE_ROW) {
+		*found = 1;
+		if (path_out && path_sz)
+			snprintf(path_out, path_sz, "%s", (const char *)sqlite3_column_text(s, 0));
+	}
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_sqlerr(st, err, "looking up source digest");
+	return 0;
+}
+
+int store_source_add(Store *st, const char *path, const char *sha256,
+                     const char *format, int64_t imported_at_ms,
+                     int64_t *source_id, Err *err)
+{
+	sqlite3_stmt *s = st->stmt[STMT_SOURCE_ADD];
+	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, sha256, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, format, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, imported_at_ms);
+	int rc = step_done(st, s, err, "recording import source");
+	sqlite3_clear_bindings(s);
+	if (rc)
+		return rc;
+	*source_id = sqlite3_last_insert_rowid(st->db);
+	return 0;
+}
+
+int store_source_finish(Store *st, int64_t source_id, const StoreSourceCounts *c,
+                        const char *outcome, Err *err)
+{
+	sqlite3_stmt *s = st->stmt[STMT_SOURCE_FINISH];
+	sqlite3_bind_int64(s, 1, source_id);
+	sqlite3_bind_int64(s, 2, c->spans_added);
+	sqlite3_bind_int64(s, 3, c->spans_duplicate);
+	sqlite3_bind_int64(s, 4, c->metrics_added);
+	sqlite3_bind_int64(s, 5, c->metrics_duplicate);
+	sqlite3_bind_int64(s, 6, c->observations_added);
+	sqlite3_bind_text(s, 7, outcome, -1, SQLITE_STATIC);
+	int rc = step_done(st, s, err, "finishing import source");
+	sqlite3_clear_bindings(s);
+	return rc;
+}
+
+const char *span_kind_name(int kind)
+{
+	switch (kind) {
+	case SPAN_KIND_INTERNAL: return "internal";
+	case SPAN_KIND_SERVER: return "server";
+	case SPAN_KIND_CLIENT: return "client";
+	case SPAN_KIND_PRODUCER: return "producer";
+	case SPAN_KIND_CONSUMER: return "consumer";
+	default: return "unspecified";
+	}
+}
+
+static int intern(Store *st, sqlite3_stmt *find, sqlite3_stmt *add, int64_t *id, Err *err,
+                  const char *what)
+{
+	int rc = sqlite3_step(find);
+	if (rc == SQLITE_ROW) {
+		*id = sqlite3_column_int64(find, 0);
+		sqlite3_reset(find);
+		return 0;
+	}
+	sqlite3_reset(find);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(st, err, what);
+	if (step_done(st, add, err, what))
+		return TT_ESTORE;
+	*id = sqlite3_last_insert_rowid(st->db);
+	return 0;
+}
+
+int store_resource_intern(Store *st, const char *service, const char *host,
+                          const char *attrs_json, int64_t *id, Err *err)
+{
+	sqlite3_stmt *f = st->stmt[STMT_RESOURCE_FIND], *a = st->stmt[STMT_RESOURCE_ADD];
+	const char *attrs = attrs_json ? attrs_json : "{}";
+	sqlite3_bind_text(f, 1, attrs, -1, SQLITE_STATIC);
+	store_bind_text(a, 1, service);
+	store_bind_text(a, 2, host);
+	sqlite3_bind_text(a, 3, attrs, -1, SQLITE_STATIC);
+	int rc = intern(st, f, a, id, err, "storing resource");
+	sqlite3_clear_bindings(f);
+	sqlite3_clear_bindings(a);
+	return rc;
+}
+
+int store_scope_intern(Store *st, const char *name, const char *version,
+                       const char *attrs_json, int64_t *id, Err *err)
+{
+	sqlite3_stmt *f = st->stmt[STMT_SCOPE_FIND], *a = st->stmt[STMT_SCOPE_ADD];
+	const char *vals[3] = {name ? name : "", version ? version : "",
+	                       attrs_json ? attrs_json : "{}"};
+	for (int i = 0; i < 3; i++) {
+		sqlite3_bind_text(f, i + 1, vals[i], -1, SQLITE_STATIC);
+		sqlite3_bind_text(a, i + 1, vals[i], -1, SQLITE_STATIC);
+	}
+	int rc = intern(st, f, a, id, err, "storing scope");
+	sqlite3_clear_bindings(f);
+	sqlite3_clear_bindings(a);
+	return rc;
+}
+
+int store_span_add(Store *st, int64_t source_id, const StoreSpan *sp, int *added, Err *err)
+{
+	sqlite3_stmt *s = st->stmt[STMT_SPAN_ADD];
+	sqlite3_bind_text(s, 1, sp->trace_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, sp->span_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, sp->parent_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, source_id);
+	if (sp->resource_id)
+		sqlite3_bind_int64(s, 5, sp->resource_id);
+	else
+		sqlite3_bind_null(s, 5);
+	if (sp->scope_id)
+		sqlite3_bind_int64(s, 6, sp->scope_id);
+	else
+		sqlite3_bind_null(s, 6);
+	sqlite3_bind_text(s, 7, sp->service ? sp->service : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 8, sp->host ? sp->host : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 9, sp->name ? sp->name : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 10, sp->kind);
+	sqlite3_bind_int64(s, 11, sp->start_ns);
+	sqlite3_bind_int64(s, 12, sp->end_ns);
+	sqlite3_bind_int(s, 13, sp->status_code);
+	store_bind_text(s, 14, sp->status_msg);
+	store_bind_text(s, 15, sp->wclass);
+	if (sp->has_queue)
+		sqlite3_bind_int64(s, 16, sp->queue_ns);
+	else
+		sqlite3_bind_null(s, 16);
+	store_bind_text(s, 17, sp->trace_state);
+	sqlite3_bind_int64(s, 18, sp->flags);
+	store_bind_text(s, 19, sp->attrs_json);
+	store_bind_text(s, 20, sp->events_json);
+	store_bind_text(s, 21, sp->links_json);
+	sqlite3_bind_int64(s, 22, sp->dropped);
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(st, err, "storing span");
+	*added = sqlite3_changes(st->db) > 0;
+	return 0;
+}
+
+int64_t store_last_rowid(Store *st)
+{
+	return sqlite3_last_insert_rowid(st->db);
+}
+
+int store_span_set_resource(Store *st, int64_t source_id, int64_t first_rowid,
+                            int64_t resource_id, const char *service, const char *host,
+                            Err *err)
+{
+	sqlite3_stmt *s = st->stmt[STMT_SPAN_SET_RESOURCE];
+	sqlite3_bind_int64(s, 1, source_id);
+	sqlite3_bind_int64(s, 2, first_rowid);
+	sqlite3_bind_int64(s, 3, resource_id);
+	sqlite3_bind_text(s, 4, service ? service : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, host ? host : "", -1, SQLITE_STATIC);
+	int rc = step_done(st, s, err, "updating span resource");
+	sqlite3_clear_bindings(s);
+	return rc;
+}

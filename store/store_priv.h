@@ -1,0 +1,62 @@
+/*
+ * store_priv.h - what the store's .c files share and nobody else sees.
+ */
+#ifndef TT_STORE_PRIV_H
+#define TT_STORE_PRIV_H
+
+#include <sqlite3.h>
+
+#include "store.h"
+
+enum {
+	STMT_SOURCE_FIND,
+	STMT_SOURCE_ADD,
+	STMT_SOURCE_FINISH,
+	STMT_RESOURCE_FIND,
+	STMT_RESOURCE_ADD,
+	STMT_SCOPE_FIND,
+	STMT_SCOPE_ADD,
+	STMT_SPAN_ADD,
+	STMT_SPAN_SET_RESOURCE,
+	STMT_BEGIN,
+	STMT_COMMIT,
+	STMT_ROLLBACK,
+	STMT_DATA_VERSION,
+	STMT_COUNT
+};
+
+enum {
+	RSTMT_SCAN_ALL,
+	RSTMT_SCAN_ALL_ATTRS,
+	RSTMT_SCAN_WINDOW,
+	RSTMT_SCAN_WINDOW_ATTRS,
+	RSTMT_TRACE,
+	RSTMT_STATS,
+	RSTMT_COUNT
+};
+
+#define STORE_METRICS_STMTS 32
+
+struct Store {
+	sqlite3 *db;
+	char *path;
+	sqlite3_stmt *stmt[STMT_COUNT];
+	sqlite3_stmt *rstmt[RSTMT_COUNT];
+	sqlite3_stmt *mstmt[STORE_METRICS_STMTS]; /* owned by store_metrics.c */
+};
+
+int store_sqlerr(Store *st, Err *err, const char *what);
+void store_bind_text(sqlite3_stmt *s, int i, const char *v);
+int store_prepare_all(Store *st, const char *const *texts, int n, sqlite3_stmt **out, Err *err);
+
+/* store_read.c */
+int store_read_prepare(Store *st, Err *err);
+void store_read_finalize(Store *st);
+
+/* store_metrics.c: migrations appended after the span migrations. */
+int store_metrics_migration_count(void);
+const char *store_metrics_migration(int i);
+int store_metrics_prepare(Store *st, Err *err);
+void store_metrics_finalize(Store *st);
+
+#endif

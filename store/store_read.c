@@ -1,0 +1,129 @@
+/*
+ * store_read.c - the read side for analysis: spans grouped by trace.
+ */
+#include "store.h"
+#include "store_priv.h"
+
+#include <string.h>
+
+#define SPAN_COLS(attrs)                                                         \
+	"s.trace_id, s.span_id, s.parent_id, s.service, s.host, s.name, s.kind,"     \
+	" s.start_ns, s.end_ns, s.status_code, coalesce(s.wclass, ''), s.queue_ns,"  \
+	" coalesce(s.links, ''), " attrs
+
+/* A trace belongs to a window when its root span starts in it; a trace with
+ * no root (only orphans) belongs where its earliest span starts. */
+static const char *const rsql[RSTMT_COUNT] = {
+	[RSTMT_SCAN_ALL] = "SELECT " SPAN_COLS("''") " FROM spans s ORDER BY s.trace_id",
+	[RSTMT_SCAN_ALL_ATTRS] =
+	    "SELECT " SPAN_COLS("coalesce(s.attrs, '')") " FROM spans s ORDER BY s.trace_id",
+	[RSTMT_SCAN_WINDOW] =
+	    "WITH t(trace_id) AS ("
+	    "  SELECT trace_id FROM spans WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2"
+	    "  UNION SELECT trace_id FROM spans GROUP BY trace_id"
+	    "    HAVING sum(parent_id = '') = 0 AND min(start_ns) >= ?1 AND min(start_ns) < ?2)"
+	    " SELECT " SPAN_COLS("''") " FROM t JOIN spans s ON s.trace_id = t.trace_id"
+	    " ORDER BY s.trace_id",
+	[RSTMT_SCAN_WINDOW_ATTRS] =
+	    "WITH t(trace_id) AS ("
+	    "  SELECT trace_id FROM spans WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2"
+	    "  UNION SELECT trace_id FROM spans GROUP BY trace_id"
+	    "    HAVING sum(parent_id = '') = 0 AND min(start_ns) >= ?1 AND min(start_ns) < ?2)"
+	    " SELECT " SPAN_COLS("coalesce(s.attrs, '')")
+	    " FROM t JOIN spans s ON s.trace_id = t.trace_id ORDER BY s.trace_id",
+	[RSTMT_TRACE] = "SELECT " SPAN_COLS("coalesce(s.attrs, '')")
+	                " FROM spans s WHERE s.trace_id = ?1 ORDER BY s.start_ns, s.span_id",
+	[RSTMT_STATS] =
+	    "SELECT (SELECT count(*) FROM spans),"
+	    " (SELECT count(DISTINCT trace_id) FROM spans),"
+	    " (SELECT count(*) FROM sources),"
+	    " (SELECT coalesce(min(start_ns), 0) FROM spans),"
+	    " (SELECT coalesce(max(end_ns), 0) FROM spans)",
+};
+
+int store_read_prepare(Store *st, Err *err)
+{
+	return store_prepare_all(st, rsql, RSTMT_COUNT, st->rstmt, err);
+}
+
+void store_read_finalize(Store *st)
+{
+	for (int i = 0; i < RSTMT_COUNT; i++)
+		sqlite3_finalize(st->rstmt[i]);
+}
+
+static const char *col_text(sqlite3_stmt *s, int i)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+	return t ? (const char *)t : "";
+}
+
+static int run_scan(Store *st, sqlite3_stmt *s, StoreSpanFn fn, void *ctx, Err *err)
+{
+	int rc;
+	int stopped = 0;
+	while (!stopped && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		StoreSpanRow r;
+		r.trace_id = col_text(s, 0);
+		r.span_id = col_text(s, 1);
+		r.parent_id = col_text(s, 2);
+		r.service = col_text(s, 3);
+		r.host = col_text(s, 4);
+		r.name = col_text(s, 5);
+		r.kind = sqlite3_column_int(s, 6);
+		r.start_ns = sqlite3_column_int64(s, 7);
+		r.end_ns = sqlite3_column_int64(s, 8);
+		r.status_code = sqlite3_column_int(s, 9);
+		r.wclass = col_text(s, 10);
+		r.has_queue = sqlite3_column_type(s, 11) != SQLITE_NULL;
+		r.queue_ns = r.has_queue ? sqlite3_column_int64(s, 11) : 0;
+		r.links_json = col_text(s, 12);
+		r.attrs_json = col_text(s, 13);
+		stopped = fn(ctx, &r);
+	}
+	if (stopped)
+		rc = SQLITE_DONE;
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(st, err, "reading spans");
+	return 0;
+}
+
+int store_spans_scan(Store *st, int64_t from_ns, int64_t to_ns, int flags, StoreSpanFn fn,
+                     void *ctx, Err *err)
+{
+	int attrs = (flags & STORE_SPANS_ATTRS) != 0;
+	if (from_ns == INT64_MIN && to_ns == INT64_MAX)
+		return run_scan(st, st->rstmt[attrs ? RSTMT_SCAN_ALL_ATTRS : RSTMT_SCAN_ALL], fn, ctx,
+		                err);
+	sqlite3_stmt *s = st->rstmt[attrs ? RSTMT_SCAN_WINDOW_ATTRS : RSTMT_SCAN_WINDOW];
+	sqlite3_bind_int64(s, 1, from_ns);
+	sqlite3_bind_int64(s, 2, to_ns);
+	return run_scan(st, s, fn, ctx, err);
+}
+
+int store_trace_scan(Store *st, const char *trace_id, StoreSpanFn fn, void *ctx, Err *err)
+{
+	sqlite3_stmt *s = st->rstmt[RSTMT_TRACE];
+	sqlite3_bind_text(s, 1, trace_id, -1, SQLITE_STATIC);
+	return run_scan(st, s, fn, ctx, err);
+}
+
+int store_stats(Store *st, StoreStats *out, Err *err)
+{
+	memset(out, 0, sizeof *out);
+	sqlite3_stmt *s = st->rstmt[RSTMT_STATS];
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		out->spans = sqlite3_column_int64(s, 0);
+		out->traces = sqlite3_column_int64(s, 1);
+		out->sources = sqlite3_column_int64(s, 2);
+		out->min_start_ns = sqlite3_column_int64(s, 3);
+		out->max_end_ns = sqlite3_column_int64(s, 4);
+	}
+	sqlite3_reset(s);
+	if (rc != SQLITE_ROW)
+		return store_sqlerr(st, err, "reading statistics");
+	return 0;
+}
