@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "model_json.h"
 
 const char *cli_default_db(void)
 {
@@ -26,4 +27,15 @@ int cli_fail(const char *fmt, ...)
 int cli_is_help(const char *arg)
 {
 	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+Model *cli_load_model(const char *path, Err *err)
+{
+	err_clear(err);
+	if (path == NULL)
+		return NULL;
+	Model *m = NULL;
+	if (model_load(path, &m, err))
+		return NULL;
+	return m;
 }

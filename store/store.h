@@ -176,6 +176,13 @@ int store_spans_scan(Store *st, int64_t from_ns, int64_t to_ns, int flags,
 int store_trace_scan(Store *st, const char *trace_id, StoreSpanFn fn,
                      void *ctx, Err *err);
 
+/* Called with each root operation (service, span name) and the number of
+ * root spans of it starting in [from_ns, to_ns). Strings are borrowed. */
+typedef int (*StoreRootOpFn)(void *ctx, const char *service, const char *name, int64_t count);
+
+int store_root_operations(Store *st, int64_t from_ns, int64_t to_ns, StoreRootOpFn fn,
+                          void *ctx, Err *err);
+
 /* Summary figures of the database. */
 typedef struct StoreStats {
 	int64_t spans;
@@ -188,5 +195,264 @@ typedef struct StoreStats {
 } StoreStats;
 
 int store_stats(Store *st, StoreStats *out, Err *err);
+
+/* ==== metrics and observation sheets (store_metrics.c) ================== */
+#include <stddef.h>
+/*
+ * Metric families, series and points imported from Prometheus text,
+ * OpenMetrics and OTLP/JSON, and named observations from sheets.
+ *
+ * A family is (name, type, unit, temporality); a series is a family plus a
+ * canonical label set (see store_labels_json) plus the OTLP resource that
+ * produced it (0 for text formats). A point is one reading of a series at
+ * one time; histograms keep cumulative buckets (le -> count), summaries
+ * their quantiles, and any point its exemplars.
+ *
+ * Point identity (what makes a re-import add nothing):
+ *  - a point whose timestamp came from the data: (series, ts_ns);
+ *  - a point without one (text formats allow that): (series, sha256 of the
+ *    source file); its ts_ns is the import time of the first import.
+ */
+
+/* Family types. Text formats use the first eight ("untyped" is stored as
+ * "unknown"); OTLP adds "updowncounter" (a non-monotonic sum) and
+ * "exphistogram" (an exponential histogram, also stored as le buckets). */
+#define STORE_METRIC_TYPES \
+	"counter gauge histogram gaugehistogram summary info stateset unknown updowncounter exphistogram"
+
+/* One label. Keys and values may contain any bytes except that keys must
+ * not repeat; they are rendered as JSON strings (NUL as \u0000). */
+typedef struct StoreLabel {
+	const char *key;
+	size_t key_len;
+	const char *val;
+	size_t val_len;
+} StoreLabel;
+
+/* Renders labels as the canonical JSON object text the store compares:
+ * keys sorted bytewise, no white space, e.g. {"code":"200","method":"GET"}.
+ * Returns a malloc'd string the caller frees, or NULL when a key repeats.
+ * labels may be reordered. */
+char *store_labels_json(StoreLabel *labels, size_t n);
+
+typedef struct StoreMetricFamily {
+	const char *name;         /* family name as the format declares it */
+	const char *type;         /* one of STORE_METRIC_TYPES */
+	const char *unit;         /* NULL or "" when none */
+	const char *help;         /* NULL or "" when none */
+	const char *temporality;  /* OTLP sums/histograms: "cumulative", "delta";
+	                           * NULL or "" otherwise */
+} StoreMetricFamily;
+
+/* Returns the id of the family, adding it when new. A help text is kept
+ * from the first import that had one. */
+int store_metric_family_intern(Store *st, const StoreMetricFamily *f, int64_t *id, Err *err);
+
+/* Returns the id of the series (family, labels_json, resource_id), adding
+ * it when new. labels_json must be canonical (store_labels_json);
+ * resource_id is from store_resource_intern() or 0. */
+int store_metric_series_intern(Store *st, int64_t family_id, const char *labels_json,
+                               int64_t resource_id, int64_t *id, Err *err);
+
+typedef struct StoreMetricBucket {
+	double le;                /* upper bound, +Inf for the last bucket */
+	double count;             /* cumulative: observations <= le */
+} StoreMetricBucket;
+
+typedef struct StoreMetricQuantile {
+	double q;                 /* 0..1 */
+	double value;             /* may be NaN (no observations) */
+} StoreMetricQuantile;
+
+typedef struct StoreMetricExemplar {
+	int has_le;               /* belongs to the bucket with this bound */
+	double le;
+	double value;             /* may be NaN */
+	int has_ts;
+	int64_t ts_ns;
+	const char *trace_id;     /* lowercase hex when it was hex; NULL/"" none */
+	const char *span_id;      /* NULL/"" none */
+	const char *labels_json;  /* canonical object of all its labels, NULL = {} */
+} StoreMetricExemplar;
+
+/* Point flags. */
+enum {
+	STORE_POINT_NO_VALUE = 1 << 0,  /* OTLP: no recorded value (staleness) */
+};
+
+typedef struct StoreMetricPoint {
+	int64_t series_id;
+	int ts_explicit;          /* 1: ts_ns came from the data */
+	int64_t ts_ns;            /* ignored when !ts_explicit (import time used) */
+	int has_start;            /* _created / startTimeUnixNano */
+	int64_t start_ns;
+	int has_value;            /* counter total, gauge, unknown, info, state */
+	double value;             /* NaN allowed */
+	int has_count;            /* histogram/summary count */
+	double count;
+	int has_sum;
+	double sum;               /* NaN allowed */
+	int has_min, has_max;     /* OTLP histograms */
+	double min, max;
+	int flags;                /* STORE_POINT_* */
+	const char *scheme;       /* buckets: "explicit" or "exponential"; NULL/"" */
+	int scale;                /* exponential: scale */
+	double zero_count;        /* exponential: count of the zero bucket */
+	double zero_threshold;
+	const StoreMetricBucket *buckets;   /* ascending le, cumulative */
+	int n_buckets;
+	const StoreMetricQuantile *quantiles;
+	int n_quantiles;
+	const StoreMetricExemplar *exemplars;
+	int n_exemplars;
+} StoreMetricPoint;
+
+/* Adds a point with its buckets, quantiles and exemplars in the current
+ * transaction. *added is 1 when new, 0 when the same point was already
+ * stored (then nothing of it is written). */
+int store_metric_point_add(Store *st, int64_t source_id, const StoreMetricPoint *p,
+                           int *added, Err *err);
+
+/* ---- reading metrics -------------------------------------------------- */
+
+/* A point as analysis reads it. Every pointer is borrowed and valid only
+ * during the callback; copy what you keep. */
+typedef struct StoreMetricRow {
+	int64_t series_id;
+	int64_t point_id;
+	int64_t source_id;
+	const char *family;
+	const char *type;
+	const char *unit;         /* "" when none */
+	const char *help;         /* "" when none */
+	const char *temporality;  /* "" for text formats */
+	const char *labels_json;  /* canonical object text */
+	const char *service;      /* resource service.name, "" when none */
+	int64_t ts_ns;
+	int ts_explicit;          /* 0: ts_ns is the import time */
+	int has_start;
+	int64_t start_ns;
+	int has_value;
+	double value;
+	int has_count;
+	double count;
+	int has_sum;
+	double sum;
+	int has_min, has_max;
+	double min, max;
+	int flags;
+	const char *scheme;       /* "explicit", "exponential" or "" */
+	int scale;
+	double zero_count, zero_threshold;
+	const StoreMetricBucket *buckets;       /* only with STORE_METRIC_BUCKETS */
+	int n_buckets;
+	const StoreMetricQuantile *quantiles;   /* only with STORE_METRIC_QUANTILES */
+	int n_quantiles;
+	const StoreMetricExemplar *exemplars;   /* only with STORE_METRIC_EXEMPLARS */
+	int n_exemplars;
+} StoreMetricRow;
+
+typedef int (*StoreMetricFn)(void *ctx, const StoreMetricRow *row);
+
+enum {
+	STORE_METRIC_BUCKETS = 1 << 0,
+	STORE_METRIC_QUANTILES = 1 << 1,
+	STORE_METRIC_EXEMPLARS = 1 << 2,
+};
+
+typedef struct StoreMetricQuery {
+	const char *family;       /* exact family name; required */
+	const char *type;         /* NULL: any */
+	const char *labels_json;  /* NULL, or a JSON object of string values that
+	                           * must all be present with these values */
+	const char *service;      /* NULL: any */
+	int64_t from_ns, to_ns;   /* [from, to) on ts_ns; INT64_MIN/INT64_MAX open */
+	int flags;                /* STORE_METRIC_* */
+} StoreMetricQuery;
+
+/* Calls fn for each matching point, ordered by series then time. Return
+ * non-zero from fn to stop. Errors: TT_ESTORE (also for a labels_json that
+ * is not a JSON object). */
+int store_metric_points_scan(Store *st, const StoreMetricQuery *q, StoreMetricFn fn,
+                             void *ctx, Err *err);
+
+/* One family with how much data it has. Strings are borrowed. */
+typedef struct StoreMetricFamilyRow {
+	int64_t id;
+	const char *name, *type, *unit, *help, *temporality;
+	int64_t series;
+	int64_t points;
+	int64_t min_ts_ns, max_ts_ns;  /* 0 when no points */
+} StoreMetricFamilyRow;
+
+typedef int (*StoreMetricFamilyFn)(void *ctx, const StoreMetricFamilyRow *row);
+
+/* Every family, by name then type. */
+int store_metric_families_scan(Store *st, StoreMetricFamilyFn fn, void *ctx, Err *err);
+
+/* An exemplar with the point it hangs on. Borrowed as above. */
+typedef struct StoreExemplarRow {
+	const char *family;
+	const char *type;
+	const char *labels_json;  /* of the series */
+	const char *service;
+	int64_t point_ts_ns;
+	StoreMetricExemplar ex;
+} StoreExemplarRow;
+
+typedef int (*StoreExemplarFn)(void *ctx, const StoreExemplarRow *row);
+
+/* Exemplars of points in [from_ns, to_ns), of family (NULL: all), by
+ * family, time, bucket. */
+int store_metric_exemplars_scan(Store *st, const char *family, int64_t from_ns,
+                                int64_t to_ns, StoreExemplarFn fn, void *ctx, Err *err);
+
+/* Counts of metric rows (for store_stats-like summaries). */
+int store_metric_counts(Store *st, int64_t *series, int64_t *points,
+                        int64_t *observations, Err *err);
+
+/* ---- observation sheets ----------------------------------------------- */
+
+typedef struct StoreObservation {
+	const char *sheet;        /* sheet name */
+	const char *endpoint;     /* NULL/"" when not given */
+	const char *name;         /* evidence name, e.g. "ingress.p99_ms" */
+	const char *role;         /* "window" or "baseline" */
+	const char *window;       /* the window's label or "A..B" text */
+	int has_range;            /* the window is a time range */
+	int64_t from_ns, to_ns;
+	double value;             /* as written */
+	const char *unit;         /* as written */
+	double norm;              /* in the evidence convention (ms, ratio) */
+	const char *norm_unit;
+	const char *labels_json;  /* canonical, NULL = {} */
+} StoreObservation;
+
+enum {
+	STORE_OBS_ADDED = 0,      /* new row */
+	STORE_OBS_SAME = 1,       /* the same observation was already stored */
+	STORE_OBS_CONFLICT = 2,   /* same (sheet, name, role, labels), other value,
+	                           * unit or window: nothing written */
+};
+
+/* Adds an observation. *outcome is STORE_OBS_*; on CONFLICT *old_value
+ * (may be NULL) gets the stored value. */
+int store_observation_add(Store *st, int64_t source_id, const StoreObservation *o,
+                          int *outcome, double *old_value, Err *err);
+
+/* An observation as read back; borrowed during the callback. */
+typedef struct StoreObservationRow {
+	int64_t id;
+	int64_t source_id;
+	StoreObservation o;
+} StoreObservationRow;
+
+typedef int (*StoreObservationFn)(void *ctx, const StoreObservationRow *row);
+
+/* Observations of sheet (NULL: all) named name (NULL: all), by sheet, name,
+ * role (window first), labels. */
+int store_observations_scan(Store *st, const char *sheet, const char *name,
+                            StoreObservationFn fn, void *ctx, Err *err);
+
 
 #endif

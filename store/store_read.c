@@ -33,6 +33,10 @@ static const char *const rsql[RSTMT_COUNT] = {
 	    " FROM t JOIN spans s ON s.trace_id = t.trace_id ORDER BY s.trace_id",
 	[RSTMT_TRACE] = "SELECT " SPAN_COLS("coalesce(s.attrs, '')")
 	                " FROM spans s WHERE s.trace_id = ?1 ORDER BY s.start_ns, s.span_id",
+	[RSTMT_ROOT_OPS] =
+	    "SELECT service, name, count(*) FROM spans"
+	    " WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2"
+	    " GROUP BY service, name ORDER BY count(*) DESC, service, name",
 	[RSTMT_STATS] =
 	    "SELECT (SELECT count(*) FROM spans),"
 	    " (SELECT count(DISTINCT trace_id) FROM spans),"
@@ -125,5 +129,25 @@ int store_stats(Store *st, StoreStats *out, Err *err)
 	sqlite3_reset(s);
 	if (rc != SQLITE_ROW)
 		return store_sqlerr(st, err, "reading statistics");
+	return 0;
+}
+
+int store_root_operations(Store *st, int64_t from_ns, int64_t to_ns, StoreRootOpFn fn,
+                          void *ctx, Err *err)
+{
+	sqlite3_stmt *s = st->rstmt[RSTMT_ROOT_OPS];
+	sqlite3_bind_int64(s, 1, from_ns);
+	sqlite3_bind_int64(s, 2, to_ns);
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (fn(ctx, col_text(s, 0), col_text(s, 1), sqlite3_column_int64(s, 2))) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(st, err, "reading root operations");
 	return 0;
 }

@@ -1,0 +1,185 @@
+/*
+ * analysis.h - the aggregate request DAG of an endpoint, with queue /
+ * client-wait / service splits per node, exact quantiles per workload
+ * class for a window and a baseline, critical-path ownership of the slow
+ * population, and data-quality findings.
+ *
+ * Vocabulary (DESIGN.md):
+ *  - a *call* is a CLIENT span paired with the SERVER span it caused in
+ *    another service. Its split: queue (wait before the client span
+ *    started, when the data carries it), client_wait (client span minus
+ *    server span) and service (the server span). A call without a server
+ *    span has an unknown split: client_wait/service quantiles have n == 0.
+ *  - siblings whose intervals overlap form a parallel (fan-out) group;
+ *    siblings that do not overlap are serial.
+ *  - the critical path of a trace is its last-finishing chain; over the
+ *    slow population (requests at or above the window p99, or above the
+ *    objective when a model sets one) it says who owns the tail.
+ *
+ * Everything works without a model: then the endpoint is the most common
+ * root operation, classes are whatever values the data carries, and
+ * mandatory/core are unknown.
+ *
+ * Ownership: analysis_run() returns an Analysis the caller frees with
+ * analysis_free(). Every pointer inside it lives as long as the Analysis.
+ */
+#ifndef TT_ANALYSIS_H
+#define TT_ANALYSIS_H
+
+#include <stdint.h>
+
+#include "err.h"
+#include "model.h"
+#include "quantile.h"
+#include "store.h"
+
+enum { NODE_ROOT, NODE_CALL, NODE_LOCAL, NODE_ORPHANS };
+enum { EDGE_ROOT, EDGE_SERIAL, EDGE_PARALLEL };
+enum { POP_WINDOW = 0, POP_BASELINE = 1 };
+enum { COMP_QUEUE, COMP_WAIT, COMP_SERVICE, COMP_COUNT };
+
+/* Statistics of one node over one population (window or baseline) and one
+ * class filter. */
+typedef struct NodeStats {
+	int64_t calls;           /* occurrences (a fan-out of 3 counts 3) */
+	int64_t requests;        /* requests in which the node appeared */
+	int64_t unknown_split;   /* calls without a server span */
+	Quant total;             /* client-observed (call) or span duration */
+	Quant client_wait;       /* n == 0: unknown or not a call */
+	Quant service;           /* server span (call) or own span (local/root) */
+	Quant queue;             /* n == 0: the data carries no queue time */
+} NodeStats;
+
+/* A node's part of the critical path over the slow population. */
+typedef struct CritShare {
+	double ms[COMP_COUNT];   /* summed critical-path time per component */
+	double total_ms;         /* sum of ms[] */
+	double share;            /* total_ms / critical-path time of all slow requests */
+} CritShare;
+
+#define NODE_MAX_EXEMPLARS 5
+
+typedef struct Exemplar {
+	char trace_id[33];
+	double ms;               /* this node's total in that trace */
+	int wclass;              /* class index or -1 */
+} Exemplar;
+
+typedef struct DagNode {
+	int id;                  /* index in Analysis.nodes (pre-order) */
+	int parent;              /* -1 for the root */
+	int depth;               /* root 0 */
+	int type;                /* NODE_* */
+	int edge;                /* EDGE_* relative to its siblings */
+	int group;               /* fan-out group: id of the first node of the group, or -1 */
+	int n_children;
+	int *children;           /* ids, in time order */
+	char *service;           /* service the span runs in (caller for a call) */
+	char *operation;         /* span name (client span name for a call) */
+	char *dependency;        /* called service of a call, NULL if never seen */
+	char *label;             /* display name: model label, dependency or operation */
+	int mandatory;           /* 1/0 from the model, MODEL_UNKNOWN otherwise */
+	int core;
+	double start_offset_ms;  /* mean start relative to the request start */
+	NodeStats pop[2];        /* [POP_WINDOW], [POP_BASELINE], all classes */
+	NodeStats *by_class[2];  /* [pop][class], Analysis.n_classes entries */
+	CritShare crit[2];       /* per population */
+	double *dist;            /* window totals (ms), sorted; n = pop[0].calls */
+	Exemplar slowest[NODE_MAX_EXEMPLARS];
+	int n_slowest;
+} DagNode;
+
+typedef struct DataQuality {
+	int64_t traces;            /* traces read */
+	int64_t spans;             /* spans read */
+	int64_t other_endpoint;    /* traces whose root is another operation */
+	int64_t rootless;          /* traces with no root span */
+	int64_t extra_roots;       /* additional parentless spans (kept as orphans) */
+	int64_t orphan_spans;      /* spans whose parent is missing */
+	int64_t cycles;            /* traces rejected for a parent cycle */
+	int64_t unpaired_calls;    /* client spans without a server span */
+	int64_t clipped;           /* server spans clipped to their client (<= 1 % overrun) */
+	int64_t skew;              /* server spans overrunning their client by > 1 % */
+	double skew_max_ms;        /* largest overrun seen */
+	int64_t outside_parent;    /* children wholly outside their parent (off the path) */
+} DataQuality;
+
+typedef struct PopSummary {
+	int present;               /* this population was asked for */
+	int64_t from_ns, to_ns;    /* the range (actual data bounds when open) */
+	int64_t requests;          /* endpoint requests */
+	double rate_rps;           /* requests / range length */
+	Quant ingress;             /* root span duration (+ queue before it) */
+	int64_t *class_requests;   /* [n_classes] */
+	Quant *class_ingress;      /* [n_classes] */
+	int64_t slow_requests;     /* the slow population */
+	double slow_threshold_ms;  /* its threshold */
+	double crit_total_ms;      /* critical-path time of the slow population */
+	int64_t errors;            /* requests whose root span has status error */
+} PopSummary;
+
+typedef struct AnalysisOptions {
+	int64_t win_from, win_to;     /* window; INT64_MIN/INT64_MAX: all data */
+	int has_baseline;
+	int64_t base_from, base_to;
+	const char *wclass;           /* only requests of this class, or NULL */
+	const Model *model;           /* may be NULL */
+} AnalysisOptions;
+
+typedef struct Analysis {
+	char *endpoint;           /* "service operation" of the root, or model name */
+	char *root_service;
+	char *root_operation;
+	double objective_ms;      /* 0: none */
+	DagNode *nodes;           /* pre-order; nodes[0] is the root */
+	int n_nodes;
+	char **classes;           /* class values seen or declared, sorted */
+	int n_classes;
+	char *class_filter;       /* NULL or the class analysed */
+	PopSummary pop[2];
+	DataQuality dq;
+	int64_t data_version;     /* store_data_version() when computed */
+} Analysis;
+
+/* Builds the analysis. Returns 0, or a negative code with err set. */
+int analysis_run(Store *st, const AnalysisOptions *opt, Analysis **out, Err *err);
+void analysis_free(Analysis *a);              /* NULL is a no-op */
+
+/* Index of class name in a->classes, or -1. */
+int analysis_class_index(const Analysis *a, const char *name);
+
+/* ---- one trace, for the waterfall ------------------------------------ */
+
+typedef struct TraceSpan {
+	char span_id[17];
+	char parent_id[17];
+	int parent;               /* index in TraceView.spans, -1 for root/orphan */
+	int depth;
+	char *service;
+	char *name;
+	int kind;                 /* SPAN_KIND_* */
+	int64_t start_ns, end_ns; /* as recorded */
+	int status_code;
+	int on_critical_path;     /* 1 when part of the trace's critical path */
+	double crit_ms;           /* its own time on the critical path */
+	int paired;               /* client span with a server child */
+	double client_wait_ms;    /* for a paired client span */
+	int has_queue;
+	double queue_ms;
+	int orphan;               /* its parent is missing from the trace */
+	char *attrs_json;         /* span attributes (JSON object text) */
+} TraceSpan;
+
+typedef struct TraceView {
+	char trace_id[33];
+	int64_t start_ns, end_ns; /* earliest start, latest end */
+	TraceSpan *spans;         /* depth-first, children in start order */
+	int n_spans;
+	char *wclass;             /* "" when unknown */
+} TraceView;
+
+/* Loads one trace. Returns TT_ENOTFOUND when it has no spans. */
+int trace_view_load(Store *st, const char *trace_id, TraceView **out, Err *err);
+void trace_view_free(TraceView *t);
+
+#endif

@@ -1,1 +1,0 @@
-/* analysis placeholder */ typedef int tt_analysis_placeholder;

@@ -1,0 +1,102 @@
+/*
+ * cmd_report.c - `tailtriage report`: the DAG with splits for window and
+ * baseline, objective status, tail ownership and data quality.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "buf.h"
+#include "cli.h"
+#include "report.h"
+#include "timefmt.h"
+
+static void usage(FILE *out)
+{
+	fputs("usage: tailtriage report [--db FILE] [--model FILE] [--window A..B]\n"
+	      "                         [--baseline A..B] [--class C] [--format text|json]\n\n"
+	      "Prints the endpoint's request DAG with queue / client wait / service p99 per\n"
+	      "node for the window and the baseline, the objective status, who owns the\n"
+	      "critical path of the slow requests, and data-quality findings.\n\n"
+	      "  --db FILE        database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
+	      "  --model FILE     endpoint model (objective, mandatory/optional, core, budgets)\n"
+	      "  --window A..B    analysed range; A and B are RFC 3339 timestamps or epoch\n"
+	      "                   milliseconds, either may be empty (default: all data)\n"
+	      "  --baseline A..B  range to compare against (default: none)\n"
+	      "  --class C        only requests of workload class C\n"
+	      "  --format F       text (default) or json (schema: docs/report-json.md)\n",
+	      out);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"db", required_argument, NULL, 'd'},
+		{"model", required_argument, NULL, 'm'},
+		{"window", required_argument, NULL, 'w'},
+		{"baseline", required_argument, NULL, 'b'},
+		{"class", required_argument, NULL, 'c'},
+		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *db = cli_default_db(), *model_path = NULL, *format = "text";
+	AnalysisOptions ao = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	Err err = {0};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:m:w:b:c:f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': db = optarg; break;
+		case 'm': model_path = optarg; break;
+		case 'w':
+			if (time_parse_range(optarg, &ao.win_from, &ao.win_to, &err))
+				return cli_fail("--window: %s", err.msg), 2;
+			break;
+		case 'b':
+			if (time_parse_range(optarg, &ao.base_from, &ao.base_to, &err))
+				return cli_fail("--baseline: %s", err.msg), 2;
+			ao.has_baseline = 1;
+			break;
+		case 'c': ao.wclass = optarg; break;
+		case 'f': format = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "tailtriage report: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
+		return cli_fail("--format must be text or json, not '%s'", format), 2;
+	Model *model = cli_load_model(model_path, &err);
+	if (model_path && model == NULL)
+		return cli_fail("%s", err.msg);
+	ao.model = model;
+	Store *st = NULL;
+	if (store_open(db, STORE_READONLY, &st, &err)) {
+		model_free(model);
+		return cli_fail("%s", err.msg);
+	}
+	Analysis *a = NULL;
+	int rc = analysis_run(st, &ao, &a, &err);
+	store_close(st);
+	if (rc) {
+		model_free(model);
+		return cli_fail("%s", err.msg);
+	}
+	Buf out;
+	buf_init(&out);
+	if (strcmp(format, "json") == 0)
+		report_json(a, &out);
+	else
+		report_text(a, &out);
+	fwrite(out.p, 1, out.len, stdout);
+	buf_fini(&out);
+	analysis_free(a);
+	model_free(model);
+	return 0;
+}

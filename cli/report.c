@@ -1,0 +1,432 @@
+/*
+ * report.c - text and JSON renderings of an Analysis.
+ *
+ * Text conventions: "?" is an unknown value (e.g. a call whose server span
+ * is missing), "-" a value that does not apply (a local span has no client
+ * wait). Nothing unknown is ever printed as 0. Strings from the data are
+ * printed through report_clean() so control bytes never reach a terminal.
+ */
+#include "report.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "timefmt.h"
+
+void report_ms(char *out, size_t sz, double v, int64_t n, int applicable)
+{
+	if (!applicable)
+		snprintf(out, sz, "-");
+	else if (n == 0 || isnan(v))
+		snprintf(out, sz, "?");
+	else
+		snprintf(out, sz, "%.1f", v);
+}
+
+/* Copies s replacing control bytes and DEL with '?'. UTF-8 passes through
+ * (the terminal sanitizer of the TUI does the full job; the report only
+ * needs to be harmless). */
+static void clean(char *out, size_t sz, const char *s)
+{
+	size_t j = 0;
+	for (size_t i = 0; s && s[i] && j + 1 < sz; i++) {
+		unsigned char c = (unsigned char)s[i];
+		out[j++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	out[j] = '\0';
+}
+
+static const char *edge_name(int e)
+{
+	return e == EDGE_PARALLEL ? "parallel" : e == EDGE_SERIAL ? "serial" : "root";
+}
+
+static const char *type_name(int t)
+{
+	switch (t) {
+	case NODE_ROOT: return "root";
+	case NODE_CALL: return "call";
+	case NODE_ORPHANS: return "orphans";
+	default: return "local";
+	}
+}
+
+static void node_name(const Analysis *a, const DagNode *d, char *out, size_t sz)
+{
+	char lab[128];
+	clean(lab, sizeof lab, d->label);
+	(void)a;
+	snprintf(out, sz, "%s", lab);
+}
+
+static void tags(const DagNode *d, char *out, size_t sz)
+{
+	out[0] = '\0';
+	if (d->mandatory == 1)
+		snprintf(out, sz, "M");
+	else if (d->mandatory == 0)
+		snprintf(out, sz, "opt");
+	if (d->core == 1)
+		snprintf(out + strlen(out), sz - strlen(out), "%score", out[0] ? "," : "");
+}
+
+static void fmt_range(char *out, size_t sz, const PopSummary *p)
+{
+	char a[40], b[40];
+	time_format(p->from_ns, a, sizeof a);
+	time_format(p->to_ns, b, sizeof b);
+	snprintf(out, sz, "%s .. %s", a, b);
+}
+
+void report_text(const Analysis *a, Buf *o)
+{
+	char ep[160], rng[100];
+	clean(ep, sizeof ep, a->endpoint);
+	buf_printf(o, "Endpoint  %s\n", ep);
+	if (a->class_filter) {
+		char cf[64];
+		clean(cf, sizeof cf, a->class_filter);
+		buf_printf(o, "Class     %s only\n", cf);
+	}
+	const PopSummary *w = &a->pop[POP_WINDOW], *b = &a->pop[POP_BASELINE];
+	fmt_range(rng, sizeof rng, w);
+	buf_printf(o, "Window    %s  %lld requests, %.1f req/s\n", rng, (long long)w->requests,
+	           w->rate_rps);
+	if (b->present) {
+		fmt_range(rng, sizeof rng, b);
+		buf_printf(o, "Baseline  %s  %lld requests, %.1f req/s\n", rng, (long long)b->requests,
+		           b->rate_rps);
+	}
+	char v[32], bv[32];
+	report_ms(v, sizeof v, w->ingress.p99, w->ingress.n, 1);
+	if (a->objective_ms > 0) {
+		const char *status = w->ingress.n == 0 ? "NO DATA"
+		                     : w->ingress.p99 > a->objective_ms ? "BREACHED" : "met";
+		buf_printf(o, "Objective p99 <= %.0f ms: window p99 %s ms (n=%lld) %s", a->objective_ms, v,
+		           (long long)w->ingress.n, status);
+	} else {
+		buf_printf(o, "Ingress   window p99 %s ms (n=%lld), no objective (no model)", v,
+		           (long long)w->ingress.n);
+	}
+	if (b->present) {
+		report_ms(bv, sizeof bv, b->ingress.p99, b->ingress.n, 1);
+		buf_printf(o, "; baseline p99 %s ms (n=%lld)", bv, (long long)b->ingress.n);
+	}
+	buf_adds(o, "\n");
+	if (quant_small_sample(w->ingress.n) && w->ingress.n > 0)
+		buf_printf(o, "          note: p99 from %lld requests is close to the maximum; treat as noise\n",
+		           (long long)w->ingress.n);
+	if (a->n_classes > 0) {
+		buf_adds(o, "Classes  ");
+		for (int c = 0; c < a->n_classes; c++) {
+			char cn[64];
+			clean(cn, sizeof cn, a->classes[c]);
+			buf_printf(o, " %s %.1f%%", cn, w->requests ? 100.0 * (double)w->class_requests[c] / (double)w->requests : 0.0);
+			if (b->present)
+				buf_printf(o, " (baseline %.1f%%)",
+				           b->requests ? 100.0 * (double)b->class_requests[c] / (double)b->requests : 0.0);
+			buf_adds(o, c + 1 < a->n_classes ? "," : "");
+		}
+		buf_adds(o, "\n");
+	}
+
+	buf_adds(o, "\nRequest DAG  (p99 in ms; '-' serial, '=' parallel fan-out; "
+	            "'?' unknown split, '-' not applicable)\n");
+	buf_printf(o, "%-34s %-8s %7s %8s %7s %7s %7s", "node", "tags", "calls", "total", "queue",
+	           "wait", "service");
+	if (b->present)
+		buf_printf(o, " | %8s %7s %7s %7s %8s", "base tot", "queue", "wait", "service", "d total");
+	buf_adds(o, "\n");
+	for (int i = 0; i < a->n_nodes; i++) {
+		const DagNode *d = &a->nodes[i];
+		char name[200], nm[128], tg[16];
+		node_name(a, d, nm, sizeof nm);
+		int indent = d->depth * 2;
+		if (indent > 20)
+			indent = 20;
+		char mark = d->edge == EDGE_PARALLEL ? '=' : d->edge == EDGE_SERIAL ? '-' : ' ';
+		snprintf(name, sizeof name, "%*s%c %s", indent, "", mark, nm);
+		tags(d, tg, sizeof tg);
+		const NodeStats *s = &d->pop[0];
+		int call = d->type == NODE_CALL;
+		char t[16], q[16], wt[16], sv[16];
+		report_ms(t, sizeof t, s->total.p99, s->total.n, 1);
+		report_ms(q, sizeof q, s->queue.p99, s->queue.n, 1);
+		report_ms(wt, sizeof wt, s->client_wait.p99, s->client_wait.n, call);
+		report_ms(sv, sizeof sv, s->service.p99, s->service.n, 1);
+		buf_printf(o, "%-34.34s %-8s %7lld %8s %7s %7s %7s", name, tg, (long long)s->calls, t, q,
+		           wt, sv);
+		if (b->present) {
+			const NodeStats *z = &d->pop[1];
+			char bt[16], bq[16], bw[16], bs[16], dt[16];
+			report_ms(bt, sizeof bt, z->total.p99, z->total.n, 1);
+			report_ms(bq, sizeof bq, z->queue.p99, z->queue.n, 1);
+			report_ms(bw, sizeof bw, z->client_wait.p99, z->client_wait.n, call);
+			report_ms(bs, sizeof bs, z->service.p99, z->service.n, 1);
+			if (s->total.n && z->total.n)
+				snprintf(dt, sizeof dt, "%+.1f", s->total.p99 - z->total.p99);
+			else
+				snprintf(dt, sizeof dt, "?");
+			buf_printf(o, " | %8s %7s %7s %7s %8s", bt, bq, bw, bs, dt);
+		}
+		if (call && s->unknown_split)
+			buf_printf(o, "  (%lld calls without server span)", (long long)s->unknown_split);
+		buf_adds(o, "\n");
+	}
+
+	buf_printf(o, "\nTail ownership  (critical path of the %lld slowest requests, ingress %s %.1f ms)\n",
+	           (long long)w->slow_requests,
+	           (a->objective_ms > 0 && w->slow_threshold_ms == a->objective_ms) ? ">" : ">=",
+	           w->slow_threshold_ms);
+	buf_printf(o, "%-28s %7s %9s %9s %9s", "node", "share", "queue ms", "wait ms", "svc ms");
+	if (b->present)
+		buf_printf(o, " %10s", "base share");
+	buf_adds(o, "\n");
+	/* nodes by share, largest first; only those that own >= 1 % */
+	int order[4096];
+	int n = a->n_nodes < 4096 ? a->n_nodes : 4096;
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	for (int i = 1; i < n; i++) {
+		int x = order[i], j = i;
+		while (j > 0 && a->nodes[order[j - 1]].crit[0].share < a->nodes[x].crit[0].share) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = x;
+	}
+	for (int k = 0; k < n; k++) {
+		const DagNode *d = &a->nodes[order[k]];
+		const CritShare *c = &d->crit[0];
+		if (c->share < 0.01)
+			continue;
+		char nm[128];
+		node_name(a, d, nm, sizeof nm);
+		int slow = w->slow_requests > 0 ? (int)w->slow_requests : 1;
+		buf_printf(o, "%-28.28s %6.1f%% %9.1f %9.1f %9.1f", nm, 100 * c->share,
+		           c->ms[COMP_QUEUE] / slow, c->ms[COMP_WAIT] / slow, c->ms[COMP_SERVICE] / slow);
+		if (b->present)
+			buf_printf(o, " %9.1f%%", 100 * d->crit[1].share);
+		buf_adds(o, "\n");
+	}
+	buf_adds(o, "(ms columns: mean critical-path time per slow request)\n");
+
+	const DataQuality *q = &a->dq;
+	buf_printf(o, "\nData quality\n");
+	buf_printf(o, "  traces read %lld, spans %lld\n", (long long)q->traces, (long long)q->spans);
+	int any = 0;
+#define DQ(field, text)                                                      \
+	if (q->field) {                                                          \
+		buf_printf(o, "  %lld %s\n", (long long)q->field, text);             \
+		any = 1;                                                             \
+	}
+	DQ(other_endpoint, "traces of other endpoints (not analysed)")
+	DQ(rootless, "traces without a root span (not analysed)")
+	DQ(cycles, "traces rejected: parent links form a cycle")
+	DQ(orphan_spans, "spans whose parent is missing (kept under '(missing parent)', off the critical path)")
+	DQ(extra_roots, "extra parentless spans in a trace (kept as orphans)")
+	DQ(unpaired_calls, "client calls without a server span (split unknown)")
+	DQ(clipped, "server spans overrunning their client by <= 1 % (clipped)")
+	DQ(outside_parent, "spans wholly outside their parent (off the critical path)")
+#undef DQ
+	if (q->skew) {
+		buf_printf(o, "  %lld clock-skew findings: server span overruns its client by more than 1 %% "
+		              "(worst %.1f ms; centred in the client for the critical path)\n",
+		           (long long)q->skew, q->skew_max_ms);
+		any = 1;
+	}
+	if (!any)
+		buf_adds(o, "  no findings\n");
+}
+
+/* ---- JSON ----------------------------------------------------------------- */
+
+static cJSON *num_or_null(double v, int64_t n)
+{
+	return (n == 0 || isnan(v)) ? cJSON_CreateNull() : cJSON_CreateNumber(round(v * 1000) / 1000);
+}
+
+static cJSON *quant_json(const Quant *q)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, "p50_ms", num_or_null(q->p50, q->n));
+	cJSON_AddItemToObject(o, "p90_ms", num_or_null(q->p90, q->n));
+	cJSON_AddItemToObject(o, "p99_ms", num_or_null(q->p99, q->n));
+	cJSON_AddItemToObject(o, "max_ms", num_or_null(q->max, q->n));
+	cJSON_AddNumberToObject(o, "n", (double)q->n);
+	cJSON_AddBoolToObject(o, "small_sample", q->n > 0 && quant_small_sample(q->n));
+	return o;
+}
+
+static void stats_json(cJSON *o, const NodeStats *s)
+{
+	cJSON_AddNumberToObject(o, "calls", (double)s->calls);
+	cJSON_AddNumberToObject(o, "unknown_split", (double)s->unknown_split);
+	cJSON_AddItemToObject(o, "total", quant_json(&s->total));
+	cJSON_AddItemToObject(o, "client_wait", quant_json(&s->client_wait));
+	cJSON_AddItemToObject(o, "service", quant_json(&s->service));
+	cJSON_AddItemToObject(o, "queue", quant_json(&s->queue));
+}
+
+static cJSON *tri(int v)
+{
+	return v == MODEL_UNKNOWN ? cJSON_CreateNull() : cJSON_CreateBool(v);
+}
+
+static cJSON *pop_json(const Analysis *a, const PopSummary *p)
+{
+	cJSON *o = cJSON_CreateObject();
+	char t[40];
+	time_format(p->from_ns, t, sizeof t);
+	cJSON_AddStringToObject(o, "from", t);
+	time_format(p->to_ns, t, sizeof t);
+	cJSON_AddStringToObject(o, "to", t);
+	cJSON_AddNumberToObject(o, "requests", (double)p->requests);
+	cJSON_AddNumberToObject(o, "rate_rps", round(p->rate_rps * 1000) / 1000);
+	cJSON_AddNumberToObject(o, "errors", (double)p->errors);
+	cJSON_AddItemToObject(o, "ingress", quant_json(&p->ingress));
+	cJSON *mix = cJSON_AddObjectToObject(o, "class_mix");
+	for (int c = 0; c < a->n_classes; c++)
+		cJSON_AddNumberToObject(mix, a->classes[c],
+		                        p->requests ? round(1e4 * (double)p->class_requests[c] / (double)p->requests) / 1e4 : 0);
+	cJSON_AddNumberToObject(o, "slow_requests", (double)p->slow_requests);
+	cJSON_AddNumberToObject(o, "slow_threshold_ms", round(p->slow_threshold_ms * 1000) / 1000);
+	return o;
+}
+
+static const char *crit_name(const DagNode *d)
+{
+	return d->type == NODE_CALL && d->dependency ? d->dependency : d->label;
+}
+
+void report_json(const Analysis *a, Buf *out)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "endpoint", a->endpoint);
+	cJSON_AddStringToObject(r, "root_service", a->root_service);
+	cJSON_AddStringToObject(r, "root_operation", a->root_operation);
+	if (a->class_filter)
+		cJSON_AddStringToObject(r, "class", a->class_filter);
+	else
+		cJSON_AddNullToObject(r, "class");
+	cJSON *obj = cJSON_AddObjectToObject(r, "objective");
+	const PopSummary *w = &a->pop[0];
+	if (a->objective_ms > 0) {
+		cJSON_AddNumberToObject(obj, "threshold_ms", a->objective_ms);
+		cJSON_AddStringToObject(obj, "status", w->ingress.n == 0 ? "no-data"
+		                                       : w->ingress.p99 > a->objective_ms ? "breached" : "met");
+	} else {
+		cJSON_AddNullToObject(obj, "threshold_ms");
+		cJSON_AddStringToObject(obj, "status", "no-objective");
+	}
+	cJSON_AddItemToObject(r, "window", pop_json(a, w));
+	if (a->pop[1].present)
+		cJSON_AddItemToObject(r, "baseline", pop_json(a, &a->pop[1]));
+	else
+		cJSON_AddNullToObject(r, "baseline");
+	cJSON *classes = cJSON_AddArrayToObject(r, "classes");
+	for (int c = 0; c < a->n_classes; c++)
+		cJSON_AddItemToArray(classes, cJSON_CreateString(a->classes[c]));
+
+	cJSON *nodes = cJSON_AddArrayToObject(r, "nodes");
+	for (int i = 0; i < a->n_nodes; i++) {
+		const DagNode *d = &a->nodes[i];
+		cJSON *n = cJSON_CreateObject();
+		cJSON_AddNumberToObject(n, "id", d->id);
+		cJSON_AddNumberToObject(n, "parent", d->parent);
+		cJSON_AddNumberToObject(n, "depth", d->depth);
+		cJSON_AddStringToObject(n, "type", type_name(d->type));
+		cJSON_AddStringToObject(n, "service", d->service);
+		cJSON_AddStringToObject(n, "operation", d->operation);
+		if (d->type == NODE_CALL && d->dependency)
+			cJSON_AddStringToObject(n, "dependency", d->dependency);
+		else
+			cJSON_AddNullToObject(n, "dependency");
+		cJSON_AddStringToObject(n, "label", d->label);
+		cJSON_AddStringToObject(n, "edge", edge_name(d->edge));
+		if (d->group >= 0)
+			cJSON_AddNumberToObject(n, "group", d->group);
+		else
+			cJSON_AddNullToObject(n, "group");
+		cJSON_AddItemToObject(n, "mandatory", tri(d->mandatory));
+		cJSON_AddItemToObject(n, "core", tri(d->core));
+		stats_json(n, &d->pop[0]);
+		if (a->pop[1].present) {
+			cJSON *b = cJSON_AddObjectToObject(n, "baseline");
+			stats_json(b, &d->pop[1]);
+		} else {
+			cJSON_AddNullToObject(n, "baseline");
+		}
+		cJSON *cls = cJSON_AddObjectToObject(n, "by_class");
+		for (int c = 0; c < a->n_classes; c++) {
+			cJSON *co = cJSON_AddObjectToObject(cls, a->classes[c]);
+			stats_json(co, &d->by_class[0][c]);
+		}
+		cJSON *cp = cJSON_AddObjectToObject(n, "critical_path");
+		cJSON_AddNumberToObject(cp, "share", round(d->crit[0].share * 1e4) / 1e4);
+		cJSON_AddNumberToObject(cp, "queue_ms", round(d->crit[0].ms[COMP_QUEUE] * 1000) / 1000);
+		cJSON_AddNumberToObject(cp, "client_wait_ms", round(d->crit[0].ms[COMP_WAIT] * 1000) / 1000);
+		cJSON_AddNumberToObject(cp, "service_ms", round(d->crit[0].ms[COMP_SERVICE] * 1000) / 1000);
+		cJSON *ex = cJSON_AddArrayToObject(n, "slowest_traces");
+		for (int k = 0; k < d->n_slowest; k++) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "trace_id", d->slowest[k].trace_id);
+			cJSON_AddNumberToObject(e, "ms", round(d->slowest[k].ms * 1000) / 1000);
+			cJSON_AddItemToArray(ex, e);
+		}
+		cJSON_AddItemToArray(nodes, n);
+	}
+
+	cJSON *cpa = cJSON_AddArrayToObject(r, "critical_path");
+	int order[4096];
+	int n = a->n_nodes < 4096 ? a->n_nodes : 4096;
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	for (int i = 1; i < n; i++) {
+		int x = order[i], j = i;
+		while (j > 0 && a->nodes[order[j - 1]].crit[0].share < a->nodes[x].crit[0].share) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = x;
+	}
+	for (int k = 0; k < n; k++) {
+		const DagNode *d = &a->nodes[order[k]];
+		if (d->crit[0].share <= 0)
+			continue;
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "dependency", crit_name(d));
+		cJSON_AddNumberToObject(e, "node", d->id);
+		cJSON_AddNumberToObject(e, "share", round(d->crit[0].share * 1e4) / 1e4);
+		double slow = w->slow_requests ? (double)w->slow_requests : 1;
+		cJSON_AddNumberToObject(e, "queue_ms", round(d->crit[0].ms[COMP_QUEUE] / slow * 1000) / 1000);
+		cJSON_AddNumberToObject(e, "client_wait_ms", round(d->crit[0].ms[COMP_WAIT] / slow * 1000) / 1000);
+		cJSON_AddNumberToObject(e, "service_ms", round(d->crit[0].ms[COMP_SERVICE] / slow * 1000) / 1000);
+		if (a->pop[1].present)
+			cJSON_AddNumberToObject(e, "baseline_share", round(d->crit[1].share * 1e4) / 1e4);
+		cJSON_AddItemToArray(cpa, e);
+	}
+
+	const DataQuality *q = &a->dq;
+	cJSON *dq = cJSON_AddObjectToObject(r, "data_quality");
+	cJSON_AddNumberToObject(dq, "traces", (double)q->traces);
+	cJSON_AddNumberToObject(dq, "spans", (double)q->spans);
+	cJSON_AddNumberToObject(dq, "other_endpoint", (double)q->other_endpoint);
+	cJSON_AddNumberToObject(dq, "rootless_traces", (double)q->rootless);
+	cJSON_AddNumberToObject(dq, "cycles", (double)q->cycles);
+	cJSON_AddNumberToObject(dq, "orphan_spans", (double)q->orphan_spans);
+	cJSON_AddNumberToObject(dq, "extra_roots", (double)q->extra_roots);
+	cJSON_AddNumberToObject(dq, "unpaired_calls", (double)q->unpaired_calls);
+	cJSON_AddNumberToObject(dq, "clipped", (double)q->clipped);
+	cJSON_AddNumberToObject(dq, "clock_skew", (double)q->skew);
+	cJSON_AddNumberToObject(dq, "clock_skew_max_ms", round(q->skew_max_ms * 1000) / 1000);
+	cJSON_AddNumberToObject(dq, "outside_parent", (double)q->outside_parent);
+
+	char *s = cJSON_Print(r);
+	buf_adds(out, s);
+	buf_adds(out, "\n");
+	cJSON_free(s);
+	cJSON_Delete(r);
+}

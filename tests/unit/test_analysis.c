@@ -1,0 +1,321 @@
+/*
+ * test_analysis.c - DAG, pairing, splits, quantiles and critical path on
+ * hand-built traces whose answers are worked out by hand in comments.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "analysis.h"
+#include "helpers.h"
+
+enum { S = SPAN_KIND_SERVER, C = SPAN_KIND_CLIENT, I = SPAN_KIND_INTERNAL };
+
+typedef struct Fx {
+	char path[128];
+	Store *st;
+	Analysis *a;
+} Fx;
+
+static Fx *fx_new(const TSpanSpec *sp, int n)
+{
+	Fx *f = calloc(1, sizeof *f);
+	tmp_db_path(f->path, sizeof f->path);
+	Err err = {0};
+	assert_int_equal(store_open(f->path, 0, &f->st, &err), 0);
+	assert_int_equal(add_spans(f->st, sp, n, T0), 0);
+	return f;
+}
+
+static void fx_run(Fx *f, const AnalysisOptions *opt)
+{
+	AnalysisOptions all = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	Err err = {0};
+	analysis_free(f->a);
+	f->a = NULL;
+	assert_int_equal(analysis_run(f->st, opt ? opt : &all, &f->a, &err), 0);
+}
+
+static void fx_free(Fx *f)
+{
+	analysis_free(f->a);
+	store_close(f->st);
+	rm_db(f->path);
+	free(f);
+}
+
+static const DagNode *node(const Analysis *a, const char *label)
+{
+	for (int i = 0; i < a->n_nodes; i++)
+		if (strcmp(a->nodes[i].label, label) == 0)
+			return &a->nodes[i];
+	return NULL;
+}
+
+/* root 0..100; call A 10..40 (server 15..35); call B 40..90 (server 45..85) */
+static const TSpanSpec serial[] = {
+	{"t1", "r", "", "api", "GET /x", S, 0, 100, "gold", 0},
+	{"t1", "ca", "r", "api", "a.Get", C, 10, 40, NULL, 0},
+	{"t1", "sa", "ca", "svc-a", "Get", S, 15, 35, NULL, 0},
+	{"t1", "cb", "r", "api", "b.Get", C, 40, 90, NULL, 0},
+	{"t1", "sb", "cb", "svc-b", "Get", S, 45, 85, NULL, 0},
+};
+
+static void test_serial_pairing_and_splits(void **state)
+{
+	(void)state;
+	Fx *f = fx_new(serial, 5);
+	fx_run(f, NULL);
+	const Analysis *a = f->a;
+	assert_int_equal(a->n_nodes, 3);
+	assert_string_equal(a->nodes[0].label, "GET /x");
+	assert_int_equal(a->nodes[0].edge, EDGE_ROOT);
+	const DagNode *na = node(a, "svc-a"), *nb = node(a, "svc-b");
+	assert_non_null(na);
+	assert_non_null(nb);
+	assert_int_equal(na->type, NODE_CALL);
+	assert_string_equal(na->dependency, "svc-a");
+	assert_int_equal(na->edge, EDGE_SERIAL);
+	assert_int_equal(nb->edge, EDGE_SERIAL);
+	assert_true(na->id < nb->id); /* time order */
+	assert_float_equal(na->pop[0].total.p99, 30, 1e-6);
+	assert_float_equal(na->pop[0].service.p99, 20, 1e-6);
+	assert_float_equal(na->pop[0].client_wait.p99, 10, 1e-6);
+	assert_int_equal(na->pop[0].queue.n, 0); /* no queue data: unknown */
+	assert_float_equal(nb->pop[0].client_wait.p99, 10, 1e-6);
+	assert_int_equal(a->pop[0].requests, 1);
+	assert_float_equal(a->pop[0].ingress.p99, 100, 1e-6);
+	assert_int_equal(a->dq.unpaired_calls, 0);
+	fx_free(f);
+}
+
+/* A call whose server span never arrived: split unknown, not zero. */
+static void test_unknown_split(void **state)
+{
+	(void)state;
+	static const TSpanSpec sp[] = {
+		{"t2", "r", "", "api", "GET /x", S, 0, 50, NULL, 0},
+		{"t2", "c", "r", "api", "cache.Get", C, 5, 45, NULL, 0},
+	};
+	Fx *f = fx_new(sp, 2);
+	fx_run(f, NULL);
+	const DagNode *n = node(f->a, "cache.Get");
+	assert_non_null(n);
+	assert_int_equal(n->pop[0].unknown_split, 1);
+	assert_int_equal(n->pop[0].client_wait.n, 0);
+	assert_int_equal(n->pop[0].service.n, 0);
+	assert_float_equal(n->pop[0].total.p99, 40, 1e-6);
+	assert_int_equal(f->a->dq.unpaired_calls, 1);
+	fx_free(f);
+}
+
+/* Overlapping siblings are a parallel group; a later one is serial. */
+static void test_parallel_fanout(void **state)
+{
+	(void)state;
+	static const TSpanSpec sp[] = {
+		{"t3", "r", "", "api", "GET /x", S, 0, 100, NULL, 0},
+		{"t3", "c1", "r", "api", "a.Get", C, 10, 40, NULL, 0},
+		{"t3", "s1", "c1", "a", "Get", S, 12, 38, NULL, 0},
+		{"t3", "c2", "r", "api", "b.Get", C, 11, 60, NULL, 0},
+		{"t3", "s2", "c2", "b", "Get", S, 13, 58, NULL, 0},
+		{"t3", "c3", "r", "api", "c.Get", C, 70, 90, NULL, 0},
+		{"t3", "s3", "c3", "c", "Get", S, 71, 89, NULL, 0},
+	};
+	Fx *f = fx_new(sp, 7);
+	fx_run(f, NULL);
+	const DagNode *na = node(f->a, "a"), *nb = node(f->a, "b"), *nc = node(f->a, "c");
+	assert_int_equal(na->edge, EDGE_PARALLEL);
+	assert_int_equal(nb->edge, EDGE_PARALLEL);
+	assert_int_equal(nc->edge, EDGE_SERIAL);
+	assert_int_equal(na->group, nb->group);
+	assert_int_equal(na->group, na->id); /* a starts first */
+	fx_free(f);
+}
+
+/* Critical path: A 0..30 then B 35..100 (queue 5 before it) with C 35..60
+ * in parallel. Path = B (65 + 5 queue) + A (30); C is off the path. */
+static void test_critical_path(void **state)
+{
+	(void)state;
+	static const TSpanSpec sp[] = {
+		{"t4", "r", "", "api", "GET /x", S, 0, 100, NULL, 0},
+		{"t4", "ca", "r", "api", "a.Get", C, 0, 30, NULL, 0},
+		{"t4", "sa", "ca", "a", "Get", S, 5, 25, NULL, 0},
+		{"t4", "cb", "r", "api", "b.Get", C, 35, 100, NULL, 5},
+		{"t4", "sb", "cb", "b", "Get", S, 40, 95, NULL, 0},
+		{"t4", "cc", "r", "api", "c.Get", C, 35, 60, NULL, 0},
+		{"t4", "sc", "cc", "c", "Get", S, 36, 59, NULL, 0},
+	};
+	Fx *f = fx_new(sp, 7);
+	fx_run(f, NULL);
+	const Analysis *a = f->a;
+	const DagNode *na = node(a, "a"), *nb = node(a, "b"), *nc = node(a, "c");
+	assert_int_equal(a->pop[0].slow_requests, 1);
+	assert_float_equal(a->pop[0].crit_total_ms, 100, 1e-3);
+	assert_float_equal(nb->crit[0].ms[COMP_QUEUE], 5, 1e-3);
+	assert_float_equal(nb->crit[0].ms[COMP_SERVICE], 55, 1e-3);
+	assert_float_equal(nb->crit[0].ms[COMP_WAIT], 10, 1e-3);
+	assert_float_equal(nb->crit[0].share, 0.70, 1e-6);
+	assert_float_equal(na->crit[0].ms[COMP_SERVICE], 20, 1e-3);
+	assert_float_equal(na->crit[0].ms[COMP_WAIT], 10, 1e-3);
+	assert_float_equal(na->crit[0].share, 0.30, 1e-6);
+	assert_float_equal(nc->crit[0].share, 0, 1e-9);
+	assert_float_equal(nb->pop[0].queue.p99, 5, 1e-6);
+	fx_free(f);
+}
+
+/* Skew: a 0.2 % overrun is clipped; a 20 % overrun is a finding. */
+static void test_clock_skew(void **state)
+{
+	(void)state;
+	static const TSpanSpec sp[] = {
+		{"t5", "r", "", "api", "GET /x", S, 0, 200, NULL, 0},
+		{"t5", "c1", "r", "api", "a.Get", C, 0, 100, NULL, 0},
+		{"t5", "s1", "c1", "a", "Get", S, 10, 100.2, NULL, 0},
+		{"t5", "c2", "r", "api", "b.Get", C, 100, 150, NULL, 0},
+		{"t5", "s2", "c2", "b", "Get", S, 130, 170, NULL, 0},
+	};
+	Fx *f = fx_new(sp, 5);
+	fx_run(f, NULL);
+	assert_int_equal(f->a->dq.clipped, 1);
+	assert_int_equal(f->a->dq.skew, 1);
+	assert_float_equal(f->a->dq.skew_max_ms, 20, 1e-6);
+	/* durations are immune to skew: b's service is its own 40 ms */
+	const DagNode *nb = node(f->a, "b");
+	assert_float_equal(nb->pop[0].service.p99, 40, 1e-6);
+	assert_float_equal(nb->pop[0].client_wait.p99, 10, 1e-6);
+	fx_free(f);
+}
+
+/* Orphans are kept and counted; a parent cycle rejects the trace. */
+static void test_orphans_and_cycles(void **state)
+{
+	(void)state;
+	static const TSpanSpec sp[] = {
+		{"t6", "r", "", "api", "GET /x", S, 0, 100, NULL, 0},
+		{"t6", "o", "missing", "api", "lost.Get", C, 10, 20, NULL, 0},
+		{"t7", "r", "", "api", "GET /x", S, 0, 100, NULL, 0},
+		{"t7", "x", "y", "api", "x", I, 10, 20, NULL, 0},
+		{"t7", "y", "x", "api", "y", I, 10, 20, NULL, 0},
+	};
+	Fx *f = fx_new(sp, 5);
+	fx_run(f, NULL);
+	assert_int_equal(f->a->dq.orphan_spans, 1);
+	assert_int_equal(f->a->dq.cycles, 1);
+	assert_int_equal(f->a->pop[0].requests, 1); /* t7 was not analysed */
+	const DagNode *o = node(f->a, "(missing parent)");
+	assert_non_null(o);
+	assert_int_equal(o->type, NODE_ORPHANS);
+	assert_non_null(node(f->a, "lost.Get"));
+	/* the orphan owns no critical-path time */
+	assert_float_equal(node(f->a, "lost.Get")->crit[0].share, 0, 1e-9);
+	fx_free(f);
+}
+
+/* Nearest rank over 1..100 ms: p50 = 50, p90 = 90, p99 = 99. */
+static void test_quantiles_nearest_rank(void **state)
+{
+	(void)state;
+	double v[100];
+	for (int i = 0; i < 100; i++)
+		v[i] = 100 - i;
+	Quant q;
+	quant_fill(&q, v, 100);
+	assert_int_equal(q.n, 100);
+	assert_float_equal(q.p50, 50, 0);
+	assert_float_equal(q.p90, 90, 0);
+	assert_float_equal(q.p99, 99, 0);
+	assert_float_equal(q.max, 100, 0);
+	double one[1] = {7};
+	quant_fill(&q, one, 1);
+	assert_float_equal(q.p50, 7, 0);
+	assert_float_equal(q.p99, 7, 0);
+	quant_fill(&q, one, 0);
+	assert_int_equal(q.n, 0);
+	assert_true(isnan(q.p99));
+	assert_true(quant_small_sample(40));
+	assert_false(quant_small_sample(1000));
+}
+
+/* Per-class statistics and the window/baseline split by root start. */
+static void test_classes_and_windows(void **state)
+{
+	(void)state;
+	TSpanSpec sp[40];
+	char tags[40][8];
+	int n = 0;
+	for (int i = 0; i < 20; i++) {
+		snprintf(tags[i], sizeof tags[i], "w%02d", i);
+		/* baseline at T0 + i s: 10 ms; window at T0 + 3600 s + i s */
+		int win = i >= 10;
+		double base = win ? 3600000.0 + i * 1000.0 : i * 1000.0;
+		double dur = win ? (i % 2 ? 80 : 20) : 10;
+		sp[n++] = (TSpanSpec){tags[i], "r", "", "api", "GET /x", S, base, base + dur,
+		                      i % 2 ? "heavy" : "light", 0};
+	}
+	Fx *f = fx_new(sp, n);
+	AnalysisOptions o = {.win_from = T0 + MS(3600000), .win_to = T0 + MS(3700000),
+	                     .has_baseline = 1, .base_from = T0, .base_to = T0 + MS(100000)};
+	fx_run(f, &o);
+	const Analysis *a = f->a;
+	assert_int_equal(a->pop[0].requests, 10);
+	assert_int_equal(a->pop[1].requests, 10);
+	assert_int_equal(a->n_classes, 2);
+	int heavy = analysis_class_index(a, "heavy");
+	assert_true(heavy >= 0);
+	assert_float_equal(a->nodes[0].by_class[0][heavy].total.p99, 80, 1e-6);
+	assert_float_equal(a->nodes[0].by_class[0][1 - heavy].total.p99, 20, 1e-6);
+	assert_float_equal(a->nodes[0].pop[1].total.p99, 10, 1e-6);
+	assert_int_equal(a->pop[0].class_requests[heavy], 5);
+	/* class filter */
+	o.wclass = "heavy";
+	fx_run(f, &o);
+	assert_int_equal(f->a->pop[0].requests, 5);
+	assert_float_equal(f->a->pop[0].ingress.p50, 80, 1e-6);
+	fx_free(f);
+}
+
+/* The waterfall view of one trace marks the critical path. */
+static void test_trace_view(void **state)
+{
+	(void)state;
+	Fx *f = fx_new(serial, 5);
+	char tid[33];
+	hexpad(tid, 32, "t1");
+	TraceView *tv = NULL;
+	Err err = {0};
+	assert_int_equal(trace_view_load(f->st, tid, &tv, &err), 0);
+	assert_int_equal(tv->n_spans, 5);
+	assert_int_equal(tv->spans[0].depth, 0);
+	assert_string_equal(tv->spans[0].name, "GET /x");
+	int on = 0;
+	for (int i = 0; i < tv->n_spans; i++)
+		on += tv->spans[i].on_critical_path;
+	assert_int_equal(on, 5);
+	assert_int_equal(tv->spans[1].paired, 1);
+	assert_float_equal(tv->spans[1].client_wait_ms, 10, 1e-6);
+	trace_view_free(tv);
+	assert_int_equal(trace_view_load(f->st, "00000000000000000000000000000000", &tv, &err),
+	                 TT_ENOTFOUND);
+	fx_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_serial_pairing_and_splits),
+		cmocka_unit_test(test_unknown_split),
+		cmocka_unit_test(test_parallel_fanout),
+		cmocka_unit_test(test_critical_path),
+		cmocka_unit_test(test_clock_skew),
+		cmocka_unit_test(test_orphans_and_cycles),
+		cmocka_unit_test(test_quantiles_nearest_rank),
+		cmocka_unit_test(test_classes_and_windows),
+		cmocka_unit_test(test_trace_view),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
