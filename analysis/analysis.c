@@ -640,8 +640,15 @@ static void build_nodes(Agg *g)
 		          : (t->par_votes > t->ser_votes ? EDGE_PARALLEL : EDGE_SERIAL);
 		d->group = (d->edge == EDGE_PARALLEL && t->group >= 0) ? remap[t->group] : -1;
 		d->start_offset_ms = t->off_n ? t->off_sum / (double)t->off_n : 0;
-		const char *msvc = d->type == NODE_CALL && d->dependency ? d->dependency : d->service;
-		const ModelNode *mn = model_find_node(m, msvc, d->type == NODE_CALL ? NULL : d->operation);
+		/* a call is named in the model by its dependency, or by the
+		 * caller's service and the client span name */
+		const ModelNode *mn = NULL;
+		if (d->type == NODE_CALL && d->dependency)
+			mn = model_find_node(m, d->dependency, NULL);
+		if (mn == NULL)
+			mn = model_find_node(m, d->service, d->operation);
+		if (mn && d->type == NODE_CALL && mn->operation == NULL && d->dependency == NULL)
+			mn = NULL; /* "any operation of the caller" is not this call */
 		d->mandatory = mn ? mn->mandatory : MODEL_UNKNOWN;
 		d->core = mn ? mn->core : MODEL_UNKNOWN;
 		if (mn && mn->label)

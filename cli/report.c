@@ -260,13 +260,18 @@ static cJSON *quant_json(const Quant *q)
 	return o;
 }
 
-static void stats_json(cJSON *o, const NodeStats *s)
+/* "service" is both the node's service name and its service-time split in
+ * the documented schema; it is an object carrying the quantiles and the
+ * name, and the name is also given flat as "service_name". */
+static void stats_json(cJSON *o, const NodeStats *s, const char *service_name)
 {
 	cJSON_AddNumberToObject(o, "calls", (double)s->calls);
 	cJSON_AddNumberToObject(o, "unknown_split", (double)s->unknown_split);
 	cJSON_AddItemToObject(o, "total", quant_json(&s->total));
 	cJSON_AddItemToObject(o, "client_wait", quant_json(&s->client_wait));
-	cJSON_AddItemToObject(o, "service", quant_json(&s->service));
+	cJSON *sv = quant_json(&s->service);
+	cJSON_AddStringToObject(sv, "name", service_name);
+	cJSON_AddItemToObject(o, "service", sv);
 	cJSON_AddItemToObject(o, "queue", quant_json(&s->queue));
 }
 
@@ -338,7 +343,7 @@ void report_json(const Analysis *a, Buf *out)
 		cJSON_AddNumberToObject(n, "parent", d->parent);
 		cJSON_AddNumberToObject(n, "depth", d->depth);
 		cJSON_AddStringToObject(n, "type", type_name(d->type));
-		cJSON_AddStringToObject(n, "service", d->service);
+		cJSON_AddStringToObject(n, "service_name", d->service);
 		cJSON_AddStringToObject(n, "operation", d->operation);
 		if (d->type == NODE_CALL && d->dependency)
 			cJSON_AddStringToObject(n, "dependency", d->dependency);
@@ -352,17 +357,17 @@ void report_json(const Analysis *a, Buf *out)
 			cJSON_AddNullToObject(n, "group");
 		cJSON_AddItemToObject(n, "mandatory", tri(d->mandatory));
 		cJSON_AddItemToObject(n, "core", tri(d->core));
-		stats_json(n, &d->pop[0]);
+		stats_json(n, &d->pop[0], d->service);
 		if (a->pop[1].present) {
 			cJSON *b = cJSON_AddObjectToObject(n, "baseline");
-			stats_json(b, &d->pop[1]);
+			stats_json(b, &d->pop[1], d->service);
 		} else {
 			cJSON_AddNullToObject(n, "baseline");
 		}
 		cJSON *cls = cJSON_AddObjectToObject(n, "by_class");
 		for (int c = 0; c < a->n_classes; c++) {
 			cJSON *co = cJSON_AddObjectToObject(cls, a->classes[c]);
-			stats_json(co, &d->by_class[0][c]);
+			stats_json(co, &d->by_class[0][c], d->service);
 		}
 		cJSON *cp = cJSON_AddObjectToObject(n, "critical_path");
 		cJSON_AddNumberToObject(cp, "share", round(d->crit[0].share * 1e4) / 1e4);

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# scripts/demo.sh - install what is missing, build, and run `tailtriage demo`
+# (generates the bundled Mercury sample, imports it into a fresh database
+# and opens the dashboard). Extra arguments go to `tailtriage demo`.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+tt_install_packages
+tt_build "$TT_ROOT/build" >/dev/null
+exec "$TT_ROOT/build/cli/tailtriage" demo "$@"
