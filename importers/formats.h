@@ -46,5 +46,9 @@ typedef struct ImportFormat {
 /* Per-format entry points (defined in their own files). */
 int otlp_traces_sniff(const char *head, size_t len);
 int otlp_traces_run(ImportCtx *ctx, FILE *f);
+int jaeger_json_sniff(const char *head, size_t len);
+int jaeger_json_run(ImportCtx *ctx, FILE *f);
+int zipkin_json_sniff(const char *head, size_t len);
+int zipkin_json_run(ImportCtx *ctx, FILE *f);
 
 #endif

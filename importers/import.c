@@ -17,6 +17,9 @@
 static const ImportFormat formats[] = {
 	{"otlp-json", "OTLP/JSON traces (ExportTraceServiceRequest, one document or JSON Lines)",
 	 otlp_traces_sniff, otlp_traces_run},
+	{"jaeger-json", "Jaeger JSON traces (query API {\"data\":[...]}, one downloaded trace)",
+	 jaeger_json_sniff, jaeger_json_run},
+	{"zipkin-json", "Zipkin v2 JSON span list", zipkin_json_sniff, zipkin_json_run},
 };
 
 #define N_FORMATS (sizeof formats / sizeof formats[0])

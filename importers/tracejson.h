@@ -1,0 +1,158 @@
+/*
+ * tracejson.h - what the Jaeger and Zipkin importers share: a streaming
+ * JSON reader that hands out one record at a time as a small tree whose
+ * every value knows its line and column, and the helpers both formats use
+ * to turn those trees into StoreSpan rows (ids, microsecond times, typed
+ * attribute objects, the derived id of a shared server span).
+ *
+ * Why not cJSON on the whole file: a Jaeger query response can hold
+ * hundreds of traces, and cJSON gives no position for a value that is
+ * well-formed JSON but wrong for the format. The reader below drives yajl
+ * (a push parser) and builds a tree only for the record being read:
+ *  - the elements of a root array (Zipkin spans, or Jaeger traces), or
+ *  - the elements of the array under one member of the root object
+ *    (Jaeger's {"data": [trace, ...]}).
+ * Everything else of the root object is kept as a tree too (that is how a
+ * single Jaeger trace at top level arrives). Memory grows with the largest
+ * record, never with the file: each record's tree lives in an arena that
+ * is emptied once the record has been handled, and a record whose tree
+ * would pass TJ_RECORD_MAX bytes is refused with a located error.
+ *
+ * Positions: lines and columns are 1-based; columns count characters
+ * (UTF-8 sequences), not bytes. Strings are validated as UTF-8 by yajl;
+ * strings holding U+0000 are refused (every consumer uses C strings).
+ */
+#ifndef TT_TRACEJSON_H
+#define TT_TRACEJSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "buf.h"
+#include "formats.h"
+
+/* Largest tree one record may take (about 40 MB of typical span JSON). */
+#define TJ_RECORD_MAX ((size_t)256 << 20)
+/* Deepest nesting accepted anywhere in the document. */
+#define TJ_MAX_DEPTH 128
+
+typedef enum { TJ_NULL, TJ_BOOL, TJ_NUMBER, TJ_STRING, TJ_ARRAY, TJ_OBJECT } TjType;
+
+typedef struct TjNode TjNode;
+struct TjNode {
+	TjType type;
+	int boolean;          /* TJ_BOOL */
+	int streamed;         /* array whose elements went to on_record (no children) */
+	const char *key;      /* member name when inside an object, else NULL */
+	const char *text;     /* string contents or number text (NUL-terminated), else NULL */
+	size_t len;           /* bytes in text */
+	size_t n;             /* elements/members of an array/object */
+	TjNode *child;        /* first element/member */
+	TjNode *next;         /* next sibling */
+	long line, col;       /* where the value starts */
+	uint64_t off;         /* byte offset of the value */
+};
+
+/* Called with each record (an element of the streamed array). The tree
+ * lives until the callback returns. index counts records from 0. Return 0,
+ * or a negative code after setting the error (tj_fail). */
+typedef int (*TjRecordFn)(void *ud, const TjNode *rec, int64_t index);
+
+typedef struct TjReadOptions {
+	const char *stream_key;  /* member of a root object to stream, or NULL */
+	TjRecordFn on_record;
+	void *ud;
+} TjReadOptions;
+
+typedef struct TjReader TjReader;
+
+/* Streams f to its end. Returns 0 or a negative code with ctx->err set.
+ * On success *out owns the reader; tj_root() is the root (an array with
+ * streamed = 1 and n = number of records when the root was an array).
+ * Free with tj_reader_free(). */
+int tj_read(ImportCtx *ctx, FILE *f, const TjReadOptions *o, TjReader **out);
+const TjNode *tj_root(const TjReader *r);
+void tj_reader_free(TjReader *r);             /* NULL is a no-op */
+
+/* Parses a whole JSON text held in memory (e.g. an annotation value) into
+ * a tree that lives until tj_reader_free(*out). Returns 0 or -1 when s is
+ * not one JSON value; never touches any Err. */
+int tj_parse_text(const char *s, size_t n, TjReader **out);
+
+/* ---- reading trees ----------------------------------------------------- */
+
+/* Sets a located TT_EPARSE error at node at (or 1:1 when at is NULL) and
+ * returns TT_EPARSE. */
+int tj_fail(ImportCtx *ctx, const TjNode *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Finds member key of object obj: *out is the member or NULL when absent.
+ * A key present twice is an error (ambiguous input). */
+int tj_member(ImportCtx *ctx, const TjNode *obj, const char *key, const TjNode **out);
+
+/* Writes s (n bytes) quoted for a message into out: control characters
+ * escaped, cut at a character boundary with "..." when it does not fit.
+ * Returns out. */
+const char *tj_quote(const char *s, size_t n, char *out, size_t outsz);
+
+/* Describes a node's type for messages ("a string", "an object", ...). */
+const char *tj_type_name(const TjNode *v);
+
+/* Normalises a hex id: 1..max_digits hex digits of either case, left-padded
+ * with zeros to width digits, lowercase, into out (width + 1 bytes).
+ * Returns 0, or a negative code with a located error naming what. All-zero
+ * ids are invalid (they mean "no id" in every tracing system). */
+int tj_hex_id(ImportCtx *ctx, const TjNode *v, const char *what, int max_digits,
+              int width, char *out);
+
+/* Parses a JSON number text exactly and scales it by 10^scale, rounding to
+ * the nearest integer (half away from zero): "1.5" with scale 3 -> 1500.
+ * Returns 0, -1 when text is not a JSON number, -2 when out of range. */
+int tj_decimal(const char *text, size_t len, int scale, int64_t *out);
+
+/* A number node holding microseconds -> ns (>= 0). Fractional
+ * microseconds are kept to the nanosecond. Strings are refused. */
+int tj_micros(ImportCtx *ctx, const TjNode *v, const char *what, int64_t *ns);
+
+/* Appends v as compact JSON (numbers keep their text). */
+void tj_json(Buf *b, const TjNode *v);
+
+/* The id given to the server half of a span whose id is shared with its
+ * client (Zipkin's shared spans, duplicated ids in Jaeger): the first 8
+ * bytes of SHA-256("tailtriage/shared-server/" trace_id "/" span_id), in
+ * hex; deterministic, so re-imports give the same rows. */
+void tj_shared_server_id(const char *trace_id, const char *span_id, char out[17]);
+
+/* Is a span whose parent is a shared id one of the server's children?
+ * Yes unless it runs in the client's service and not in the server's.
+ * Services may be NULL (unknown). */
+int tj_child_of_server(const char *child_svc, const char *server_svc, const char *client_svc);
+
+/* ---- attribute objects ------------------------------------------------- */
+
+/* Collects key -> JSON value pairs and writes them as one JSON object with
+ * keys sorted and, for a key given more than once, the last value kept. */
+typedef struct TjAttrs {
+	Buf text;                 /* keys and values, back to back */
+	struct TjAttr *v;
+	size_t n, cap;
+} TjAttrs;
+
+void tj_attrs_init(TjAttrs *a);
+void tj_attrs_fini(TjAttrs *a);
+void tj_attrs_reset(TjAttrs *a);
+/* json is a complete JSON value text of len bytes. */
+void tj_attrs_add_json(TjAttrs *a, const char *key, size_t klen, const char *json, size_t len);
+void tj_attrs_add_str(TjAttrs *a, const char *key, const char *s, size_t len);
+void tj_attrs_add_int(TjAttrs *a, const char *key, int64_t v);
+/* Appends the object ("{}" when empty) to out. */
+void tj_attrs_write(TjAttrs *a, Buf *out);
+
+/* Bounded substring search used by the sniffers (head is not
+ * NUL-terminated). */
+int tj_contains(const char *head, size_t len, const char *needle);
+/* First byte of head that is not JSON whitespace, or -1. */
+int tj_first_char(const char *head, size_t len, size_t *pos);
+
+#endif
