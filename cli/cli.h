@@ -14,6 +14,8 @@ int cmd_report(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_tui(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_pull(int argc, char **argv);
 
 /* Default database path: $TAILTRIAGE_DB or ./tailtriage.db. */
 const char *cli_default_db(void);

@@ -18,6 +18,8 @@ static const Command commands[] = {
 	{"report", cmd_report, "print the endpoint DAG, splits, tail ownership and data quality"},
 	{"tui", cmd_tui, "open the interactive dashboard on a database"},
 	{"sim", cmd_sim, "generate deterministic telemetry of a modelled endpoint"},
+	{"serve", cmd_serve, "receive OTLP/HTTP (JSON) traces and metrics into a database"},
+	{"pull", cmd_pull, "store instant queries from a Prometheus HTTP API as metric snapshots"},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,168 @@
+/*
+ * cmd_serve.c - `tailtriage serve`: the OTLP/HTTP receiver as a process.
+ *
+ * Runs until SIGINT or SIGTERM. One line per request on stderr (peer,
+ * method, path, status, what was stored, time), a ready line once bound
+ * (tests read the port from it when --listen asks for port 0) and the
+ * counters on exit.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "receiver.h"
+
+static void usage(FILE *out)
+{
+	fputs("usage: tailtriage serve [--db FILE] [--listen HOST:PORT] [options]\n\n"
+	      "Receives OTLP/HTTP exports in the JSON encoding and stores them:\n"
+	      "  POST /v1/traces   (ExportTraceServiceRequest)\n"
+	      "  POST /v1/metrics  (ExportMetricsServiceRequest)\n"
+	      "Content-Type must be application/json (protobuf is refused with 415);\n"
+	      "Content-Encoding gzip is accepted. Each request body is one transaction;\n"
+	      "200 is answered only once it is committed. Stop with Ctrl-C.\n\n"
+	      "options:\n"
+	      "  --db FILE             database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
+	      "  --listen HOST:PORT    address to bind (default 127.0.0.1:4318; port 0 = any)\n"
+	      "  --max-body SIZE       largest body, before and after gzip (default 16M;\n"
+	      "                        suffixes K, M)\n"
+	      "  --max-connections N   concurrent connections (default 64)\n"
+	      "  --timeout SECONDS     idle time after which a connection is dropped (default 10)\n"
+	      "  --token TOKEN         require 'Authorization: Bearer TOKEN'\n"
+	      "                        (or set $TAILTRIAGE_TOKEN)\n"
+	      "  --class-key KEY       attribute holding the workload class\n"
+	      "  -q, --quiet           no line per request; counters on exit only\n",
+	      out);
+}
+
+/* Parses "123", "64K", "16M". Returns 0 on success. */
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (end == s)
+		return -1;
+	if (*end == 'K' || *end == 'k') {
+		v <<= 10;
+		end++;
+	} else if (*end == 'M' || *end == 'm') {
+		v <<= 20;
+		end++;
+	}
+	if (*end != '\0' || v == 0 || v > ((unsigned long long)1 << 30))
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
+static void log_request(void *ctx, const ReceiverEvent *ev)
+{
+	(void)ctx;
+	if (ev->status == 200)
+		fprintf(stderr, "%s %s %s 200 %zu B: %lld spans, %lld points stored, %lld already stored"
+		                " (%.1f ms)\n",
+		        ev->peer, ev->method, ev->path, ev->body_bytes, (long long)ev->spans_added,
+		        (long long)ev->points_added, (long long)ev->duplicates, ev->ms);
+	else if (ev->status == 0)
+		fprintf(stderr, "%s %s %s dropped: %s (%.1f ms)\n", ev->peer, ev->method, ev->path,
+		        ev->message, ev->ms);
+	else
+		fprintf(stderr, "%s %s %s %d: %s (%.1f ms)\n", ev->peer, ev->method, ev->path,
+		        ev->status, ev->message, ev->ms);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"db", required_argument, NULL, 'd'},
+		{"listen", required_argument, NULL, 'l'},
+		{"max-body", required_argument, NULL, 'b'},
+		{"max-connections", required_argument, NULL, 'c'},
+		{"timeout", required_argument, NULL, 't'},
+		{"token", required_argument, NULL, 'T'},
+		{"class-key", required_argument, NULL, 'k'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	ReceiverOptions ro = {0};
+	ro.db_path = cli_default_db();
+	ro.listen = RECEIVER_DEFAULT_LISTEN;
+	ro.token = getenv("TAILTRIAGE_TOKEN");
+	int quiet = 0, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:l:qh", opts, NULL)) != -1) {
+		char *end;
+		unsigned long v;
+		switch (c) {
+		case 'd': ro.db_path = optarg; break;
+		case 'l': ro.listen = optarg; break;
+		case 'b':
+			if (parse_size(optarg, &ro.max_body))
+				return cli_fail("serve: --max-body '%s': expected a size like 65536, 64K or 16M",
+				                optarg);
+			break;
+		case 'c':
+			v = strtoul(optarg, &end, 10);
+			if (*end || v == 0 || v > 10000)
+				return cli_fail("serve: --max-connections '%s': expected 1..10000", optarg);
+			ro.max_connections = (unsigned)v;
+			break;
+		case 't':
+			v = strtoul(optarg, &end, 10);
+			if (*end || v == 0 || v > 3600)
+				return cli_fail("serve: --timeout '%s': expected 1..3600 seconds", optarg);
+			ro.timeout_s = (unsigned)v;
+			break;
+		case 'T': ro.token = optarg; break;
+		case 'k': ro.class_key = optarg; break;
+		case 'q': quiet = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (!quiet)
+		ro.log = log_request;
+
+	/* Block the stop signals in every thread (the receiver's inherits the
+	 * mask) and wait for them here. */
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	Err err = {0};
+	Receiver *r = NULL;
+	if (receiver_start(&ro, &r, &err))
+		return cli_fail("serve: %s", err.msg);
+	char host[256];
+	unsigned port;
+	receiver_parse_listen(ro.listen, host, sizeof host, &port, NULL);
+	int v6 = strchr(host, ':') != NULL;
+	fprintf(stderr, "tailtriage: serving OTLP/HTTP (JSON) on http://%s%s%s:%u -> %s%s\n",
+	        v6 ? "[" : "", host, v6 ? "]" : "", receiver_port(r), ro.db_path,
+	        ro.token && *ro.token ? " (bearer token required)" : "");
+
+	int sig = 0;
+	sigwait(&stop, &sig);
+	(void)sig;
+	ReceiverStats k;
+	receiver_stats(r, &k);
+	receiver_stop(r);  /* finishes the request in progress first */
+	fprintf(stderr,
+	        "tailtriage: stopped: %lld requests received, %lld accepted, %lld rejected; "
+	        "%lld spans and %lld metric points stored, %lld already stored\n",
+	        (long long)k.received, (long long)k.accepted, (long long)k.rejected,
+	        (long long)k.spans_stored, (long long)k.points_stored, (long long)k.duplicates);
+	return 0;
+}
