@@ -361,6 +361,8 @@ static int decode_process(J *j, const TjNode *p, const char *id, JProc *out)
 static JProc *proc_find(J *j, const char *id)
 {
 	JProc key = {.id = id};
+	if (j->nnamed == 0)
+		return NULL;
 	return bsearch(&key, j->procs, j->nnamed, sizeof *j->procs, proc_cmp);
 }
 
@@ -841,7 +843,8 @@ static int trace_run(J *j, const TjNode *tr)
 			return rc;
 		j->nprocs++;
 	}
-	qsort(j->procs, j->nprocs, sizeof *j->procs, proc_cmp);
+	if (j->nprocs > 1)
+		qsort(j->procs, j->nprocs, sizeof *j->procs, proc_cmp);
 	for (size_t i = 1; i < j->nprocs; i++)
 		if (strcmp(j->procs[i].id, j->procs[i - 1].id) == 0) {
 			char q[80];

@@ -432,9 +432,17 @@ static int syntax_error(TjReader *r, int at_end)
 			snprintf(msg, sizeof msg, "unexpected end of input (truncated JSON?)");
 	} else {
 		size_t c = yajl_get_bytes_consumed(r->h);
-		/* yajl stops just after a bad UTF-8 byte, at the bad char otherwise */
-		if (strstr(msg, "UTF8") && c > r->scanned)
-			c--;
+		if (strstr(msg, "UTF8") && c > r->scanned) {
+			/* yajl stops after the byte that broke the sequence (an ASCII
+			 * byte ends a truncated one): point at the sequence's start */
+			size_t p = c - 1;
+			if (r->buf[p] < 0x80 && p > r->scanned)
+				p--;
+			while (p > r->scanned && (r->buf[p] & 0xC0) == 0x80 && r->buf[p - 1] >= 0x80
+			       && c - p < 4)
+				p--;
+			c = p;
+		}
 		r->have_tok = 1;  /* count lines only */
 		scan_to(r, c);
 		line = r->line;

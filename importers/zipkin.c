@@ -738,7 +738,8 @@ int zipkin_json_run(ImportCtx *ctx, FILE *f)
 	z.pass = 1;
 	int rc = one_pass(&z, f);
 	if (rc == 0) {
-		qsort(z.e, z.ne, sizeof *z.e, entry_cmp);
+		if (z.ne > 1)
+			qsort(z.e, z.ne, sizeof *z.e, entry_cmp);
 		if (fseek(f, 0, SEEK_SET) != 0)
 			rc = err_set(ctx->err, TT_EIO, "%s: Zipkin import reads its input twice and "
 			             "cannot rewind it", ctx->name);

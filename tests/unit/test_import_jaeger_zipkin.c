@@ -1,0 +1,750 @@
+/*
+ * test_import_jaeger_zipkin.c - the Jaeger and Zipkin JSON importers:
+ * exact rows from hand-written fixtures, Zipkin's shared client/server
+ * span ids, malformed inputs (each a located error and an unchanged
+ * database), re-import idempotence, format detection, positions past the
+ * reader's 64 KiB chunks, and the same trace written as OTLP, Jaeger and
+ * Zipkin giving the same rows, DAG and splits.
+ *
+ * Rows are read back with plain SQL on a second, read-only connection:
+ * the store's read API does not expose every column (events, status
+ * message, flags) and these tests check that nothing is lost.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "analysis.h"
+#include "import.h"
+#include "helpers.h"
+#include "store.h"
+#include "tracejson.h"
+
+#define FX "fixtures/"
+#define EQUIV FX "jaeger/equiv/"
+
+typedef struct Db {
+	char path[128];
+	Store *st;
+	sqlite3 *ro;
+} Db;
+
+static Db *db_new(void)
+{
+	Db *d = calloc(1, sizeof *d);
+	tmp_db_path(d->path, sizeof d->path);
+	Err err = {0};
+	assert_int_equal(store_open(d->path, 0, &d->st, &err), 0);
+	assert_int_equal(sqlite3_open_v2(d->path, &d->ro, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	return d;
+}
+
+static void db_free(Db *d)
+{
+	sqlite3_close(d->ro);
+	store_close(d->st);
+	rm_db(d->path);
+	free(d);
+}
+
+static int imp_file(Db *d, const char *path, const char *format, ImportResult *res, Err *err)
+{
+	ImportOptions o = {.format = format};
+	ImportResult r;
+	err_clear(err);
+	return import_file(d->st, path, &o, res ? res : &r, err);
+}
+
+static int imp_mem(Db *d, const char *name, const char *text, size_t len, const char *format,
+                   Err *err)
+{
+	ImportOptions o = {.format = format};
+	ImportResult r;
+	err_clear(err);
+	return import_memory(d->st, name, text, len, &o, &r, err);
+}
+
+/* First column of the first row of sql (with an optional text parameter)
+ * as a new string; "<null>" for NULL, "<no row>" when there is none. */
+static char *q1(Db *d, const char *sql, const char *arg)
+{
+	sqlite3_stmt *s = NULL;
+	if (sqlite3_prepare_v2(d->ro, sql, -1, &s, NULL) != SQLITE_OK) {
+		fail_msg("prepare: %s: %s", sql, sqlite3_errmsg(d->ro));
+	}
+	if (arg)
+		sqlite3_bind_text(s, 1, arg, -1, SQLITE_TRANSIENT);
+	char *out;
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		const unsigned char *t = sqlite3_column_text(s, 0);
+		out = strdup(t ? (const char *)t : "<null>");
+	} else {
+		out = strdup("<no row>");
+	}
+	sqlite3_finalize(s);
+	return out;
+}
+
+#define ASSERT_Q(d, sql, arg, expect)                     \
+	do {                                                  \
+		char *v_ = q1((d), (sql), (arg));                 \
+		assert_string_equal(v_, (expect));                \
+		free(v_);                                         \
+	} while (0)
+
+/* One line per span with the columns analysis reads. */
+#define ROW_SQL                                                                          \
+	"SELECT parent_id||'|'||service||'|'||host||'|'||name||'|'||kind||'|'||start_ns||'|'" \
+	"||end_ns||'|'||status_code||'|'||ifnull(status_msg,'-')||'|'||ifnull(wclass,'-')"    \
+	"||'|'||ifnull(queue_ns,'-') FROM spans WHERE span_id = ?"
+
+/* Everything in the database, for "unchanged" checks. */
+static char *fingerprint(Db *d)
+{
+	return q1(d,
+	          "SELECT (SELECT count(*) FROM spans)||'/'||(SELECT count(*) FROM sources)||'/'"
+	          "||(SELECT count(*) FROM resources)||'/'||(SELECT count(*) FROM scopes)||'/'"
+	          "||(SELECT ifnull(group_concat(trace_id||span_id||parent_id||name||start_ns),'')"
+	          "   FROM (SELECT * FROM spans ORDER BY id))",
+	          NULL);
+}
+
+/* ---- Jaeger: exact rows ------------------------------------------------- */
+
+static void test_jaeger_query_rows(void **state)
+{
+	(void)state;
+	Db *d = db_new();
+	ImportResult res;
+	Err err;
+	assert_int_equal(imp_file(d, FX "jaeger/query.json", NULL, &res, &err), 0);
+	assert_string_equal(res.format, "jaeger-json");
+	assert_int_equal(res.counts.spans_added, 6);
+	assert_int_equal(res.counts.spans_duplicate, 0);
+
+	/* 64-bit trace id in upper case: lower-cased and left-padded; short
+	 * span ids padded; class from the process tag; host from "hostname". */
+	ASSERT_Q(d, "SELECT trace_id FROM spans WHERE span_id = ?", "0000000000000a01",
+	         "00000000000000001f2e3d4c5b6a7988");
+	ASSERT_Q(d, ROW_SQL, "0000000000000a01",
+	         "|checkout|co-host-1|POST /checkout|2|1700000001000000000|1700000001250000000|0|-|"
+	         "enterprise|-");
+	/* typed tags, warnings kept, logs as events with the "event" field as name */
+	ASSERT_Q(d, "SELECT attrs FROM spans WHERE span_id = ?", "0000000000000a01",
+	         "{\"http.status_code\":200,\"jaeger.warnings\":[\"clock skew adjusted\"],"
+	         "\"payload\":\"AAEC\",\"ratio\":0.25,\"sampler.param\":true,\"span.kind\":\"server\"}");
+	ASSERT_Q(d, "SELECT events FROM spans WHERE span_id = ?", "0000000000000a01",
+	         "[{\"name\":\"cache.miss\",\"time_ns\":1700000001000100000,\"attrs\":{\"key\":\"cart:42\"}}]");
+	ASSERT_Q(d, "SELECT flags FROM spans WHERE span_id = ?", "0000000000000a01", "1");
+
+	/* fractional microseconds kept; span class beats process class; queue
+	 * = tag 250000 ns + queue.wait log 0.75 ms */
+	ASSERT_Q(d, ROW_SQL, "0000000000000a02",
+	         "0000000000000a01|checkout|co-host-1|charge|3|1700000001010000500|1700000001110000500"
+	         "|0|-|standard|1000000");
+
+	/* uppercase span id; host.name beats hostname; otel status and scope */
+	ASSERT_Q(d, ROW_SQL, "0000000000000a03",
+	         "0000000000000a02|payments|pay-9|POST /charge|2|1700000001020000000|1700000001100000000"
+	         "|2|card declined|-|-");
+	ASSERT_Q(d, "SELECT s.name||' '||s.version FROM spans p JOIN scopes s ON s.id = p.scope_id "
+	         "WHERE span_id = ?", "0000000000000a03", "io.payments 1.2.0");
+
+	/* parentSpanID without references; no span.kind -> INTERNAL; error=true */
+	ASSERT_Q(d, ROW_SQL, "0000000000000a04",
+	         "0000000000000a03|payments|pay-9|ledger.write|1|1700000001030000000|1700000001070000000"
+	         "|2|-|-|-");
+
+	/* FOLLOWS_FROM as the only same-trace reference is the parent and stays
+	 * a link; a reference into another trace is a link; inline process */
+	ASSERT_Q(d, ROW_SQL, "0000000000000a05",
+	         "0000000000000a01|mailer|mail-1|send receipt|4|1700000001300000000|1700000001305000000"
+	         "|0|-|-|-");
+	ASSERT_Q(d, "SELECT links FROM spans WHERE span_id = ?", "0000000000000a05",
+	         "[{\"trace_id\":\"00000000000000001f2e3d4c5b6a7988\",\"span_id\":\"0000000000000a01\","
+	         "\"attrs\":{\"ref_type\":\"follows_from\"}},{\"trace_id\":"
+	         "\"00000000000000000000000000000099\",\"span_id\":\"00000000000000b9\",\"attrs\":"
+	         "{\"ref_type\":\"child_of\"}}]");
+	ASSERT_Q(d, "SELECT links FROM spans WHERE span_id = ?", "0000000000000a02", "<null>");
+
+	/* second trace of the response: 128-bit id, zero duration, no tags */
+	ASSERT_Q(d, ROW_SQL, "0000000000000b01",
+	         "|search||GET /search|1|1700000005000000000|1700000005000000000|0|-|-|-");
+
+	/* one resource per process, attributes = process tags + service.name */
+	ASSERT_Q(d, "SELECT r.attrs FROM spans s JOIN resources r ON r.id = s.resource_id "
+	         "WHERE span_id = ?", "0000000000000a02",
+	         "{\"hostname\":\"co-host-1\",\"ip\":\"10.1.2.3\",\"service.name\":\"checkout\","
+	         "\"workload.class\":\"enterprise\"}");
+	ASSERT_Q(d, "SELECT count(DISTINCT resource_id) FROM spans", NULL, "4");
+	db_free(d);
+}
+
+static void test_jaeger_other_shapes(void **state)
+{
+	(void)state;
+	Db *d = db_new();
+	ImportResult res;
+	Err err;
+	/* one trace at top level */
+	assert_int_equal(imp_file(d, FX "jaeger/single.json", NULL, &res, &err), 0);
+	assert_string_equal(res.format, "jaeger-json");
+	assert_int_equal(res.counts.spans_added, 1);
+	ASSERT_Q(d, "SELECT trace_id||' '||span_id||' '||service||' '||kind FROM spans", NULL,
+	         "00000000000000000000000000abcdef 0000000000000001 solo 2");
+	/* a bare list of traces */
+	assert_int_equal(imp_file(d, FX "jaeger/list.json", NULL, &res, &err), 0);
+	assert_string_equal(res.format, "jaeger-json");
+	assert_int_equal(res.counts.spans_added, 2);
+	ASSERT_Q(d, "SELECT group_concat(service||':'||name, ',') FROM "
+	         "(SELECT * FROM spans WHERE service LIKE 's_' ORDER BY service)", NULL,
+	         "s1:one,s2:two");
+	/* an empty query response imports nothing, without error */
+	const char *empty = "{\"data\":[],\"total\":0,\"limit\":0,\"offset\":0,\"errors\":null}";
+	assert_int_equal(imp_mem(d, "empty.json", empty, strlen(empty), NULL, &err), 0);
+	db_free(d);
+}
+
+/* ---- Zipkin: rows and shared spans ------------------------------------------ */
+
+static void test_zipkin_rows_and_shared_spans(void **state)
+{
+	(void)state;
+	Db *d = db_new();
+	ImportResult res;
+	Err err;
+	assert_int_equal(imp_file(d, FX "zipkin/spans.json", NULL, &res, &err), 0);
+	assert_string_equal(res.format, "zipkin-json");
+	assert_int_equal(res.counts.spans_added, 8);
+
+	/* The derivation is documented: SHA-256 prefix of
+	 * "tailtriage/shared-server/<trace>/<id>" (values from Python's hashlib). */
+	char id[17];
+	tj_shared_server_id("463ac35c9f6413ad48485a3953bb6124", "b7ad6b7169203331", id);
+	assert_string_equal(id, "68948cda8278d48e");
+	tj_shared_server_id("463ac35c9f6413ad48485a3953bb6124", "e3e3e3e3e3e3e3e3", id);
+	assert_string_equal(id, "3a6c56623a607154");
+
+	/* root: host from "hostname", class tag, debug kept */
+	ASSERT_Q(d, ROW_SQL, "a2fb4a1d1a96d312",
+	         "|frontend|fe-1|get /api|2|1700000002000000000|1700000002030000000|0|-|standard|-");
+	ASSERT_Q(d, "SELECT attrs FROM spans WHERE span_id = ?", "a2fb4a1d1a96d312",
+	         "{\"hostname\":\"fe-1\",\"http.method\":\"GET\",\"workload.class\":\"standard\","
+	         "\"zipkin.debug\":true}");
+	/* the client half keeps the id; queue = tag 0.5 ms + annotation 1.25 ms */
+	ASSERT_Q(d, ROW_SQL, "b7ad6b7169203331",
+	         "a2fb4a1d1a96d312|frontend||get /backend|3|1700000002005000000|1700000002025000000|0|-|"
+	         "-|1750000");
+	ASSERT_Q(d, "SELECT attrs FROM spans WHERE span_id = ?", "b7ad6b7169203331",
+	         "{\"network.peer.address\":\"192.168.99.101\",\"network.peer.port\":9000,"
+	         "\"peer.service\":\"backend\",\"queue.wait_ns\":\"500000\"}");
+	ASSERT_Q(d, "SELECT events FROM spans WHERE span_id = ?", "b7ad6b7169203331",
+	         "[{\"name\":\"wire send\",\"time_ns\":1700000002005100000,\"attrs\":{}},"
+	         "{\"name\":\"queue.wait\",\"time_ns\":1700000002005000000,\"attrs\":{\"duration_ms\":1.25}}]");
+	/* the shared server half: derived id, parent = the client span,
+	 * original id kept; an empty "error" tag still means error */
+	ASSERT_Q(d, ROW_SQL, "68948cda8278d48e",
+	         "b7ad6b7169203331|backend||get /backend|2|1700000002007000000|1700000002022000000|2|-|"
+	         "-|-");
+	ASSERT_Q(d, "SELECT attrs FROM spans WHERE span_id = ?", "68948cda8278d48e",
+	         "{\"error\":\"\",\"tailtriage.shared_span_id\":\"b7ad6b7169203331\"}");
+	/* the server's child moves under the derived id ... */
+	ASSERT_Q(d, "SELECT parent_id FROM spans WHERE span_id = ?", "c1c1c1c1c1c1c1c1",
+	         "68948cda8278d48e");
+	/* ... a child running in the client's service stays with the client */
+	ASSERT_Q(d, "SELECT parent_id FROM spans WHERE span_id = ?", "d2d2d2d2d2d2d2d2",
+	         "b7ad6b7169203331");
+	/* a SERVER span carrying its client's id without "shared" is split too */
+	ASSERT_Q(d, "SELECT parent_id||' '||service||' '||kind FROM spans WHERE span_id = ?",
+	         "3a6c56623a607154", "e3e3e3e3e3e3e3e3 cache 2");
+	ASSERT_Q(d, "SELECT service||' '||kind FROM spans WHERE span_id = ?", "e3e3e3e3e3e3e3e3",
+	         "frontend 3");
+	/* 1-digit ids padded; fractional microseconds; no kind -> INTERNAL;
+	 * otel status OK; Collector-style annotation unpacked; library scope */
+	ASSERT_Q(d, "SELECT trace_id FROM spans WHERE span_id = ?", "0000000000000001",
+	         "00000000000000000000000000000007");
+	ASSERT_Q(d, ROW_SQL, "0000000000000001",
+	         "|batch|||1|1700000003000000250|1700000003000000750|1|-|-|-");
+	ASSERT_Q(d, "SELECT events FROM spans WHERE span_id = ?", "0000000000000001",
+	         "[{\"name\":\"retry\",\"time_ns\":1700000003000000000,\"attrs\":{\"attempt\":2}}]");
+	ASSERT_Q(d, "SELECT s.name FROM spans p JOIN scopes s ON s.id = p.scope_id WHERE span_id = ?",
+	         "0000000000000001", "lib-x");
+	/* resource per local endpoint, its address is not a host */
+	ASSERT_Q(d, "SELECT r.attrs||' '||ifnull(r.host,'-') FROM spans s JOIN resources r ON r.id = s.resource_id "
+	         "WHERE span_id = ?", "b7ad6b7169203331",
+	         "{\"net.host.ip\":\"192.168.99.1\",\"net.host.port\":8080,\"service.name\":\"frontend\"} -");
+
+	/* deterministic: the same file again adds nothing */
+	assert_int_equal(imp_file(d, FX "zipkin/spans.json", NULL, &res, &err), 0);
+	assert_int_equal(res.already, 1);
+	assert_int_equal(res.counts.spans_added, 0);
+	assert_int_equal(res.counts.spans_duplicate, 8);
+	ASSERT_Q(d, "SELECT count(*) FROM spans", NULL, "8");
+	db_free(d);
+}
+
+static void test_reimport_idempotent(void **state)
+{
+	(void)state;
+	Db *d = db_new();
+	ImportResult res;
+	Err err;
+	assert_int_equal(imp_file(d, FX "jaeger/query.json", NULL, &res, &err), 0);
+	char *before = fingerprint(d);
+	assert_int_equal(imp_file(d, FX "jaeger/query.json", NULL, &res, &err), 0);
+	assert_int_equal(res.already, 1);
+	assert_int_equal(res.counts.spans_added, 0);
+	assert_int_equal(res.counts.spans_duplicate, 6);
+	/* the same spans through a differently shaped file (bytes differ) */
+	assert_int_equal(imp_file(d, EQUIV "trace.jaeger.json", NULL, &res, &err), 0);
+	assert_int_equal(res.counts.spans_added, 10);
+	assert_int_equal(imp_file(d, EQUIV "trace.jaeger.json", NULL, &res, &err), 0);
+	assert_int_equal(res.counts.spans_added, 0);
+	char *after = q1(d, "SELECT count(*) FROM spans", NULL);
+	assert_string_equal(after, "16");
+	free(before);
+	free(after);
+	db_free(d);
+}
+
+/* ---- detection ---------------------------------------------------------------- */
+
+static const char *sniff_file(const char *path)
+{
+	static char head[4096];
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	size_t n = fread(head, 1, sizeof head, f);
+	fclose(f);
+	return import_sniff(head, n);
+}
+
+static void test_sniff(void **state)
+{
+	(void)state;
+	assert_string_equal(sniff_file(FX "jaeger/query.json"), "jaeger-json");
+	assert_string_equal(sniff_file(FX "jaeger/single.json"), "jaeger-json");
+	assert_string_equal(sniff_file(FX "jaeger/list.json"), "jaeger-json");
+	assert_string_equal(sniff_file(EQUIV "trace.jaeger.json"), "jaeger-json");
+	assert_string_equal(sniff_file(FX "zipkin/spans.json"), "zipkin-json");
+	assert_string_equal(sniff_file(EQUIV "trace.zipkin.json"), "zipkin-json");
+	assert_string_equal(sniff_file(EQUIV "trace.otlp.json"), "otlp-json");
+	/* neither: OTLP's camelCase traceId inside an object is not Zipkin, an
+	 * array of numbers is nothing */
+	const char *o = "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[{\"traceId\":\"01\",\"id\":1}]}]}]}";
+	const char *s = import_sniff(o, strlen(o));
+	assert_true(s == NULL || strcmp(s, "zipkin-json") != 0);
+	assert_true(s == NULL || strcmp(s, "jaeger-json") != 0);
+	assert_null(import_sniff("[1,2,3]", 7));
+	/* a head that is not NUL-terminated is read within its length */
+	char head[12];
+	memcpy(head, "[{\"traceId\"", 11);
+	head[11] = 'x';
+	assert_null(import_sniff(head, 11));
+}
+
+/* ---- malformed input ---------------------------------------------------------- */
+
+typedef struct Bad {
+	const char *format;    /* NULL: detect */
+	const char *text;
+	const char *expect;    /* the whole message */
+} Bad;
+
+#define ZS(extra)                                                                          \
+	"[{\"traceId\":\"463ac35c9f6413ad\",\"id\":\"b7ad6b7169203331\",\"timestamp\":1700000000000000," \
+	"\"duration\":10" extra "}]"
+
+static const Bad jaeger_bad[] = {
+	{NULL, "{\"data\":[{\"traceID\":\"xyz\",\"spans\":[],\"processes\":{}}]}",
+	 "bad.json:1:21: traceID \"xyz\" is not hex (character 1)"},
+	{NULL, "{\"traceID\":\"ab\",\"spans\":[{\"spanID\":\"1\",\"startTime\":1,\"duration\":-5,"
+	       "\"processID\":\"p1\"}],\"processes\":{\"p1\":{\"serviceName\":\"s\"}}}",
+	 "bad.json:1:65: duration must not be negative (\"-5\")"},
+	{NULL, "{\"traceID\":\"ab\",\"spans\":[{\"startTime\":1,\"duration\":5,\"processID\":\"p1\"}],"
+	       "\"processes\":{\"p1\":{\"serviceName\":\"s\"}}}",
+	 "bad.json:1:26: span has no \"spanID\""},
+	{NULL, "{\"traceID\":\"ab\",\"spans\":[{\"spanID\":\"1\",\"duration\":5,\"processID\":\"p1\"}],"
+	       "\"processes\":{\"p1\":{\"serviceName\":\"s\"}}}",
+	 "bad.json:1:26: span 0000000000000001 has no \"startTime\""},
+	{NULL, "{\"traceID\":\"ab\",\"spans\":[{\"spanID\":\"1\",\"startTime\":1,\"duration\":5,"
+	       "\"processID\":\"p1\",\"tags\":[{\"key\":\"n\",\"type\":\"int64\",\"value\":\"abc\"}]}],"
+	       "\"processes\":{\"p1\":{\"serviceName\":\"s\"}}}",
+	 "bad.json:1:126: tags entry \"n\": value (a string) does not fit type int64"},
+	{NULL, "{\"traceID\":\"ab\",\"spans\":[{\"spanID\":\"1\",\"startTime\":1,\"duration\":5,"
+	       "\"processID\":\"p9\"}],\"processes\":{\"p1\":{\"serviceName\":\"s\"}}}",
+	 "bad.json:1:79: processID \"p9\" is not among the trace's processes"},
+	{NULL, "{\"data\":[{\"traceID\":\"ab\",\"spans\":[{\"spanID\":\"1\",\"startTime\":1,",
+	 "bad.json:1:63: invalid JSON: unexpected end of input (truncated JSON?)"},
+	{NULL, "{\"traceID\":\"ab\",\"spans\":[{\"spanID\":\"1\",\"operationName\":\"caf\xe9\"}]}",
+	 "bad.json:1:60: invalid JSON: invalid UTF-8 in a string"},
+	{NULL, "{\"traceID\":\"ab\",\"spans\":[{\"spanID\":\"1\",\"startTime\":1,\"duration\":5,"
+	       "\"references\":[{\"refType\":\"PARENT\",\"spanID\":\"2\"}],\"processID\":\"p1\"}],"
+	       "\"processes\":{\"p1\":{\"serviceName\":\"s\"}}}",
+	 "bad.json:1:92: refType must be CHILD_OF or FOLLOWS_FROM, not \"PARENT\""},
+	{NULL, "{\"data\":null,\"total\":0,\"limit\":0,\"offset\":0,\"errors\":"
+	       "[{\"code\":404,\"msg\":\"trace not found\"}]}",
+	 "bad.json:1:73: the Jaeger response holds no traces: \"trace not found\""},
+	{NULL, "{\"traceID\":\"ab\",\"spans\":[{\"spanID\":\"0123456789abcdef0\"}]}",
+	 "bad.json:1:36: spanID must be 1 to 16 hex digits, got 17 characters"},
+	{NULL, "{\"traceID\":\"ab\",\"spans\":{},\"processes\":{}}",
+	 "bad.json:1:25: \"spans\" must be an array, not an object"},
+	{NULL, "{\"traceID\":\"ab\",\"spans\":[{\"spanID\":\"1\",\"spanID\":\"2\"}]}",
+	 "bad.json:1:49: \"spanID\" given twice in one object"},
+	{NULL, "{\"traceID\":\"ab\",\"spans\":[],\"processes\":{}} x",
+	 "bad.json:1:45: invalid JSON: trailing garbage"},
+	{NULL, "{\"traceID\":\"ab\",\"spans\":[{\"spanID\":\"1\",\"parentSpanID\":\"01\",\"startTime\":1,"
+	       "\"duration\":5,\"processID\":\"p1\"}],\"processes\":{\"p1\":{\"serviceName\":\"s\"}}}",
+	 "bad.json:1:55: span 0000000000000001 names itself as its parent"},
+	/* a good trace, then a bad one: nothing of the file may stay */
+	{NULL, "{\"data\":[\n"
+	       " {\"traceID\":\"ab\",\"spans\":[{\"spanID\":\"1\",\"startTime\":1,\"duration\":5,"
+	       "\"processID\":\"p1\"}],\"processes\":{\"p1\":{\"serviceName\":\"s\"}}},\n"
+	       " {\"traceID\":\"cd\",\"spans\":[{\"spanID\":\"1\",\"startTime\":\"1\",\"duration\":5,"
+	       "\"processID\":\"p1\"}],\"processes\":{\"p1\":{\"serviceName\":\"s\"}}}\n]}",
+	 "bad.json:3:53: startTime must be a number of microseconds, not a string"},
+	{"jaeger-json", "[{\"traceId\":\"ab\",\"id\":\"1\"}]",
+	 "bad.json:1:2: trace has no \"spans\""},
+	{NULL, "{\"traceID\":\"ab\",\"spans\":[{\"spanID\":\"1\",\"operationName\":\"a\\u0000b\"}]}",
+	 "bad.json:1:56: string holds U+0000, which is not accepted"},
+};
+
+static const Bad zipkin_bad[] = {
+	{NULL, "[{\"id\":\"b7ad6b7169203331\",\"traceId\":null,\"timestamp\":1,\"duration\":1}]",
+	 "bad.json:1:2: span has no \"traceId\""},
+	{NULL, ZS(",\"parentId\":\"12g4\""),
+	 "bad.json:1:110: parentId \"12g4\" is not hex (character 3)"},
+	{NULL, "[{\"traceId\":\"463ac35c9f6413ad\",\"id\":\"b7ad6b7169203331\",\"timestamp\":1700000000000000,"
+	       "\"duration\":-1}]",
+	 "bad.json:1:96: duration must not be negative (\"-1\")"},
+	{NULL, "[{\"traceId\":\"463ac35c9f6413ad\",\"id\":\"b7ad6b7169203331\",\"duration\":10}]",
+	 "bad.json:1:2: span b7ad6b7169203331 has no \"timestamp\""},
+	{NULL, "[{\"traceId\":\"463ac35c9f6413ad\",\"id\":\"b7ad6b7169203331\",\"timestamp\":1700000000000000}]",
+	 "bad.json:1:2: span b7ad6b7169203331 has no \"duration\" (an unfinished span)"},
+	{NULL, ZS(",\"kind\":\"SERVERS\""),
+	 "bad.json:1:106: kind must be CLIENT, SERVER, PRODUCER or CONSUMER, not \"SERVERS\""},
+	{NULL, ZS(",\"tags\":{\"a\":\"1\",\"b\":{\"c\":1}}"),
+	 "bad.json:1:119: tag \"b\" must be a string, not an object"},
+	{NULL, "[{\"traceId\":\"463ac35c9f6413ad\",\"id\":\"b7ad",
+	 "bad.json:1:42: invalid JSON: unexpected end of input (truncated JSON?)"},
+	{NULL, ZS(",\"name\":\"\xc3\x28\""),
+	 "bad.json:1:107: invalid JSON: invalid UTF-8 in a string"},
+	{NULL, ZS(",\"binaryAnnotations\":[]"),
+	 "bad.json:1:119: this is Zipkin v1 JSON (binaryAnnotations); only v2 is read "
+	 "(GET /api/v2/...)"},
+	{"zipkin-json", "{\"traceId\":\"463ac35c9f6413ad\",\"id\":\"b7ad6b7169203331\"}",
+	 "bad.json:1:1: expected a JSON array of Zipkin v2 spans, found an object"},
+	{NULL, "[[{\"traceId\":\"463ac35c9f6413ad\",\"id\":\"b7ad6b7169203331\"}]]",
+	 "bad.json:1:2: found a list of span lists (as /api/v2/traces returns): flatten it to one "
+	 "array of spans"},
+	{NULL, ZS(",\"shared\":\"yes\""),
+	 "bad.json:1:108: \"shared\" must be true or false, not a string"},
+	{NULL, ZS(",\"tags\":{\"queue.wait_ms\":\"soon\"}"),
+	 "bad.json:1:123: queue.wait_ms must be a number (ms)"},
+	{NULL, ZS(",\"localEndpoint\":{\"serviceName\":\"a\",\"port\":70000}"),
+	 "bad.json:1:141: localEndpoint port must be an integer from 0 to 65535"},
+	{NULL, ZS(",\"annotations\":[{\"timestamp\":1,\"value\":\"x\",\"endpoint\":{}}]"),
+	 "bad.json:1:152: annotations with an endpoint are Zipkin v1; only v2 is read"},
+	{NULL, "[{\"traceId\":\"0000000000000000\",\"id\":\"1\",\"timestamp\":1,\"duration\":1}]",
+	 "bad.json:1:13: traceId is all zeros, which means no id"},
+	/* a good span, then a bad one on line 3 */
+	{NULL, "[\n{\"traceId\":\"463ac35c9f6413ad\",\"id\":\"b7ad6b7169203331\",\"timestamp\":1,"
+	       "\"duration\":10}\n,{\"traceId\":\"1\",\"id\":\"2\",\"timestamp\":0,\"duration\":1}]",
+	 "bad.json:3:38: timestamp 0 is Zipkin's mark of a missing timestamp"},
+	{"zipkin-json", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+	       "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+	 "bad.json:1:129: JSON nested deeper than 128 levels"},
+};
+
+/* Imports each bad text into a database that already holds spans and
+ * checks the message and that the content did not change. */
+static void run_bad(const Bad *cases, size_t n)
+{
+	Db *d = db_new();
+	Err err;
+	assert_int_equal(imp_file(d, FX "jaeger/list.json", NULL, NULL, &err), 0);
+	char *before = fingerprint(d);
+	int bad = 0;
+	for (size_t i = 0; i < n; i++) {
+		int rc = imp_mem(d, "bad.json", cases[i].text, strlen(cases[i].text), cases[i].format,
+		                 &err);
+		if (rc == 0 || strcmp(err.msg, cases[i].expect) != 0) {
+			print_error("case %zu: rc %d\n  got:  %s\n  want: %s\n", i, rc, err.msg,
+			            cases[i].expect);
+			bad++;
+		}
+		char *now = fingerprint(d);
+		assert_string_equal(now, before);
+		free(now);
+	}
+	free(before);
+	db_free(d);
+	assert_int_equal(bad, 0);
+}
+
+static void test_jaeger_malformed(void **state)
+{
+	(void)state;
+	run_bad(jaeger_bad, sizeof jaeger_bad / sizeof jaeger_bad[0]);
+}
+
+static void test_zipkin_malformed(void **state)
+{
+	(void)state;
+	run_bad(zipkin_bad, sizeof zipkin_bad / sizeof zipkin_bad[0]);
+}
+
+/* Positions stay right far into a file (the reader works in 64 KiB
+ * chunks) and columns count characters, not bytes. */
+static void test_positions_past_chunks(void **state)
+{
+	(void)state;
+	Buf b;
+	buf_init(&b);
+	buf_adds(&b, "[\n");
+	const int bad_at = 1500;
+	for (int i = 0; i < 2000; i++) {
+		buf_printf(&b, "%s{\"traceId\":\"%016x\",\"id\":\"%016x\",\"name\":\"\xc3\xbc" "n\xc3\xaf" "c\xc3\xb6"
+		           "de\",\"timestamp\":1700000000000000,\"duration\":%s}\n",
+		           i ? "," : "", i + 1, i + 1, i == bad_at ? "-3" : "7");
+	}
+	buf_adds(&b, "]\n");
+	assert_true(b.len > 3 * 65536);
+	/* line bad_at + 2; the column of "-3" counted in characters */
+	const char *line = ",{\"traceId\":\"00000000000005dd\",\"id\":\"00000000000005dd\",\"name\":"
+	                   "\"unicode\",\"timestamp\":1700000000000000,\"duration\":";
+	char want[200];
+	snprintf(want, sizeof want, "big.json:%d:%zu: duration must not be negative (\"-3\")",
+	         bad_at + 2, strlen(line) + 1);
+	Db *d = db_new();
+	Err err;
+	assert_int_not_equal(imp_mem(d, "big.json", b.p, b.len, NULL, &err), 0);
+	assert_string_equal(err.msg, want);
+	ASSERT_Q(d, "SELECT count(*) FROM spans", NULL, "0");
+	/* and a good big file imports whole */
+	char *p = strstr(b.p, "\"duration\":-3");
+	memcpy(p + 11, " 3", 2);
+	ImportResult res;
+	ImportOptions o = {0};
+	assert_int_equal(import_memory(d->st, "big.json", b.p, b.len, &o, &res, &err), 0);
+	assert_int_equal(res.counts.spans_added, 2000);
+	buf_fini(&b);
+	db_free(d);
+}
+
+/* ---- the same trace as OTLP, Jaeger and Zipkin ---------------------------------- */
+
+#define EQ_TRACE "0000000000000000d269b633813fc60c"
+#define EQ_MAX 16
+
+typedef struct EqSpan {
+	char id[17], parent[17];
+	char service[32], host[32], name[32], wclass[32];
+	int kind, status, has_queue;
+	int64_t start, end, queue;
+	char parent_name[32];
+} EqSpan;
+
+typedef struct EqSet {
+	EqSpan s[EQ_MAX];
+	int n;
+} EqSet;
+
+static int eq_collect(void *ctx, const StoreSpanRow *r)
+{
+	EqSet *set = ctx;
+	assert_true(set->n < EQ_MAX);
+	EqSpan *e = &set->s[set->n++];
+	memset(e, 0, sizeof *e);
+	snprintf(e->id, sizeof e->id, "%s", r->span_id);
+	snprintf(e->parent, sizeof e->parent, "%s", r->parent_id);
+	snprintf(e->service, sizeof e->service, "%s", r->service);
+	snprintf(e->host, sizeof e->host, "%s", r->host);
+	snprintf(e->name, sizeof e->name, "%s", r->name);
+	snprintf(e->wclass, sizeof e->wclass, "%s", r->wclass);
+	e->kind = r->kind;
+	e->status = r->status_code;
+	e->has_queue = r->has_queue;
+	e->start = r->start_ns;
+	e->end = r->end_ns;
+	e->queue = r->has_queue ? r->queue_ns : 0;
+	return 0;
+}
+
+static int eq_cmp(const void *a, const void *b)
+{
+	return strcmp(((const EqSpan *)a)->name, ((const EqSpan *)b)->name);
+}
+
+static void eq_load(Db *d, EqSet *set)
+{
+	Err err = {0};
+	memset(set, 0, sizeof *set);
+	assert_int_equal(store_trace_scan(d->st, EQ_TRACE, eq_collect, set, &err), 0);
+	/* parents by name, so derived ids do not matter */
+	for (int i = 0; i < set->n; i++) {
+		const char *pn = set->s[i].parent[0] ? "<missing>" : "<root>";
+		for (int k = 0; k < set->n; k++)
+			if (k != i && set->s[i].parent[0] && strcmp(set->s[k].id, set->s[i].parent) == 0)
+				pn = set->s[k].name;
+		char tmp[32];
+		snprintf(tmp, sizeof tmp, "%s", pn);
+		memcpy(set->s[i].parent_name, tmp, sizeof tmp);
+	}
+	qsort(set->s, (size_t)set->n, sizeof set->s[0], eq_cmp);
+}
+
+static void eq_same_spans(const EqSet *a, const EqSet *b, const char *what)
+{
+	if (a->n != b->n)
+		fail_msg("%s: %d spans vs %d", what, a->n, b->n);
+	for (int i = 0; i < a->n; i++) {
+		const EqSpan *x = &a->s[i], *y = &b->s[i];
+		if (strcmp(x->name, y->name) || strcmp(x->service, y->service)
+		    || strcmp(x->host, y->host) || strcmp(x->wclass, y->wclass) || x->kind != y->kind
+		    || x->status != y->status || x->start != y->start || x->end != y->end
+		    || x->has_queue != y->has_queue || x->queue != y->queue
+		    || strcmp(x->parent_name, y->parent_name))
+			fail_msg("%s: span %s differs: [%s %s %s %d st%d %lld..%lld q%d:%lld under %s] vs "
+			         "[%s %s %s %d st%d %lld..%lld q%d:%lld under %s]", what, x->name,
+			         x->service, x->host, x->wclass, x->kind, x->status, (long long)x->start,
+			         (long long)x->end, x->has_queue, (long long)x->queue, x->parent_name,
+			         y->service, y->host, y->wclass, y->kind, y->status, (long long)y->start,
+			         (long long)y->end, y->has_queue, (long long)y->queue, y->parent_name);
+	}
+}
+
+static void quant_same(const Quant *x, const Quant *y, const char *what, const char *node)
+{
+	if (x->n != y->n || (x->n && (fabs(x->p50 - y->p50) > 1e-9 || fabs(x->p99 - y->p99) > 1e-9
+	                              || fabs(x->max - y->max) > 1e-9)))
+		fail_msg("%s: node %s: n %lld p50 %g p99 %g vs n %lld p50 %g p99 %g", what, node,
+		         (long long)x->n, x->p50, x->p99, (long long)y->n, y->p50, y->p99);
+}
+
+static int streq0(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
+}
+
+static void eq_same_dag(const Analysis *a, const Analysis *b, const char *what)
+{
+	if (a->n_nodes != b->n_nodes)
+		fail_msg("%s: %d nodes vs %d", what, a->n_nodes, b->n_nodes);
+	assert_string_equal(a->endpoint, b->endpoint);
+	for (int i = 0; i < a->n_nodes; i++) {
+		const DagNode *x = &a->nodes[i], *y = &b->nodes[i];
+		if (x->type != y->type || x->edge != y->edge || x->parent != y->parent
+		    || (x->group < 0) != (y->group < 0) || !streq0(x->service, y->service)
+		    || !streq0(x->operation, y->operation) || !streq0(x->dependency, y->dependency)
+		    || !streq0(x->label, y->label))
+			fail_msg("%s: node %d differs: %s/%s/%s type %d edge %d vs %s/%s/%s type %d edge %d",
+			         what, i, x->service, x->operation, x->dependency ? x->dependency : "-",
+			         x->type, x->edge, y->service, y->operation,
+			         y->dependency ? y->dependency : "-", y->type, y->edge);
+		const NodeStats *p = &x->pop[POP_WINDOW], *q = &y->pop[POP_WINDOW];
+		assert_int_equal(p->calls, q->calls);
+		assert_int_equal(p->unknown_split, q->unknown_split);
+		quant_same(&p->total, &q->total, what, x->label);
+		quant_same(&p->client_wait, &q->client_wait, what, x->label);
+		quant_same(&p->service, &q->service, what, x->label);
+		quant_same(&p->queue, &q->queue, what, x->label);
+		for (int c = 0; c < COMP_COUNT; c++)
+			assert_true(fabs(x->crit[0].ms[c] - y->crit[0].ms[c]) < 1e-9);
+	}
+	assert_int_equal(a->n_classes, b->n_classes);
+	for (int c = 0; c < a->n_classes; c++)
+		assert_string_equal(a->classes[c], b->classes[c]);
+	assert_int_equal(a->dq.orphan_spans, b->dq.orphan_spans);
+	assert_int_equal(a->dq.unpaired_calls, b->dq.unpaired_calls);
+	assert_int_equal(a->dq.skew, b->dq.skew);
+	quant_same(&a->pop[0].ingress, &b->pop[0].ingress, what, "ingress");
+}
+
+static void test_same_trace_three_formats(void **state)
+{
+	(void)state;
+	static const char *files[3] = {EQUIV "trace.otlp.json", EQUIV "trace.jaeger.json",
+	                               EQUIV "trace.zipkin.json"};
+	static const char *formats[3] = {"otlp-json", "jaeger-json", "zipkin-json"};
+	Db *d[3];
+	EqSet *set = calloc(3, sizeof *set);
+	Analysis *an[3] = {NULL, NULL, NULL};
+	for (int i = 0; i < 3; i++) {
+		d[i] = db_new();
+		ImportResult res;
+		Err err;
+		if (imp_file(d[i], files[i], NULL, &res, &err) != 0)
+			fail_msg("%s: %s", files[i], err.msg);
+		assert_string_equal(res.format, formats[i]);
+		assert_int_equal(res.counts.spans_added, 10);
+		eq_load(d[i], &set[i]);
+		AnalysisOptions all = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+		assert_int_equal(analysis_run(d[i]->st, &all, &an[i], &err), 0);
+	}
+	/* the rows a user sees are the same; spot-check one against the fixture */
+	eq_same_spans(&set[0], &set[1], "otlp vs jaeger");
+	eq_same_spans(&set[0], &set[2], "otlp vs zipkin");
+	const EqSpan *sel = NULL;
+	for (int i = 0; i < set[2].n; i++)
+		if (strcmp(set[2].s[i].name, "SELECT users") == 0)
+			sel = &set[2].s[i];
+	assert_non_null(sel);
+	assert_string_equal(sel->parent_name, "GET /profile");
+	assert_string_equal(sel->wclass, "premium");
+	assert_int_equal(sel->queue, 2000000);
+
+	/* the DAG, its splits and the critical path agree */
+	eq_same_dag(an[0], an[1], "otlp vs jaeger");
+	eq_same_dag(an[0], an[2], "otlp vs zipkin");
+	/* and they are the trace's: profile is a paired call with a 5 ms wait
+	 * (client 30 ms, server 25 ms); pricing and inventory run in parallel */
+	const DagNode *profile = NULL, *pricing = NULL, *inventory = NULL;
+	for (int i = 0; i < an[2]->n_nodes; i++) {
+		const DagNode *nd = &an[2]->nodes[i];
+		if (nd->dependency && strcmp(nd->dependency, "profile") == 0)
+			profile = nd;
+		if (nd->dependency && strcmp(nd->dependency, "pricing") == 0)
+			pricing = nd;
+		if (nd->dependency && strcmp(nd->dependency, "inventory") == 0)
+			inventory = nd;
+	}
+	assert_non_null(profile);
+	assert_non_null(pricing);
+	assert_non_null(inventory);
+	assert_int_equal(profile->type, NODE_CALL);
+	assert_int_equal(profile->pop[0].client_wait.n, 1);
+	assert_true(fabs(profile->pop[0].client_wait.p50 - 5.0) < 1e-9);
+	assert_true(fabs(profile->pop[0].service.p50 - 25.0) < 1e-9);
+	assert_true(fabs(profile->pop[0].queue.p50 - 1.5) < 1e-9);
+	assert_int_equal(pricing->edge, EDGE_PARALLEL);
+	assert_int_equal(inventory->edge, EDGE_PARALLEL);
+	assert_true(fabs(pricing->pop[0].client_wait.p50 - 20.0) < 1e-9);
+
+	for (int i = 0; i < 3; i++) {
+		analysis_free(an[i]);
+		db_free(d[i]);
+	}
+	free(set);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_jaeger_query_rows),
+		cmocka_unit_test(test_jaeger_other_shapes),
+		cmocka_unit_test(test_zipkin_rows_and_shared_spans),
+		cmocka_unit_test(test_reimport_idempotent),
+		cmocka_unit_test(test_sniff),
+		cmocka_unit_test(test_jaeger_malformed),
+		cmocka_unit_test(test_zipkin_malformed),
+		cmocka_unit_test(test_positions_past_chunks),
+		cmocka_unit_test(test_same_trace_three_formats),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
