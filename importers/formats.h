@@ -50,5 +50,13 @@ int jaeger_json_sniff(const char *head, size_t len);
 int jaeger_json_run(ImportCtx *ctx, FILE *f);
 int zipkin_json_sniff(const char *head, size_t len);
 int zipkin_json_run(ImportCtx *ctx, FILE *f);
+int prom_text_sniff_prometheus(const char *head, size_t len);
+int prom_text_run_prometheus(ImportCtx *ctx, FILE *f);
+int prom_text_sniff_openmetrics(const char *head, size_t len);
+int prom_text_run_openmetrics(ImportCtx *ctx, FILE *f);
+int otlp_metrics_sniff(const char *head, size_t len);
+int otlp_metrics_run(ImportCtx *ctx, FILE *f);
+int sheet_sniff(const char *head, size_t len);
+int sheet_run(ImportCtx *ctx, FILE *f);
 
 #endif

@@ -20,6 +20,14 @@ static const ImportFormat formats[] = {
 	{"jaeger-json", "Jaeger JSON traces (query API {\"data\":[...]}, one downloaded trace)",
 	 jaeger_json_sniff, jaeger_json_run},
 	{"zipkin-json", "Zipkin v2 JSON span list", zipkin_json_sniff, zipkin_json_run},
+	{"prometheus", "Prometheus text exposition format 0.0.4", prom_text_sniff_prometheus,
+	 prom_text_run_prometheus},
+	{"openmetrics", "OpenMetrics 1.0 text (ends with # EOF)", prom_text_sniff_openmetrics,
+	 prom_text_run_openmetrics},
+	{"otlp-metrics", "OTLP/JSON metrics (ExportMetricsServiceRequest, one document or JSON Lines)",
+	 otlp_metrics_sniff, otlp_metrics_run},
+	{"sheet", "observation sheet (JSON, see docs/formats/observation-sheet.md)", sheet_sniff,
+	 sheet_run},
 };
 
 #define N_FORMATS (sizeof formats / sizeof formats[0])
