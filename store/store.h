@@ -455,4 +455,27 @@ int store_observations_scan(Store *st, const char *sheet, const char *name,
                             StoreObservationFn fn, void *ctx, Err *err);
 
 
+/* ---- pulled PromQL queries (owner: live; store_metrics.c, last section) --
+ * A `tailtriage pull` query evaluation is one source (format "promql")
+ * whose metric points are the query's result; this record keeps what was
+ * asked, where and for which instant, keyed by that source. */
+
+typedef struct StorePromQuery {
+	const char *url;          /* the API's base URL */
+	const char *name;         /* the query's name ("pool.profile.used") */
+	const char *query;        /* the PromQL text */
+	int64_t eval_ns;          /* evaluation time (the API's time parameter) */
+	const char *result_type;  /* "vector", "scalar" or "matrix" */
+	int64_t samples;          /* values in the result */
+} StorePromQuery;
+
+/* Records the query of source_id inside the current transaction. */
+int store_promql_add(Store *st, int64_t source_id, const StorePromQuery *q, Err *err);
+
+/* Called per recorded query, oldest evaluation first; strings borrowed. */
+typedef int (*StorePromQueryFn)(void *ctx, int64_t source_id, const StorePromQuery *q);
+
+int store_promql_scan(Store *st, StorePromQueryFn fn, void *ctx, Err *err);
+
+
 #endif

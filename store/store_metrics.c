@@ -104,6 +104,17 @@ static const char *const mmigrations[] = {
 	"  norm_unit TEXT NOT NULL,"
 	"  labels TEXT NOT NULL DEFAULT '{}',"
 	"  UNIQUE(sheet, name, role, labels));",
+	/* pull 1 (owner: live; see the last section of this file): the PromQL
+	 * query behind each pulled source */
+	"CREATE TABLE promql_queries("
+	"  source_id INTEGER PRIMARY KEY REFERENCES sources(id),"
+	"  url TEXT NOT NULL,"
+	"  name TEXT NOT NULL,"
+	"  query TEXT NOT NULL,"
+	"  eval_ns INTEGER NOT NULL,"
+	"  result_type TEXT NOT NULL,"
+	"  samples INTEGER NOT NULL);"
+	"CREATE INDEX promql_queries_eval ON promql_queries(eval_ns);",
 };
 
 #define N_MMIGRATIONS ((int)(sizeof mmigrations / sizeof mmigrations[0]))
@@ -855,4 +866,69 @@ int store_observations_scan(Store *st, const char *sheet, const char *name,
 	}
 	done(s);
 	return rc == SQLITE_DONE ? 0 : store_sqlerr(st, err, "reading observations");
+}
+
+/* ==== pulled PromQL queries (owner: live) ================================
+ * Kept apart from the metrics code above: two statements in the two last
+ * slots of st->mstmt, prepared on first use like the others. */
+
+enum { PQ_ADD = STORE_METRICS_STMTS - 2, PQ_SCAN = STORE_METRICS_STMTS - 1 };
+_Static_assert((int)M_COUNT <= (int)PQ_ADD, "metrics statements reach the promql slots");
+
+static sqlite3_stmt *pq_stmt(Store *st, int i, Err *err)
+{
+	static const char *const text[2] = {
+		"INSERT INTO promql_queries(source_id, url, name, query, eval_ns, result_type,"
+		" samples) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+		"SELECT source_id, url, name, query, eval_ns, result_type, samples"
+		" FROM promql_queries ORDER BY eval_ns, source_id",
+	};
+	if (st->mstmt[i] == NULL &&
+	    sqlite3_prepare_v3(st->db, text[i - PQ_ADD], -1, SQLITE_PREPARE_PERSISTENT,
+	                       &st->mstmt[i], NULL) != SQLITE_OK) {
+		store_sqlerr(st, err, "preparing a promql statement");
+		return NULL;
+	}
+	return st->mstmt[i];
+}
+
+int store_promql_add(Store *st, int64_t source_id, const StorePromQuery *q, Err *err)
+{
+	sqlite3_stmt *s = pq_stmt(st, PQ_ADD, err);
+	if (s == NULL)
+		return TT_ESTORE;
+	sqlite3_bind_int64(s, 1, source_id);
+	sqlite3_bind_text(s, 2, nz(q->url), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, nz(q->name), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, nz(q->query), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 5, q->eval_ns);
+	sqlite3_bind_text(s, 6, nz(q->result_type), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 7, q->samples);
+	int rc = sqlite3_step(s);
+	done(s);
+	return rc == SQLITE_DONE ? 0 : store_sqlerr(st, err, "storing a promql query");
+}
+
+int store_promql_scan(Store *st, StorePromQueryFn fn, void *ctx, Err *err)
+{
+	sqlite3_stmt *s = pq_stmt(st, PQ_SCAN, err);
+	if (s == NULL)
+		return TT_ESTORE;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		StorePromQuery q = {
+			.url = col_text(s, 1),
+			.name = col_text(s, 2),
+			.query = col_text(s, 3),
+			.eval_ns = sqlite3_column_int64(s, 4),
+			.result_type = col_text(s, 5),
+			.samples = sqlite3_column_int64(s, 6),
+		};
+		if (fn(ctx, sqlite3_column_int64(s, 0), &q)) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	done(s);
+	return rc == SQLITE_DONE ? 0 : store_sqlerr(st, err, "reading promql queries");
 }
