@@ -1,0 +1,159 @@
+// otel_app.js - a small instrumented "checkout" endpoint that exports its
+// traces and metrics with the real OpenTelemetry JS SDK (OTLP/HTTP, JSON
+// encoding) to the endpoint given as argv[2] (e.g. http://127.0.0.1:4318).
+//
+// Two services (checkout-api calling pricing and inventory in parallel,
+// then a local "assemble" step) each have their own tracer provider and
+// resource, like two processes would. Every span the exporter reports as
+// exported (ExportResultCode.SUCCESS) is counted and its ids written to
+// argv[3], so the test can check each one is in the database.
+//
+// Usage: node otel_app.js ENDPOINT IDS_FILE [REQUESTS] [TOKEN]
+'use strict';
+
+const fs = require('fs');
+const api = require('@opentelemetry/api');
+const { BasicTracerProvider, BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base');
+const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http');
+const { OTLPMetricExporter } = require('@opentelemetry/exporter-metrics-otlp-http');
+const { MeterProvider, PeriodicExportingMetricReader } = require('@opentelemetry/sdk-metrics');
+const { resourceFromAttributes } = require('@opentelemetry/resources');
+
+const endpoint = process.argv[2];
+const idsFile = process.argv[3];
+const requests = parseInt(process.argv[4] || '60', 10);
+const token = process.argv[5];
+if (!endpoint || !idsFile) {
+  console.error('usage: node otel_app.js ENDPOINT IDS_FILE [REQUESTS] [TOKEN]');
+  process.exit(2);
+}
+const headers = token ? { Authorization: `Bearer ${token}` } : {};
+
+const exported = [];      // "traceId spanId" of every span acknowledged
+const failures = [];      // messages of failed exports
+let failedSpans = 0;
+
+// Wraps an exporter to see what it reports for each batch.
+class CountingSpanExporter {
+  constructor(inner) { this.inner = inner; }
+  export(spans, done) {
+    this.inner.export(spans, (result) => {
+      if (result.code === 0) {
+        for (const s of spans) {
+          const c = s.spanContext();
+          exported.push(`${c.traceId} ${c.spanId}`);
+        }
+      } else {
+        failedSpans += spans.length;
+        failures.push(String(result.error && result.error.message));
+      }
+      done(result);
+    });
+  }
+  shutdown() { return this.inner.shutdown(); }
+  forceFlush() { return this.inner.forceFlush ? this.inner.forceFlush() : Promise.resolve(); }
+}
+
+const metricResults = { ok: 0, failed: 0, errors: [] };
+class CountingMetricExporter {
+  constructor(inner) { this.inner = inner; }
+  export(metrics, done) {
+    this.inner.export(metrics, (result) => {
+      if (result.code === 0) metricResults.ok++;
+      else {
+        metricResults.failed++;
+        metricResults.errors.push(String(result.error && result.error.message));
+      }
+      done(result);
+    });
+  }
+  selectAggregationTemporality(k) { return this.inner.selectAggregationTemporality(k); }
+  selectAggregation(k) { return this.inner.selectAggregation ? this.inner.selectAggregation(k) : undefined; }
+  forceFlush() { return this.inner.forceFlush(); }
+  shutdown() { return this.inner.shutdown(); }
+}
+
+function provider(service, host) {
+  const exporter = new CountingSpanExporter(
+    new OTLPTraceExporter({ url: `${endpoint}/v1/traces`, headers }));
+  return new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': service, 'host.name': host }),
+    spanProcessors: [new BatchSpanProcessor(exporter, { maxExportBatchSize: 64, scheduledDelayMillis: 50 })],
+  });
+}
+
+const apiProv = provider('checkout-api', 'api-1');
+const pricingProv = provider('pricing', 'pricing-1');
+const inventoryProv = provider('inventory', 'inventory-1');
+const apiTracer = apiProv.getTracer('checkout');
+const pricingTracer = pricingProv.getTracer('pricing');
+const inventoryTracer = inventoryProv.getTracer('inventory');
+
+const metricExporter = new CountingMetricExporter(
+  new OTLPMetricExporter({ url: `${endpoint}/v1/metrics`, headers }));
+const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 60000 });
+const meterProvider = new MeterProvider({
+  resource: resourceFromAttributes({ 'service.name': 'checkout-api', 'host.name': 'api-1' }),
+  readers: [reader],
+});
+const meter = meterProvider.getMeter('checkout');
+const latency = meter.createHistogram('http.server.request.duration', { unit: 's' });
+const requestsTotal = meter.createCounter('checkout.requests');
+const poolUsed = meter.createUpDownCounter('db.client.connection.count');
+
+const classes = ['standard', 'premium', 'enterprise'];
+
+// One request at a given (simulated) start time in ms since the epoch.
+function request(i, t0) {
+  const wclass = classes[i % 3];
+  const root = apiTracer.startSpan('GET /checkout', {
+    kind: api.SpanKind.SERVER, startTime: t0, attributes: { 'workload.class': wclass },
+  });
+  const rootCtx = api.trace.setSpan(api.context.active(), root);
+  // pricing and inventory in parallel; pricing is slower for enterprise.
+  const pricingMs = 8 + (i % 7) + (wclass === 'enterprise' ? 40 : 0);
+  const inventoryMs = 5 + (i % 5);
+  const calls = [
+    [pricingTracer, 'pricing', 'POST /price', pricingMs],
+    [inventoryTracer, 'inventory', 'GET /stock', inventoryMs],
+  ];
+  let end = t0 + 1;
+  for (const [tracer, svc, op, ms] of calls) {
+    const client = apiTracer.startSpan(`${svc} ${op}`, { kind: api.SpanKind.CLIENT, startTime: t0 + 1 }, rootCtx);
+    const clientCtx = api.trace.setSpan(rootCtx, client);
+    const server = tracer.startSpan(op, { kind: api.SpanKind.SERVER, startTime: t0 + 2 }, clientCtx);
+    server.end(t0 + 2 + ms);
+    client.end(t0 + 3 + ms);
+    end = Math.max(end, t0 + 3 + ms);
+  }
+  const assemble = apiTracer.startSpan('assemble', { kind: api.SpanKind.INTERNAL, startTime: end }, rootCtx);
+  assemble.end(end + 2);
+  root.end(end + 3);
+  latency.record((end + 3 - t0) / 1000, { 'workload.class': wclass });
+  requestsTotal.add(1, { 'workload.class': wclass });
+}
+
+async function main() {
+  const base = Date.now() - requests * 20;
+  poolUsed.add(3, { 'db.client.connection.pool.name': 'pricing', 'db.client.connection.state': 'used' });
+  for (let i = 0; i < requests; i++) request(i, base + i * 20);
+  // A refused export rejects these promises; the counts above say what
+  // happened, so settle them all and report.
+  await Promise.allSettled([apiProv.forceFlush(), pricingProv.forceFlush(), inventoryProv.forceFlush()]);
+  await Promise.allSettled([reader.forceFlush()]);
+  await Promise.allSettled([apiProv.shutdown(), pricingProv.shutdown(), inventoryProv.shutdown(),
+                            meterProvider.shutdown()]);
+  fs.writeFileSync(idsFile, exported.join('\n') + (exported.length ? '\n' : ''));
+  const summary = {
+    spans_started: requests * 6,
+    spans_exported: exported.length,
+    spans_failed: failedSpans,
+    span_errors: failures.slice(0, 3),
+    metric_exports_ok: metricResults.ok,
+    metric_exports_failed: metricResults.failed,
+    metric_errors: metricResults.errors.slice(0, 3),
+  };
+  console.log(JSON.stringify(summary));
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
