@@ -467,6 +467,10 @@ static int feed(TjReader *r, const unsigned char *p, size_t n)
 		return syntax_error(r, 0);
 	scan_to(r, n);
 	r->base += n;
+	/* yajl keeps an unfinished token in its own buffer: bound it */
+	if (r->have_tok && r->base - r->tok_off > TJ_TOKEN_MAX)
+		return err_at(rd_err(r), TT_EPARSE, rd_name(r), r->tok_line, r->tok_col,
+		              "a single JSON value longer than %zu MiB", TJ_TOKEN_MAX >> 20);
 	return 0;
 }
 

@@ -16,7 +16,8 @@
  * single Jaeger trace at top level arrives). Memory grows with the largest
  * record, never with the file: each record's tree lives in an arena that
  * is emptied once the record has been handled, and a record whose tree
- * would pass TJ_RECORD_MAX bytes is refused with a located error.
+ * would pass TJ_RECORD_MAX bytes, or one string longer than TJ_TOKEN_MAX,
+ * is refused with a located error.
  *
  * Positions: lines and columns are 1-based; columns count characters
  * (UTF-8 sequences), not bytes. Strings are validated as UTF-8 by yajl;
@@ -34,6 +35,8 @@
 
 /* Largest tree one record may take (about 40 MB of typical span JSON). */
 #define TJ_RECORD_MAX ((size_t)256 << 20)
+/* Longest single string or number (yajl buffers a token whole). */
+#define TJ_TOKEN_MAX ((size_t)8 << 20)
 /* Deepest nesting accepted anywhere in the document. */
 #define TJ_MAX_DEPTH 128
 
