@@ -537,6 +537,30 @@ static void test_positions_past_chunks(void **state)
 	db_free(d);
 }
 
+/* Memory stays bounded on hostile input: one string longer than the
+ * reader's token cap is refused where it starts. */
+static void test_token_cap(void **state)
+{
+	(void)state;
+	size_t big = TJ_TOKEN_MAX + 70000;
+	const char *pre = "[{\"traceId\":\"1\",\"id\":\"1\",\"name\":\"";
+	size_t pl = strlen(pre);
+	char *text = malloc(pl + big + 8);
+	memcpy(text, pre, pl);
+	memset(text + pl, 'x', big);
+	memcpy(text + pl + big, "\"}]", 4);
+	Db *d = db_new();
+	Err err;
+	assert_int_not_equal(imp_mem(d, "huge.json", text, pl + big + 3, NULL, &err), 0);
+	char want[128];
+	snprintf(want, sizeof want, "huge.json:1:%zu: a single JSON value longer than %zu MiB", pl,
+	         TJ_TOKEN_MAX >> 20);
+	assert_string_equal(err.msg, want);
+	ASSERT_Q(d, "SELECT count(*) FROM spans", NULL, "0");
+	free(text);
+	db_free(d);
+}
+
 /* ---- the same trace as OTLP, Jaeger and Zipkin ---------------------------------- */
 
 #define EQ_TRACE "0000000000000000d269b633813fc60c"
@@ -744,6 +768,7 @@ int main(void)
 		cmocka_unit_test(test_jaeger_malformed),
 		cmocka_unit_test(test_zipkin_malformed),
 		cmocka_unit_test(test_positions_past_chunks),
+		cmocka_unit_test(test_token_cap),
 		cmocka_unit_test(test_same_trace_three_formats),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
