@@ -69,9 +69,23 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["metric_exports_ok"] >= 1 and s["metric_exports_failed"] == 0, s
 EOF
-  pts=$(live_sql "$DB" 'select count(*) from metric_points')
-  [ "$pts" -gt 0 ] || live_fail "metric export acknowledged but no metric points stored"
-  echo "metric points stored: $pts"
+  python3 - "$DB" <<'EOF' || live_fail "the exported metrics are not in the database"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute(
+    "SELECT f.name, f.type, s.labels, p.count, p.value FROM metric_points p"
+    " JOIN metric_series s ON s.id = p.series_id JOIN metric_families f ON f.id = s.family_id"
+    " ORDER BY p.ts_ns DESC").fetchall()
+last = {}
+for name, typ, labels, count, value in rows:
+    last.setdefault((name, typ, labels), (count, value))
+for cls in ("standard", "premium", "enterprise"):
+    key = ("http.server.request.duration", "histogram", json.dumps({"workload.class": cls}, separators=(",", ":")))
+    assert last[key][0] == 20, (key, last.get(key))
+pool = [v for (n, t, l), v in last.items() if n == "db.client.connection.count"]
+assert pool == [(None, 3.0)], pool
+print(f"metric points stored: {len(rows)}; request histogram counts 20/20/20, pool gauge 3")
+EOF
 fi
 
 live_serve_stop

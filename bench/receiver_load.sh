@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# bench/receiver_load.sh - throughput of `tailtriage serve` on loopback.
+#
+# For each configuration (concurrent senders x spans per request) it starts
+# serve on a fresh database, runs tests/js/load_sender.js (Node.js,
+# keep-alive connections) for a fixed time, stops serve, and checks that
+# every request answered 200 is in the database with all its spans. Prints
+# one Markdown table row per configuration; --record replaces the table in
+# the "## Receiver throughput" section of bench/README.md.
+#
+# usage: bench/receiver_load.sh [--seconds N] [--record] [C:B ...]
+#   TT_BIN  tailtriage binary (default: build/cli/tailtriage)
+#   C:B     concurrency and batch size (default: 1:1 8:1 8:50 32:50)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export TT_SRC=$ROOT
+: "${TT_BIN:=$ROOT/build/cli/tailtriage}"
+[ -x "$TT_BIN" ] || { echo "receiver_load: no binary at $TT_BIN (set TT_BIN)" >&2; exit 2; }
+export TT_BIN
+
+seconds=3
+record=0
+configs=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --seconds) seconds=$2; shift 2 ;;
+    --record) record=1; shift ;;
+    *:*) configs+=("$1"); shift ;;
+    *) echo "usage: $0 [--seconds N] [--record] [C:B ...]" >&2; exit 2 ;;
+  esac
+done
+[ ${#configs[@]} -gt 0 ] || configs=(1:1 8:1 8:50 32:50)
+
+source "$ROOT/tests/js/live_common.bash"
+live_need_node
+
+# run_one C B: prints a table row; fails if an acknowledged span is missing.
+run_one() {
+  local conc=$1 batch=$2 db="$LIVE_TMP/load-$1-$2.db"
+  live_serve "$db" -q --max-connections $((conc + 8))
+  node "$LIVE_JS_DIR/load_sender.js" "http://127.0.0.1:$LIVE_PORT" "$seconds" "$conc" "$batch" \
+    "$LIVE_TMP/acked-$conc-$batch" >"$LIVE_TMP/load.json" || live_fail "load_sender failed"
+  live_serve_stop
+  kill -0 "$LIVE_SERVE_PID" 2>/dev/null && live_fail "serve did not stop"
+  grep -q '^tailtriage: stopped' "$LIVE_SERVE_LOG" || live_fail "serve did not stop cleanly (crash?)"
+  {
+    echo "CREATE TEMP TABLE acked(trace_id TEXT PRIMARY KEY);"
+    echo "BEGIN;"
+    sed "s/.*/INSERT INTO acked VALUES('&');/" "$LIVE_TMP/acked-$conc-$batch"
+    echo "COMMIT;"
+    echo "SELECT count(*), (SELECT count(*) FROM acked a WHERE (SELECT count(*) FROM spans s WHERE s.trace_id = a.trace_id) <> $batch) FROM acked;"
+  } >"$LIVE_TMP/check.sql"
+  local acked bad
+  read -r acked bad < <(sqlite3 -batch -separator ' ' "$db" <"$LIVE_TMP/check.sql")
+  [ "$bad" = 0 ] || live_fail "$bad of $acked acknowledged requests are not fully stored"
+  python3 - "$LIVE_TMP/load.json" "$acked" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["acked_requests"] == int(sys.argv[2]), (s, sys.argv[2])
+other = {k: v for k, v in s["statuses"].items() if k != "200"}
+print("| %d | %d | %.1f | %d | %.0f | %.0f | %.1f | %.1f | %s |" % (
+    s["concurrency"], s["batch"], s["seconds"], s["requests"], s["requests_per_s"],
+    s["spans_per_s"], s["latency_ms"]["p50"], s["latency_ms"]["p99"],
+    ", ".join(f"{v}x{k}" for k, v in other.items()) or "none"))
+EOF
+}
+
+header="| senders | spans/request | seconds | requests | requests/s | spans/s stored | p50 ms | p99 ms | non-200 |
+|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+rows=$(for c in "${configs[@]}"; do run_one "${c%%:*}" "${c##*:}"; done)
+echo "$header"
+echo "$rows"
+
+if [ $record = 1 ]; then
+  readme="$ROOT/bench/README.md"
+  python3 - "$readme" "$header" "$rows" "$seconds" <<'EOF'
+import datetime, os, platform, re, subprocess, sys
+path, header, rows, seconds = sys.argv[1:5]
+cpu = "?"
+try:
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+except OSError:
+    pass
+node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+body = f"""## Receiver throughput
+
+`bench/receiver_load.sh --record` (this table is rewritten by it). Each row:
+`tailtriage serve -q` on a fresh database on 127.0.0.1, `tests/js/load_sender.js`
+(Node.js {node}, keep-alive connections) posting OTLP/JSON trace requests for
+{seconds} s, one new trace per request. After each run the script checks that
+every request answered 200 is in the database with all its spans (it fails
+otherwise). Machine: {os.cpu_count()} cores, {cpu}; sender and server share them.
+Recorded {datetime.date.today().isoformat()}.
+
+{header}
+{rows}
+
+Reading it: one request is one SQLite transaction (a 200 means committed, WAL,
+synchronous as the store sets it), so small requests are bound by the commit and
+batching spans is what raises throughput; the OpenTelemetry SDK batch processor
+sends up to 512 spans per request by default.
+"""
+text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
+pat = re.compile(r"^## Receiver throughput\n.*?(?=^## |\Z)", re.S | re.M)
+if pat.search(text):
+    text = pat.sub(lambda m: body + "\n", text)
+else:
+    text = text.rstrip("\n") + "\n\n" + body
+open(path, "w").write(text)
+print(f"recorded in {path}", file=sys.stderr)
+EOF
+fi

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# live_bad_requests.sh - `tailtriage serve` against bad requests sent by
+# curl and by a raw socket: each gets the right status and a JSON message,
+# and the database stays exactly as it was; a slow client is cut off
+# without holding up the others.
+source "${TT_SRC:?}/tests/js/live_common.bash"
+
+DB="$LIVE_TMP/bad.db"
+live_serve "$DB" --max-body 64K --timeout 1
+URL="http://127.0.0.1:$LIVE_PORT"
+
+span_doc() { # span_doc TRACE_HEX_SUFFIX N_SPANS
+  python3 - "$1" "$2" <<'EOF'
+import json, sys
+tid = ("%032x" % int(sys.argv[1]))
+spans = [{"traceId": tid, "spanId": "%016x" % (i + 1), "name": "op%d" % i, "kind": 2,
+          "startTimeUnixNano": str(1700000000000000000 + i * 1000000),
+          "endTimeUnixNano": str(1700000000005000000 + i * 1000000)} for i in range(int(sys.argv[2]))]
+print(json.dumps({"resourceSpans": [{"resource": {"attributes": [
+    {"key": "service.name", "value": {"stringValue": "api"}}]},
+    "scopeSpans": [{"scope": {"name": "t"}, "spans": spans}]}]}))
+EOF
+}
+
+state() { live_sql "$DB" "select (select count(*) from spans) || '/' || (select count(*) from sources)"; }
+
+# post NAME EXPECTED_STATUS BODY_PATTERN curl-args...
+post() {
+  local name=$1 want=$2 pattern=$3
+  shift 3
+  local before got
+  before=$(state)
+  got=$(curl -sS -o "$LIVE_TMP/resp" -w '%{http_code}' "$@") || live_fail "$name: curl failed"
+  [ "$got" = "$want" ] || live_fail "$name: status $got, expected $want ($(cat "$LIVE_TMP/resp"))"
+  grep -q -- "$pattern" "$LIVE_TMP/resp" || live_fail "$name: body $(cat "$LIVE_TMP/resp") lacks '$pattern'"
+  if [ "$want" != 200 ]; then
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert isinstance(d["code"], int) and d["message"]' \
+      "$LIVE_TMP/resp" || live_fail "$name: error body is not {code, message}"
+    [ "$(state)" = "$before" ] || live_fail "$name: the database changed ($before -> $(state))"
+  fi
+  printf '%-28s %s %s\n' "$name" "$got" "$(head -c 110 "$LIVE_TMP/resp")"
+}
+
+JSON=(-H 'Content-Type: application/json')
+span_doc 1 3 >"$LIVE_TMP/good.json"
+head -c 150 "$LIVE_TMP/good.json" >"$LIVE_TMP/trunc.json"
+span_doc 2 400 >"$LIVE_TMP/big.json"   # ~80 KB > 64K
+python3 -c 'import sys; sys.stdout.buffer.write(b"\0" * (8 << 20))' | gzip -9 >"$LIVE_TMP/bomb.gz"
+gzip -c "$LIVE_TMP/good.json" | head -c 60 >"$LIVE_TMP/cut.gz"
+echo '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"zz"}]}]}]}' >"$LIVE_TMP/badid.json"
+
+post "truncated JSON" 400 '/v1/traces:1:' "${JSON[@]}" --data-binary @"$LIVE_TMP/trunc.json" "$URL/v1/traces"
+post "bad trace id" 400 '/v1/traces:1:' "${JSON[@]}" --data-binary @"$LIVE_TMP/badid.json" "$URL/v1/traces"
+post "not JSON at all" 400 '"code":3' "${JSON[@]}" --data-binary 'hello' "$URL/v1/traces"
+post "empty body" 400 'empty' "${JSON[@]}" --data-binary '' "$URL/v1/traces"
+post "protobuf" 415 'only JSON is accepted' -H 'Content-Type: application/x-protobuf' \
+  --data-binary @"$LIVE_TMP/good.json" "$URL/v1/traces"
+post "text/plain" 415 'only JSON is accepted' -H 'Content-Type: text/plain' \
+  --data-binary @"$LIVE_TMP/good.json" "$URL/v1/traces"
+post "brotli encoding" 415 'not supported' "${JSON[@]}" -H 'Content-Encoding: br' \
+  --data-binary @"$LIVE_TMP/good.json" "$URL/v1/traces"
+post "oversized body" 413 'above the limit' "${JSON[@]}" --data-binary @"$LIVE_TMP/big.json" "$URL/v1/traces"
+post "oversized, chunked" 413 'above the limit' "${JSON[@]}" -H 'Transfer-Encoding: chunked' \
+  --data-binary @"$LIVE_TMP/big.json" "$URL/v1/traces"
+post "gzip bomb (8 MiB of zeros)" 413 'inflates to more than' "${JSON[@]}" -H 'Content-Encoding: gzip' \
+  --data-binary @"$LIVE_TMP/bomb.gz" "$URL/v1/traces"
+post "cut gzip stream" 400 'gzip' "${JSON[@]}" -H 'Content-Encoding: gzip' \
+  --data-binary @"$LIVE_TMP/cut.gz" "$URL/v1/traces"
+post "unknown path" 404 'unknown path' "${JSON[@]}" --data-binary @"$LIVE_TMP/good.json" "$URL/v1/logs"
+post "GET" 405 'use POST' "$URL/v1/traces"
+post "metrics body on traces" 400 '"code":3' "${JSON[@]}" --data-binary '{"resourceMetrics":[]}' "$URL/v1/traces"
+
+# A slow client sends its headers and part of the body, then stalls. The
+# server drops it after the 1 s idle timeout without a response, and
+# answers another client meanwhile.
+python3 - "$LIVE_PORT" >"$LIVE_TMP/slow.out" <<'EOF' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+          b"Content-Length: 5000\r\n\r\n{\"resourceSpans\":[")
+t0 = time.time()
+s.settimeout(10)
+data = b""
+try:
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+except socket.timeout:
+    pass
+print("%.2f %d" % (time.time() - t0, len(data)))
+EOF
+slow_pid=$!
+sleep 0.3
+before=$(state)
+post "good request during stall" 200 '{}' "${JSON[@]}" --data-binary @"$LIVE_TMP/good.json" "$URL/v1/traces"
+[ "$(state)" != "$before" ] || live_fail "the good request was not stored"
+wait $slow_pid
+read -r secs bytes <"$LIVE_TMP/slow.out"
+echo "slow client: dropped after ${secs}s with $bytes response bytes"
+python3 -c "import sys; s=float(sys.argv[1]); assert 0.5 <= s <= 5, s" "$secs" ||
+  live_fail "slow client was not dropped after the idle timeout (${secs}s)"
+[ "$bytes" = 0 ] || live_fail "slow client got a response"
+grep -q 'dropped: connection idle too long' "$LIVE_SERVE_LOG" || live_fail "no drop line in the serve log"
+
+# The good body again: 200 with a partialSuccess warning, nothing added.
+before=$(live_sql "$DB" 'select count(*) from spans')
+post "retried body" 200 '"rejectedSpans":0' "${JSON[@]}" --data-binary @"$LIVE_TMP/good.json" "$URL/v1/traces"
+[ "$(live_sql "$DB" 'select count(*) from spans')" = "$before" ] || live_fail "retry added spans"
+# gzip of a good body works.
+span_doc 3 2 | gzip -c >"$LIVE_TMP/good.gz"
+post "gzip body" 200 '{}' "${JSON[@]}" -H 'Content-Encoding: gzip' --data-binary @"$LIVE_TMP/good.gz" "$URL/v1/traces"
+
+[ "$(live_sql "$DB" 'select count(*) from spans')" = 5 ] || live_fail "expected exactly 5 spans stored"
+live_serve_stop
+tail -n 1 "$LIVE_SERVE_LOG"
+grep -q 'stopped: 18 requests received, 3 accepted, 15 rejected' "$LIVE_SERVE_LOG" ||
+  live_fail "unexpected counters"
+echo "live_bad_requests: ok"
