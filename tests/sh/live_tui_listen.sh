@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# live_tui_listen.sh - `tailtriage tui --listen`: the receiver runs inside
+# the dashboard process (own thread and connection). Driven through tmux:
+# the OpenTelemetry JS SDK program exports to it, the status line shows
+# the receiver's counters and the DAG fills in without a restart.
+source "${TT_SRC:?}/tests/js/live_common.bash"
+live_need_node
+command -v tmux >/dev/null || live_apt tmux || true
+command -v tmux >/dev/null || live_skip "tmux not available and cannot be installed"
+
+SOCK="tt-live-$$"
+tmx() { tmux -L "$SOCK" "$@"; }
+trap 'tmx kill-server 2>/dev/null || true; live_cleanup' EXIT
+
+DB="$LIVE_TMP/tui.db"
+PORT=$(live_free_port)
+tmx new-session -d -s t -x 150 -y 30 \
+  "TERM=xterm-256color '$TT_BIN' tui --db '$DB' --listen 127.0.0.1:$PORT --refresh 0.2 --ascii 2>'$LIVE_TMP/tui.err'; echo \$? >'$LIVE_TMP/tui.rc'; sleep 30"
+
+screen() { tmx capture-pane -p -t t; }
+wait_for() { # wait_for PATTERN WHAT
+  local i
+  for i in $(seq 1 100); do
+    screen | grep -q -- "$1" && return 0
+    sleep 0.1
+  done
+  screen >&2
+  cat "$LIVE_TMP/tui.err" >&2 || true
+  live_fail "$2"
+}
+
+wait_for "rx :$PORT 0 req, 0 stored, 0 rejected" "status line without receiver counters"
+node "$LIVE_JS_DIR/otel_app.js" "http://127.0.0.1:$PORT" "$LIVE_TMP/ids" 30 >"$LIVE_TMP/app.json" ||
+  live_fail "otel_app.js failed"
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["spans_exported"] == 180 and s["spans_failed"] == 0, s' \
+  "$LIVE_TMP/app.json" || live_fail "the SDK did not export every span to the TUI's receiver"
+wait_for "rx :$PORT [0-9]* req, 1[89][0-9] stored, 0 rejected" "receiver counters did not reach 180 stored items (spans + metric points)"
+wait_for "pricing" "the DAG did not show the pricing call"
+wait_for "inventory" "the DAG did not show the inventory call"
+screen | grep -E "GET /checkout|pricing|inventory|rx :" | sed 's/  */ /g'
+[ "$(live_sql "$DB" 'select count(*) from spans')" = 180 ] || live_fail "spans missing from the database"
+tmx send-keys -t t q
+for _ in $(seq 1 50); do
+  [ -s "$LIVE_TMP/tui.rc" ] && break
+  sleep 0.1
+done
+[ "$(cat "$LIVE_TMP/tui.rc" 2>/dev/null)" = 0 ] || live_fail "tui did not quit cleanly"
+# The receiver thread stopped with the TUI: the port is free again.
+python3 -c "import socket,sys; s=socket.socket(); s.bind(('127.0.0.1', int(sys.argv[1])))" "$PORT" ||
+  live_fail "port still bound after quitting"
+echo "live_tui_listen: ok"
