@@ -603,7 +603,6 @@ int receiver_start(const ReceiverOptions *opt, Receiver **out, Err *err)
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)(opt->max_connections ? opt->max_connections : 64),
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(opt->timeout_s ? opt->timeout_s : 10),
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, r,
-	    MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
 	    MHD_OPTION_END);
 	if (r->d == NULL) {
 		receiver_stop(r);
