@@ -5,4 +5,3 @@
 
 int cmd_demo(int argc, char **argv) { (void)argc; (void)argv; return cli_fail("demo: not built yet"); }
 int cmd_tui(int argc, char **argv) { (void)argc; (void)argv; return cli_fail("tui: not built yet"); }
-int cmd_sim(int argc, char **argv) { (void)argc; (void)argv; return cli_fail("sim: not built yet"); }

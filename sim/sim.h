@@ -1,0 +1,258 @@
+/*
+ * sim.h - deterministic telemetry of a modelled endpoint.
+ *
+ * The simulator is a small discrete-event model of an API fleet (hosts with
+ * an endpoint executor and client connection pools, downstream services
+ * with service-time distributions). It runs a baseline phase and an
+ * incident phase, samples traces from the simulated requests and writes
+ * them as OTLP/JSON files; tailtriage then imports those files like any
+ * other telemetry. The simulator never touches the store.
+ *
+ * Three layers, kept apart so new outputs need no model changes:
+ *   parameters  SimParams, set by name (sim_params_set), listed for --help;
+ *   model       sim_run(): produces SimTrace values and periodic SimSample
+ *               gauges through a SimSink (sim_mercury.c);
+ *   writers     sim_otlp_*(): OTLP/JSON (JSON Lines or one document);
+ *               sim_generate() wires model, writer and manifest together.
+ *
+ * The same parameters and seed always give byte-identical files on a given
+ * build and platform.
+ */
+#ifndef TT_SIM_H
+#define TT_SIM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "err.h"
+
+/* ---- parameters --------------------------------------------------------- */
+
+enum { SIM_MAX_PRICING = 8 };   /* parallel pricing calls per request, at most */
+
+typedef struct SimParams {
+	char scenario[32];          /* "mercury" */
+	char incident[32];          /* mechanism of the incident phase, see sim_incidents() */
+	uint64_t seed;
+	int64_t traces;             /* sampled traces per phase */
+	int hosts;                  /* API hosts api-01..api-NN */
+	double rate;                /* requests/s arriving at each API host (model scale) */
+	double window_s;            /* length of each phase's window */
+	double warmup_s;            /* simulated before each window, not sampled */
+	int64_t baseline_start_ns;  /* start of the baseline window */
+	int64_t incident_start_ns;  /* start of the incident window */
+	double premium_share;       /* class mix of the baseline; standard = the rest */
+	double enterprise_share;
+	double incident_enterprise_share;  /* enterprise share in the incident */
+	int hot_hosts;              /* hosts enterprise traffic concentrates on */
+	double hot_share;           /* share of enterprise requests placed on them */
+	int executor_slots;         /* endpoint executor slots per host */
+	int profile_pool;           /* profile client connections per host */
+	int pricing_pool;           /* pricing client connections per host */
+	int enterprise_pricing_calls; /* parallel partitioned quotes per enterprise request */
+	double rec_timeout_ms;      /* recommendation client timeout */
+	double rep_timeout_ms;      /* reputation client timeout */
+	double surge;               /* executor-saturation: arrival-rate multiplier */
+	double slowdown_factor;     /* dependency-slowdown: service-time multiplier */
+	double slowdown_start_s;    /* ... from window start to the start of the ramp */
+	double slowdown_ramp_s;     /* ... ramp up (and down) time */
+	double slowdown_hold_s;     /* ... time at full slowdown */
+	double sample_interval_s;   /* period of SimSample gauges */
+	int batch;                  /* spans per exported line (whole traces) */
+} SimParams;
+
+/* Fills p with the defaults of scenario ("mercury"). Returns TT_ENOTFOUND
+ * for an unknown scenario. */
+int sim_params_init(SimParams *p, const char *scenario, Err *err);
+
+/* Sets one parameter by its documented name from text (e.g. "seed",
+ * "42"). Times accept RFC 3339 or epoch milliseconds. Returns TT_EINVAL
+ * with a message naming the key for an unknown key, a malformed value or a
+ * value out of range. */
+int sim_params_set(SimParams *p, const char *key, const char *value, Err *err);
+
+/* Checks cross-parameter constraints (shares summing to at most 1, windows
+ * not overlapping, enough arrivals for the traces asked for). */
+int sim_params_check(const SimParams *p, Err *err);
+
+/* Writes the current value of parameter key as text into out. Returns
+ * TT_ENOTFOUND for an unknown key. */
+int sim_params_get(const SimParams *p, const char *key, char *out, unsigned outsz);
+
+typedef struct SimParamInfo {
+	const char *key;            /* "traces" */
+	const char *help;           /* one line */
+} SimParamInfo;
+
+/* The documented parameters, in help order; *n receives the count. The
+ * table is static. */
+const SimParamInfo *sim_param_table(int *n);
+
+typedef struct SimIncidentInfo {
+	const char *name;           /* "pricing-client-wait" */
+	const char *help;           /* one line */
+} SimIncidentInfo;
+
+/* The incident mechanisms (static table); *n receives the count. */
+const SimIncidentInfo *sim_incidents(int *n);
+
+/* Scenario names, NULL-terminated (static). */
+const char *const *sim_scenarios(void);
+
+/* ---- what the model produces ------------------------------------------ */
+
+enum { SIM_ATTR_STR, SIM_ATTR_INT, SIM_ATTR_DOUBLE, SIM_ATTR_BOOL };
+
+typedef struct SimAttr {
+	const char *key;            /* static or owned by the world */
+	int type;                   /* SIM_ATTR_* */
+	const char *s;              /* SIM_ATTR_STR */
+	int64_t i;                  /* SIM_ATTR_INT, SIM_ATTR_BOOL */
+	double d;                   /* SIM_ATTR_DOUBLE */
+} SimAttr;
+
+/* A resource (one process of one service) and an instrumentation scope. */
+typedef struct SimResource {
+	const char *service;
+	const char *host;
+	int n_attrs;
+	SimAttr attrs[10];
+} SimResource;
+
+typedef struct SimScope {
+	const char *name;
+	const char *version;
+} SimScope;
+
+/* The resources and scopes of a run; owned by the model, alive for as long
+ * as the SimWorld. */
+typedef struct SimWorld {
+	SimResource *resources;
+	int n_resources;
+	const SimScope *scopes;
+	int n_scopes;
+	char **owned;               /* strings to free with the world */
+	int n_owned;
+} SimWorld;
+
+enum { SIM_SPAN_MAX_ATTRS = 12 };
+
+typedef struct SimSpan {
+	uint64_t span_id;           /* never 0 */
+	int parent;                 /* index in the trace, -1 for the root */
+	int resource;               /* index into SimWorld.resources */
+	int scope;                  /* index into SimWorld.scopes */
+	const char *name;
+	int kind;                   /* OTLP numbering: 1 internal, 2 server, 3 client */
+	int64_t start_ns;
+	int64_t end_ns;
+	int status;                 /* 0 unset, 1 ok, 2 error */
+	const char *status_msg;     /* NULL when none */
+	int n_attrs;
+	SimAttr attrs[SIM_SPAN_MAX_ATTRS];
+} SimSpan;
+
+/* A finished sampled trace. Borrowed: valid only during the sink call. */
+typedef struct SimTrace {
+	uint8_t trace_id[16];       /* never all zero */
+	int phase;                  /* index into SimRun.phases */
+	int n_spans;
+	const SimSpan *spans;       /* spans[0] is the root */
+} SimTrace;
+
+/* Gauges of one host's pools at one instant (for a future metrics writer). */
+typedef struct SimSample {
+	int64_t t_ns;
+	int phase;
+	int host;                   /* API host index, resource index of its process */
+	int exec_used, exec_max, exec_pending;
+	int profile_used, profile_max, profile_pending;
+	int pricing_used, pricing_max, pricing_pending;
+} SimSample;
+
+/* Where the model sends its output. trace is required; sample may be NULL.
+ * A non-zero return stops the run and is passed back by sim_run(). */
+typedef struct SimSink {
+	void *ctx;
+	int (*trace)(void *ctx, const SimTrace *t, Err *err);
+	int (*sample)(void *ctx, const SimSample *s, Err *err);
+} SimSink;
+
+/* Figures of one phase, computed by the model from what it simulated:
+ * "sample" over the sampled (written) traces, exact nearest rank, and
+ * "population" over every simulated request in the window (0.01 ms
+ * resolution). Durations in ms. */
+typedef struct SimFigures {
+	int64_t requests;           /* root spans counted */
+	double ingress_p50_ms;      /* root span duration */
+	double ingress_p99_ms;
+	double edge_p99_ms;         /* arrival to response: executor wait + root span */
+	double queue_wait_p99_ms;   /* endpoint executor wait before the root span */
+	double profile_wait_p99_ms; /* profile pool wait before profile.Get */
+	int64_t pricing_calls;
+	double pricing_client_p99_ms;      /* pricing client span duration */
+	double pricing_client_wait_p99_ms; /* client span minus server span */
+	double pricing_server_p99_ms;      /* pricing server span duration */
+	double class_share[3];      /* standard, premium, enterprise */
+	double omitted_share;       /* requests with a timed-out optional call */
+} SimFigures;
+
+typedef struct SimPhaseInfo {
+	char name[16];              /* "baseline", "incident" */
+	int64_t start_ns;           /* window [start, end) */
+	int64_t end_ns;
+	int64_t traces;             /* sampled traces written */
+	int64_t spans;
+	SimFigures sample;
+	SimFigures population;
+	double exec_occupancy;      /* time-averaged used/max over the window, all hosts */
+	double profile_occupancy;
+	double pricing_occupancy;
+	int hot[64];                /* host indexes enterprise concentrates on */
+	int n_hot;
+} SimPhaseInfo;
+
+typedef struct SimRun {
+	SimPhaseInfo phases[2];
+	int n_phases;
+	int64_t traces;             /* totals */
+	int64_t spans;
+} SimRun;
+
+/* Builds the world (resources, scopes) of p's scenario. Free with
+ * sim_world_fini(). */
+int sim_world_init(SimWorld *w, const SimParams *p, Err *err);
+void sim_world_fini(SimWorld *w);
+
+/* Runs the model of p's scenario over world w, sending sampled traces and
+ * gauges to sink, and fills run. Returns 0, the sink's error, or TT_EINVAL
+ * for inconsistent parameters. */
+int sim_run(const SimParams *p, const SimWorld *w, const SimSink *sink,
+            SimRun *run, Err *err);
+
+/* ---- writers ------------------------------------------------------------ */
+
+typedef struct SimOtlp SimOtlp;
+
+/* Opens an OTLP/JSON trace writer on path. JSON Lines (one
+ * ExportTraceServiceRequest per line, spans grouped by resource and scope,
+ * about batch spans per line, whole traces) or, with single, the same
+ * resourceSpans in one document. w must outlive the writer. */
+int sim_otlp_open(SimOtlp **out, const char *path, int single, int batch,
+                  const SimWorld *w, Err *err);
+
+/* SimSink.trace callback: ctx is the SimOtlp. */
+int sim_otlp_trace(void *ctx, const SimTrace *t, Err *err);
+
+/* Flushes, closes and frees. Returns TT_EIO when a write failed. NULL is a
+ * no-op. */
+int sim_otlp_close(SimOtlp *o, Err *err);
+
+/* Generates the scenario into out_dir (created if missing): traces.jsonl
+ * or, with single, traces.json, and manifest.json describing the windows,
+ * seed, parameters and figures. Fills run (may be NULL). The file names
+ * written are copied to traces_path and manifest_path (may be NULL). */
+int sim_generate(const SimParams *p, const char *out_dir, int single, SimRun *run,
+                 char *traces_path, char *manifest_path, unsigned pathsz, Err *err);
+
+#endif

@@ -1,0 +1,256 @@
+/*
+ * sim_params.c - the simulator's parameters: defaults, parsing by name,
+ * range checks and the help table.
+ *
+ * One table drives everything: `--set key=value`, `tailtriage sim --help`
+ * and the "parameters" object of manifest.json all read PARAMS, so a new
+ * knob is one line here plus its use in the model.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "timefmt.h"
+
+enum { P_INT, P_I64, P_U64, P_DBL, P_TIME, P_INCIDENT };
+
+typedef struct Param {
+	const char *key;
+	int type;
+	size_t off;
+	double min, max;
+	const char *help;
+} Param;
+
+#define F(field) offsetof(SimParams, field)
+
+static const Param PARAMS[] = {
+	{"seed", P_U64, F(seed), 0, 0, "PRNG seed (any 64-bit integer); same seed, same bytes"},
+	{"traces", P_I64, F(traces), 1, 5e7, "sampled traces written per phase"},
+	{"incident", P_INCIDENT, F(incident), 0, 0, "mechanism of the incident phase (see below)"},
+	{"hosts", P_INT, F(hosts), 1, 256, "API hosts (api-01 ...)"},
+	{"rate", P_DBL, F(rate), 1, 2000, "requests/s arriving at each API host in the model"},
+	{"window-s", P_DBL, F(window_s), 10, 86400, "length of each window in seconds"},
+	{"warmup-s", P_DBL, F(warmup_s), 0, 3600, "simulated before each window, not sampled"},
+	{"baseline-start", P_TIME, F(baseline_start_ns), 0, 0, "start of the baseline window (RFC 3339 or epoch ms)"},
+	{"incident-start", P_TIME, F(incident_start_ns), 0, 0, "start of the incident window"},
+	{"premium-share", P_DBL, F(premium_share), 0, 1, "premium share of requests (baseline mix)"},
+	{"enterprise-share", P_DBL, F(enterprise_share), 0, 1, "enterprise share of requests (baseline mix)"},
+	{"incident-enterprise-share", P_DBL, F(incident_enterprise_share), 0, 1,
+	 "enterprise share in the incident (pricing-client-wait)"},
+	{"hot-hosts", P_INT, F(hot_hosts), 0, 64, "hosts enterprise traffic concentrates on in the incident"},
+	{"hot-share", P_DBL, F(hot_share), 0, 1, "share of enterprise requests placed on the hot hosts"},
+	{"executor-slots", P_INT, F(executor_slots), 1, 100000, "endpoint executor slots per host"},
+	{"profile-pool", P_INT, F(profile_pool), 1, 100000, "profile client connections per host"},
+	{"pricing-pool", P_INT, F(pricing_pool), 1, 100000, "pricing client connections per host"},
+	{"enterprise-pricing-calls", P_INT, F(enterprise_pricing_calls), 1, SIM_MAX_PRICING,
+	 "parallel partitioned pricing quotes per enterprise request"},
+	{"rec-timeout-ms", P_DBL, F(rec_timeout_ms), 1, 60000, "recommendation client timeout"},
+	{"rep-timeout-ms", P_DBL, F(rep_timeout_ms), 1, 60000, "reputation client timeout"},
+	{"surge", P_DBL, F(surge), 1, 10, "executor-saturation: arrival-rate multiplier in the incident"},
+	{"slowdown-factor", P_DBL, F(slowdown_factor), 1, 100,
+	 "dependency-slowdown: profile and recommendation service-time multiplier"},
+	{"slowdown-start-s", P_DBL, F(slowdown_start_s), 0, 86400, "dependency-slowdown: seconds into the window the ramp starts"},
+	{"slowdown-ramp-s", P_DBL, F(slowdown_ramp_s), 0, 86400, "dependency-slowdown: ramp up and ramp down time"},
+	{"slowdown-hold-s", P_DBL, F(slowdown_hold_s), 0, 86400, "dependency-slowdown: time at full slowdown"},
+	{"sample-interval-s", P_DBL, F(sample_interval_s), 1, 3600, "period of pool gauges (for metrics output)"},
+	{"batch", P_INT, F(batch), 1, 1000000, "spans per exported line (whole traces per line)"},
+};
+
+#define N_PARAMS ((int)(sizeof PARAMS / sizeof PARAMS[0]))
+
+static const SimIncidentInfo INCIDENTS[] = {
+	{"pricing-client-wait",
+	 "enterprise share rises and concentrates on a few hosts; their pricing pools queue"},
+	{"none", "the incident window repeats the baseline"},
+	{"executor-saturation",
+	 "arrivals surge; endpoint executor and profile pool saturate, queue wait before spans"},
+	{"dependency-slowdown",
+	 "profile and recommendation slow down, then recover; backlog drains afterwards"},
+};
+
+static const char *const SCENARIOS[] = {"mercury", NULL};
+
+const SimIncidentInfo *sim_incidents(int *n)
+{
+	*n = (int)(sizeof INCIDENTS / sizeof INCIDENTS[0]);
+	return INCIDENTS;
+}
+
+const char *const *sim_scenarios(void)
+{
+	return SCENARIOS;
+}
+
+const SimParamInfo *sim_param_table(int *n)
+{
+	static SimParamInfo info[N_PARAMS];
+	for (int i = 0; i < N_PARAMS; i++) {
+		info[i].key = PARAMS[i].key;
+		info[i].help = PARAMS[i].help;
+	}
+	*n = N_PARAMS;
+	return info;
+}
+
+int sim_params_init(SimParams *p, const char *scenario, Err *err)
+{
+	if (strcmp(scenario, "mercury") != 0)
+		return err_set(err, TT_ENOTFOUND, "unknown scenario '%s' (known: mercury)", scenario);
+	memset(p, 0, sizeof *p);
+	snprintf(p->scenario, sizeof p->scenario, "%s", scenario);
+	snprintf(p->incident, sizeof p->incident, "pricing-client-wait");
+	p->seed = 1;
+	p->traces = 3000;
+	p->hosts = 24;
+	p->rate = 40;
+	p->window_s = 600;
+	p->warmup_s = 60;
+	/* 2026-07-14T17:00:00Z and 18:00:00Z (the case's fixture date). */
+	p->baseline_start_ns = INT64_C(1784048400) * 1000000000;
+	p->incident_start_ns = INT64_C(1784052000) * 1000000000;
+	p->premium_share = 0.23;
+	p->enterprise_share = 0.05;
+	p->incident_enterprise_share = 0.09;
+	p->hot_hosts = 2;
+	p->hot_share = 0.55;
+	p->executor_slots = 16;
+	p->profile_pool = 4;
+	p->pricing_pool = 2;
+	p->enterprise_pricing_calls = 3;
+	p->rec_timeout_ms = 400;
+	p->rep_timeout_ms = 400;
+	p->surge = 3.8;
+	p->slowdown_factor = 3;
+	p->slowdown_start_s = 90;
+	p->slowdown_ramp_s = 30;
+	p->slowdown_hold_s = 180;
+	p->sample_interval_s = 15;
+	p->batch = 512;
+	return 0;
+}
+
+static const Param *find(const char *key)
+{
+	for (int i = 0; i < N_PARAMS; i++)
+		if (strcmp(PARAMS[i].key, key) == 0)
+			return &PARAMS[i];
+	return NULL;
+}
+
+int sim_params_set(SimParams *p, const char *key, const char *value, Err *err)
+{
+	const Param *d = find(key);
+	if (d == NULL)
+		return err_set(err, TT_EINVAL, "unknown parameter '%s' (see tailtriage sim --help)", key);
+	char *field = (char *)p + d->off;
+	char *end = NULL;
+	errno = 0;
+	switch (d->type) {
+	case P_INT:
+	case P_I64: {
+		long long v = strtoll(value, &end, 10);
+		if (errno || end == value || *end)
+			return err_set(err, TT_EINVAL, "%s: '%s' is not an integer", key, value);
+		if ((double)v < d->min || (double)v > d->max)
+			return err_set(err, TT_EINVAL, "%s: %lld is outside [%.0f, %.0f]", key, v, d->min, d->max);
+		if (d->type == P_INT)
+			*(int *)field = (int)v;
+		else
+			*(int64_t *)field = (int64_t)v;
+		return 0;
+	}
+	case P_U64: {
+		if (value[0] == '-')
+			return err_set(err, TT_EINVAL, "%s: '%s' must not be negative", key, value);
+		unsigned long long v = strtoull(value, &end, 0);
+		if (errno || end == value || *end)
+			return err_set(err, TT_EINVAL, "%s: '%s' is not an unsigned integer", key, value);
+		*(uint64_t *)field = (uint64_t)v;
+		return 0;
+	}
+	case P_DBL: {
+		double v = strtod(value, &end);
+		if (errno || end == value || *end || !isfinite(v))
+			return err_set(err, TT_EINVAL, "%s: '%s' is not a number", key, value);
+		if (v < d->min || v > d->max)
+			return err_set(err, TT_EINVAL, "%s: %g is outside [%g, %g]", key, v, d->min, d->max);
+		*(double *)field = v;
+		return 0;
+	}
+	case P_TIME: {
+		Err e = {0};
+		int64_t ns;
+		if (time_parse(value, &ns, &e))
+			return err_set(err, TT_EINVAL, "%s: %s", key, e.msg);
+		*(int64_t *)field = ns;
+		return 0;
+	}
+	case P_INCIDENT: {
+		int n;
+		const SimIncidentInfo *inc = sim_incidents(&n);
+		for (int i = 0; i < n; i++)
+			if (strcmp(inc[i].name, value) == 0) {
+				snprintf(p->incident, sizeof p->incident, "%s", value);
+				return 0;
+			}
+		return err_set(err, TT_EINVAL,
+		               "incident: unknown mechanism '%s' (pricing-client-wait, none, "
+		               "executor-saturation, dependency-slowdown)", value);
+	}
+	}
+	return err_set(err, TT_EINVAL, "%s: unsupported parameter type", key);
+}
+
+int sim_params_get(const SimParams *p, const char *key, char *out, unsigned outsz)
+{
+	const Param *d = find(key);
+	if (d == NULL)
+		return TT_ENOTFOUND;
+	const char *field = (const char *)p + d->off;
+	switch (d->type) {
+	case P_INT: snprintf(out, outsz, "%d", *(const int *)field); break;
+	case P_I64: snprintf(out, outsz, "%lld", (long long)*(const int64_t *)field); break;
+	case P_U64: snprintf(out, outsz, "%llu", (unsigned long long)*(const uint64_t *)field); break;
+	case P_DBL: snprintf(out, outsz, "%.17g", *(const double *)field); break;
+	case P_TIME: {
+		char t[40];
+		int64_t ns = *(const int64_t *)field;
+		time_format(ns, t, sizeof t);
+		snprintf(out, outsz, "%s", t);
+		break;
+	}
+	case P_INCIDENT: snprintf(out, outsz, "%s", p->incident); break;
+	}
+	return 0;
+}
+
+int sim_params_check(const SimParams *p, Err *err)
+{
+	if (p->premium_share + p->enterprise_share > 1.0 + 1e-9)
+		return err_set(err, TT_EINVAL, "premium-share + enterprise-share exceed 1");
+	if (p->incident_enterprise_share + p->premium_share * (1 - p->incident_enterprise_share) /
+	        (1 - p->enterprise_share > 0 ? 1 - p->enterprise_share : 1) > 1.0 + 1e-9)
+		return err_set(err, TT_EINVAL, "incident-enterprise-share leaves no room for the other classes");
+	if (p->hot_hosts > p->hosts)
+		return err_set(err, TT_EINVAL, "hot-hosts (%d) exceeds hosts (%d)", p->hot_hosts, p->hosts);
+	int64_t win = (int64_t)(p->window_s * 1e9);
+	int64_t warm = (int64_t)(p->warmup_s * 1e9);
+	int64_t a = p->baseline_start_ns, b = p->incident_start_ns;
+	if (a < warm || b < warm)
+		return err_set(err, TT_EINVAL, "windows must start after the epoch plus the warm-up");
+	if ((a < b && a + win > b - warm) || (b < a && b + win > a - warm) || a == b)
+		return err_set(err, TT_EINVAL,
+		               "baseline and incident windows (with warm-up) must not overlap");
+	double arrivals = p->rate * p->hosts * p->window_s;
+	if ((double)p->traces > 0.8 * arrivals)
+		return err_set(err, TT_EINVAL,
+		               "traces=%lld is more than 80%% of the %.0f requests simulated per window; "
+		               "raise rate, hosts or window-s",
+		               (long long)p->traces, arrivals);
+	return 0;
+}
