@@ -1,0 +1,210 @@
+/*
+ * live.c - a polling read session with a background analysis worker.
+ *
+ * Two connections because a Store (SQLite opened NOMUTEX) must be used by
+ * one thread at a time: the owner's connection answers data_version and
+ * trace loads at once, even while the worker spends seconds in
+ * analysis_run() on a large database.
+ *
+ * Handshake (under mu): the owner bumps req_seq and stores the request;
+ * the worker copies the newest request, computes without the lock, then
+ * publishes the result (freeing any result nobody took) and writes one
+ * byte to the pipe so a poll() loop wakes up.
+ */
+#include "live.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+
+struct LiveSession {
+	Store *st;                /* owner's connection */
+	Store *wst;               /* worker's connection */
+	int64_t version;          /* last data_version seen on st */
+	pthread_t th;
+	int th_started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	/* request (under mu) */
+	AnalysisOptions req;
+	char *req_class;          /* owned copy of req.wclass */
+	unsigned req_gen;
+	uint64_t req_seq;         /* bumped per request */
+	uint64_t done_seq;        /* last request the worker picked up */
+	int running;
+	int quit;
+	/* result (under mu) */
+	int has_result;
+	LiveResult res;
+	int pipe_fd[2];
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void *worker(void *arg)
+{
+	LiveSession *ls = arg;
+	pthread_mutex_lock(&ls->mu);
+	for (;;) {
+		while (!ls->quit && ls->req_seq == ls->done_seq)
+			pthread_cond_wait(&ls->cv, &ls->mu);
+		if (ls->quit)
+			break;
+		AnalysisOptions opt = ls->req;
+		char *cls = ls->req_class ? xstrdup(ls->req_class) : NULL;
+		opt.wclass = cls;
+		unsigned gen = ls->req_gen;
+		ls->done_seq = ls->req_seq;
+		ls->running = 1;
+		pthread_mutex_unlock(&ls->mu);
+
+		LiveResult r;
+		memset(&r, 0, sizeof r);
+		r.gen = gen;
+		double t0 = now_ms();
+		r.rc = analysis_run(ls->wst, &opt, &r.a, &r.err);
+		r.compute_ms = now_ms() - t0;
+		free(cls);
+
+		pthread_mutex_lock(&ls->mu);
+		ls->running = 0;
+		if (ls->has_result)
+			analysis_free(ls->res.a);
+		ls->res = r;
+		ls->has_result = 1;
+		char b = 1;
+		ssize_t wr = write(ls->pipe_fd[1], &b, 1); /* full pipe: already signalled */
+		(void)wr;
+	}
+	pthread_mutex_unlock(&ls->mu);
+	return NULL;
+}
+
+int live_open(const char *path, LiveSession **out, Err *err)
+{
+	*out = NULL;
+	LiveSession *ls = xcalloc(1, sizeof *ls);
+	ls->pipe_fd[0] = ls->pipe_fd[1] = -1;
+	pthread_mutex_init(&ls->mu, NULL);
+	pthread_cond_init(&ls->cv, NULL);
+	if (store_open(path, STORE_READONLY, &ls->st, err) ||
+	    store_open(path, STORE_READONLY, &ls->wst, err))
+		goto fail;
+	if (pipe(ls->pipe_fd) != 0) {
+		err_set(err, TT_EIO, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	for (int i = 0; i < 2; i++) {
+		int fl = fcntl(ls->pipe_fd[i], F_GETFL);
+		fcntl(ls->pipe_fd[i], F_SETFL, fl | O_NONBLOCK);
+		fcntl(ls->pipe_fd[i], F_SETFD, FD_CLOEXEC);
+	}
+	ls->version = store_data_version(ls->st);
+	if (pthread_create(&ls->th, NULL, worker, ls) != 0) {
+		err_set(err, TT_EIO, "cannot start the analysis thread");
+		goto fail;
+	}
+	ls->th_started = 1;
+	*out = ls;
+	return 0;
+fail:
+	live_close(ls);
+	return err && err->code ? err->code : TT_EIO;
+}
+
+void live_close(LiveSession *ls)
+{
+	if (ls == NULL)
+		return;
+	if (ls->th_started) {
+		pthread_mutex_lock(&ls->mu);
+		ls->quit = 1;
+		pthread_cond_signal(&ls->cv);
+		pthread_mutex_unlock(&ls->mu);
+		pthread_join(ls->th, NULL);
+	}
+	if (ls->has_result)
+		analysis_free(ls->res.a);
+	free(ls->req_class);
+	store_close(ls->st);
+	store_close(ls->wst);
+	for (int i = 0; i < 2; i++)
+		if (ls->pipe_fd[i] >= 0)
+			close(ls->pipe_fd[i]);
+	pthread_mutex_destroy(&ls->mu);
+	pthread_cond_destroy(&ls->cv);
+	free(ls);
+}
+
+void live_request(LiveSession *ls, const AnalysisOptions *opt, unsigned gen)
+{
+	pthread_mutex_lock(&ls->mu);
+	ls->req = *opt;
+	free(ls->req_class);
+	ls->req_class = opt->wclass ? xstrdup(opt->wclass) : NULL;
+	ls->req.wclass = NULL; /* the worker uses its own copy of req_class */
+	ls->req_gen = gen;
+	ls->req_seq++;
+	pthread_cond_signal(&ls->cv);
+	pthread_mutex_unlock(&ls->mu);
+}
+
+int live_check(LiveSession *ls)
+{
+	int64_t v = store_data_version(ls->st);
+	if (v == ls->version)
+		return 0;
+	ls->version = v;
+	return 1;
+}
+
+int live_take(LiveSession *ls, LiveResult *res)
+{
+	char drain[64];
+	while (read(ls->pipe_fd[0], drain, sizeof drain) > 0)
+		;
+	int got = 0;
+	pthread_mutex_lock(&ls->mu);
+	if (ls->has_result) {
+		ls->has_result = 0;
+		int superseded = ls->res.gen != ls->req_gen;
+		if (superseded) {
+			analysis_free(ls->res.a);
+		} else {
+			*res = ls->res;
+			got = 1;
+		}
+		memset(&ls->res, 0, sizeof ls->res);
+	}
+	pthread_mutex_unlock(&ls->mu);
+	return got;
+}
+
+int live_busy(LiveSession *ls)
+{
+	pthread_mutex_lock(&ls->mu);
+	int b = ls->running || ls->req_seq != ls->done_seq;
+	pthread_mutex_unlock(&ls->mu);
+	return b;
+}
+
+int live_wait_fd(LiveSession *ls)
+{
+	return ls->pipe_fd[0];
+}
+
+int live_trace(LiveSession *ls, const char *trace_id, TraceView **out, Err *err)
+{
+	return trace_view_load(ls->st, trace_id, out, err);
+}

@@ -1,0 +1,141 @@
+/*
+ * cmd_tui.c - `tailtriage tui`: parses options and hands them to
+ * tui_run() (tui/tui.h).
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "receiver.h"
+#include "timefmt.h"
+#include "tui.h"
+
+static void usage(FILE *out)
+{
+	fputs("usage: tailtriage tui [--db FILE] [--model FILE] [--window A..B] [--baseline A..B]\n"
+	      "                      [--class C] [--refresh SECONDS] [--ascii] [--no-color]\n\n"
+	      "Opens the live dashboard: the endpoint's request DAG with queue / client wait /\n"
+	      "service splits, node detail, trace waterfall and tail ownership. The database\n"
+	      "is read-only here; imports running in another process show up within two\n"
+	      "refresh ticks. Press ? inside for the keys.\n\n"
+	      "  --db FILE          database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
+	      "  --model FILE       endpoint model (objective, mandatory/optional, core, budgets)\n"
+	      "  --window A..B      analysed range; RFC 3339 or epoch ms, either side may be\n"
+	      "                     empty (default: all data, following new data)\n"
+	      "  --baseline A..B    range to compare against (default: none)\n"
+	      "  --class C          only requests of workload class C\n"
+	      "  --refresh SECONDS  live tick (default 1; 0.05 to 60)\n"
+	      "  --ascii            ASCII line drawing and bars\n"
+	      "  --no-color         monochrome (the NO_COLOR variable does the same)\n"
+	      "  --latency-log FILE append frame timings (for bench/tui_latency.sh)\n"
+	      "  --listen HOST:PORT also receive OTLP/HTTP (JSON) here, like 'tailtriage serve'\n"
+	      "                     (its own thread and database connection; counters in the\n"
+	      "                     status line); the database is created when missing\n"
+	      "  --token TOKEN      with --listen: require 'Authorization: Bearer TOKEN'\n",
+	      out);
+}
+
+/* The receiver's counters for the status line (TuiOptions.status_extra). */
+static void receiver_status(void *ctx, char *buf, size_t n)
+{
+	ReceiverStats k;
+	receiver_stats(ctx, &k);
+	snprintf(buf, n, "rx :%u %lld req, %lld stored, %lld rejected", receiver_port(ctx),
+	         (long long)k.received, (long long)k.stored, (long long)k.rejected);
+}
+
+int cmd_tui(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"db", required_argument, NULL, 'd'},
+		{"model", required_argument, NULL, 'm'},
+		{"window", required_argument, NULL, 'w'},
+		{"baseline", required_argument, NULL, 'b'},
+		{"class", required_argument, NULL, 'c'},
+		{"refresh", required_argument, NULL, 'r'},
+		{"ascii", no_argument, NULL, 'a'},
+		{"no-color", no_argument, NULL, 'n'},
+		{"latency-log", required_argument, NULL, 'L'},
+		{"listen", required_argument, NULL, 'R'},
+		{"token", required_argument, NULL, 'T'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	TuiOptions to;
+	memset(&to, 0, sizeof to);
+	to.db_path = cli_default_db();
+	to.win_from = INT64_MIN;
+	to.win_to = INT64_MAX;
+	to.refresh_ms = 1000;
+	const char *model_path = NULL;
+	const char *listen = NULL, *token = getenv("TAILTRIAGE_TOKEN");
+	Err err = {0};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:m:w:b:c:r:anL:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': to.db_path = optarg; break;
+		case 'm': model_path = optarg; break;
+		case 'w':
+			if (time_parse_range(optarg, &to.win_from, &to.win_to, &err))
+				return cli_fail("--window: %s", err.msg), 2;
+			break;
+		case 'b':
+			if (time_parse_range(optarg, &to.base_from, &to.base_to, &err))
+				return cli_fail("--baseline: %s", err.msg), 2;
+			to.has_baseline = 1;
+			break;
+		case 'c': to.wclass = optarg; break;
+		case 'r': {
+			char *end;
+			double s = strtod(optarg, &end);
+			if (end == optarg || *end || !isfinite(s) || s < 0.05 || s > 60)
+				return cli_fail("--refresh: '%s' is not a number of seconds from 0.05 to 60",
+				                optarg), 2;
+			to.refresh_ms = (int)lround(s * 1000);
+			break;
+		}
+		case 'a': to.ascii = 1; break;
+		case 'n': to.no_color = 1; break;
+		case 'L': to.latency_log = optarg; break;
+		case 'R': listen = optarg; break;
+		case 'T': token = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "tailtriage tui: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	/* With --listen the receiver runs in this process on its own thread
+	 * and connection (it creates the database when missing). */
+	Receiver *rx = NULL;
+	if (listen) {
+		ReceiverOptions ro = {.db_path = to.db_path, .listen = listen, .token = token};
+		if (receiver_start(&ro, &rx, &err))
+			return cli_fail("--listen: %s", err.msg);
+		to.status_extra = receiver_status;
+		to.status_ctx = rx;
+	}
+	if (access(to.db_path, F_OK) != 0)
+		return cli_fail("%s: no such database (import data first: tailtriage import --db %s FILE)",
+		                to.db_path, to.db_path);
+	Model *model = cli_load_model(model_path, &err);
+	if (model_path && model == NULL) {
+		receiver_stop(rx);
+		return cli_fail("%s", err.msg);
+	}
+	to.model = model;
+	int rc = tui_run(&to, &err);
+	receiver_stop(rx);
+	model_free(model);
+	if (rc)
+		return cli_fail("%s", err.msg);
+	return 0;
+}

@@ -1,0 +1,679 @@
+/*
+ * test_tui.c - the dashboard without a terminal: every screen drawn into a
+ * canvas at 100x30 and 80x24 and compared with golden files, plus the key
+ * flows an engineer uses (open a node, open a trace, cycle the class, set
+ * a window, filter, pause) and the safety of hostile strings on screen.
+ *
+ * Set TT_UPDATE_GOLDEN=1 to rewrite the goldens after a reviewed change;
+ * on a mismatch the actual screen is written next to the build as
+ * $TT_BUILD/tui-actual/<name> for a diff.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sys/stat.h>
+
+#include "analysis.h"
+#include "app.h"
+#include "canvas.h"
+#include "sanitize.h"
+#include "test_tui_fixture.h"
+#include "view.h"
+
+typedef struct Env {
+	char path[128];
+	Store *st;
+	Model *model;
+	TuiApp app;
+	Canvas cv;
+} Env;
+
+static Env *env_new(int with_model, int with_baseline, int w, int h, int ascii)
+{
+	Env *e = calloc(1, sizeof *e);
+	tmp_db_path(e->path, sizeof e->path);
+	assert_int_equal(fx_make_db(e->path), 0);
+	Err err = {0};
+	assert_int_equal(store_open(e->path, STORE_READONLY, &e->st, &err), 0);
+	e->model = with_model ? fx_model() : NULL;
+	if (with_model)
+		assert_non_null(e->model);
+	TuiOptions o;
+	memset(&o, 0, sizeof o);
+	o.db_path = e->path;
+	o.model = e->model;
+	o.win_from = FX_WIN_FROM;
+	o.win_to = FX_WIN_FROM + (int64_t)600 * 1000000000;
+	o.has_baseline = with_baseline;
+	o.base_from = FX_BASE_FROM;
+	o.base_to = FX_WIN_FROM;
+	o.refresh_ms = 1000;
+	o.ascii = ascii;
+	app_init(&e->app, &o);
+	canvas_init(&e->cv, w, h, ascii);
+	return e;
+}
+
+/* Runs the analysis the app asks for, as the loop would. */
+static void env_compute(Env *e)
+{
+	AnalysisOptions ao;
+	app_options(&e->app, &ao);
+	Analysis *a = NULL;
+	Err err = {0};
+	assert_int_equal(analysis_run(e->st, &ao, &a, &err), 0);
+	app_set_analysis(&e->app, a, e->app.opt_gen);
+}
+
+static void env_free(Env *e)
+{
+	app_fini(&e->app);
+	canvas_fini(&e->cv);
+	store_close(e->st);
+	model_free(e->model);
+	rm_db(e->path);
+	free(e);
+}
+
+/* Feeds a key and performs the effects the loop would perform. */
+static int env_key(Env *e, int key)
+{
+	int f = app_key(&e->app, key);
+	if (f & REACT_RELOAD)
+		env_compute(e);
+	if (f & REACT_TRACE) {
+		TraceView *tv = NULL;
+		Err err = {0};
+		assert_int_equal(trace_view_load(e->st, e->app.want_trace, &tv, &err), 0);
+		app_set_trace(&e->app, tv);
+	}
+	return f;
+}
+
+static void env_keys(Env *e, const char *s)
+{
+	for (; *s; s++)
+		env_key(e, *s == '\n' ? TK_ENTER : (unsigned char)*s);
+}
+
+static char *screen(Env *e)
+{
+	app_draw(&e->app, &e->cv);
+	Buf b;
+	buf_init(&b);
+	canvas_dump(&e->cv, &b);
+	char *s = xstrdup(buf_str(&b));
+	buf_fini(&b);
+	return s;
+}
+
+static int select_label(Env *e, const char *label)
+{
+	for (int i = 0; i < e->app.a->n_nodes; i++)
+		if (strcmp(e->app.a->nodes[i].label, label) == 0) {
+			app_select_node(&e->app, i);
+			return i;
+		}
+	fail_msg("no node labelled %s", label);
+	return -1;
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return NULL;
+	Buf b;
+	buf_init(&b);
+	char tmp[4096];
+	size_t n;
+	while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
+		buf_add(&b, tmp, n);
+	fclose(f);
+	char *s = xstrdup(buf_str(&b));
+	buf_fini(&b);
+	return s;
+}
+
+static void write_all(const char *path, const char *s)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	fputs(s, f);
+	fclose(f);
+}
+
+/* The whole drawn canvas must be free of control characters. */
+static void assert_no_controls(const Canvas *cv)
+{
+	for (int y = 0; y < cv->h; y++)
+		for (int x = 0; x < cv->w; x++) {
+			const Cell *c = canvas_cell(cv, x, y);
+			if (c->flags & CELL_TAIL) {
+				assert_int_equal(c->ch, 0);
+				const Cell *h = canvas_cell(cv, x - 1, y);
+				assert_non_null(h);
+				assert_int_equal(san_cp_width(h->ch), 2);
+				continue;
+			}
+			if (san_cp_width(c->ch) < 1)
+				fail_msg("control or unprintable U+%04X at %d,%d", (unsigned)c->ch, x, y);
+		}
+}
+
+static void check_golden(Env *e, const char *name)
+{
+	char *got = screen(e);
+	assert_no_controls(&e->cv);
+	char path[256];
+	snprintf(path, sizeof path, "golden/tui/%s", name);
+	if (getenv("TT_UPDATE_GOLDEN")) {
+		write_all(path, got);
+		free(got);
+		return;
+	}
+	char *want = read_all(path);
+	if (want == NULL || strcmp(want, got) != 0) {
+		const char *bd = getenv("TT_BUILD");
+		char out[512];
+		snprintf(out, sizeof out, "%s/tui-actual", bd ? bd : "/tmp");
+		mkdir(out, 0777);
+		snprintf(out + strlen(out), sizeof out - strlen(out), "/%s", name);
+		write_all(out, got);
+		/* the first differing line, for the log */
+		int line = 1;
+		const char *a = want ? want : "", *b = got;
+		while (*a && *a == *b) {
+			if (*a == '\n')
+				line++;
+			a++;
+			b++;
+		}
+		print_error("%s differs from golden at line %d; actual screen in %s\n", path, line, out);
+		free(want);
+		free(got);
+		fail();
+	}
+	free(want);
+	free(got);
+}
+
+/* ---- goldens ------------------------------------------------------------- */
+
+static const struct {
+	int w, h;
+} sizes[] = {{100, 30}, {80, 24}};
+
+static void golden_all_sizes(int pane, const char *label, int keys_help, const char *stem)
+{
+	for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+		Env *e = env_new(1, 1, sizes[s].w, sizes[s].h, 0);
+		env_compute(e);
+		if (label)
+			select_label(e, label);
+		if (pane == PANE_TRACE) {
+			app_open_pane(&e->app, PANE_NODE);
+			env_key(e, TK_ENTER); /* the slowest pricing trace */
+			assert_int_equal(e->app.pane, PANE_TRACE);
+			env_keys(e, "jjjjjjjj"); /* select a span below the root */
+		} else {
+			app_open_pane(&e->app, pane);
+		}
+		if (keys_help)
+			env_key(e, '?');
+		char name[64];
+		snprintf(name, sizeof name, "%s_%dx%d.txt", stem, sizes[s].w, sizes[s].h);
+		check_golden(e, name);
+		env_free(e);
+	}
+}
+
+static void test_golden_dag(void **state)
+{
+	(void)state;
+	golden_all_sizes(PANE_DAG, "pricing", 0, "dag");
+}
+
+static void test_golden_node(void **state)
+{
+	(void)state;
+	golden_all_sizes(PANE_NODE, "pricing", 0, "node");
+}
+
+static void test_golden_owner(void **state)
+{
+	(void)state;
+	golden_all_sizes(PANE_OWNER, NULL, 0, "owner");
+}
+
+static void test_golden_trace(void **state)
+{
+	(void)state;
+	golden_all_sizes(PANE_TRACE, "pricing", 0, "trace");
+}
+
+static void test_golden_help(void **state)
+{
+	(void)state;
+	golden_all_sizes(PANE_DAG, NULL, 1, "help");
+}
+
+/* No model, no baseline, ASCII glyphs: unknown semantics drawn as such. */
+static void test_golden_plain_ascii(void **state)
+{
+	(void)state;
+	for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+		Env *e = env_new(0, 0, sizes[s].w, sizes[s].h, 1);
+		env_compute(e);
+		char name[64];
+		snprintf(name, sizeof name, "dag_ascii_nomodel_%dx%d.txt", sizes[s].w, sizes[s].h);
+		check_golden(e, name);
+		/* ASCII mode draws nothing outside ASCII */
+		for (int i = 0; i < e->cv.w * e->cv.h; i++)
+			assert_true(e->cv.cells[i].ch < 0x7f);
+		env_free(e);
+	}
+}
+
+static void test_too_small(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 50, 12, 0);
+	env_compute(e);
+	check_golden(e, "too_small_50x12.txt");
+	/* growing back to a usable size redraws the dashboard */
+	canvas_resize(&e->cv, 80, 24);
+	assert_int_equal(app_key(&e->app, TK_RESIZE) & REACT_REDRAW, REACT_REDRAW);
+	char *s = screen(e);
+	assert_null(strstr(s, "too small"));
+	assert_non_null(strstr(s, "GET /v2/home"));
+	free(s);
+	env_free(e);
+}
+
+/* ---- what an engineer looks for ----------------------------------------- */
+
+static void test_header_breach_and_budgets(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	char *s = screen(e);
+	assert_non_null(strstr(s, "BREACHED"));
+	assert_non_null(strstr(s, "BREACHED objective 300 ms"));
+	assert_non_null(strstr(s, "ingress p99 above 300 ms"));      /* breached budget */
+	assert_non_null(strstr(s, "2 not evaluated (need metrics)")); /* the others */
+	assert_non_null(strstr(s, "enterprise 20.0%/10.0%"));        /* mix window/base */
+	free(s);
+	env_free(e);
+}
+
+/* The evidence hook: a provider from the metrics layer fills budgets. */
+static int fake_evidence(void *ctx, const Analysis *a, const char *name, double *v)
+{
+	(void)a;
+	int *calls = ctx;
+	(*calls)++;
+	if (strcmp(name, "pool.pricing.occupancy") == 0) {
+		*v = 0.91;
+		return 1;
+	}
+	return 0;
+}
+
+static void test_budget_evidence_hook(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	int calls = 0;
+	e->app.evidence = fake_evidence;
+	e->app.evidence_ctx = &calls;
+	env_compute(e);
+	char *s = screen(e);
+	assert_true(calls > 0);
+	/* two breaches do not fit with their labels: ids stand in */
+	assert_non_null(strstr(s, "p99 (357.8 ms)"));
+	assert_non_null(strstr(s, "pool_occupancy (91.0%)"));
+	assert_non_null(strstr(s, "1 not evaluated"));
+	free(s);
+	env_free(e);
+}
+
+static void test_dag_shows_splits_and_unknown(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	char *s = screen(e);
+	/* every node of the fixture, by name */
+	const char *names[] = {"GET /v2/home", "validate", "profile", "entitlement", "inventory",
+	                       "pricing", "recommendation", "assemble"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		assert_non_null(strstr(s, names[i]));
+	/* recommendation has no server span: its split is unknown, not zero */
+	const char *rec = strstr(s, "recommendation");
+	const char *eol = strchr(rec, '\n');
+	char line[512];
+	snprintf(line, sizeof line, "%.*s", (int)(eol - rec), rec);
+	assert_non_null(strstr(line, "opt"));
+	assert_non_null(strstr(line, " ? ")); /* the bar: unknown glyph */
+	assert_non_null(strstr(line, "q     ? w     ? s     ?"));
+	/* parallel fan-out and serial edges use distinct glyphs */
+	assert_non_null(strstr(s, "\xe2\x94\x9c\xe2\x95\x90 pricing"));   /* ├═ */
+	assert_non_null(strstr(s, "\xe2\x94\x9c\xe2\x94\x80 profile"));   /* ├─ */
+	free(s);
+	env_free(e);
+}
+
+static void test_open_node_then_trace_and_back(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	int pricing = select_label(e, "pricing");
+	assert_int_equal(env_key(e, TK_ENTER) & REACT_REDRAW, REACT_REDRAW);
+	assert_int_equal(e->app.pane, PANE_NODE);
+	char *s = screen(e);
+	assert_non_null(strstr(s, "call mercury-api -> pricing (pricing.Quote)"));
+	assert_non_null(strstr(s, "pool pricing (client, 256 slots)"));
+	assert_non_null(strstr(s, "no metrics"));
+	assert_non_null(strstr(s, "enterprise"));
+	free(s);
+	/* the slowest pricing trace is an enterprise request of the window */
+	const DagNode *d = &e->app.a->nodes[pricing];
+	assert_true(d->n_slowest > 0);
+	char want[33];
+	snprintf(want, sizeof want, "%s", d->slowest[0].trace_id);
+	assert_int_equal(env_key(e, TK_ENTER) & REACT_TRACE, REACT_TRACE);
+	assert_int_equal(e->app.pane, PANE_TRACE);
+	assert_string_equal(e->app.trace->trace_id, want);
+	s = screen(e);
+	assert_non_null(strstr(s, want));
+	assert_non_null(strstr(s, "class enterprise"));
+	free(s);
+	/* Esc goes back the way we came */
+	env_key(e, TK_ESC);
+	assert_int_equal(e->app.pane, PANE_NODE);
+	env_key(e, TK_ESC);
+	assert_int_equal(e->app.pane, PANE_DAG);
+	env_free(e);
+}
+
+static void test_tab_cycles_panes(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	env_key(e, TK_TAB);
+	assert_int_equal(e->app.pane, PANE_NODE);
+	env_key(e, TK_TAB);
+	assert_int_equal(e->app.pane, PANE_OWNER);
+	env_key(e, TK_TAB); /* no trace loaded: skipped */
+	assert_int_equal(e->app.pane, PANE_DAG);
+	env_key(e, TK_BTAB);
+	assert_int_equal(e->app.pane, PANE_OWNER);
+	char *s = screen(e);
+	assert_non_null(strstr(s, "critical path of 8 slow requests (ingress > 300.0 ms)"));
+	free(s);
+	env_free(e);
+}
+
+static void test_class_cycle_reruns(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	unsigned gen = e->app.opt_gen;
+	int f = env_key(e, 'c');
+	assert_true(f & REACT_RELOAD);
+	assert_true(e->app.opt_gen != gen);
+	assert_string_equal(e->app.wclass, "enterprise"); /* classes sorted by name */
+	assert_string_equal(e->app.a->class_filter, "enterprise");
+	char *s = screen(e);
+	assert_non_null(strstr(s, "class enterprise"));
+	assert_non_null(strstr(s, "n=8"));
+	free(s);
+	env_keys(e, "ccc"); /* premium, standard, back to all */
+	assert_null(e->app.wclass);
+	assert_null(e->app.a->class_filter);
+	env_free(e);
+}
+
+static void test_window_and_baseline_prompts(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	/* a typo keeps the prompt open with a located message */
+	env_keys(e, "wnot a range\n");
+	assert_int_equal(e->app.prompt.kind, PROMPT_WINDOW);
+	char *s = screen(e);
+	assert_non_null(strstr(s, "window (A..B, all, last 5m): not a range_"));
+	assert_non_null(strstr(s, "expected a range A..B"));
+	free(s);
+	env_key(e, TK_ESC);
+	assert_int_equal(e->app.prompt.kind, PROMPT_NONE);
+	/* epoch milliseconds like the CLI: the first half of the window */
+	char keys[128];
+	snprintf(keys, sizeof keys, "w%lld..%lld\n", (long long)(FX_WIN_FROM / 1000000),
+	         (long long)(FX_WIN_FROM / 1000000 + 20000));
+	env_keys(e, keys);
+	assert_int_equal(e->app.prompt.kind, PROMPT_NONE);
+	assert_int_equal(e->app.a->pop[POP_WINDOW].requests, 20);
+	/* baseline 'before': same length, just before the window */
+	env_keys(e, "bbefore\n");
+	assert_int_equal(e->app.base_to, FX_WIN_FROM);
+	assert_int_equal(e->app.base_from, FX_WIN_FROM - (int64_t)20 * 1000000000);
+	/* 'none' removes the baseline; 'all' opens the window */
+	env_keys(e, "bnone\n");
+	assert_false(e->app.a->pop[POP_BASELINE].present);
+	env_keys(e, "wall\n");
+	assert_int_equal(e->app.a->pop[POP_WINDOW].requests, 2 * FX_N);
+	/* 'last 15s' follows the end of the data */
+	env_keys(e, "wlast 15s\n");
+	assert_int_equal(e->app.win_to, INT64_MAX);
+	assert_true(e->app.a->pop[POP_WINDOW].requests > 0);
+	assert_true(e->app.a->pop[POP_WINDOW].requests <= 16);
+	env_free(e);
+}
+
+static void test_filter(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	env_keys(e, "/pri");
+	char *s = screen(e);
+	assert_non_null(strstr(s, "filter nodes: pri_"));
+	assert_non_null(strstr(s, "pricing"));
+	assert_non_null(strstr(s, "GET /v2/home")); /* kept as context */
+	assert_null(strstr(s, "inventory"));
+	free(s);
+	env_key(e, TK_ENTER);
+	assert_string_equal(e->app.filter, "pri");
+	env_key(e, TK_ESC); /* clears the filter */
+	assert_string_equal(e->app.filter, "");
+	s = screen(e);
+	assert_non_null(strstr(s, "inventory"));
+	free(s);
+	env_free(e);
+}
+
+static void test_sort_and_fold(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	env_key(e, 's'); /* by p99: the root first, then pricing */
+	char *s = screen(e);
+	assert_non_null(strstr(s, "sort p99"));
+	const char *root = strstr(s, "GET /v2/home\n") ? NULL : strstr(s, "\xe2\x96\xb6"); /* ▶ */
+	(void)root;
+	const char *p = strstr(s, "pricing"), *v = strstr(s, "validate");
+	assert_true(p && v && p < v);
+	free(s);
+	env_keys(e, "sss"); /* back to the tree */
+	select_label(e, "GET /v2/home");
+	env_key(e, 'h'); /* fold the root */
+	s = screen(e);
+	assert_null(strstr(s, "validate"));
+	free(s);
+	env_key(e, 'l');
+	s = screen(e);
+	assert_non_null(strstr(s, "validate"));
+	free(s);
+	env_free(e);
+}
+
+static void test_pause_flag(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	char *s = screen(e);
+	assert_non_null(strstr(s, " LIVE "));
+	free(s);
+	assert_true(env_key(e, 'p') & REACT_PAUSE);
+	s = screen(e);
+	assert_non_null(strstr(s, " PAUSED "));
+	free(s);
+	e->app.changed_at_s = 1784052123; /* 18:02:03Z */
+	env_key(e, 'p');
+	s = screen(e);
+	assert_non_null(strstr(s, "data changed 18:02:03Z"));
+	free(s);
+	env_free(e);
+}
+
+/* New nodes appear in a recompute: the selection follows its node, not
+ * its position. */
+static void test_selection_survives_recompute(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 0, 100, 30, 0);
+	e->app.win_to = INT64_MAX;
+	env_compute(e);
+	select_label(e, "assemble");
+	int before = e->app.sel_node;
+	store_close(e->st);
+	assert_int_equal(fx_more(e->path), 0);
+	Err err = {0};
+	assert_int_equal(store_open(e->path, STORE_READONLY, &e->st, &err), 0);
+	env_compute(e);
+	assert_string_equal(e->app.a->nodes[e->app.sel_node].label, "assemble");
+	assert_true(e->app.sel_node != before); /* audit was inserted before it */
+	char *s = screen(e);
+	assert_non_null(strstr(s, "audit"));
+	free(s);
+	env_free(e);
+}
+
+/* Hostile span names and attribute values reach the screen harmless and
+ * the columns stay aligned. */
+static void test_hostile_strings_on_screen(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	char *s = screen(e);
+	assert_no_controls(&e->cv);
+	for (const char *p = s; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		assert_true(c >= 0x20 || c == '\n');
+		assert_true(c != 0x7f);
+	}
+	/* the hostile node's row: escape sequences replaced, CJK kept */
+	assert_non_null(strstr(s, "tmpl\xef\xbf\xbd\xef\xbf\xbd \xe6\xbc\xa2\xe5\xad\x97"));
+	/* alignment: the 'q' of the split numbers sits in the same column on
+	 * every node row, including the one with wide characters */
+	int qcol = -1;
+	for (int y = 0; y < e->cv.h; y++) {
+		const Cell *c0 = canvas_cell(&e->cv, 0, y);
+		(void)c0;
+		int found = -1;
+		for (int x = 0; x < e->cv.w; x++) {
+			const Cell *c = canvas_cell(&e->cv, x, y);
+			if (c->ch == 'q' && c->role == ROLE_QUEUE) {
+				found = x;
+				break;
+			}
+		}
+		if (found < 0)
+			continue;
+		if (qcol < 0)
+			qcol = found;
+		assert_int_equal(found, qcol);
+	}
+	assert_true(qcol > 0);
+	/* every dumped line fits the width in display columns */
+	for (const char *line = s; *line;) {
+		const char *eol = strchr(line, '\n');
+		char buf[1024];
+		snprintf(buf, sizeof buf, "%.*s", (int)(eol - line), line);
+		assert_true(san_width(buf) <= e->cv.w);
+		line = eol + 1;
+	}
+	free(s);
+	/* the waterfall shows hostile attribute values harmlessly */
+	select_label(e, "pricing");
+	app_open_pane(&e->app, PANE_NODE);
+	env_key(e, TK_ENTER);
+	env_key(e, 'g');
+	int found = 0;
+	for (int k = 0; k < e->app.trace->n_spans && !found; k++) {
+		char *t = screen(e);
+		if (strstr(t, "selected pricing.Quote")) {
+			found = 1;
+			assert_no_controls(&e->cv);
+			assert_non_null(strstr(t, "note = \xef\xbf\xbd\xef\xbf\xbd bell\xef\xbf\xbd c1"));
+			assert_non_null(strstr(t, "\xe6\xbc\xa2\xe5\xad\x97 wide"));
+			assert_non_null(strstr(t, "raw = bad\xef\xbf\xbd utf8"));
+		}
+		free(t);
+		env_key(e, 'j');
+	}
+	assert_true(found);
+	env_free(e);
+}
+
+int main(int argc, char **argv)
+{
+	/* `test_tui --make-db PATH` and `test_tui --more PATH` build and extend
+	 * the fixture database for the tmux tests (tests/sh/tui_*.sh). */
+	if (argc == 3 && strcmp(argv[1], "--make-db") == 0)
+		return fx_make_db(argv[2]) ? 1 : 0;
+	if (argc == 3 && strcmp(argv[1], "--more") == 0)
+		return fx_more(argv[2]) ? 1 : 0;
+	if (argc == 3 && strcmp(argv[1], "--model") == 0) {
+		FILE *f = fopen(argv[2], "w");
+		if (f == NULL)
+			return 1;
+		fputs(FX_MODEL_JSON, f);
+		return fclose(f) ? 1 : 0;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_golden_dag),
+		cmocka_unit_test(test_golden_node),
+		cmocka_unit_test(test_golden_owner),
+		cmocka_unit_test(test_golden_trace),
+		cmocka_unit_test(test_golden_help),
+		cmocka_unit_test(test_golden_plain_ascii),
+		cmocka_unit_test(test_too_small),
+		cmocka_unit_test(test_header_breach_and_budgets),
+		cmocka_unit_test(test_budget_evidence_hook),
+		cmocka_unit_test(test_dag_shows_splits_and_unknown),
+		cmocka_unit_test(test_open_node_then_trace_and_back),
+		cmocka_unit_test(test_tab_cycles_panes),
+		cmocka_unit_test(test_class_cycle_reruns),
+		cmocka_unit_test(test_window_and_baseline_prompts),
+		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_sort_and_fold),
+		cmocka_unit_test(test_pause_flag),
+		cmocka_unit_test(test_selection_survives_recompute),
+		cmocka_unit_test(test_hostile_strings_on_screen),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,502 @@
+/*
+ * app.c - dashboard state and key dispatch.
+ *
+ * A key goes, in order, to: the open prompt (text entry), the help screen,
+ * the global handler table below, and finally the active view. Handlers
+ * change state and return REACT_* flags; they never draw. Drawing is
+ * app_draw() in screen.c, called once per loop iteration.
+ */
+#include "app.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "timefmt.h"
+#include "view.h"
+
+/* ---- node identity across recomputes ----------------------------------- */
+
+/* A node's key: type, service and operation of it and its ancestors. Node
+ * ids are pre-order positions and shift when new nodes appear; the key
+ * does not. */
+char *app_node_key(const Analysis *a, int id)
+{
+	Buf b;
+	buf_init(&b);
+	for (int i = id; i >= 0 && i < a->n_nodes; i = a->nodes[i].parent) {
+		const DagNode *d = &a->nodes[i];
+		buf_printf(&b, "%d\x1f%s\x1f%s\x1e", d->type, d->service ? d->service : "",
+		           d->operation ? d->operation : "");
+	}
+	char *k = xstrdup(buf_str(&b));
+	buf_fini(&b);
+	return k;
+}
+
+void app_select_node(TuiApp *app, int id)
+{
+	if (app->a == NULL || app->a->n_nodes == 0) {
+		app->sel_node = 0;
+		return;
+	}
+	if (id < 0)
+		id = 0;
+	if (id >= app->a->n_nodes)
+		id = app->a->n_nodes - 1;
+	app->sel_node = id;
+	free(app->sel_key);
+	app->sel_key = app_node_key(app->a, id);
+}
+
+/* ---- lifecycle --------------------------------------------------------- */
+
+void app_init(TuiApp *app, const TuiOptions *opt)
+{
+	memset(app, 0, sizeof *app);
+	app->model = opt->model;
+	app->ascii = opt->ascii;
+	app->refresh_ms = opt->refresh_ms > 0 ? opt->refresh_ms : 1000;
+	app->evidence = opt->evidence;
+	app->evidence_ctx = opt->evidence_ctx;
+	app->win_from = opt->win_from;
+	app->win_to = opt->win_to;
+	app->has_baseline = opt->has_baseline;
+	app->base_from = opt->base_from;
+	app->base_to = opt->base_to;
+	app->wclass = opt->wclass ? xstrdup(opt->wclass) : NULL;
+	app->opt_gen = 1;
+	app->views[PANE_DAG] = view_dag_new();
+	app->views[PANE_NODE] = view_node_new();
+	app->views[PANE_OWNER] = view_owner_new();
+	app->views[PANE_TRACE] = view_trace_new();
+	app->pane = PANE_DAG;
+}
+
+void app_fini(TuiApp *app)
+{
+	for (int i = 0; i < PANE_COUNT; i++)
+		if (app->views[i])
+			app->views[i]->ops->free(app->views[i]);
+	analysis_free(app->a);
+	trace_view_free(app->trace);
+	free(app->wclass);
+	free(app->sel_key);
+	memset(app, 0, sizeof *app);
+}
+
+void app_options(const TuiApp *app, AnalysisOptions *out)
+{
+	memset(out, 0, sizeof *out);
+	out->win_from = app->win_from;
+	out->win_to = app->win_to;
+	out->has_baseline = app->has_baseline;
+	out->base_from = app->base_from;
+	out->base_to = app->base_to;
+	out->wclass = app->wclass;
+	out->model = app->model;
+}
+
+void app_set_status(TuiApp *app, int error, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(app->status, sizeof app->status, fmt, ap);
+	va_end(ap);
+	app->status_error = error;
+}
+
+void app_set_analysis(TuiApp *app, Analysis *a, unsigned gen)
+{
+	analysis_free(app->a);
+	app->a = a;
+	app->a_gen = gen;
+	if (a == NULL)
+		return;
+	if (app->win_to == INT64_MAX && a->pop[POP_WINDOW].to_ns > app->data_end_ns)
+		app->data_end_ns = a->pop[POP_WINDOW].to_ns;
+	int found = -1;
+	if (app->sel_key) {
+		for (int i = 0; i < a->n_nodes && found < 0; i++) {
+			char *k = app_node_key(a, i);
+			if (strcmp(k, app->sel_key) == 0)
+				found = i;
+			free(k);
+		}
+	}
+	app_select_node(app, found >= 0 ? found : 0);
+}
+
+void app_set_trace(TuiApp *app, TraceView *t)
+{
+	trace_view_free(app->trace);
+	app->trace = t;
+	if (t)
+		app_open_pane(app, PANE_TRACE);
+}
+
+void app_open_pane(TuiApp *app, int pane)
+{
+	if (pane == app->pane)
+		return;
+	if (app->n_history == (int)(sizeof app->history / sizeof app->history[0])) {
+		memmove(app->history, app->history + 1, sizeof app->history - sizeof app->history[0]);
+		app->n_history--;
+	}
+	app->history[app->n_history++] = app->pane;
+	app->pane = pane;
+}
+
+/* ---- evidence for budgets ---------------------------------------------- */
+
+int app_evidence(const TuiApp *app, const char *name, double *v)
+{
+	const Analysis *a = app->a;
+	if (a == NULL)
+		return 0;
+	if (strcmp(name, "ingress.p99_ms") == 0) {
+		if (a->pop[POP_WINDOW].ingress.n == 0)
+			return 0;
+		*v = a->pop[POP_WINDOW].ingress.p99;
+		return 1;
+	}
+	if (strcmp(name, "ingress.p99_ms@baseline") == 0) {
+		if (!a->pop[POP_BASELINE].present || a->pop[POP_BASELINE].ingress.n == 0)
+			return 0;
+		*v = a->pop[POP_BASELINE].ingress.p99;
+		return 1;
+	}
+	if (app->evidence)
+		return app->evidence(app->evidence_ctx, a, name, v);
+	return 0;
+}
+
+/* ---- prompts ----------------------------------------------------------- */
+
+static void prompt_open(TuiApp *app, int kind)
+{
+	memset(&app->prompt, 0, sizeof app->prompt);
+	app->prompt.kind = kind;
+	snprintf(app->prompt.saved_filter, sizeof app->prompt.saved_filter, "%s", app->filter);
+	if (kind == PROMPT_FILTER) {
+		snprintf(app->prompt.text, sizeof app->prompt.text, "%s", app->filter);
+		app->prompt.len = (int)strlen(app->prompt.text);
+	}
+	app->status[0] = '\0';
+}
+
+/* "5m", "90s", "2h", "1d", "500ms" -> ns; optional "last " or "-" prefix.
+ * Returns 0 or -1. */
+static int parse_relative(const char *s, int64_t *ns)
+{
+	while (*s == ' ')
+		s++;
+	if (strncmp(s, "last", 4) == 0)
+		s += 4;
+	while (*s == ' ' || *s == '-')
+		s++;
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || v <= 0)
+		return -1;
+	double mul;
+	if (strcmp(end, "ms") == 0)
+		mul = 1e6;
+	else if (strcmp(end, "s") == 0)
+		mul = 1e9;
+	else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+		mul = 60e9;
+	else if (strcmp(end, "h") == 0)
+		mul = 3600e9;
+	else if (strcmp(end, "d") == 0)
+		mul = 86400e9;
+	else
+		return -1;
+	double r = v * mul;
+	if (r > 9e18)
+		return -1;
+	*ns = (int64_t)r;
+	return 0;
+}
+
+/* Current window bounds with open ends resolved from the data. */
+static void window_bounds(const TuiApp *app, int64_t *from, int64_t *to)
+{
+	*from = app->win_from;
+	*to = app->win_to;
+	if (app->a) {
+		if (*from == INT64_MIN)
+			*from = app->a->pop[POP_WINDOW].from_ns;
+		if (*to == INT64_MAX)
+			*to = app->a->pop[POP_WINDOW].to_ns;
+	}
+}
+
+static int prompt_apply(TuiApp *app)
+{
+	Prompt *p = &app->prompt;
+	char text[128];
+	const char *s = p->text;
+	while (*s == ' ')
+		s++;
+	snprintf(text, sizeof text, "%s", s);
+	for (int n = (int)strlen(text); n > 0 && text[n - 1] == ' '; n--)
+		text[n - 1] = '\0';
+	Err err = {0};
+	int64_t from, to, len;
+	if (p->kind == PROMPT_FILTER) {
+		snprintf(app->filter, sizeof app->filter, "%s", text);
+		p->kind = PROMPT_NONE;
+		return REACT_REDRAW;
+	}
+	if (p->kind == PROMPT_WINDOW) {
+		if (text[0] == '\0' || strcmp(text, "all") == 0) {
+			from = INT64_MIN;
+			to = INT64_MAX;
+		} else if (parse_relative(text, &len) == 0) {
+			int64_t end = app->data_end_ns;
+			if (end == 0) {
+				int64_t f;
+				window_bounds(app, &f, &end);
+			}
+			if (end == 0 || end == INT64_MAX) {
+				app_set_status(app, 1, "window: data end not known yet; type A..B");
+				return REACT_REDRAW;
+			}
+			from = end - len;
+			to = INT64_MAX; /* follow new data */
+		} else if (time_parse_range(text, &from, &to, &err)) {
+			app_set_status(app, 1, "window: %s", err.msg);
+			return REACT_REDRAW;
+		}
+		app->win_from = from;
+		app->win_to = to;
+	} else {
+		if (strcmp(text, "none") == 0 || text[0] == '\0') {
+			app->has_baseline = 0;
+		} else if (strcmp(text, "before") == 0 || strcmp(text, "prev") == 0) {
+			int64_t wf, wt;
+			window_bounds(app, &wf, &wt);
+			if (wf == INT64_MIN || wt == INT64_MAX || wt <= wf) {
+				app_set_status(app, 1, "baseline: window bounds not known yet");
+				return REACT_REDRAW;
+			}
+			app->has_baseline = 1;
+			app->base_from = wf - (wt - wf);
+			app->base_to = wf;
+		} else if (time_parse_range(text, &from, &to, &err)) {
+			app_set_status(app, 1, "baseline: %s", err.msg);
+			return REACT_REDRAW;
+		} else {
+			app->has_baseline = 1;
+			app->base_from = from;
+			app->base_to = to;
+		}
+	}
+	p->kind = PROMPT_NONE;
+	app->status[0] = '\0';
+	app->opt_gen++;
+	return REACT_RELOAD | REACT_REDRAW;
+}
+
+static int prompt_key(TuiApp *app, int key)
+{
+	Prompt *p = &app->prompt;
+	if (key == TK_ESC) {
+		if (p->kind == PROMPT_FILTER)
+			snprintf(app->filter, sizeof app->filter, "%s", p->saved_filter);
+		p->kind = PROMPT_NONE;
+		app->status[0] = '\0';
+		return REACT_REDRAW;
+	}
+	if (key == TK_ENTER || key == '\n')
+		return prompt_apply(app);
+	if (key == TK_BACKSPACE || key == 8) {
+		if (p->len > 0)
+			p->text[--p->len] = '\0';
+	} else if (key >= 32 && key < 127 && p->len + 1 < (int)sizeof p->text) {
+		p->text[p->len++] = (char)key;
+		p->text[p->len] = '\0';
+	} else {
+		return REACT_NONE;
+	}
+	app->status[0] = '\0';
+	if (p->kind == PROMPT_FILTER) /* the DAG filters as you type */
+		snprintf(app->filter, sizeof app->filter, "%s", p->text);
+	return REACT_REDRAW;
+}
+
+/* ---- global handlers --------------------------------------------------- */
+
+static int act_help(TuiApp *app)
+{
+	app->help = !app->help;
+	app->help_scroll = 0;
+	return REACT_REDRAW;
+}
+
+static int act_quit(TuiApp *app)
+{
+	(void)app;
+	return REACT_QUIT;
+}
+
+static int pane_available(const TuiApp *app, int pane)
+{
+	return pane != PANE_TRACE || app->trace != NULL;
+}
+
+static int cycle_pane(TuiApp *app, int dir)
+{
+	int p = app->pane;
+	for (int i = 0; i < PANE_COUNT; i++) {
+		p = (p + dir + PANE_COUNT) % PANE_COUNT;
+		if (pane_available(app, p))
+			break;
+	}
+	app->pane = p;
+	app->n_history = 0; /* Tab is not navigation history */
+	return REACT_REDRAW;
+}
+
+static int act_next_pane(TuiApp *app)
+{
+	return cycle_pane(app, 1);
+}
+
+static int act_prev_pane(TuiApp *app)
+{
+	return cycle_pane(app, -1);
+}
+
+static int act_back(TuiApp *app)
+{
+	if (app->n_history > 0) {
+		app->pane = app->history[--app->n_history];
+		return REACT_REDRAW;
+	}
+	if (app->filter[0]) {
+		app->filter[0] = '\0';
+		return REACT_REDRAW;
+	}
+	if (app->pane != PANE_DAG) {
+		app->pane = PANE_DAG;
+		return REACT_REDRAW;
+	}
+	return REACT_NONE;
+}
+
+static int act_class(TuiApp *app)
+{
+	char **classes = NULL;
+	int n = 0;
+	if (app->a && app->a->n_classes) {
+		classes = app->a->classes;
+		n = app->a->n_classes;
+	} else if (app->model) {
+		classes = app->model->classes;
+		n = app->model->n_classes;
+	}
+	if (n == 0) {
+		app_set_status(app, 0, "no workload classes in the data");
+		return REACT_REDRAW;
+	}
+	int cur = -1;
+	for (int i = 0; app->wclass && i < n; i++)
+		if (strcmp(classes[i], app->wclass) == 0)
+			cur = i;
+	int next = cur + 1; /* -1 -> 0 ... n-1 -> n (= all) */
+	free(app->wclass);
+	app->wclass = next < n ? xstrdup(classes[next]) : NULL;
+	app->opt_gen++;
+	app->status[0] = '\0';
+	return REACT_RELOAD | REACT_REDRAW;
+}
+
+static int act_window(TuiApp *app)
+{
+	prompt_open(app, PROMPT_WINDOW);
+	return REACT_REDRAW;
+}
+
+static int act_baseline(TuiApp *app)
+{
+	prompt_open(app, PROMPT_BASELINE);
+	return REACT_REDRAW;
+}
+
+static int act_pause(TuiApp *app)
+{
+	app->paused = !app->paused;
+	return REACT_PAUSE | REACT_REDRAW;
+}
+
+static int act_filter(TuiApp *app)
+{
+	if (app->pane != PANE_DAG)
+		app_open_pane(app, PANE_DAG);
+	prompt_open(app, PROMPT_FILTER);
+	return REACT_REDRAW;
+}
+
+typedef struct Handler {
+	Action action;
+	int (*fn)(TuiApp *app);
+} Handler;
+
+static const Handler handlers[] = {
+	{ACT_HELP, act_help},
+	{ACT_QUIT, act_quit},
+	{ACT_NEXT_PANE, act_next_pane},
+	{ACT_PREV_PANE, act_prev_pane},
+	{ACT_BACK, act_back},
+	{ACT_CLASS, act_class},
+	{ACT_WINDOW, act_window},
+	{ACT_BASELINE, act_baseline},
+	{ACT_PAUSE, act_pause},
+	{ACT_FILTER, act_filter},
+};
+
+static int help_key(TuiApp *app, Action act)
+{
+	switch (act) {
+	case ACT_HELP:
+	case ACT_BACK:
+		app->help = 0;
+		return REACT_REDRAW;
+	case ACT_QUIT:
+		return REACT_QUIT;
+	case ACT_DOWN:
+		app->help_scroll++;
+		return REACT_REDRAW;
+	case ACT_UP:
+		if (app->help_scroll > 0)
+			app->help_scroll--;
+		return REACT_REDRAW;
+	default:
+		return REACT_NONE;
+	}
+}
+
+int app_key(TuiApp *app, int key)
+{
+	if (key == TK_RESIZE)
+		return REACT_REDRAW; /* app_draw() tells the views their new size */
+	if (app->prompt.kind != PROMPT_NONE)
+		return prompt_key(app, key);
+	Action act = keymap_lookup(key);
+	if (act == ACT_NONE)
+		return REACT_NONE;
+	if (app->help)
+		return help_key(app, act);
+	if (app->status[0] && !app->status_error)
+		app->status[0] = '\0';
+	for (size_t i = 0; i < sizeof handlers / sizeof handlers[0]; i++)
+		if (handlers[i].action == act)
+			return handlers[i].fn(app);
+	View *v = app->views[app->pane];
+	return v->ops->key(v, app, act);
+}

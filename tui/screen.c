@@ -1,0 +1,452 @@
+/*
+ * screen.c - one frame: header, pane tabs, the active pane, the status
+ * line, and the help screen or the "terminal too small" notice on top.
+ *
+ * The header answers the on-call questions first: which endpoint, is the
+ * objective breached, over which window against which baseline, did the
+ * class mix move, which budgets are breached.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+#include "fmt.h"
+#include "sanitize.h"
+#include "view.h"
+
+/* ---- header ------------------------------------------------------------ */
+
+static int x_text(Canvas *cv, int x, int y, Role role, const char *s)
+{
+	return x + canvas_text(cv, x, y, cv->w - x, role, s);
+}
+
+static int x_glyph(Canvas *cv, int x, int y, uint32_t cp, Role role)
+{
+	return x + canvas_put(cv, x, y, cp, role);
+}
+
+static void draw_title_row(const TuiApp *app, Canvas *cv, int y)
+{
+	const Analysis *a = app->a;
+	int x = 0;
+	x = x_text(cv, x, y, ROLE_TITLE, a ? a->endpoint : "(no analysis yet)");
+	x = x_text(cv, x, y, ROLE_DIM, "  class ");
+	x = x_text(cv, x, y, app->wclass ? ROLE_WARN : ROLE_NORMAL, app->wclass ? app->wclass : "all");
+	if (a && app->a_gen != app->opt_gen)
+		x = x_text(cv, x, y, ROLE_DIM, " (updating: screen shows the previous choice)");
+	char m[96];
+	if (app->model)
+	{
+		const char *mp = app->model->path ? app->model->path : "loaded";
+		const char *slash = strrchr(mp, '/');
+		snprintf(m, sizeof m, "model %s", slash ? slash + 1 : mp);
+	}
+	else
+		snprintf(m, sizeof m, "no model");
+	if (x + 2 + san_width(m) < cv->w)
+		canvas_text_right(cv, cv->w, y, -1, ROLE_DIM, m);
+}
+
+static void draw_objective_row(const TuiApp *app, Canvas *cv, int y)
+{
+	const Analysis *a = app->a;
+	if (a == NULL)
+		return;
+	const PopSummary *w = &a->pop[POP_WINDOW], *b = &a->pop[POP_BASELINE];
+	const Glyphs *g = cv->g;
+	char v[32], n[32], buf[160];
+	int x = 0;
+	fmt_ms(v, sizeof v, w->ingress.p99, w->ingress.n, 1);
+	fmt_count(n, sizeof n, w->ingress.n);
+	snprintf(buf, sizeof buf, "p99 %s ms ", v);
+	x = x_text(cv, x, y, ROLE_HEADING, buf);
+	if (a->objective_ms > 0) {
+		if (w->ingress.n == 0) {
+			x = x_text(cv, x, y, ROLE_DIM, "NO DATA");
+		} else if (w->ingress.p99 > a->objective_ms) {
+			x = x_glyph(cv, x, y, g->breach, ROLE_BREACH);
+			x = x_text(cv, x, y, ROLE_BREACH, " BREACHED");
+		} else {
+			x = x_glyph(cv, x, y, g->ok, ROLE_OK);
+			x = x_text(cv, x, y, ROLE_OK, " met");
+		}
+		snprintf(buf, sizeof buf, " objective %.0f ms", a->objective_ms);
+		x = x_text(cv, x, y, ROLE_NORMAL, buf);
+	} else {
+		x = x_text(cv, x, y, ROLE_DIM, "no objective (no model)");
+	}
+	snprintf(buf, sizeof buf, "  n=%s", n);
+	x = x_text(cv, x, y, ROLE_DIM, buf);
+	if (w->ingress.n > 0 && quant_small_sample(w->ingress.n))
+		x = x_text(cv, x, y, ROLE_WARN, " thin");
+	if (b->present) {
+		char bv[32], d[32];
+		fmt_ms(bv, sizeof bv, b->ingress.p99, b->ingress.n, 1);
+		fmt_delta_ms(d, sizeof d, w->ingress.p99, w->ingress.n, b->ingress.p99, b->ingress.n);
+		snprintf(buf, sizeof buf, "  baseline %s ms (%s)", bv, d);
+		x_text(cv, x, y, ROLE_NORMAL, buf);
+	}
+}
+
+static void draw_pop_row(const TuiApp *app, Canvas *cv, int y, int p)
+{
+	const Analysis *a = app->a;
+	const char *name = p == POP_WINDOW ? "window   " : "baseline ";
+	int x = x_text(cv, 0, y, ROLE_HEADING, name);
+	if (p == POP_BASELINE && !app->has_baseline) {
+		x_text(cv, x, y, ROLE_DIM, "none (b sets one, e.g. 'before')");
+		return;
+	}
+	if (a == NULL || !a->pop[p].present) {
+		x_text(cv, x, y, ROLE_DIM, "(computing)");
+		return;
+	}
+	const PopSummary *s = &a->pop[p];
+	char rng[96], dur[32], req[32], buf[200];
+	if (s->requests == 0 && s->from_ns == 0 && s->to_ns == 0) {
+		x_text(cv, x, y, ROLE_DIM, "no requests in range");
+		return;
+	}
+	fmt_range(rng, sizeof rng, s->from_ns, s->to_ns);
+	fmt_dur(dur, sizeof dur, s->to_ns - s->from_ns);
+	fmt_count(req, sizeof req, s->requests);
+	int open = p == POP_WINDOW && (app->win_from == INT64_MIN || app->win_to == INT64_MAX);
+	snprintf(buf, sizeof buf, "%s (%s%s)  %s req  %.1f/s", rng, dur, open ? ", open" : "", req,
+	         s->rate_rps);
+	x = x_text(cv, x, y, ROLE_NORMAL, buf);
+	if (s->errors > 0) {
+		char e[32];
+		fmt_count(e, sizeof e, s->errors);
+		snprintf(buf, sizeof buf, "  %s errors", e);
+		x_text(cv, x, y, ROLE_WARN, buf);
+	}
+}
+
+static void draw_mix_row(const TuiApp *app, Canvas *cv, int y)
+{
+	const Analysis *a = app->a;
+	int x = x_text(cv, 0, y, ROLE_HEADING,
+	               a && a->pop[POP_BASELINE].present ? "mix w/b  " : "mix      ");
+	if (a == NULL)
+		return;
+	if (a->n_classes == 0) {
+		x_text(cv, x, y, ROLE_DIM, "no workload classes in the data");
+		return;
+	}
+	const PopSummary *w = &a->pop[POP_WINDOW], *b = &a->pop[POP_BASELINE];
+	if (a->class_filter) {
+		char buf[160];
+		snprintf(buf, sizeof buf, "(class filter on: mix of the filtered requests)");
+		x = x_text(cv, x, y, ROLE_DIM, buf);
+		return;
+	}
+	for (int c = 0; c < a->n_classes && x < cv->w; c++) {
+		char pw[16], pb[16], buf[128];
+		fmt_pct(pw, sizeof pw, w->requests ? (double)w->class_requests[c] / (double)w->requests : NAN);
+		x = x_text(cv, x, y, ROLE_NORMAL, a->classes[c]);
+		if (b->present) {
+			fmt_pct(pb, sizeof pb, b->requests ? (double)b->class_requests[c] / (double)b->requests : NAN);
+			snprintf(buf, sizeof buf, " %s/%s  ", pw, pb);
+		} else {
+			snprintf(buf, sizeof buf, " %s  ", pw);
+		}
+		x = x_text(cv, x, y, ROLE_NORMAL, buf);
+	}
+}
+
+static void fmt_budget_value(char *out, size_t sz, double v, const char *unit)
+{
+	if (unit && strcmp(unit, "ratio") == 0)
+		snprintf(out, sz, "%.1f%%", 100 * v);
+	else if (unit && strcmp(unit, "%") == 0)
+		snprintf(out, sz, "%.1f%%", v);
+	else
+		snprintf(out, sz, "%.1f %s", v, unit ? unit : "");
+}
+
+/* One line for every budget of the model: the breached ones by name and
+ * value, then how many are within and how many cannot be evaluated yet.
+ * When the labels do not fit, the budget ids stand in for them. */
+static void draw_budget_row(const TuiApp *app, Canvas *cv, int y)
+{
+	const Glyphs *g = cv->g;
+	int x0 = x_text(cv, 0, y, ROLE_HEADING, "budgets  ");
+	const Model *m = app->model;
+	if (m == NULL || m->n_budgets == 0) {
+		x_text(cv, x0, y, ROLE_DIM, m ? "none declared in the model" : "none (no model; --model FILE)");
+		return;
+	}
+	int ok = 0, unknown = 0;
+	char tail[96] = "";
+	char items[8][200];
+	char short_items[8][200];
+	int n_items = 0, long_w = 0;
+	for (int i = 0; i < m->n_budgets; i++) {
+		const ModelBudget *b = &m->budgets[i];
+		double v;
+		if (b->evidence == NULL || !app_evidence(app, b->evidence, &v)) {
+			unknown++;
+			continue;
+		}
+		int over = (b->op && strcmp(b->op, "<") == 0) ? v < b->threshold : v > b->threshold;
+		if (!over) {
+			ok++;
+			continue;
+		}
+		if (n_items == 8)
+			continue;
+		char val[48];
+		fmt_budget_value(val, sizeof val, v, b->unit);
+		const char *id = b->id ? b->id : (b->evidence ? b->evidence : "?");
+		snprintf(items[n_items], sizeof items[0], " %s (%s)  ", b->label ? b->label : id, val);
+		snprintf(short_items[n_items], sizeof short_items[0], " %s (%s)  ", id, val);
+		long_w += 1 + san_width(items[n_items]);
+		n_items++;
+	}
+	int tail_w = 0;
+	if (ok)
+		tail_w += 1 + snprintf(tail, sizeof tail, " %d within  ", ok);
+	char unk[64] = "";
+	if (unknown)
+		tail_w += snprintf(unk, sizeof unk, "%d not evaluated (need metrics)", unknown);
+	int use_short = x0 + long_w + tail_w > cv->w;
+	int x = x0;
+	for (int k = 0; k < n_items; k++) {
+		x = x_glyph(cv, x, y, g->breach, ROLE_BREACH);
+		x = x_text(cv, x, y, ROLE_BREACH, use_short ? short_items[k] : items[k]);
+	}
+	if (ok) {
+		x = x_glyph(cv, x, y, g->ok, ROLE_OK);
+		x = x_text(cv, x, y, ROLE_OK, tail);
+	}
+	if (unknown)
+		x_text(cv, x, y, ROLE_DIM, unk);
+}
+
+/* Returns the rows used. */
+static int draw_header(const TuiApp *app, Canvas *cv, int full)
+{
+	draw_title_row(app, cv, 0);
+	draw_objective_row(app, cv, 1);
+	if (!full) {
+		draw_budget_row(app, cv, 2);
+		return 3;
+	}
+	draw_pop_row(app, cv, 2, POP_WINDOW);
+	draw_pop_row(app, cv, 3, POP_BASELINE);
+	draw_mix_row(app, cv, 4);
+	draw_budget_row(app, cv, 5);
+	return 6;
+}
+
+/* ---- tabs and status --------------------------------------------------- */
+
+static void draw_tabs(const TuiApp *app, Canvas *cv, int y)
+{
+	int x = 0;
+	for (int p = 0; p < PANE_COUNT && x < cv->w; p++) {
+		char label[96];
+		switch (p) {
+		case PANE_DAG: snprintf(label, sizeof label, "1 DAG"); break;
+		case PANE_NODE: {
+			const char *n = (app->a && app->a->n_nodes) ? app->a->nodes[app->sel_node].label : "-";
+			char nm[40];
+			san_copy(n, nm, sizeof nm, 18);
+			snprintf(label, sizeof label, "2 Node %s", nm);
+			break;
+		}
+		case PANE_OWNER: snprintf(label, sizeof label, "3 Tail ownership"); break;
+		default:
+			if (app->trace)
+				snprintf(label, sizeof label, "4 Trace %.8s", app->trace->trace_id);
+			else
+				snprintf(label, sizeof label, "4 Trace (none)");
+		}
+		int active = p == app->pane;
+		char buf[128];
+		snprintf(buf, sizeof buf, active ? "[%s]" : " %s ", label);
+		Role r = active ? ROLE_TAB_ACTIVE : (p == PANE_TRACE && !app->trace ? ROLE_DIM : ROLE_TAB);
+		x += canvas_text(cv, x, y, cv->w - x, r, buf);
+		x += canvas_text(cv, x, y, cv->w - x, ROLE_NORMAL, " ");
+	}
+}
+
+static const char *prompt_title(int kind)
+{
+	switch (kind) {
+	case PROMPT_FILTER: return "filter nodes: ";
+	case PROMPT_WINDOW: return "window (A..B, all, last 5m): ";
+	default: return "baseline (A..B, before, none): ";
+	}
+}
+
+static void draw_status(const TuiApp *app, Canvas *cv, int y)
+{
+	canvas_fill(cv, 0, y, cv->w, 1, ' ', ROLE_STATUS);
+	if (app->prompt.kind != PROMPT_NONE) {
+		int x = canvas_text(cv, 0, y, -1, ROLE_PROMPT, prompt_title(app->prompt.kind));
+		x += canvas_text(cv, x, y, -1, ROLE_PROMPT, app->prompt.text);
+		canvas_put(cv, x, y, '_', ROLE_PROMPT);
+		if (app->status[0])
+			canvas_text_right(cv, cv->w, y, cv->w - x - 2, app->status_error ? ROLE_ERROR : ROLE_STATUS,
+			                  app->status);
+		return;
+	}
+	int x = canvas_text(cv, 0, y, -1, app->paused ? ROLE_PAUSED : ROLE_LIVE,
+	                    app->paused ? " PAUSED " : " LIVE ");
+	char buf[200], t[32];
+	if (app->status[0]) {
+		x += canvas_text(cv, x, y, 1, ROLE_STATUS, " ");
+		canvas_text(cv, x, y, cv->w - x - 1, app->status_error ? ROLE_ERROR : ROLE_STATUS, app->status);
+		return;
+	}
+	snprintf(buf, sizeof buf, " tick %.1fs", app->refresh_ms / 1000.0);
+	x += canvas_text(cv, x, y, -1, ROLE_STATUS, buf);
+	if (app->changed_at_s) {
+		fmt_clock(t, sizeof t, app->changed_at_s);
+		snprintf(buf, sizeof buf, " | data changed %s", t);
+	} else {
+		snprintf(buf, sizeof buf, " | data unchanged");
+	}
+	x += canvas_text(cv, x, y, -1, ROLE_STATUS, buf);
+	if (app->computing)
+		snprintf(buf, sizeof buf, " | computing...");
+	else if (app->compute_ms > 0)
+		snprintf(buf, sizeof buf, " | computed in %.0f ms", app->compute_ms);
+	else
+		buf[0] = '\0';
+	x += canvas_text(cv, x, y, -1, ROLE_STATUS, buf);
+	if (app->extra[0]) {
+		snprintf(buf, sizeof buf, " | %s", app->extra);
+		x += canvas_text(cv, x, y, -1, ROLE_STATUS, buf);
+	}
+	const char *keys = "? help  q quit ";
+	if (x + 2 + (int)strlen(keys) <= cv->w)
+		canvas_text_right(cv, cv->w, y, -1, ROLE_STATUS, keys);
+}
+
+/* ---- help -------------------------------------------------------------- */
+
+static void draw_box(Canvas *cv, int x, int y, int w, int h)
+{
+	const Glyphs *g = cv->g;
+	canvas_fill(cv, x, y, w, h, ' ', ROLE_NORMAL);
+	for (int i = 1; i < w - 1; i++) {
+		canvas_put(cv, x + i, y, g->hline, ROLE_DIM);
+		canvas_put(cv, x + i, y + h - 1, g->hline, ROLE_DIM);
+	}
+	for (int j = 1; j < h - 1; j++) {
+		canvas_put(cv, x, y + j, g->vline, ROLE_DIM);
+		canvas_put(cv, x + w - 1, y + j, g->vline, ROLE_DIM);
+	}
+	canvas_put(cv, x, y, g->corner[0], ROLE_DIM);
+	canvas_put(cv, x + w - 1, y, g->corner[1], ROLE_DIM);
+	canvas_put(cv, x, y + h - 1, g->corner[2], ROLE_DIM);
+	canvas_put(cv, x + w - 1, y + h - 1, g->corner[3], ROLE_DIM);
+}
+
+static void draw_help(TuiApp *app, Canvas *cv)
+{
+	const Glyphs *g = cv->g;
+	int n;
+	const ActionInfo *acts = keymap_actions(&n);
+	/* lines: actions, blank, glyph legend (4 lines) */
+	int lines = n + 6;
+	int w = cv->w - 4 < 78 ? cv->w - 4 : 78;
+	int h = cv->h - 2 < lines + 4 ? cv->h - 2 : lines + 4;
+	int x0 = (cv->w - w) / 2, y0 = (cv->h - h) / 2;
+	draw_box(cv, x0, y0, w, h);
+	canvas_text(cv, x0 + 2, y0, w - 4, ROLE_TITLE, " keys (? or Esc closes) ");
+	int inner = h - 2;
+	int max_scroll = lines - inner > 0 ? lines - inner : 0;
+	if (app->help_scroll > max_scroll)
+		app->help_scroll = max_scroll;
+	int row = 0;
+	for (int i = 0; i < lines; i++) {
+		int y = y0 + 1 + row;
+		if (i < app->help_scroll)
+			continue;
+		if (row >= inner)
+			break;
+		row++;
+		int x = x0 + 2;
+		if (i < n) {
+			char keys[64];
+			keymap_keys_for(acts[i].action, app->ascii, keys, sizeof keys);
+			canvas_text(cv, x, y, 11, ROLE_KEY, keys);
+			canvas_text(cv, x + 12, y, w - 16, ROLE_NORMAL, acts[i].help);
+			continue;
+		}
+		int k = i - n;
+		if (k == 1) {
+			canvas_text(cv, x, y, w - 4, ROLE_HEADING, "glyphs");
+		} else if (k == 2) {
+			x += canvas_put(cv, x, y, g->edge_serial, ROLE_NORMAL);
+			x += canvas_text(cv, x, y, -1, ROLE_NORMAL, " serial call  ");
+			x += canvas_put(cv, x, y, g->edge_parallel, ROLE_NORMAL);
+			x += canvas_text(cv, x, y, -1, ROLE_NORMAL, " parallel (fan-out)  ");
+			x += canvas_put(cv, x, y, g->crit, ROLE_CRIT);
+			canvas_text(cv, x, y, -1, ROLE_NORMAL, " on the critical path");
+		} else if (k == 3) {
+			draw_split_legend(cv, x, y, w - 4);
+		} else if (k == 4) {
+			x += canvas_put(cv, x, y, g->breach, ROLE_BREACH);
+			x += canvas_text(cv, x, y, -1, ROLE_NORMAL, " breached  ");
+			x += canvas_put(cv, x, y, g->ok, ROLE_OK);
+			x += canvas_text(cv, x, y, -1, ROLE_NORMAL, " within  ");
+			canvas_text(cv, x, y, x0 + w - 2 - x, ROLE_NORMAL, "? unknown  - not applicable");
+		} else if (k == 5) {
+			canvas_text(cv, x, y, w - 4, ROLE_DIM,
+			            "tags: M mandatory, opt optional, core = core node (from the model)");
+		}
+	}
+	if (max_scroll > 0)
+		draw_scroll_hint(cv, x0 + w - 2, y0 + h - 1, app->help_scroll, inner, lines);
+}
+
+/* ---- frame ------------------------------------------------------------- */
+
+static void draw_too_small(Canvas *cv)
+{
+	char a[64], b[64];
+	snprintf(a, sizeof a, "terminal too small: %dx%d", cv->w, cv->h);
+	snprintf(b, sizeof b, "need at least %dx%d (q quits)", TUI_MIN_W, TUI_MIN_H);
+	int y = cv->h / 2 - 1;
+	if (y < 0)
+		y = 0;
+	int wa = (int)strlen(a), wb = (int)strlen(b);
+	canvas_text(cv, wa < cv->w ? (cv->w - wa) / 2 : 0, y, -1, ROLE_WARN, a);
+	canvas_text(cv, wb < cv->w ? (cv->w - wb) / 2 : 0, y + 1, -1, ROLE_NORMAL, b);
+}
+
+void app_draw(TuiApp *app, Canvas *cv)
+{
+	canvas_clear(cv);
+	if (cv->w < TUI_MIN_W || cv->h < TUI_MIN_H) {
+		draw_too_small(cv);
+		return;
+	}
+	int full = cv->h >= 22;
+	int hy = draw_header(app, cv, full);
+	draw_tabs(app, cv, hy);
+	Rect r = {0, hy + 1, cv->w, cv->h - hy - 2};
+	if (r.w != app->view_w || r.h != app->view_h) {
+		for (int i = 0; i < PANE_COUNT; i++)
+			if (app->views[i]->ops->resize)
+				app->views[i]->ops->resize(app->views[i], r.w, r.h);
+		app->view_w = r.w;
+		app->view_h = r.h;
+	}
+	if (app->a == NULL) {
+		canvas_text(cv, 2, r.y + 1, r.w - 4, ROLE_DIM,
+		            app->computing ? "computing the first analysis..." : "no analysis yet");
+	} else {
+		View *v = app->views[app->pane];
+		v->ops->draw(v, app, cv, r);
+	}
+	draw_status(app, cv, cv->h - 1);
+	if (app->help)
+		draw_help(app, cv);
+}

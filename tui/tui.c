@@ -1,0 +1,206 @@
+/*
+ * tui.c - the loop: wait for a key, a finished analysis or the tick; let
+ * the app react; perform the effects it asks for; draw once.
+ *
+ * Nothing here waits for an analysis: results arrive from the live
+ * session's worker through a pipe that poll() watches with stdin, so a key
+ * press is answered with a frame while a recompute runs, and a finished
+ * recompute is drawn as soon as it is ready instead of at the next tick.
+ *
+ * With a latency log, each frame that answers a key or a data change
+ * appends one tab-separated line (bench/tui_latency.sh reads them):
+ *   key   <key>  <ms from key read to frame flushed>  <epoch ms of the frame>
+ *   data  <ms from change seen to frame>  <analysis ms>  <epoch ms of the frame>
+ *   first <ms from start to the first frame with data>  <analysis ms>  <epoch ms>
+ */
+#include "tui.h"
+
+#include <errno.h>
+#include <locale.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "canvas.h"
+#include "live.h"
+#include "sanitize.h"
+#include "term.h"
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void request(LiveSession *ls, TuiApp *app)
+{
+	AnalysisOptions ao;
+	app_options(app, &ao);
+	live_request(ls, &ao, app->opt_gen);
+	app->computing = 1;
+}
+
+int tui_run(const TuiOptions *opt, Err *err)
+{
+	if (opt == NULL || opt->db_path == NULL)
+		return err_set(err, TT_EINVAL, "tui: no database given");
+	setlocale(LC_ALL, "");
+	san_init();
+	LiveSession *ls = NULL;
+	if (live_open(opt->db_path, &ls, err))
+		return err->code ? err->code : TT_EIO;
+	Term *term = NULL;
+	if (term_open(opt->no_color, &term, err)) {
+		live_close(ls);
+		return err->code ? err->code : TT_EIO;
+	}
+	FILE *lat = NULL;
+	if (opt->latency_log)
+		lat = fopen(opt->latency_log, "a");
+
+	TuiApp app;
+	app_init(&app, opt);
+	if (!term_utf8(term))
+		app.ascii = 1;
+	int w, h;
+	term_size(term, &w, &h);
+	Canvas cv;
+	canvas_init(&cv, w, h, app.ascii);
+	request(ls, &app);
+
+	double t_start = mono_ms();
+	double next_tick = t_start + app.refresh_ms;
+	int dirty = 1, change_pending = 0, first_logged = 0;
+	double key_at = -1, change_at = -1;
+	char key_name[32] = "";
+	struct pollfd pfd[2] = {
+		{.fd = STDIN_FILENO, .events = POLLIN},
+		{.fd = live_wait_fd(ls), .events = POLLIN},
+	};
+	for (;;) {
+		if (dirty) {
+			app.now_s = (int64_t)time(NULL);
+			app_draw(&app, &cv);
+			term_blit(term, &cv);
+			dirty = 0;
+			double t = mono_ms();
+			if (lat) {
+				if (key_at >= 0)
+					fprintf(lat, "key\t%s\t%.3f\t%.0f\n", key_name, t - key_at, wall_ms());
+				if (change_at >= 0 && app.a && !app.computing)
+					fprintf(lat, "data\t%.3f\t%.3f\t%.0f\n", t - change_at, app.compute_ms, wall_ms());
+				if (!first_logged && app.a) {
+					fprintf(lat, "first\t%.3f\t%.3f\t%.0f\n", t - t_start, app.compute_ms, wall_ms());
+					first_logged = 1;
+				}
+				fflush(lat);
+			}
+			key_at = -1;
+			if (app.a && !app.computing)
+				change_at = -1;
+		}
+		double now = mono_ms();
+		int timeout = (int)(next_tick - now);
+		if (timeout < 0)
+			timeout = 0;
+		int pr = poll(pfd, 2, timeout);
+		if (pr < 0 && errno != EINTR)
+			break;
+
+		/* keys (a resize arrives as a key after SIGWINCH interrupts poll) */
+		int k, quit = 0;
+		while ((k = term_read_key(term)) != -1) {
+			if (k == -2)
+				continue;
+			key_at = mono_ms();
+			snprintf(key_name, sizeof key_name, k < 127 && k > 32 ? "%c" : "#%d", k);
+			if (k == TK_RESIZE) {
+				term_size(term, &w, &h);
+				canvas_resize(&cv, w, h);
+			}
+			int f = app_key(&app, k);
+			if (f & REACT_QUIT) {
+				quit = 1;
+				break;
+			}
+			if (f & REACT_RELOAD)
+				request(ls, &app);
+			if (f & REACT_TRACE) {
+				TraceView *tv = NULL;
+				Err e = {0};
+				if (live_trace(ls, app.want_trace, &tv, &e) == 0)
+					app_set_trace(&app, tv);
+				else
+					app_set_status(&app, 1, "trace %.32s: %s", app.want_trace, e.msg);
+			}
+			if ((f & REACT_PAUSE) && !app.paused && change_pending) {
+				change_pending = 0;
+				request(ls, &app);
+			}
+			if (f & (REACT_REDRAW | REACT_RELOAD | REACT_TRACE | REACT_PAUSE))
+				dirty = 1;
+		}
+		if (quit)
+			break;
+
+		/* finished analyses */
+		LiveResult r;
+		while (live_take(ls, &r)) {
+			if (r.rc) {
+				app_set_status(&app, 1, "analysis failed: %s", r.err.msg);
+			} else {
+				app_set_analysis(&app, r.a, r.gen);
+				app.compute_ms = r.compute_ms;
+			}
+			dirty = 1;
+		}
+		int busy = live_busy(ls);
+		if (busy != app.computing) {
+			app.computing = busy;
+			dirty = 1;
+		}
+
+		/* the tick */
+		now = mono_ms();
+		if (now >= next_tick) {
+			next_tick = now + app.refresh_ms;
+			if (opt->status_extra) {
+				char extra[sizeof app.extra] = "";
+				opt->status_extra(opt->status_ctx, extra, sizeof extra);
+				if (strcmp(extra, app.extra) != 0) {
+					memcpy(app.extra, extra, sizeof extra);
+					dirty = 1;
+				}
+			}
+			if (live_check(ls)) {
+				app.changed_at_s = (int64_t)time(NULL);
+				if (app.paused) {
+					change_pending = 1;
+				} else {
+					if (change_at < 0)
+						change_at = now;
+					request(ls, &app);
+				}
+				dirty = 1;
+			}
+		}
+	}
+	if (lat)
+		fclose(lat);
+	term_close(term);
+	canvas_fini(&cv);
+	live_close(ls);
+	app_fini(&app);
+	return 0;
+}

@@ -1,0 +1,55 @@
+/*
+ * tui.h - the interactive dashboard: entry point for `tailtriage tui` and
+ * `tailtriage demo`.
+ *
+ * tui_run() opens the database read-only through a live session
+ * (analysis/live.h), takes over the terminal with ncurses, and runs until
+ * the user quits. Analysis runs on a background thread; the screen keeps
+ * showing the previous result while a new one is computed, so keys stay
+ * responsive on large databases. It never prints: errors come back in err.
+ */
+#ifndef TT_TUI_H
+#define TT_TUI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis.h"
+#include "err.h"
+#include "model.h"
+
+/* Supplies an evidence value (DESIGN.md names such as "ingress.p99_ms",
+ * "pool.profile.occupancy") for the budget line of the header. Returns 1
+ * and sets *value when known, 0 when not. Called on the UI thread, with the
+ * Analysis currently shown (never NULL). The TUI itself knows
+ * "ingress.p99_ms" and "ingress.p99_ms@baseline"; a provider from the
+ * metrics/diagnosis layer fills in the rest. */
+typedef int (*TuiEvidenceFn)(void *ctx, const Analysis *a, const char *name, double *value);
+
+typedef struct TuiOptions {
+	const char *db_path;        /* required */
+	const Model *model;         /* borrowed for the whole run; NULL: none */
+	int64_t win_from, win_to;   /* window; INT64_MIN / INT64_MAX: open */
+	int has_baseline;
+	int64_t base_from, base_to;
+	const char *wclass;         /* only this workload class, NULL: all */
+	int refresh_ms;             /* live tick; <= 0 means 1000 */
+	int ascii;                  /* ASCII line drawing and bars */
+	int no_color;               /* monochrome even on a colour terminal
+	                             * (the NO_COLOR variable also does this) */
+	const char *latency_log;    /* append timing lines (bench), or NULL */
+	TuiEvidenceFn evidence;     /* extra budget evidence, or NULL */
+	void *evidence_ctx;
+	/* Extra text for the status line, asked for on every tick (e.g. the
+	 * receiver's counters with `tui --listen`): writes a NUL-terminated
+	 * string of at most n bytes into buf ("" for none). Called on the UI
+	 * thread; NULL: none. (added by "live") */
+	void (*status_extra)(void *ctx, char *buf, size_t n);
+	void *status_ctx;
+} TuiOptions;
+
+/* Runs the dashboard until the user quits. Returns 0, or a negative code
+ * with err set (database cannot be opened, no terminal, ...). */
+int tui_run(const TuiOptions *opt, Err *err);
+
+#endif

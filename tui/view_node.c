@@ -1,0 +1,443 @@
+/*
+ * view_node.c - one node in detail: what it is, percentiles per workload
+ * class for the window and the baseline with their sample counts, the
+ * split components, the window's latency distribution, its pool (until
+ * pool metrics are imported: "no metrics"), and the slowest exemplar
+ * traces, which open the waterfall.
+ *
+ * The node shown is app->sel_node; Left/Right step through the DAG in
+ * pre-order, Up/Down pick an exemplar.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "view.h"
+
+typedef struct NodeView {
+	View base;
+	int ex;                   /* selected exemplar */
+} NodeView;
+
+static void describe(const DagNode *d, char *out, size_t sz)
+{
+	switch (d->type) {
+	case NODE_CALL:
+		snprintf(out, sz, "call %s -> %s (%s)", d->service ? d->service : "?",
+		         d->dependency ? d->dependency : "no server span seen", d->operation ? d->operation : "");
+		break;
+	case NODE_ROOT:
+		snprintf(out, sz, "ingress %s %s", d->service ? d->service : "", d->operation ? d->operation : "");
+		break;
+	case NODE_ORPHANS:
+		snprintf(out, sz, "spans whose parent is missing");
+		break;
+	default:
+		snprintf(out, sz, "local span in %s (%s)", d->service ? d->service : "?",
+		         d->operation ? d->operation : "");
+	}
+}
+
+typedef struct Cols {
+	int cls, wn, w50, w90, w99, wmax, bn, b50, b90, b99, bmax; /* x, -1 hidden */
+} Cols;
+
+static Cols table_cols(int w, int baseline)
+{
+	Cols c;
+	int x = 1;
+	c.cls = x;
+	x += 13;
+	c.wn = x;
+	x += 8;
+	c.w50 = x;
+	x += 7;
+	c.w90 = x;
+	x += 7;
+	c.w99 = x;
+	x += 7;
+	c.wmax = x;
+	x += 7 + 3;
+	c.bn = c.b50 = c.b90 = c.b99 = c.bmax = -1;
+	if (baseline) {
+		int wide = w >= 96;
+		c.bn = x;
+		x += 8;
+		c.b50 = x;
+		x += 7;
+		if (wide) {
+			c.b90 = x;
+			x += 7;
+		}
+		c.b99 = x;
+		x += 7;
+		if (wide)
+			c.bmax = x;
+	}
+	return c;
+}
+
+static void cell_ms(Canvas *cv, int x, int y, double v, int64_t n, Role role)
+{
+	char b[16];
+	if (x < 0)
+		return;
+	fmt_ms(b, sizeof b, v, n, 1);
+	canvas_text_right(cv, x + 7, y, 7, role, b);
+}
+
+static void cell_n(Canvas *cv, int x, int y, int64_t n)
+{
+	char b[24];
+	if (x < 0)
+		return;
+	fmt_count(b, sizeof b, n);
+	canvas_text_right(cv, x + 7, y, 7, n > 0 && n < 100 ? ROLE_WARN : ROLE_DIM, b);
+}
+
+static void quant_row(Canvas *cv, const Cols *c, int y, const char *label, const Quant *w,
+                      const Quant *b, Role role)
+{
+	canvas_text(cv, c->cls, y, 12, role, label);
+	cell_n(cv, c->wn, y, w->n);
+	cell_ms(cv, c->w50, y, w->p50, w->n, ROLE_NORMAL);
+	cell_ms(cv, c->w90, y, w->p90, w->n, ROLE_NORMAL);
+	cell_ms(cv, c->w99, y, w->p99, w->n, ROLE_HEADING);
+	cell_ms(cv, c->wmax, y, w->max, w->n, ROLE_NORMAL);
+	if (b && c->bn >= 0) {
+		cell_n(cv, c->bn, y, b->n);
+		cell_ms(cv, c->b50, y, b->p50, b->n, ROLE_NORMAL);
+		cell_ms(cv, c->b90, y, b->p90, b->n, ROLE_NORMAL);
+		cell_ms(cv, c->b99, y, b->p99, b->n, ROLE_HEADING);
+		cell_ms(cv, c->bmax, y, b->max, b->n, ROLE_NORMAL);
+	}
+}
+
+/* Histogram of sorted values v[0..n) in width columns and h rows (log
+ * bins when the range spans more than 20x). Draws h rows from y, then a
+ * marker row with '^' under p50 and p99 when marks != 0. */
+static void draw_hist(Canvas *cv, int x, int y, int width, int h, const double *v, int64_t n,
+                      double p50, double p99, int marks)
+{
+	const Glyphs *g = cv->g;
+	if (n <= 0 || width < 4 || h < 1)
+		return;
+	double lo = v[0], hi = v[n - 1];
+	int logscale = lo > 0 && hi / lo > 20;
+	int64_t counts[512];
+	if (width > 512)
+		width = 512;
+	memset(counts, 0, sizeof counts);
+	double llo = logscale ? log(lo) : lo, lhi = logscale ? log(hi) : hi;
+	double span = lhi - llo;
+	for (int64_t i = 0; i < n; i++) {
+		double t = logscale ? log(v[i]) : v[i];
+		int b = span > 0 ? (int)((t - llo) / span * width) : 0;
+		if (b >= width)
+			b = width - 1;
+		if (b < 0)
+			b = 0;
+		counts[b]++;
+	}
+	int64_t maxc = 1;
+	for (int b = 0; b < width; b++)
+		if (counts[b] > maxc)
+			maxc = counts[b];
+	for (int b = 0; b < width; b++) {
+		/* eighths of the column height; any non-empty bin shows at least 1 */
+		int e = (int)ceil((double)counts[b] / (double)maxc * h * 8);
+		double bin_lo = logscale ? exp(llo + span * b / width) : llo + span * b / width;
+		Role role = bin_lo >= p99 ? ROLE_WARN : ROLE_SERVICE;
+		for (int r = 0; r < h; r++) {
+			int fill = e - (h - 1 - r) * 8;
+			if (fill < 0)
+				fill = 0;
+			if (fill > 8)
+				fill = 8;
+			canvas_put(cv, x + b, y + r, g->spark[fill], role);
+		}
+	}
+	if (!marks)
+		return;
+	int col[2];
+	double q[2] = {p50, p99};
+	for (int k = 0; k < 2; k++) {
+		double t = logscale ? log(q[k]) : q[k];
+		col[k] = span > 0 ? (int)((t - llo) / span * width) : 0;
+		if (col[k] >= width)
+			col[k] = width - 1;
+		if (col[k] < 0)
+			col[k] = 0;
+		canvas_put(cv, x + col[k], y + h, g->marker, ROLE_HEADING);
+	}
+}
+
+static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
+{
+	NodeView *v = (NodeView *)vv;
+	const Analysis *a = app->a;
+	if (a->n_nodes == 0) {
+		canvas_text(cv, 1, r.y, r.w - 2, ROLE_DIM, "no nodes: no requests of the endpoint in range");
+		return;
+	}
+	const DagNode *d = &a->nodes[app->sel_node];
+	const NodeStats *s = &d->pop[POP_WINDOW], *sb = &d->pop[POP_BASELINE];
+	int baseline = a->pop[POP_BASELINE].present;
+	const Glyphs *g = cv->g;
+	char buf[256], t1[32], t2[32];
+	int y = r.y, bottom = r.y + r.h;
+	vv->rows = r.h;
+
+	/* what it is */
+	int x = 1 + canvas_text(cv, 1, y, r.w / 2, ROLE_TITLE, d->label);
+	describe(d, buf, sizeof buf);
+	x += canvas_text(cv, x, y, -1, ROLE_DIM, "  ");
+	x += canvas_text(cv, x, y, r.w - x - 1, ROLE_NORMAL, buf);
+	node_tags(d, t1, sizeof t1);
+	snprintf(buf, sizeof buf, "  [%s]  %s edge  starts +%.1f ms", t1,
+	         d->edge == EDGE_PARALLEL ? "parallel" : d->edge == EDGE_SERIAL ? "serial" : "root",
+	         d->start_offset_ms);
+	canvas_text(cv, x, y, r.w - x - 1, ROLE_DIM, buf);
+	y++;
+
+	/* counts */
+	fmt_count(t1, sizeof t1, s->calls);
+	fmt_count(t2, sizeof t2, s->requests);
+	x = 1;
+	snprintf(buf, sizeof buf, "calls %s in %s requests", t1, t2);
+	x += canvas_text(cv, x, y, -1, ROLE_NORMAL, buf);
+	if (d->type == NODE_CALL && s->unknown_split > 0) {
+		fmt_count(t1, sizeof t1, s->unknown_split);
+		snprintf(buf, sizeof buf, "  %s without server span (split unknown)", t1);
+		x += canvas_text(cv, x, y, r.w - x, ROLE_UNKNOWN, buf);
+	}
+	if (d->crit[POP_WINDOW].share > 0) {
+		snprintf(buf, sizeof buf, "  ");
+		x += canvas_text(cv, x, y, r.w - x, ROLE_NORMAL, buf);
+		x += canvas_put(cv, x, y, g->crit, ROLE_CRIT);
+		snprintf(buf, sizeof buf, " %.1f%% of the slow requests' critical path",
+		         100 * d->crit[POP_WINDOW].share);
+		canvas_text(cv, x, y, r.w - x, ROLE_NORMAL, buf);
+	}
+	y++;
+
+	/* space planning */
+	int avail = bottom - y;
+	int n_ex = d->n_slowest;
+	int base_rows = 2 /* table head + all */ + 1 /* split */ + 1 /* pool */ + 1 /* ex head */;
+	int left = avail - base_rows;
+	int ex_rows = n_ex;
+	if (ex_rows > left - a->n_classes - 2)
+		ex_rows = left - a->n_classes - 2;
+	if (ex_rows < (n_ex ? 1 : 0))
+		ex_rows = n_ex ? 1 : 0;
+	if (ex_rows == 0 && n_ex == 0)
+		ex_rows = 1; /* "none" line */
+	left -= ex_rows;
+	int cls_rows = a->n_classes < left - 2 ? a->n_classes : left - 2;
+	if (cls_rows < 0)
+		cls_rows = 0;
+	left -= cls_rows;
+	int hist_h = 0, hist_rows = 0;
+	if (left >= 4) {
+		hist_h = left - 2 < 4 ? left - 2 : 4;
+		hist_rows = hist_h + 2; /* bars, markers, labels */
+	} else if (left >= 2) {
+		hist_h = 1;
+		hist_rows = 2;
+	}
+
+	/* percentiles per class */
+	Cols c = table_cols(r.w, baseline);
+	canvas_text(cv, c.cls, y, 12, ROLE_HEADING, "total ms");
+	canvas_text_right(cv, c.wn + 7, y, 7, ROLE_HEADING, "n");
+	canvas_text_right(cv, c.w50 + 7, y, 7, ROLE_HEADING, "p50");
+	canvas_text_right(cv, c.w90 + 7, y, 7, ROLE_HEADING, "p90");
+	canvas_text_right(cv, c.w99 + 7, y, 7, ROLE_HEADING, "p99");
+	canvas_text_right(cv, c.wmax + 7, y, 7, ROLE_HEADING, "max");
+	if (c.bn >= 0) {
+		canvas_put(cv, c.bn - 2, y, g->vline, ROLE_DIM);
+		canvas_text_right(cv, c.bn + 7, y, 7, ROLE_HEADING, "base n");
+		canvas_text_right(cv, c.b50 + 7, y, 7, ROLE_HEADING, "p50");
+		if (c.b90 >= 0)
+			canvas_text_right(cv, c.b90 + 7, y, 7, ROLE_HEADING, "p90");
+		canvas_text_right(cv, c.b99 + 7, y, 7, ROLE_HEADING, "p99");
+		if (c.bmax >= 0)
+			canvas_text_right(cv, c.bmax + 7, y, 7, ROLE_HEADING, "max");
+	}
+	y++;
+	quant_row(cv, &c, y++, "all classes", &s->total, baseline ? &sb->total : NULL, ROLE_NORMAL);
+	for (int k = 0; k < cls_rows; k++) {
+		const NodeStats *cw = &d->by_class[POP_WINDOW][k];
+		const NodeStats *cb = baseline ? &d->by_class[POP_BASELINE][k] : NULL;
+		quant_row(cv, &c, y++, a->classes[k], &cw->total, cb ? &cb->total : NULL, ROLE_NORMAL);
+	}
+	if (cls_rows < a->n_classes && y < bottom)
+		canvas_text_right(cv, r.w, y - 1, 12, ROLE_DIM, "(more...)");
+
+	/* split components, window -> baseline */
+	if (y < bottom) {
+		int call = d->type == NODE_CALL;
+		x = 1 + canvas_text(cv, 1, y, -1, ROLE_HEADING, "split p99 ");
+		struct {
+			const char *name;
+			const Quant *w, *b;
+			int applicable;
+			Role role;
+			uint32_t glyph;
+		} comp[3] = {
+			{" queue ", &s->queue, &sb->queue, 1, ROLE_QUEUE, g->bar_queue},
+			{" client wait ", &s->client_wait, &sb->client_wait, call, ROLE_WAIT, g->bar_wait},
+			{" service ", &s->service, &sb->service, 1, ROLE_SERVICE, g->bar_service},
+		};
+		for (int k = 0; k < 3; k++) {
+			x += canvas_put(cv, x, y, comp[k].glyph, comp[k].role);
+			x += canvas_text(cv, x, y, r.w - x, ROLE_NORMAL, comp[k].name);
+			fmt_ms(t1, sizeof t1, comp[k].w->p99, comp[k].w->n, comp[k].applicable);
+			if (baseline) {
+				fmt_ms(t2, sizeof t2, comp[k].b->p99, comp[k].b->n, comp[k].applicable);
+				snprintf(buf, sizeof buf, "%s/%s  ", t1, t2);
+			} else {
+				snprintf(buf, sizeof buf, "%s  ", t1);
+			}
+			x += canvas_text(cv, x, y, r.w - x, ROLE_NORMAL, buf);
+		}
+		if (baseline && x + 17 <= r.w)
+			canvas_text(cv, x, y, r.w - x, ROLE_DIM, "(window/baseline)");
+		y++;
+	}
+
+	/* distribution */
+	if (hist_rows > 0 && y + hist_rows <= bottom) {
+		int hw = r.w - 4;
+		if (s->total.n > 0) {
+			draw_hist(cv, 2, y, hw, hist_h, d->dist, s->total.n, s->total.p50, s->total.p99,
+			          hist_rows > 2);
+			y += hist_h + (hist_rows > 2 ? 1 : 0);
+			char mn[16], p5[16], p9[16], mx[16];
+			fmt_ms(mn, sizeof mn, d->dist[0], 1, 1);
+			fmt_ms(p5, sizeof p5, s->total.p50, s->total.n, 1);
+			fmt_ms(p9, sizeof p9, s->total.p99, s->total.n, 1);
+			fmt_ms(mx, sizeof mx, s->total.max, s->total.n, 1);
+			int logscale = d->dist[0] > 0 && d->dist[s->total.n - 1] / d->dist[0] > 20;
+			snprintf(buf, sizeof buf, "window distribution (%s): min %s  ^p50 %s  ^p99 %s  max %s ms",
+			         logscale ? "log scale" : "linear", mn, p5, p9, mx);
+			canvas_text(cv, 2, y++, r.w - 3, ROLE_DIM, buf);
+		} else {
+			canvas_text(cv, 2, y, r.w - 3, ROLE_DIM, "window distribution: no samples");
+			y += hist_rows;
+		}
+	}
+
+	/* pool */
+	if (y < bottom) {
+		const ModelNode *mn = NULL;
+		if (app->model) {
+			if (d->type == NODE_CALL && d->dependency)
+				mn = model_find_node(app->model, d->dependency, NULL);
+			if (mn == NULL)
+				mn = model_find_node(app->model, d->service, d->operation);
+		}
+		const ModelPool *pool = NULL;
+		for (int i = 0; mn && mn->pool && app->model && i < app->model->n_pools; i++)
+			if (app->model->pools[i].name && strcmp(app->model->pools[i].name, mn->pool) == 0)
+				pool = &app->model->pools[i];
+		x = 1 + canvas_text(cv, 1, y, -1, ROLE_HEADING, "pool ");
+		if (pool) {
+			snprintf(buf, sizeof buf, "%s (%s, %lld slots): occupancy, queue age: no metrics",
+			         pool->name, pool->kind ? pool->kind : "?", (long long)pool->size);
+			canvas_text(cv, x, y, r.w - x - 1, ROLE_DIM, buf);
+		} else if (mn && mn->pool) {
+			snprintf(buf, sizeof buf, "%s: not described in the model; no metrics", mn->pool);
+			canvas_text(cv, x, y, r.w - x - 1, ROLE_DIM, buf);
+		} else {
+			canvas_text(cv, x, y, r.w - x - 1, ROLE_DIM,
+			            app->model ? "none declared for this node" : "unknown (no model)");
+		}
+		y++;
+	}
+
+	/* exemplars */
+	if (y < bottom) {
+		canvas_text(cv, 1, y++, r.w - 2, ROLE_HEADING, "slowest traces (Enter opens the waterfall)");
+	}
+	if (v->ex >= n_ex)
+		v->ex = n_ex ? n_ex - 1 : 0;
+	if (n_ex == 0 && y < bottom)
+		canvas_text(cv, 3, y++, r.w - 4, ROLE_DIM, "none in the window");
+	int first = 0;
+	if (ex_rows > 0 && v->ex >= ex_rows)
+		first = v->ex - ex_rows + 1;
+	for (int k = first; k < n_ex && y < bottom; k++) {
+		const Exemplar *e = &d->slowest[k];
+		int sel = k == v->ex;
+		if (sel) {
+			canvas_put(cv, 1, y, g->pointer, ROLE_SELECTED);
+			canvas_fill(cv, 2, y, 34, 1, ' ', ROLE_SELECTED);
+		}
+		canvas_text(cv, 3, y, 32, sel ? ROLE_SELECTED : ROLE_NORMAL, e->trace_id);
+		fmt_ms(t1, sizeof t1, e->ms, 1, 1);
+		snprintf(buf, sizeof buf, "%s ms", t1);
+		canvas_text_right(cv, 48, y, 12, ROLE_NORMAL, buf);
+		if (e->wclass >= 0 && e->wclass < a->n_classes)
+			canvas_text(cv, 50, y, r.w - 51, ROLE_DIM, a->classes[e->wclass]);
+		y++;
+	}
+}
+
+static int node_key(View *vv, TuiApp *app, Action act)
+{
+	NodeView *v = (NodeView *)vv;
+	const Analysis *a = app->a;
+	if (a == NULL || a->n_nodes == 0)
+		return REACT_NONE;
+	const DagNode *d = &a->nodes[app->sel_node];
+	switch (act) {
+	case ACT_UP:
+		if (v->ex > 0)
+			v->ex--;
+		return REACT_REDRAW;
+	case ACT_DOWN:
+		if (v->ex + 1 < d->n_slowest)
+			v->ex++;
+		return REACT_REDRAW;
+	case ACT_TOP:
+		v->ex = 0;
+		return REACT_REDRAW;
+	case ACT_BOTTOM:
+		v->ex = d->n_slowest ? d->n_slowest - 1 : 0;
+		return REACT_REDRAW;
+	case ACT_LEFT:
+		app_select_node(app, app->sel_node - 1);
+		v->ex = 0;
+		return REACT_REDRAW;
+	case ACT_RIGHT:
+		app_select_node(app, app->sel_node + 1);
+		v->ex = 0;
+		return REACT_REDRAW;
+	case ACT_OPEN:
+		if (v->ex < d->n_slowest) {
+			snprintf(app->want_trace, sizeof app->want_trace, "%s", d->slowest[v->ex].trace_id);
+			return REACT_TRACE | REACT_REDRAW;
+		}
+		return REACT_NONE;
+	default:
+		return REACT_NONE;
+	}
+}
+
+static void node_free(View *vv)
+{
+	free(vv);
+}
+
+static const ViewOps node_ops = {"Node", node_draw, node_key, NULL, node_free};
+
+View *view_node_new(void)
+{
+	NodeView *v = xcalloc(1, sizeof *v);
+	v->base.ops = &node_ops;
+	return &v->base;
+}

@@ -1,0 +1,334 @@
+/*
+ * view_trace.c - the waterfall of one trace: spans as bars on a time axis,
+ * coloured by split (a paired client span shows its client wait with the
+ * server's part as service; an unpaired one is unknown; queue time before a
+ * span is drawn in front of it), the critical path marked in the gutter,
+ * and the selected span's attributes below.
+ *
+ * Right zooms in around the selected span, Left zooms out.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attrs.h"
+#include "fmt.h"
+#include "view.h"
+
+typedef struct TraceViewState {
+	View base;
+	char trace_id[33];        /* trace the state belongs to */
+	int cursor;
+	int top;
+	int zoom;                 /* 0: whole trace; each step halves the span */
+} TraceViewState;
+
+static int time_x(int64_t t, int64_t from, int64_t to, int x0, int w)
+{
+	if (to <= from)
+		return x0;
+	double f = (double)(t - from) / (double)(to - from);
+	return x0 + (int)floor(f * w);
+}
+
+static void draw_span_bar(Canvas *cv, const TraceView *tv, int idx, int y, int64_t from,
+                          int64_t to, int bx, int bw)
+{
+	const Glyphs *g = cv->g;
+	const TraceSpan *s = &tv->spans[idx];
+	int x1 = time_x(s->start_ns, from, to, bx, bw);
+	int x2 = time_x(s->end_ns, from, to, bx, bw);
+	if (x2 <= x1)
+		x2 = x1 + 1;
+	if (s->has_queue && s->queue_ms > 0) {
+		int64_t qs = s->start_ns - (int64_t)(s->queue_ms * 1e6);
+		int q1 = time_x(qs, from, to, bx, bw);
+		if (q1 >= x1)
+			q1 = x1 - 1;
+		for (int x = q1; x < x1; x++)
+			if (x >= bx && x < bx + bw)
+				canvas_put(cv, x, y, g->bar_queue, ROLE_QUEUE);
+	}
+	uint32_t glyph = g->bar_service;
+	Role role = ROLE_SERVICE;
+	if (s->kind == SPAN_KIND_CLIENT) {
+		glyph = s->paired ? g->bar_wait : g->bar_unknown;
+		role = s->paired ? ROLE_WAIT : ROLE_UNKNOWN;
+	}
+	for (int x = x1; x < x2; x++)
+		if (x >= bx && x < bx + bw)
+			canvas_put(cv, x, y, glyph, role);
+	if (s->kind == SPAN_KIND_CLIENT && s->paired) {
+		/* the server part of a paired client span */
+		for (int k = idx + 1; k < tv->n_spans && tv->spans[k].depth > s->depth; k++) {
+			const TraceSpan *c = &tv->spans[k];
+			if (c->parent != idx || c->kind != SPAN_KIND_SERVER)
+				continue;
+			int c1 = time_x(c->start_ns, from, to, bx, bw);
+			int c2 = time_x(c->end_ns, from, to, bx, bw);
+			if (c1 < x1)
+				c1 = x1;
+			if (c2 > x2)
+				c2 = x2;
+			for (int x = c1; x < c2; x++)
+				if (x >= bx && x < bx + bw)
+					canvas_put(cv, x, y, g->bar_service, ROLE_SERVICE);
+			break;
+		}
+	}
+	char d[32], buf[40];
+	fmt_ms(d, sizeof d, (double)(s->end_ns - s->start_ns) / 1e6, 1, 1);
+	int lx = x2 > bx ? x2 : bx;
+	int len = (int)strlen(d) + 1;
+	int qx = x1;
+	if (s->has_queue && s->queue_ms > 0)
+		qx = time_x(s->start_ns - (int64_t)(s->queue_ms * 1e6), from, to, bx, bw);
+	if (lx + len <= bx + bw) {
+		snprintf(buf, sizeof buf, " %s", d);
+		canvas_text(cv, lx, y, len, ROLE_DIM, buf);
+	} else if (qx - len >= bx) {
+		snprintf(buf, sizeof buf, "%s ", d);
+		canvas_text(cv, qx - len, y, len, ROLE_DIM, buf);
+	}
+}
+
+static void draw_attrs(Canvas *cv, const TraceView *tv, int idx, int y, int h, int w)
+{
+	const Glyphs *g = cv->g;
+	const TraceSpan *s = &tv->spans[idx];
+	char buf[320], d[32], st[32];
+	int x = 1;
+	for (int i = 0; i < w; i++)
+		canvas_put(cv, i, y, g->hline, ROLE_DIM);
+	x += canvas_text(cv, x, y, -1, ROLE_HEADING, " selected ");
+	x += canvas_text(cv, x, y, w / 2, ROLE_TITLE, s->name);
+	fmt_ms(d, sizeof d, (double)(s->end_ns - s->start_ns) / 1e6, 1, 1);
+	fmt_ms(st, sizeof st, (double)(s->start_ns - tv->start_ns) / 1e6, 1, 1);
+	snprintf(buf, sizeof buf, " %s in %s, +%s ms, %s ms ", span_kind_name(s->kind),
+	         s->service && s->service[0] ? s->service : "?", st, d);
+	canvas_text(cv, x, y, w - x - 1, ROLE_NORMAL, buf);
+	y++;
+	h--;
+	if (h <= 0)
+		return;
+	x = 2;
+	if (s->kind == SPAN_KIND_CLIENT) {
+		if (s->paired) {
+			fmt_ms(d, sizeof d, s->client_wait_ms, 1, 1);
+			snprintf(buf, sizeof buf, "client wait %s ms  ", d);
+		} else {
+			snprintf(buf, sizeof buf, "no server span: split unknown  ");
+		}
+		x += canvas_text(cv, x, y, w - x, s->paired ? ROLE_WAIT : ROLE_UNKNOWN, buf);
+	}
+	if (s->has_queue) {
+		fmt_ms(d, sizeof d, s->queue_ms, 1, 1);
+		snprintf(buf, sizeof buf, "queue %s ms  ", d);
+		x += canvas_text(cv, x, y, w - x, ROLE_QUEUE, buf);
+	}
+	if (s->on_critical_path) {
+		x += canvas_put(cv, x, y, g->crit, ROLE_CRIT);
+		fmt_ms(d, sizeof d, s->crit_ms, 1, 1);
+		snprintf(buf, sizeof buf, " %s ms on the critical path  ", d);
+		x += canvas_text(cv, x, y, w - x, ROLE_CRIT, buf);
+	}
+	if (s->status_code == 2)
+		x += canvas_text(cv, x, y, w - x, ROLE_BREACH, "status error  ");
+	if (s->orphan)
+		x += canvas_text(cv, x, y, w - x, ROLE_WARN, "parent missing  ");
+	snprintf(buf, sizeof buf, "span %s", s->span_id);
+	canvas_text(cv, x, y, w - x, ROLE_DIM, buf);
+	y++;
+	h--;
+	size_t pos = 0;
+	char key[128], val[256];
+	int shown = 0, total = 0;
+	while (attrs_next(s->attrs_json, &pos, key, sizeof key, val, sizeof val)) {
+		total++;
+		if (shown >= h)
+			continue;
+		int kx = 2 + canvas_text(cv, 2, y, 30, ROLE_KEY, key);
+		kx += canvas_text(cv, kx, y, 3, ROLE_DIM, " = ");
+		canvas_text(cv, kx, y, w - kx - 1, ROLE_NORMAL, val);
+		y++;
+		shown++;
+	}
+	if (total == 0 && h > 0)
+		canvas_text(cv, 2, y, w - 3, ROLE_DIM, "no attributes");
+	else if (total > shown && shown > 0) {
+		snprintf(buf, sizeof buf, "(+%d more)", total - shown);
+		canvas_text_right(cv, w - 1, y - 1, 12, ROLE_DIM, buf);
+	}
+}
+
+/* A new trace resets the selection, zoom and scroll. Called from draw and
+ * key, whichever sees the new trace first. */
+static void sync_trace(TraceViewState *v, const TraceView *tv)
+{
+	if (strcmp(v->trace_id, tv->trace_id) != 0) {
+		snprintf(v->trace_id, sizeof v->trace_id, "%s", tv->trace_id);
+		v->cursor = v->top = v->zoom = 0;
+	}
+}
+
+static void trace_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
+{
+	TraceViewState *v = (TraceViewState *)vv;
+	const TraceView *tv = app->trace;
+	const Glyphs *g = cv->g;
+	vv->rows = r.h;
+	if (tv == NULL || tv->n_spans == 0) {
+		canvas_text(cv, 1, r.y, r.w - 2, ROLE_DIM,
+		            "no trace loaded: pick a slowest trace in the node pane and press Enter");
+		return;
+	}
+	sync_trace(v, tv);
+	if (v->cursor >= tv->n_spans)
+		v->cursor = tv->n_spans - 1;
+	char buf[256], d[32];
+	int y = r.y;
+	fmt_ms(d, sizeof d, (double)(tv->end_ns - tv->start_ns) / 1e6, 1, 1);
+	int crit = 0;
+	for (int i = 0; i < tv->n_spans; i++)
+		crit += tv->spans[i].on_critical_path;
+	snprintf(buf, sizeof buf, "trace %s  %s ms  class %s  %d spans ", tv->trace_id, d,
+	         tv->wclass && tv->wclass[0] ? tv->wclass : "?", tv->n_spans);
+	int x = 1 + canvas_text(cv, 1, y, r.w - 2, ROLE_TITLE, buf);
+	x += canvas_put(cv, x, y, g->crit, ROLE_CRIT);
+	snprintf(buf, sizeof buf, " %d on critical path", crit);
+	canvas_text(cv, x, y, r.w - x - 1, ROLE_NORMAL, buf);
+	y++;
+
+	/* time range shown */
+	int64_t from = tv->start_ns, to = tv->end_ns;
+	if (to <= from)
+		to = from + 1;
+	if (v->zoom > 0) {
+		int64_t span = (to - from) >> v->zoom;
+		if (span < 1000)
+			span = 1000;
+		const TraceSpan *s = &tv->spans[v->cursor];
+		int64_t c = s->start_ns + (s->end_ns - s->start_ns) / 2;
+		int64_t f = c - span / 2;
+		if (f < from)
+			f = from;
+		if (f + span > to)
+			f = to - span;
+		from = f;
+		to = f + span;
+	}
+
+	int name_w = r.w * 35 / 100;
+	if (name_w > 44)
+		name_w = 44;
+	int bx = 2 + name_w + 1, bw = r.w - bx - 1;
+	/* axis: 0 at the trace start */
+	canvas_text(cv, 2, y, name_w, ROLE_HEADING, "span");
+	int ticks = bw >= 60 ? 5 : 3;
+	for (int k = 0; k <= ticks; k++) {
+		int64_t t = from + (to - from) * k / ticks;
+		int tx = bx + (bw - 1) * k / ticks;
+		fmt_ms(d, sizeof d, (double)(t - tv->start_ns) / 1e6, 1, 1);
+		snprintf(buf, sizeof buf, "%s%s", d, k == ticks ? " ms" : "");
+		canvas_put(cv, tx, y + 1, g->tick, ROLE_DIM);
+		int lw = (int)strlen(buf);
+		int lx = k == ticks ? tx - lw + 1 : k == 0 ? tx : tx - lw / 2;
+		canvas_text(cv, lx, y, lw, ROLE_DIM, buf);
+	}
+	for (int i = bx; i < bx + bw; i++)
+		if (canvas_cell(cv, i, y + 1)->ch == ' ')
+			canvas_put(cv, i, y + 1, g->hline, ROLE_DIM);
+	y += 2;
+
+	int attr_h = r.h / 3;
+	if (attr_h < 3)
+		attr_h = 3;
+	if (attr_h > 8)
+		attr_h = 8;
+	int list_h = r.h - 3 - attr_h;
+	if (list_h < 1)
+		list_h = 1;
+	if (v->cursor < v->top)
+		v->top = v->cursor;
+	if (v->cursor >= v->top + list_h)
+		v->top = v->cursor - list_h + 1;
+	for (int i = v->top; i < tv->n_spans && i < v->top + list_h; i++, y++) {
+		const TraceSpan *s = &tv->spans[i];
+		int sel = i == v->cursor;
+		if (sel) {
+			canvas_put(cv, 0, y, g->pointer, ROLE_SELECTED);
+			canvas_fill(cv, 2, y, name_w, 1, ' ', ROLE_SELECTED);
+		}
+		if (s->on_critical_path)
+			canvas_put(cv, 1, y, g->crit, ROLE_CRIT);
+		int indent = s->depth > 12 ? 12 : s->depth;
+		int nx = 3 + indent;
+		Role nr = sel ? ROLE_SELECTED : s->status_code == 2 ? ROLE_BREACH : ROLE_NORMAL;
+		if (s->status_code == 2)
+			nx += canvas_put(cv, nx, y, g->breach, ROLE_BREACH);
+		nx += canvas_text(cv, nx, y, 2 + name_w - nx, nr, s->name);
+		if (s->service && s->service[0] && 2 + name_w - nx > 4) {
+			nx += canvas_text(cv, nx, y, 1, nr, " ");
+			canvas_text(cv, nx, y, 2 + name_w - nx, sel ? ROLE_SELECTED : ROLE_DIM, s->service);
+		}
+		draw_span_bar(cv, tv, i, y, from, to, bx, bw);
+	}
+	/* zoom and scroll position under the "span" heading */
+	buf[0] = '\0';
+	if (v->zoom > 0)
+		snprintf(buf, sizeof buf, "zoom x%d  ", 1 << v->zoom);
+	if (tv->n_spans > list_h) {
+		size_t l = strlen(buf);
+		int last = v->top + list_h < tv->n_spans ? v->top + list_h : tv->n_spans;
+		snprintf(buf + l, sizeof buf - l, "%d-%d/%d", v->top + 1, last, tv->n_spans);
+	}
+	canvas_text(cv, 2, r.y + 2, name_w, v->zoom ? ROLE_WARN : ROLE_DIM, buf);
+	draw_attrs(cv, tv, v->cursor, r.y + r.h - attr_h, attr_h, r.w);
+}
+
+static int trace_key(View *vv, TuiApp *app, Action act)
+{
+	TraceViewState *v = (TraceViewState *)vv;
+	const TraceView *tv = app->trace;
+	if (tv == NULL || tv->n_spans == 0)
+		return REACT_NONE;
+	sync_trace(v, tv);
+	int page = vv->rows > 8 ? vv->rows / 2 : 1;
+	switch (act) {
+	case ACT_UP: v->cursor--; break;
+	case ACT_DOWN: v->cursor++; break;
+	case ACT_PAGE_UP: v->cursor -= page; break;
+	case ACT_PAGE_DOWN: v->cursor += page; break;
+	case ACT_TOP: v->cursor = 0; break;
+	case ACT_BOTTOM: v->cursor = tv->n_spans - 1; break;
+	case ACT_RIGHT:
+		if (v->zoom < 16)
+			v->zoom++;
+		break;
+	case ACT_LEFT:
+		if (v->zoom > 0)
+			v->zoom--;
+		break;
+	default: return REACT_NONE;
+	}
+	if (v->cursor >= tv->n_spans)
+		v->cursor = tv->n_spans - 1;
+	if (v->cursor < 0)
+		v->cursor = 0;
+	return REACT_REDRAW;
+}
+
+static void trace_free(View *vv)
+{
+	free(vv);
+}
+
+static const ViewOps trace_ops = {"Trace", trace_draw, trace_key, NULL, trace_free};
+
+View *view_trace_new(void)
+{
+	TraceViewState *v = xcalloc(1, sizeof *v);
+	v->base.ops = &trace_ops;
+	return &v->base;
+}
