@@ -4,4 +4,3 @@
 #include "cli.h"
 
 int cmd_demo(int argc, char **argv) { (void)argc; (void)argv; return cli_fail("demo: not built yet"); }
-int cmd_tui(int argc, char **argv) { (void)argc; (void)argv; return cli_fail("tui: not built yet"); }
