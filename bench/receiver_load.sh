@@ -68,15 +68,16 @@ EOF
 
 header="| senders | spans/request | seconds | requests | requests/s | spans/s stored | p50 ms | p99 ms | non-200 |
 |---:|---:|---:|---:|---:|---:|---:|---:|---|"
+load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 rows=$(for c in "${configs[@]}"; do run_one "${c%%:*}" "${c##*:}"; done)
 echo "$header"
 echo "$rows"
 
 if [ $record = 1 ]; then
   readme="$ROOT/bench/README.md"
-  python3 - "$readme" "$header" "$rows" "$seconds" <<'EOF'
+  python3 - "$readme" "$header" "$rows" "$seconds" "$load_before" <<'EOF'
 import datetime, os, platform, re, subprocess, sys
-path, header, rows, seconds = sys.argv[1:5]
+path, header, rows, seconds, load = sys.argv[1:6]
 cpu = "?"
 try:
     for line in open("/proc/cpuinfo"):
@@ -93,16 +94,19 @@ body = f"""## Receiver throughput
 (Node.js {node}, keep-alive connections) posting OTLP/JSON trace requests for
 {seconds} s, one new trace per request. After each run the script checks that
 every request answered 200 is in the database with all its spans (it fails
-otherwise). Machine: {os.cpu_count()} cores, {cpu}; sender and server share them.
+otherwise). Machine: {os.cpu_count()} cores, {cpu}; sender and server share them
+(load average before the runs: {load}; other work on the machine lowers the figures).
 Recorded {datetime.date.today().isoformat()}.
 
 {header}
 {rows}
 
-Reading it: one request is one SQLite transaction (a 200 means committed, WAL,
-synchronous as the store sets it), so small requests are bound by the commit and
-batching spans is what raises throughput; the OpenTelemetry SDK batch processor
-sends up to 512 spans per request by default.
+Reading it: one request is one SQLite transaction on the receiver's single writer
+connection (a 200 means committed; WAL, synchronous=NORMAL), so small requests are
+bound by the per-transaction cost and more senders only queue behind it, while
+batching spans is what raises throughput (the OpenTelemetry SDK's batch processor
+sends up to 512 spans per request by default). The Node.js sender takes a good
+part of the two cores at high request rates.
 """
 text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
 pat = re.compile(r"^## Receiver throughput\n.*?(?=^## |\Z)", re.S | re.M)

@@ -111,7 +111,11 @@ live_serve() {
 # counters).
 live_serve_stop() {
   kill -INT "$LIVE_SERVE_PID" 2>/dev/null || true
-  wait "$LIVE_SERVE_PID" 2>/dev/null || true
+  local rc=0
+  wait "$LIVE_SERVE_PID" 2>/dev/null || rc=$?
+  if [ $rc != 0 ] || grep -q 'Sanitizer' "$LIVE_SERVE_LOG"; then
+    live_fail "serve exited with status $rc"
+  fi
 }
 
 # live_sql DB SQL: one value.
