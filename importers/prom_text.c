@@ -19,10 +19,13 @@
  *    increasing time. An undefined escape such as \t is allowed by the ABNF
  *    (BS normal-char) and kept as the two characters backslash and t.
  *
- * Streaming: lines are read one at a time (at most PROM_MAX_LINE bytes);
- * the samples of the current family are kept until the family ends, then
- * validated as points and written. Memory is bounded by the largest family
- * plus the set of names seen so far (needed to reject interleaving).
+ * Streaming: lines are read one at a time (at most PROM_MAX_LINE bytes).
+ * OpenMetrics metrics are contiguous, so each metric (label set) is
+ * validated and written as soon as the next one starts; Prometheus 0.0.4
+ * lets a family's series interleave, so its samples are kept until the
+ * family ends. Memory is bounded by the largest metric (OpenMetrics) or
+ * family (Prometheus), plus the names and label sets seen so far, which
+ * are needed to reject interleaving.
  *
  * Timestamps: a sample without a timestamp is stored with ts_explicit = 0
  * and the import time of the file (the store keys such points by the file
@@ -606,6 +609,7 @@ typedef struct Family {
 	long unit_line;
 	int nsamples;
 	int claimed;
+	int64_t fid;              /* metric_families.id once written, else 0 */
 	Series **ser;
 	int nser, cser;
 	Map ser_map;              /* key -> Series* */
@@ -865,90 +869,101 @@ static int point_check(Parser *p, Family *f, Point *pt)
 	return 0;
 }
 
-/* Validates and writes the current family, then forgets it. */
-static int family_close(Parser *p)
+/* Validates and writes the series buffered in the current family, then
+ * forgets them (the family itself stays open). */
+static int family_flush(Parser *p)
 {
 	Family *f = p->fam;
-	if (f == NULL)
-		return 0;
 	int rc = family_claim(p, f);
-	if (rc == 0 && f->nser > 0) {
-		ImportCtx *ctx = p->ctx;
+	if (rc || f->nser == 0)
+		return rc;
+	ImportCtx *ctx = p->ctx;
+	if (f->fid == 0) {
 		StoreMetricFamily sf = {
 			.name = f->name,
 			.type = type_names[f->type],
 			.unit = f->unit,
 			.help = f->help,
 		};
-		int64_t fid = 0;
-		rc = store_metric_family_intern(ctx->st, &sf, &fid, ctx->err);
-		StoreMetricExemplar *sx = NULL;
-		int sxcap = 0;
-		for (int i = 0; rc == 0 && i < f->nser; i++) {
-			Series *s = f->ser[i];
-			int64_t sid = 0;
-			for (int j = 0; rc == 0 && j < s->npt; j++)
-				rc = point_check(p, f, &s->pt[j]);
-			if (rc == 0)
-				rc = store_metric_series_intern(ctx->st, fid, s->key, 0, &sid, ctx->err);
-			for (int j = 0; rc == 0 && j < s->npt; j++) {
-				Point *pt = &s->pt[j];
-				StoreMetricPoint mp;
-				memset(&mp, 0, sizeof mp);
-				mp.series_id = sid;
-				mp.ts_explicit = pt->has_ts;
-				mp.ts_ns = pt->ts_ns;
-				mp.has_start = (pt->seen & (1u << R_CREATED)) != 0;
-				mp.start_ns = pt->created_ns;
-				mp.has_value = (pt->seen & ((1u << R_VALUE) | (1u << R_TOTAL) | (1u << R_INFO))) != 0;
-				mp.value = pt->value;
-				mp.has_sum = (pt->seen & (1u << R_SUM)) != 0;
-				mp.sum = pt->sum;
-				mp.has_count = (pt->seen & (1u << R_COUNT)) != 0;
-				mp.count = pt->count;
-				if (pt->nb > 0) {
-					mp.scheme = "explicit";
-					mp.buckets = pt->b;
-					mp.n_buckets = pt->nb;
-					if (!mp.has_count && bucket_is_inf(&pt->b[pt->nb - 1])) {
-						mp.has_count = 1;
-						mp.count = pt->b[pt->nb - 1].count;
-					}
-				}
-				mp.quantiles = pt->q;
-				mp.n_quantiles = pt->nq;
-				if (pt->nex > sxcap) {
-					sxcap = pt->nex;
-					sx = xrealloc(sx, (size_t)sxcap * sizeof *sx);
-				}
-				for (int k = 0; k < pt->nex; k++) {
-					Ex *e = &pt->ex[k];
-					sx[k] = (StoreMetricExemplar){
-					    .has_le = e->has_le,
-					    .le = e->le,
-					    .value = e->value,
-					    .has_ts = e->has_ts,
-					    .ts_ns = e->ts_ns,
-					    .trace_id = e->trace_id,
-					    .span_id = e->span_id,
-					    .labels_json = e->labels,
-					};
-				}
-				mp.exemplars = sx;
-				mp.n_exemplars = pt->nex;
-				int added = 0;
-				rc = store_metric_point_add(ctx->st, ctx->source_id, &mp, &added, ctx->err);
-				if (rc == 0) {
-					if (added)
-						ctx->counts->metrics_added++;
-					else
-						ctx->counts->metrics_duplicate++;
+		rc = store_metric_family_intern(ctx->st, &sf, &f->fid, ctx->err);
+	}
+	StoreMetricExemplar *sx = NULL;
+	int sxcap = 0;
+	for (int i = 0; rc == 0 && i < f->nser; i++) {
+		Series *s = f->ser[i];
+		int64_t sid = 0;
+		for (int j = 0; rc == 0 && j < s->npt; j++)
+			rc = point_check(p, f, &s->pt[j]);
+		if (rc == 0)
+			rc = store_metric_series_intern(ctx->st, f->fid, s->key, 0, &sid, ctx->err);
+		for (int j = 0; rc == 0 && j < s->npt; j++) {
+			Point *pt = &s->pt[j];
+			StoreMetricPoint mp;
+			memset(&mp, 0, sizeof mp);
+			mp.series_id = sid;
+			mp.ts_explicit = pt->has_ts;
+			mp.ts_ns = pt->ts_ns;
+			mp.has_start = (pt->seen & (1u << R_CREATED)) != 0;
+			mp.start_ns = pt->created_ns;
+			mp.has_value = (pt->seen & ((1u << R_VALUE) | (1u << R_TOTAL) | (1u << R_INFO))) != 0;
+			mp.value = pt->value;
+			mp.has_sum = (pt->seen & (1u << R_SUM)) != 0;
+			mp.sum = pt->sum;
+			mp.has_count = (pt->seen & (1u << R_COUNT)) != 0;
+			mp.count = pt->count;
+			if (pt->nb > 0) {
+				mp.scheme = "explicit";
+				mp.buckets = pt->b;
+				mp.n_buckets = pt->nb;
+				if (!mp.has_count && bucket_is_inf(&pt->b[pt->nb - 1])) {
+					mp.has_count = 1;
+					mp.count = pt->b[pt->nb - 1].count;
 				}
 			}
+			mp.quantiles = pt->q;
+			mp.n_quantiles = pt->nq;
+			if (pt->nex > sxcap) {
+				sxcap = pt->nex;
+				sx = xrealloc(sx, (size_t)sxcap * sizeof *sx);
+			}
+			for (int k = 0; k < pt->nex; k++) {
+				Ex *e = &pt->ex[k];
+				sx[k] = (StoreMetricExemplar){
+				    .has_le = e->has_le,
+				    .le = e->le,
+				    .value = e->value,
+				    .has_ts = e->has_ts,
+				    .ts_ns = e->ts_ns,
+				    .trace_id = e->trace_id,
+				    .span_id = e->span_id,
+				    .labels_json = e->labels,
+				};
+			}
+			mp.exemplars = sx;
+			mp.n_exemplars = pt->nex;
+			int added = 0;
+			rc = store_metric_point_add(ctx->st, ctx->source_id, &mp, &added, ctx->err);
+			if (rc == 0) {
+				if (added)
+					ctx->counts->metrics_added++;
+				else
+					ctx->counts->metrics_duplicate++;
+			}
 		}
-		free(sx);
 	}
-	family_free(f);
+	free(sx);
+	map_clear(&f->ser_map, series_free);
+	f->nser = 0;
+	return rc;
+}
+
+/* Validates and writes the current family, then forgets it. */
+static int family_close(Parser *p)
+{
+	if (p->fam == NULL)
+		return 0;
+	int rc = family_flush(p);
+	family_free(p->fam);
 	p->fam = NULL;
 	return rc;
 }
@@ -1594,6 +1609,13 @@ static int take_sample(Parser *p)
 			if (f->cur_metric) {
 				map_put(&f->metrics_done, f->cur_metric, (void *)1);
 				free(f->cur_metric);
+				f->cur_metric = NULL;
+				/* metrics never come back: write the finished one now */
+				if ((rc = family_flush(p)) != 0) {
+					free(mkey);
+					free(key);
+					goto out;
+				}
 			}
 			f->cur_metric = mkey;
 			f->cur_started = 0;
@@ -2158,7 +2180,7 @@ static int sniff_head(const char *head, size_t len, int *om)
 		size_t m = n - k;
 		if (s[0] == '#') {
 			if (m == 5 && memcmp(s, "# EOF", 5) == 0)
-				*om = 1;
+				*om = shaped = 1; /* an empty OpenMetrics exposition is valid */
 			else if (m > 7 && memcmp(s, "# UNIT ", 7) == 0)
 				*om = 1;
 			if (m > 7 && (memcmp(s, "# TYPE ", 7) == 0 || memcmp(s, "# HELP ", 7) == 0)) {

@@ -115,6 +115,12 @@ static int collect(void *ctx, const StoreMetricRow *row)
 	snprintf(g->service[i], sizeof g->service[i], "%s", row->service);
 	snprintf(g->scheme[i], sizeof g->scheme[i], "%s", row->scheme);
 	snprintf(g->help[i], sizeof g->help[i], "%s", row->help);
+	/* the row's pointers are borrowed: keep only the copies */
+	g->r[i].family = g->r[i].type = g->r[i].unit = g->r[i].help = NULL;
+	g->r[i].temporality = g->r[i].labels_json = g->r[i].service = g->r[i].scheme = NULL;
+	g->r[i].buckets = NULL;
+	g->r[i].quantiles = NULL;
+	g->r[i].exemplars = NULL;
 	for (int k = 0; k < row->n_buckets && k < 16; k++)
 		g->b[i][k] = row->buckets[k];
 	for (int k = 0; k < row->n_quantiles && k < 8; k++)

@@ -96,7 +96,7 @@ typedef struct Got {
 	int n;
 	StoreMetricRow r[MAXP];
 	char labels[MAXP][256];
-	char type[MAXP][32], unit[MAXP][32], help[MAXP][128];
+	char type[MAXP][32], unit[MAXP][32], help[MAXP][128], scheme[MAXP][16];
 	StoreMetricBucket b[MAXP][16];
 	StoreMetricQuantile q[MAXP][8];
 	StoreMetricExemplar ex[MAXP][8];
@@ -114,6 +114,13 @@ static int collect(void *ctx, const StoreMetricRow *row)
 	snprintf(g->type[i], sizeof g->type[i], "%s", row->type);
 	snprintf(g->unit[i], sizeof g->unit[i], "%s", row->unit);
 	snprintf(g->help[i], sizeof g->help[i], "%s", row->help);
+	snprintf(g->scheme[i], sizeof g->scheme[i], "%s", row->scheme);
+	/* the row's pointers are borrowed: keep only the copies */
+	g->r[i].family = g->r[i].type = g->r[i].unit = g->r[i].help = NULL;
+	g->r[i].temporality = g->r[i].labels_json = g->r[i].service = g->r[i].scheme = NULL;
+	g->r[i].buckets = NULL;
+	g->r[i].quantiles = NULL;
+	g->r[i].exemplars = NULL;
 	for (int k = 0; k < row->n_buckets && k < 16; k++)
 		g->b[i][k] = row->buckets[k];
 	for (int k = 0; k < row->n_quantiles && k < 8; k++)
@@ -169,7 +176,7 @@ static void test_om_spec_example(void **state)
 	g = points(e, "foo", NULL);
 	assert_int_equal(g->n, 1);
 	assert_string_equal(g->type[0], "histogram");
-	assert_string_equal(g->r[0].scheme, "explicit");
+	assert_string_equal(g->scheme[0], "explicit");
 	assert_int_equal(g->r[0].n_buckets, 5);
 	double le[5] = {0.01, 0.1, 1, 10, INFINITY}, cnt[5] = {0, 8, 11, 17, 17};
 	for (int i = 0; i < 5; i++) {
@@ -390,6 +397,59 @@ static void test_forced_dialect(void **state)
 	assert_string_equal(before, after);
 }
 
+typedef struct Fams {
+	int n;
+	int64_t points;
+	char names[16][64];
+} Fams;
+
+static int collect_family(void *ctx, const StoreMetricFamilyRow *r)
+{
+	Fams *f = ctx;
+	if (f->n < 16)
+		snprintf(f->names[f->n], sizeof f->names[0], "%s/%s", r->name, r->type);
+	f->n++;
+	f->points += r->points;
+	return 0;
+}
+
+static void test_families_and_filters(void **state)
+{
+	Env *e = *state;
+	ImportResult res;
+	import_ok(e, "fixtures/prom/good/spec-example.om", NULL, &res);
+	Fams f = {0};
+	Err err = {0};
+	assert_int_equal(store_metric_families_scan(e->st, collect_family, &f, &err), 0);
+	assert_int_equal(f.n, 8);
+	assert_true(f.points == 12);
+	assert_string_equal(f.names[0], "acme_http_router_request_seconds/summary");
+	assert_string_equal(f.names[1], "foo/histogram");
+
+	int64_t series = 0, pts = 0, obs = -1;
+	assert_int_equal(store_metric_counts(e->st, &series, &pts, &obs, &err), 0);
+	assert_true(series == 11 && pts == 12 && obs == 0);
+
+	/* a label filter must be an object; type filters narrow the family */
+	Got got;
+	memset(&got, 0, sizeof got);
+	StoreMetricQuery q = {.family = "foo", .labels_json = "[1]", .from_ns = INT64_MIN,
+	                      .to_ns = INT64_MAX};
+	assert_int_equal(store_metric_points_scan(e->st, &q, collect, &got, &err), TT_EINVAL);
+	q.labels_json = NULL;
+	q.type = "gauge";
+	assert_int_equal(store_metric_points_scan(e->st, &q, collect, &got, &err), 0);
+	assert_int_equal(got.n, 0);
+	q.type = "histogram";
+	assert_int_equal(store_metric_points_scan(e->st, &q, collect, &got, &err), 0);
+	assert_int_equal(got.n, 1);
+	/* an empty OpenMetrics exposition is valid and adds nothing */
+	const char *empty = "# EOF\n";
+	assert_int_equal(import_memory(e->st, "empty", empty, strlen(empty), NULL, &res, &err), 0);
+	assert_string_equal(res.format, "openmetrics");
+	assert_int_equal(res.counts.metrics_added, 0);
+}
+
 static void test_import_memory(void **state)
 {
 	Env *e = *state;
@@ -544,6 +604,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reimport_adds_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sniff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forced_dialect, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_families_and_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_import_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 	};
