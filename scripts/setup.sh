@@ -12,7 +12,14 @@ TT_PACKAGES=(
   libsqlite3-dev sqlite3 libcjson-dev libyajl-dev libncurses-dev libssl-dev zlib1g-dev
   libmicrohttpd-dev libcurl4-openssl-dev
   libcmocka-dev tmux python3 ncurses-term
+  prometheus curl
 )
+# Node.js for the OpenTelemetry JS SDK tests: keep whatever node/npm the
+# machine has (e.g. NodeSource's nodejs, which conflicts with Debian's npm);
+# install Debian's only when missing.
+if ! command -v npm >/dev/null 2>&1; then
+  TT_PACKAGES+=(nodejs npm)
+fi
 
 tt_install_packages() {
   local missing=()
