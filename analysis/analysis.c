@@ -212,10 +212,15 @@ static void record_unit(Agg *g, Trace *t, int s, int node, int cls)
 	o.total = (float)ms(dur);
 	if (n->type == NODE_CALL) {
 		if (sp->server >= 0) {
+			/* the server's time inside the call: after clipping (small
+			 * overruns, late work) and skew centring, which keeps the
+			 * server's own duration when it fits */
 			const TSpan *sv = &t->sp[sp->server];
-			int64_t sdur = sv->end - sv->start;
+			int64_t sdur = sv->aend - sv->astart;
 			if (sdur > dur)
-				sdur = dur; /* clipped (or skewed: durations are skew-free) */
+				sdur = dur;
+			if (sdur < 0)
+				sdur = 0;
 			o.service = (float)ms(sdur);
 			o.wait = (float)ms(dur - sdur);
 		} else {
@@ -389,6 +394,7 @@ static void finish_trace(Agg *g)
 	dq->unpaired_calls += t->n_unpaired;
 	dq->clipped += t->n_clipped;
 	dq->skew += t->n_skew;
+	dq->late_server += t->n_late;
 	if (t->skew_max_ms > dq->skew_max_ms)
 		dq->skew_max_ms = t->skew_max_ms;
 	dq->outside_parent += t->n_outside;

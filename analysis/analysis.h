@@ -101,6 +101,8 @@ typedef struct DataQuality {
 	int64_t clipped;           /* server spans clipped to their client (<= 1 % overrun) */
 	int64_t skew;              /* server spans overrunning their client by > 1 % */
 	double skew_max_ms;        /* largest overrun seen */
+	int64_t late_server;       /* server spans that started inside their client
+	                            * call but outlived it (the caller gave up) */
 	int64_t outside_parent;    /* children wholly outside their parent (off the path) */
 } DataQuality;
 

@@ -43,7 +43,7 @@ void trace_reset(Trace *t, const char *trace_id)
 	t->n = 0;
 	t->root = -1;
 	t->n_extra_roots = t->n_orphans = t->n_unpaired = 0;
-	t->n_clipped = t->n_skew = t->n_outside = 0;
+	t->n_clipped = t->n_skew = t->n_outside = t->n_late = 0;
 	t->skew_max_ms = 0;
 	t->cyclic = 0;
 	snprintf(t->trace_id, sizeof t->trace_id, "%s", trace_id);
@@ -183,14 +183,17 @@ static void pair_down(Trace *t, int s, int depth)
 			sv->client = s;
 			sp->comp = COMP_WAIT;
 			int64_t cdur = sp->aend - sp->astart, sdur = sv->aend - sv->astart;
-			int64_t over = 0;
-			if (sv->astart < sp->astart)
-				over += sp->astart - sv->astart;
-			if (sv->aend > sp->aend)
-				over += sv->aend - sp->aend;
+			int64_t early = sv->astart < sp->astart ? sp->astart - sv->astart : 0;
+			int64_t late = sv->aend > sp->aend ? sv->aend - sp->aend : 0;
+			int64_t over = early + late;
 			if (over > 0) {
 				if ((double)over <= 0.01 * (double)cdur) {
 					t->n_clipped++;
+				} else if (early == 0) {
+					/* started inside the call and outlived it: the
+					 * caller gave up (timeout, cancel) while the server
+					 * kept working. Late work, not clock skew. */
+					t->n_late++;
 				} else {
 					t->n_skew++;
 					double ms = (double)over / 1e6;

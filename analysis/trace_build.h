@@ -46,6 +46,7 @@ typedef struct Trace {
 	int n_unpaired;
 	int n_clipped;
 	int n_skew;
+	int n_late;                /* server spans outliving their client call */
 	double skew_max_ms;
 	int n_outside;
 	int cyclic;

@@ -39,7 +39,9 @@ static void emit(const Trace *t, int s, int parent_out, int depth, TraceView *tv
 	o->paired = sp->server >= 0;
 	if (o->paired) {
 		const TSpan *sv = &t->sp[sp->server];
-		int64_t d = sp->end - sp->start, sd = sv->end - sv->start;
+		int64_t d = sp->end - sp->start, sd = sv->aend - sv->astart;
+		if (sd < 0)
+			sd = 0;
 		o->client_wait_ms = (double)(d - (sd < d ? sd : d)) / 1e6;
 	}
 	o->has_queue = sp->has_queue;

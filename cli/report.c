@@ -230,6 +230,7 @@ void report_text(const Analysis *a, Buf *o)
 	DQ(unpaired_calls, "client calls without a server span (split unknown)")
 	DQ(clipped, "server spans overrunning their client by <= 1 % (clipped)")
 	DQ(outside_parent, "spans wholly outside their parent (off the critical path)")
+	DQ(late_server, "server spans still running after their caller gave up (late work; clipped to the call)")
 #undef DQ
 	if (q->skew) {
 		buf_printf(o, "  %lld clock-skew findings: server span overruns its client by more than 1 %% "
@@ -428,6 +429,7 @@ void report_json(const Analysis *a, Buf *out)
 	cJSON_AddNumberToObject(dq, "clock_skew", (double)q->skew);
 	cJSON_AddNumberToObject(dq, "clock_skew_max_ms", round(q->skew_max_ms * 1000) / 1000);
 	cJSON_AddNumberToObject(dq, "outside_parent", (double)q->outside_parent);
+	cJSON_AddNumberToObject(dq, "late_server", (double)q->late_server);
 
 	char *s = cJSON_Print(r);
 	buf_adds(out, s);

@@ -168,26 +168,35 @@ static void test_critical_path(void **state)
 	fx_free(f);
 }
 
-/* Skew: a 0.2 % overrun is clipped; a 20 % overrun is a finding. */
-static void test_clock_skew(void **state)
+/* Skew: a 0.2 % overrun is clipped; a server span starting 10 ms before
+ * its client (20 % of the call) is clock skew; a server that starts inside
+ * the call and outlives it is late work (the caller gave up), not skew. */
+static void test_clock_skew_and_late_work(void **state)
 {
 	(void)state;
 	static const TSpanSpec sp[] = {
-		{"t5", "r", "", "api", "GET /x", S, 0, 200, NULL, 0},
+		{"t5", "r", "", "api", "GET /x", S, 0, 220, NULL, 0},
 		{"t5", "c1", "r", "api", "a.Get", C, 0, 100, NULL, 0},
 		{"t5", "s1", "c1", "a", "Get", S, 10, 100.2, NULL, 0},
 		{"t5", "c2", "r", "api", "b.Get", C, 100, 150, NULL, 0},
-		{"t5", "s2", "c2", "b", "Get", S, 130, 170, NULL, 0},
+		{"t5", "s2", "c2", "b", "Get", S, 90, 130, NULL, 0},
+		{"t5", "c3", "r", "api", "c.Get", C, 150, 190, NULL, 0},
+		{"t5", "s3", "c3", "c", "Get", S, 160, 210, NULL, 0},
 	};
-	Fx *f = fx_new(sp, 5);
+	Fx *f = fx_new(sp, 7);
 	fx_run(f, NULL);
 	assert_int_equal(f->a->dq.clipped, 1);
 	assert_int_equal(f->a->dq.skew, 1);
-	assert_float_equal(f->a->dq.skew_max_ms, 20, 1e-6);
+	assert_float_equal(f->a->dq.skew_max_ms, 10, 1e-6);
+	assert_int_equal(f->a->dq.late_server, 1);
 	/* durations are immune to skew: b's service is its own 40 ms */
 	const DagNode *nb = node(f->a, "b");
 	assert_float_equal(nb->pop[0].service.p99, 40, 1e-6);
 	assert_float_equal(nb->pop[0].client_wait.p99, 10, 1e-6);
+	/* late work: only the 30 ms inside the call count as its service */
+	const DagNode *nc = node(f->a, "c");
+	assert_float_equal(nc->pop[0].service.p99, 30, 1e-6);
+	assert_float_equal(nc->pop[0].client_wait.p99, 10, 1e-6);
 	fx_free(f);
 }
 
@@ -311,7 +320,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_split),
 		cmocka_unit_test(test_parallel_fanout),
 		cmocka_unit_test(test_critical_path),
-		cmocka_unit_test(test_clock_skew),
+		cmocka_unit_test(test_clock_skew_and_late_work),
 		cmocka_unit_test(test_orphans_and_cycles),
 		cmocka_unit_test(test_quantiles_nearest_rank),
 		cmocka_unit_test(test_classes_and_windows),

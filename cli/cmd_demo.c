@@ -1,0 +1,187 @@
+/*
+ * cmd_demo.c - `tailtriage demo`: the bundled Mercury sample, end to end.
+ *
+ * The sample is not a file in the repository: the simulator generates it
+ * (deterministic, seed 1) into a temporary folder, and it is imported
+ * through the same importer as real telemetry into a fresh database. Then
+ * the dashboard opens with the incident as the window and the earlier
+ * period as the baseline; without a terminal the report is printed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "buf.h"
+#include "cli.h"
+#include "import.h"
+#include "model_json.h"
+#include "report.h"
+#include "sim.h"
+#include "timefmt.h"
+#ifdef TT_HAVE_TUI
+#include "tui.h"
+#endif
+
+extern const char tt_bundled_model[];
+extern const unsigned long tt_bundled_model_len;
+
+#define DEMO_DB "tailtriage-demo.db"
+
+static void usage(FILE *out)
+{
+	fputs("usage: tailtriage demo [--db FILE] [--no-tui] [--seed N]\n\n"
+	      "Generates the Mercury GET /v2/home sample (a baseline window and an incident\n"
+	      "window where pricing calls wait on the client side), imports it into a fresh\n"
+	      "database and opens the dashboard with the bundled endpoint model. Without a\n"
+	      "terminal, or with --no-tui, prints the report instead.\n\n"
+	      "  --db FILE   database to create (default ./" DEMO_DB "; an existing file\n"
+	      "              other than the default is never overwritten)\n"
+	      "  --no-tui    print the report instead of opening the dashboard\n"
+	      "  --seed N    simulator seed (default 1)\n",
+	      out);
+}
+
+static void remove_db(const char *path)
+{
+	char p[4096];
+	unlink(path);
+	snprintf(p, sizeof p, "%s-wal", path);
+	unlink(p);
+	snprintf(p, sizeof p, "%s-shm", path);
+	unlink(p);
+}
+
+static void progress(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)ctx;
+	if (total && isatty(2))
+		fprintf(stderr, "\rimporting sample: %3d%%", (int)(100 * done / total));
+}
+
+int cmd_demo(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"db", required_argument, NULL, 'd'},
+		{"no-tui", no_argument, NULL, 'n'},
+		{"seed", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *db = DEMO_DB, *seed = NULL;
+	int no_tui = 0, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:ns:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': db = optarg; break;
+		case 'n': no_tui = 1; break;
+		case 's': seed = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(db, DEMO_DB) != 0 && access(db, F_OK) == 0)
+		return cli_fail("%s exists: the demo builds a fresh database; remove it or pick another --db",
+		                db);
+	remove_db(db);
+
+	Err err = {0};
+	SimParams p;
+	if (sim_params_init(&p, "mercury", &err) || (seed && sim_params_set(&p, "seed", seed, &err)))
+		return cli_fail("%s", err.msg);
+	char dir[] = "/tmp/tailtriage-demo-XXXXXX";
+	if (mkdtemp(dir) == NULL)
+		return cli_fail("cannot create a temporary folder: %s", strerror(errno));
+	char traces[4096], manifest[4096];
+	SimRun run;
+	fprintf(stderr, "generating the Mercury sample (simulator, seed %s)...\n", seed ? seed : "1");
+	int rc = sim_generate(&p, dir, 0, &run, traces, manifest, sizeof traces, &err);
+	if (rc) {
+		rmdir(dir);
+		return cli_fail("%s", err.msg);
+	}
+	Store *st = NULL;
+	if (store_open(db, 0, &st, &err)) {
+		unlink(traces);
+		unlink(manifest);
+		rmdir(dir);
+		return cli_fail("%s", err.msg);
+	}
+	ImportOptions io = {.progress = progress};
+	ImportResult res;
+	rc = import_file(st, traces, &io, &res, &err);
+	if (isatty(2))
+		fputs("\r\033[K", stderr);
+	store_close(st);
+	unlink(traces);
+	unlink(manifest);
+	rmdir(dir);
+	if (rc)
+		return cli_fail("%s", err.msg);
+	fprintf(stderr, "imported %lld spans of %lld requests into %s\n",
+	        (long long)res.counts.spans_added, (long long)run.traces, db);
+
+	Model *model = NULL;
+	if (model_parse("mercury-home.model.json (bundled)", tt_bundled_model, tt_bundled_model_len,
+	                &model, &err))
+		return cli_fail("%s", err.msg);
+	int inc = run.n_phases > 1 ? 1 : 0;
+	int64_t wf = run.phases[inc].start_ns, wt = run.phases[inc].end_ns;
+	int64_t bf = run.phases[0].start_ns, bt = run.phases[0].end_ns;
+
+#ifdef TT_HAVE_TUI
+	if (!no_tui && isatty(0) && isatty(1)) {
+		TuiOptions to = {
+			.db_path = db,
+			.model = model,
+			.win_from = wf,
+			.win_to = wt,
+			.has_baseline = inc > 0,
+			.base_from = bf,
+			.base_to = bt,
+		};
+		rc = tui_run(&to, &err);
+		model_free(model);
+		if (rc)
+			return cli_fail("%s", err.msg);
+		return 0;
+	}
+#endif
+	(void)no_tui;
+	AnalysisOptions ao = {.win_from = wf, .win_to = wt, .has_baseline = inc > 0,
+	                      .base_from = bf, .base_to = bt, .model = model};
+	if (store_open(db, STORE_READONLY, &st, &err)) {
+		model_free(model);
+		return cli_fail("%s", err.msg);
+	}
+	Analysis *a = NULL;
+	rc = analysis_run(st, &ao, &a, &err);
+	store_close(st);
+	if (rc) {
+		model_free(model);
+		return cli_fail("%s", err.msg);
+	}
+	Buf out;
+	buf_init(&out);
+	report_text(a, &out);
+	fwrite(out.p, 1, out.len, stdout);
+	char w1[40], w2[40], b1[40], b2[40];
+	time_format(wf, w1, sizeof w1);
+	time_format(wt, w2, sizeof w2);
+	time_format(bf, b1, sizeof b1);
+	time_format(bt, b2, sizeof b2);
+	printf("\nOpen the dashboard: tailtriage tui --db %s --model models/mercury-home.model.json"
+	       " --window %s..%s --baseline %s..%s\n",
+	       db, w1, w2, b1, b2);
+	buf_fini(&out);
+	analysis_free(a);
+	model_free(model);
+	return 0;
+}
