@@ -1340,8 +1340,8 @@ static NameInfo *prom_owner(Parser *p, const char *name)
 			char *base = xstrndup(name, n - m);
 			ni = map_get(&p->families, base);
 			free(base);
-			if (ni && (ni->type == T_SUMMARY || (ni->type == T_HISTOGRAM && i == 0) ||
-			           ni->type == T_HISTOGRAM))
+			/* _bucket belongs to histograms, _sum/_count to both */
+			if (ni && (ni->type == T_HISTOGRAM || (ni->type == T_SUMMARY && i > 0)))
 				return ni;
 		}
 	}

@@ -460,6 +460,16 @@ static void test_import_memory(void **state)
 	Got *g = points(e, "up", "{\"job\":\"api\"}");
 	assert_int_equal(g->n, 1);
 	assert_true(g->r[0].ts_ns == INT64_C(1700000000000000000));
+
+	/* 0.0.4: s_bucket is not a summary sample, so it is a family of its
+	 * own; s_count after another family is the summary coming back */
+	const char *ok = "# TYPE s summary\ns_sum 1\ns_count 1\nx 1\ns_bucket 3\n";
+	assert_int_equal(import_memory(e->st, "ok", ok, strlen(ok), NULL, &res, &err), 0);
+	assert_string_equal(res.format, "prometheus");
+	assert_int_equal(points(e, "s_bucket", NULL)->n, 1);
+	const char *back = "# TYPE s2 summary\ns2_sum 1\nx2 1\ns2_count 1\n";
+	assert_int_not_equal(import_memory(e->st, "back", back, strlen(back), NULL, &res, &err), 0);
+	assert_non_null(strstr(err.msg, "back:4:1: "));
 }
 
 /* ---- malformed input -------------------------------------------------- */
