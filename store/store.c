@@ -97,6 +97,10 @@ static const char *const sql_text[STMT_COUNT] = {
 	[STMT_SPAN_SET_RESOURCE] =
 	    "UPDATE spans SET resource_id = ?3, service = ?4, host = ?5"
 	    " WHERE source_id = ?1 AND id >= ?2 AND resource_id IS NULL",
+	[STMT_SPAN_SET_SCOPE] =
+	    "UPDATE spans SET scope_id = ?3 WHERE source_id = ?1 AND id >= ?2 AND scope_id IS NULL",
+	[STMT_SPAN_SET_CLASS] =
+	    "UPDATE spans SET wclass = ?3 WHERE source_id = ?1 AND id >= ?2 AND wclass IS NULL",
 	[STMT_BEGIN] = "BEGIN IMMEDIATE",
 	[STMT_COMMIT] = "COMMIT",
 	[STMT_ROLLBACK] = "ROLLBACK",
@@ -443,6 +447,30 @@ int store_span_set_resource(Store *st, int64_t source_id, int64_t first_rowid,
 	sqlite3_bind_text(s, 4, service ? service : "", -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 5, host ? host : "", -1, SQLITE_STATIC);
 	int rc = step_done(st, s, err, "updating span resource");
+	sqlite3_clear_bindings(s);
+	return rc;
+}
+
+int store_span_set_scope(Store *st, int64_t source_id, int64_t first_rowid, int64_t scope_id,
+                         Err *err)
+{
+	sqlite3_stmt *s = st->stmt[STMT_SPAN_SET_SCOPE];
+	sqlite3_bind_int64(s, 1, source_id);
+	sqlite3_bind_int64(s, 2, first_rowid);
+	sqlite3_bind_int64(s, 3, scope_id);
+	int rc = step_done(st, s, err, "updating span scope");
+	sqlite3_clear_bindings(s);
+	return rc;
+}
+
+int store_span_set_class(Store *st, int64_t source_id, int64_t first_rowid, const char *wclass,
+                         Err *err)
+{
+	sqlite3_stmt *s = st->stmt[STMT_SPAN_SET_CLASS];
+	sqlite3_bind_int64(s, 1, source_id);
+	sqlite3_bind_int64(s, 2, first_rowid);
+	sqlite3_bind_text(s, 3, wclass, -1, SQLITE_STATIC);
+	int rc = step_done(st, s, err, "updating span class");
 	sqlite3_clear_bindings(s);
 	return rc;
 }

@@ -136,6 +136,16 @@ int store_span_set_resource(Store *st, int64_t source_id, int64_t first_rowid,
                             int64_t resource_id, const char *service,
                             const char *host, Err *err);
 
+/* Sets scope_id of every span of source_id with rowid >= first_rowid that
+ * was stored without a scope (a "scope" that follows its "spans"). */
+int store_span_set_scope(Store *st, int64_t source_id, int64_t first_rowid,
+                         int64_t scope_id, Err *err);
+
+/* Sets wclass of every span of source_id with rowid >= first_rowid that has
+ * none (the class taken from a resource that followed its spans). */
+int store_span_set_class(Store *st, int64_t source_id, int64_t first_rowid,
+                         const char *wclass, Err *err);
+
 /* ---- reading spans ---------------------------------------------------- */
 
 /* A span as analysis reads it. Strings are borrowed and valid only during

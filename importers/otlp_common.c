@@ -1,0 +1,674 @@
+/*
+ * otlp_common.c - see otlp_common.h.
+ *
+ * The attribute machine keeps one frame per open JSON container inside the
+ * KeyValue list and writes JSON as events arrive. Objects are unordered, so
+ * a KeyValue may carry "value" before "key": the value is rendered first and
+ * the key is slid in front of it when it shows up (rare, and bounded by the
+ * size of that one value).
+ */
+#include "otlp_common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- small value checks ---------------------------------------------- */
+
+/* Hex digit value + 1; 0 for anything else. */
+static const unsigned char hex1[256] = {
+	['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,
+	['6'] = 7,  ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12,
+	['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12,
+	['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+int otlp_hex_id(const char *s, size_t n, size_t want, char *out)
+{
+	char tmp[64];
+	if (n != want || want >= sizeof tmp)
+		return OTLP_ID_LENGTH;
+	unsigned bad = 0, nonzero = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned v = hex1[(unsigned char)s[i]];
+		bad |= v == 0;
+		nonzero |= v > 1;
+		tmp[i] = (char)(s[i] | 0x20);  /* lowercases A-F, keeps digits */
+	}
+	if (bad)
+		return OTLP_ID_NOT_HEX;
+	if (!nonzero)
+		return OTLP_ID_ZERO;
+	memcpy(out, tmp, n);
+	out[n] = '\0';
+	return OTLP_ID_OK;
+}
+
+int otlp_parse_int(const char *s, size_t n, int64_t *out)
+{
+	size_t i = 0;
+	int neg = 0;
+	if (i < n && s[i] == '-') {
+		neg = 1;
+		i++;
+	}
+	if (i == n)
+		return OTLP_NUM_SYNTAX;
+	uint64_t v = 0;
+	const uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	int range = 0;
+	for (; i < n; i++) {
+		unsigned d = (unsigned char)s[i] - '0';
+		if (d > 9)
+			return OTLP_NUM_SYNTAX;
+		if (v > (limit - d) / 10)
+			range = 1;  /* keep scanning: junk after digits is a syntax error */
+		else
+			v = v * 10 + d;
+	}
+	if (range)
+		return OTLP_NUM_RANGE;
+	if (neg)
+		*out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+	else
+		*out = (int64_t)v;
+	return OTLP_NUM_OK;
+}
+
+int otlp_is_json_number(const char *s, size_t n)
+{
+	size_t i = 0;
+	if (i < n && s[i] == '-')
+		i++;
+	if (i == n)
+		return 0;
+	if (s[i] == '0') {
+		i++;
+	} else if (s[i] >= '1' && s[i] <= '9') {
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+	} else {
+		return 0;
+	}
+	if (i < n && s[i] == '.') {
+		i++;
+		size_t d = i;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == d)
+			return 0;
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		size_t d = i;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == d)
+			return 0;
+	}
+	return i == n;
+}
+
+void otlp_json_str(Buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	otlp_buf_addc(b, '"');
+	size_t run = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
+			continue;
+		otlp_buf_add(b, s + run, i - run);
+		run = i + 1;
+		switch (c) {
+		case '"': otlp_buf_add(b, "\\\"", 2); break;
+		case '\\': otlp_buf_add(b, "\\\\", 2); break;
+		case '\n': otlp_buf_add(b, "\\n", 2); break;
+		case '\r': otlp_buf_add(b, "\\r", 2); break;
+		case '\t': otlp_buf_add(b, "\\t", 2); break;
+		default: {
+			char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+			otlp_buf_add(b, e, 6);
+		}
+		}
+	}
+	otlp_buf_add(b, s + run, n - run);
+	otlp_buf_addc(b, '"');
+}
+
+void otlp_json_int(Buf *b, int64_t v)
+{
+	char tmp[24];
+	char *p = tmp + sizeof tmp;
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	otlp_buf_add(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+double otlp_kv_number(const OtlpKv *kv)
+{
+	switch (kv->type) {
+	case OTLP_AV_INT:
+	case OTLP_AV_BOOL:
+		return (double)kv->i;
+	case OTLP_AV_DOUBLE:
+		/* JSON number text, or NaN/Infinity/-Infinity, all of which
+		 * strtod reads */
+		return strtod(kv->text, NULL);
+	default:
+		return NAN;
+	}
+}
+
+/* ---- locations ---------------------------------------------------------- */
+
+void otlp_loc_init(OtlpLoc *l)
+{
+	memset(l, 0, sizeof *l);
+	l->cur_line = l->cur_col = 1;
+	l->prev_line = l->prev_col = 1;
+}
+
+/* Advances (line, col) over n bytes of p. */
+static void advance(const unsigned char *p, size_t n, long *line, long *col)
+{
+	const unsigned char *end = p + n, *nl;
+	const unsigned char *last = NULL;
+	while (p < end && (nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		(*line)++;
+		last = nl;
+		p = nl + 1;
+	}
+	if (last)
+		*col = 1 + (long)(end - (last + 1));
+	else
+		*col += (long)(end - p);
+}
+
+void otlp_loc_feed(OtlpLoc *l, const unsigned char *data, size_t len)
+{
+	long line = l->cur_line, col = l->cur_col;
+	if (l->cur)
+		advance(l->cur, l->cur_len, &line, &col);
+	l->prev = l->cur;
+	l->prev_len = l->cur_len;
+	l->prev_base = l->cur_base;
+	l->prev_line = l->cur_line;
+	l->prev_col = l->cur_col;
+	l->cur_base += l->cur_len;
+	l->cur = data;
+	l->cur_len = data ? len : 0;
+	l->cur_line = line;
+	l->cur_col = col;
+}
+
+/* The byte at absolute offset off, or -1 when it is not held. */
+static int byte_at(const OtlpLoc *l, uint64_t off)
+{
+	if (l->cur && off >= l->cur_base && off < l->cur_base + l->cur_len)
+		return l->cur[off - l->cur_base];
+	if (l->prev && off >= l->prev_base && off < l->prev_base + l->prev_len)
+		return l->prev[off - l->prev_base];
+	return -1;
+}
+
+void otlp_loc_pos(const OtlpLoc *l, uint64_t off, long *line, long *col)
+{
+	long ln, cl;
+	if (off >= l->cur_base) {
+		ln = l->cur_line;
+		cl = l->cur_col;
+		uint64_t n = off - l->cur_base;
+		if (n > l->cur_len)
+			n = l->cur_len;
+		if (l->cur)
+			advance(l->cur, (size_t)n, &ln, &cl);
+	} else if (l->prev) {
+		ln = l->prev_line;
+		cl = l->prev_col;
+		if (off > l->prev_base)
+			advance(l->prev, (size_t)(off - l->prev_base), &ln, &cl);
+	} else {
+		ln = l->cur_line;
+		cl = l->cur_col;
+	}
+	*line = ln;
+	*col = cl;
+}
+
+void otlp_loc_mark_pos(const OtlpLoc *l, OtlpMark m, long *line, long *col)
+{
+	uint64_t p = m.from;
+	int c;
+	while (p < m.end && (c = byte_at(l, p)) >= 0 &&
+	       (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',' || c == ':'))
+		p++;
+	if (p < m.end && byte_at(l, p) < 0) {
+		/* the gap is no longer held; the token's last byte is a fair guess */
+		p = m.end ? m.end - 1 : 0;
+	}
+	otlp_loc_pos(l, p, line, col);
+}
+
+/* ---- attribute lists -------------------------------------------------- */
+
+enum {
+	A_LIST,    /* [KeyValue...], rendered as {..} */
+	A_KV,      /* {"key":..,"value":AnyValue} */
+	A_ANY,     /* AnyValue */
+	A_ARRVAL,  /* {"values":[AnyValue...]} */
+	A_VALUES,  /* [AnyValue...], rendered as [..] */
+	A_KVLIST,  /* {"values":[KeyValue...]} */
+	A_SKIP,    /* an unknown field's value */
+};
+
+enum {
+	AK_NONE,
+	AK_KEY,
+	AK_VALUE,
+	AK_STRING,
+	AK_BOOL,
+	AK_INT,
+	AK_DOUBLE,
+	AK_BYTES,
+	AK_ARRAY,
+	AK_KVLIST,
+	AK_VALUES,
+	AK_COUNT
+};
+
+static const char *const akey_name[AK_COUNT] = {
+	"", "key", "value", "stringValue", "boolValue", "intValue", "doubleValue",
+	"bytesValue", "arrayValue", "kvlistValue", "values",
+};
+
+static int akey(const char *s, size_t n)
+{
+	switch (n) {
+	case 3: return memcmp(s, "key", 3) == 0 ? AK_KEY : AK_NONE;
+	case 5: return memcmp(s, "value", 5) == 0 ? AK_VALUE : AK_NONE;
+	case 6: return memcmp(s, "values", 6) == 0 ? AK_VALUES : AK_NONE;
+	case 8: return memcmp(s, "intValue", 8) == 0 ? AK_INT : AK_NONE;
+	case 9: return memcmp(s, "boolValue", 9) == 0 ? AK_BOOL : AK_NONE;
+	case 10:
+		if (memcmp(s, "bytesValue", 10) == 0)
+			return AK_BYTES;
+		return memcmp(s, "arrayValue", 10) == 0 ? AK_ARRAY : AK_NONE;
+	case 11:
+		if (memcmp(s, "stringValue", 11) == 0)
+			return AK_STRING;
+		if (memcmp(s, "doubleValue", 11) == 0)
+			return AK_DOUBLE;
+		return memcmp(s, "kvlistValue", 11) == 0 ? AK_KVLIST : AK_NONE;
+	default: return AK_NONE;
+	}
+}
+
+#define ABIT(k) (1u << (k))
+
+/* Which keys each map frame understands; others are skipped. */
+static const uint32_t akeys_allowed[] = {
+	[A_KV] = ABIT(AK_KEY) | ABIT(AK_VALUE),
+	[A_ANY] = ABIT(AK_STRING) | ABIT(AK_BOOL) | ABIT(AK_INT) | ABIT(AK_DOUBLE) |
+	          ABIT(AK_BYTES) | ABIT(AK_ARRAY) | ABIT(AK_KVLIST),
+	[A_ARRVAL] = ABIT(AK_VALUES),
+	[A_KVLIST] = ABIT(AK_VALUES),
+};
+
+#define AV_FIELDS (akeys_allowed[A_ANY])
+
+void otlp_attrs_init(OtlpAttrs *a)
+{
+	memset(a, 0, sizeof *a);
+	buf_init(&a->key);
+	buf_init(&a->text);
+	buf_init(&a->tmp);
+}
+
+void otlp_attrs_fini(OtlpAttrs *a)
+{
+	buf_fini(&a->key);
+	buf_fini(&a->text);
+	buf_fini(&a->tmp);
+}
+
+static int fail(OtlpAttrs *a, const char *msg)
+{
+	size_t n = strlen(msg);
+	if (n >= sizeof a->msg)
+		n = sizeof a->msg - 1;
+	memcpy(a->msg, msg, n);
+	a->msg[n] = '\0';
+	return OTLP_ATTRS_ERROR;
+}
+
+static int failf2(OtlpAttrs *a, const char *pre, const char *what, const char *post)
+{
+	a->msg[0] = '\0';
+	size_t cap = sizeof a->msg;
+	strncat(a->msg, pre, cap - 1);
+	strncat(a->msg, what, cap - 1 - strlen(a->msg));
+	strncat(a->msg, post, cap - 1 - strlen(a->msg));
+	return OTLP_ATTRS_ERROR;
+}
+
+static int push(OtlpAttrs *a, int type)
+{
+	if (a->depth >= OTLP_ATTRS_MAX_DEPTH)
+		return fail(a, "attribute value nested too deeply");
+	OtlpAttrFrame *f = &a->st[a->depth++];
+	memset(f, 0, sizeof *f);
+	f->type = (unsigned char)type;
+	f->start = a->out->len;
+	return OTLP_ATTRS_MORE;
+}
+
+void otlp_attrs_begin(OtlpAttrs *a, Buf *out, OtlpKvFn fn, void *fn_ctx)
+{
+	a->out = out;
+	a->fn = fn;
+	a->fn_ctx = fn_ctx;
+	a->depth = 0;
+	push(a, A_LIST);
+	otlp_buf_addc(out, '{');
+}
+
+/* The frame is the direct AnyValue of a top-level attribute. */
+static int is_top_any(const OtlpAttrs *a)
+{
+	return a->depth == 3;
+}
+
+/* Writes the key of the KV frame f (text s, n). When the value came first,
+ * slides the key in front of it. */
+static void kv_write_key(OtlpAttrs *a, OtlpAttrFrame *f, const char *s, size_t n)
+{
+	Buf *o = a->out;
+	if (!f->has_value) {
+		otlp_json_str(o, s, n);
+		otlp_buf_addc(o, ':');
+	} else {
+		buf_reset(&a->tmp);
+		otlp_buf_add(&a->tmp, o->p + f->start, o->len - f->start);
+		o->len = f->start;
+		otlp_json_str(o, s, n);
+		otlp_buf_addc(o, ':');
+		otlp_buf_add(o, a->tmp.p, a->tmp.len);
+	}
+	f->has_key = 1;
+}
+
+/* Before an AnyValue's value field is written: at most one per AnyValue. */
+static int any_value_field(OtlpAttrs *a, OtlpAttrFrame *f)
+{
+	if (f->seen & AV_FIELDS & ~ABIT(f->key))
+		return failf2(a, "AnyValue has more than one value field (", akey_name[f->key], ")");
+	return OTLP_ATTRS_MORE;
+}
+
+/* Before an element of A_LIST/A_VALUES: separator. */
+static void element_sep(OtlpAttrs *a, OtlpAttrFrame *f)
+{
+	if (f->count++)
+		otlp_buf_addc(a->out, ',');
+}
+
+static void capture(OtlpAttrs *a, int type, const char *s, size_t n)
+{
+	a->kv.type = type;
+	buf_reset(&a->text);
+	otlp_buf_add(&a->text, s, n);
+}
+
+static int on_start(OtlpAttrs *a, int is_map)
+{
+	OtlpAttrFrame *f = &a->st[a->depth - 1];
+	switch (f->type) {
+	case A_SKIP:
+		return push(a, A_SKIP);
+	case A_LIST:
+		if (!is_map)
+			return fail(a, "attribute list items must be KeyValue objects");
+		element_sep(a, f);
+		if (a->depth == 1) {
+			buf_reset(&a->key);
+			buf_reset(&a->text);
+			memset(&a->kv, 0, sizeof a->kv);
+		}
+		return push(a, A_KV);
+	case A_VALUES:
+		if (!is_map)
+			return fail(a, "arrayValue values must be AnyValue objects");
+		element_sep(a, f);
+		return push(a, A_ANY);
+	default:
+		break;
+	}
+	/* a map frame: the value of f->key */
+	switch (f->key) {
+	case AK_NONE:
+		return push(a, A_SKIP);
+	case AK_VALUE:
+		if (!is_map)
+			return fail(a, "\"value\" must be an AnyValue object");
+		f->has_value = 1;
+		if (f->has_key)
+			f->start = a->out->len;
+		return push(a, A_ANY);
+	case AK_ARRAY:
+	case AK_KVLIST:
+		if (!is_map)
+			return failf2(a, "\"", akey_name[f->key], "\" must be an object");
+		if (any_value_field(a, f))
+			return OTLP_ATTRS_ERROR;
+		if (is_top_any(a))
+			a->kv.type = f->key == AK_ARRAY ? OTLP_AV_ARRAY : OTLP_AV_KVLIST;
+		return push(a, f->key == AK_ARRAY ? A_ARRVAL : A_KVLIST);
+	case AK_VALUES:
+		if (is_map)
+			return fail(a, "\"values\" must be an array");
+		if (f->type == A_ARRVAL) {
+			otlp_buf_addc(a->out, '[');
+			return push(a, A_VALUES);
+		}
+		otlp_buf_addc(a->out, '{');
+		return push(a, A_LIST);
+	default:
+		return failf2(a, "\"", akey_name[f->key],
+		              f->key == AK_KEY ? "\" must be a string"
+		                               : "\" must be a scalar, not an object or array");
+	}
+}
+
+static int on_end(OtlpAttrs *a, int is_map)
+{
+	OtlpAttrFrame *f = &a->st[a->depth - 1];
+	Buf *o = a->out;
+	switch (f->type) {
+	case A_SKIP:
+		a->depth--;
+		return OTLP_ATTRS_MORE;
+	case A_LIST:
+		otlp_buf_addc(o, '}');
+		a->depth--;
+		return a->depth == 0 ? OTLP_ATTRS_DONE : OTLP_ATTRS_MORE;
+	case A_VALUES:
+		otlp_buf_addc(o, ']');
+		a->depth--;
+		return OTLP_ATTRS_MORE;
+	case A_KV:
+		if (!f->has_key)
+			kv_write_key(a, f, "", 0);
+		if (!f->has_value)
+			buf_adds(o, "null");
+		a->depth--;
+		if (a->depth == 1 && a->fn) {
+			a->kv.key = buf_str(&a->key);
+			a->kv.key_len = a->key.len;
+			a->kv.text = buf_str(&a->text);
+			a->kv.text_len = a->text.len;
+			const char *m = a->fn(a->fn_ctx, &a->kv);
+			if (m)
+				return fail(a, m);
+		}
+		return OTLP_ATTRS_MORE;
+	case A_ANY:
+		if (!(f->seen & AV_FIELDS))
+			buf_adds(o, "null");
+		a->depth--;
+		return OTLP_ATTRS_MORE;
+	case A_ARRVAL:
+		if (!(f->seen & ABIT(AK_VALUES)))
+			buf_adds(o, "[]");
+		a->depth--;
+		return OTLP_ATTRS_MORE;
+	case A_KVLIST:
+		if (!(f->seen & ABIT(AK_VALUES)))
+			buf_adds(o, "{}");
+		a->depth--;
+		return OTLP_ATTRS_MORE;
+	}
+	(void)is_map;
+	return fail(a, "internal error: bad attribute frame");
+}
+
+static int on_key(OtlpAttrs *a, const char *s, size_t n)
+{
+	OtlpAttrFrame *f = &a->st[a->depth - 1];
+	if (f->type == A_SKIP)
+		return OTLP_ATTRS_MORE;
+	int k = akey(s, n);
+	if (!(akeys_allowed[f->type] & ABIT(k)))
+		k = AK_NONE;
+	else if (f->seen & ABIT(k))
+		return failf2(a, "duplicate field \"", akey_name[k], "\"");
+	f->seen |= ABIT(k);
+	f->key = (unsigned char)k;
+	return OTLP_ATTRS_MORE;
+}
+
+static int on_scalar(OtlpAttrs *a, OtlpEv ev, const char *s, size_t n)
+{
+	OtlpAttrFrame *f = &a->st[a->depth - 1];
+	Buf *o = a->out;
+	switch (f->type) {
+	case A_SKIP:
+		return OTLP_ATTRS_MORE;
+	case A_LIST:
+		return fail(a, "attribute list items must be KeyValue objects");
+	case A_VALUES:
+		return fail(a, "arrayValue values must be AnyValue objects");
+	default:
+		break;
+	}
+	if (f->key == AK_NONE)
+		return OTLP_ATTRS_MORE;
+	if (ev == OTLP_EV_NULL) {
+		/* proto3: null means "not set" */
+		f->seen &= ~ABIT(f->key);
+		return OTLP_ATTRS_MORE;
+	}
+	switch (f->key) {
+	case AK_KEY:
+		if (ev != OTLP_EV_STRING)
+			return fail(a, "\"key\" must be a string");
+		if (a->depth == 2)
+			otlp_buf_add(&a->key, s, n);
+		kv_write_key(a, f, s, n);
+		return OTLP_ATTRS_MORE;
+	case AK_VALUE:
+		return fail(a, "\"value\" must be an AnyValue object");
+	case AK_VALUES:
+		return fail(a, "\"values\" must be an array");
+	default:
+		break;
+	}
+	/* an AnyValue field */
+	if (any_value_field(a, f))
+		return OTLP_ATTRS_ERROR;
+	int top = is_top_any(a);
+	switch (f->key) {
+	case AK_STRING:
+	case AK_BYTES:
+		if (ev != OTLP_EV_STRING)
+			return failf2(a, "\"", akey_name[f->key], "\" must be a string");
+		otlp_json_str(o, s, n);
+		if (top)
+			capture(a, f->key == AK_STRING ? OTLP_AV_STRING : OTLP_AV_BYTES, s, n);
+		return OTLP_ATTRS_MORE;
+	case AK_BOOL:
+		if (ev != OTLP_EV_BOOL)
+			return fail(a, "\"boolValue\" must be true or false");
+		buf_adds(o, n ? "true" : "false");
+		if (top) {
+			capture(a, OTLP_AV_BOOL, n ? "true" : "false", n ? 4 : 5);
+			a->kv.i = n ? 1 : 0;
+		}
+		return OTLP_ATTRS_MORE;
+	case AK_INT: {
+		if (ev != OTLP_EV_STRING && ev != OTLP_EV_NUMBER)
+			return fail(a, "\"intValue\" must be an integer or a string of one");
+		int64_t v;
+		int rc = otlp_parse_int(s, n, &v);
+		if (rc == OTLP_NUM_RANGE)
+			return fail(a, "\"intValue\" is out of the 64-bit range");
+		if (rc)
+			return fail(a, "\"intValue\" must be an integer");
+		size_t at = o->len;
+		otlp_json_int(o, v);
+		if (top) {
+			capture(a, OTLP_AV_INT, o->p + at, o->len - at);
+			a->kv.i = v;
+		}
+		return OTLP_ATTRS_MORE;
+	}
+	case AK_DOUBLE: {
+		if (ev == OTLP_EV_NUMBER) {
+			otlp_buf_add(o, s, n);
+			if (top)
+				capture(a, OTLP_AV_DOUBLE, s, n);
+			return OTLP_ATTRS_MORE;
+		}
+		if (ev != OTLP_EV_STRING)
+			return fail(a, "\"doubleValue\" must be a number");
+		if (otlp_is_json_number(s, n)) {
+			otlp_buf_add(o, s, n);
+			if (top)
+				capture(a, OTLP_AV_DOUBLE, s, n);
+			return OTLP_ATTRS_MORE;
+		}
+		/* proto3 JSON spells the IEEE specials as strings; JSON has no
+		 * literal for them, so they stay strings */
+		if (!(n == 3 && memcmp(s, "NaN", 3) == 0) && !(n == 8 && memcmp(s, "Infinity", 8) == 0) &&
+		    !(n == 9 && memcmp(s, "-Infinity", 9) == 0))
+			return fail(a, "\"doubleValue\" must be a number");
+		otlp_json_str(o, s, n);
+		if (top)
+			capture(a, OTLP_AV_DOUBLE, s, n);
+		return OTLP_ATTRS_MORE;
+	}
+	default:
+		return failf2(a, "\"", akey_name[f->key], "\" must be an object");
+	}
+}
+
+int otlp_attrs_feed(OtlpAttrs *a, OtlpEv ev, const char *s, size_t n)
+{
+	if (a->depth <= 0)
+		return fail(a, "internal error: attribute list already closed");
+	switch (ev) {
+	case OTLP_EV_START_MAP: return on_start(a, 1);
+	case OTLP_EV_START_ARRAY: return on_start(a, 0);
+	case OTLP_EV_END_MAP: return on_end(a, 1);
+	case OTLP_EV_END_ARRAY: return on_end(a, 0);
+	case OTLP_EV_KEY: return on_key(a, s, n);
+	default: return on_scalar(a, ev, s, n);
+	}
+}
