@@ -79,6 +79,7 @@ typedef struct TuiApp {
 	int64_t changed_at_s;    /* wall clock of the last data change seen, 0 never */
 	int64_t now_s;           /* wall clock for the status line */
 	double compute_ms;       /* duration of the last analysis */
+	double busy_ms;          /* how long the running analysis has taken so far */
 	char status[256];        /* transient message */
 	int status_error;
 	char extra[128];         /* TuiOptions.status_extra text, "" none */

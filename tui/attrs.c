@@ -103,6 +103,21 @@ static int read_string(const char *s, size_t *i, char *out, size_t sz)
 	return 0;
 }
 
+/* Steps over a JSON string starting at its opening quote. */
+static int skip_string(const char *s, size_t *i)
+{
+	(*i)++;
+	while (s[*i] && s[*i] != '"') {
+		if (s[*i] == '\\' && s[*i + 1])
+			(*i)++;
+		(*i)++;
+	}
+	if (s[*i] != '"')
+		return -1;
+	(*i)++;
+	return 0;
+}
+
 /* Copies a non-string value (number, literal, array, object) as raw text. */
 static int read_raw(const char *s, size_t *i, char *out, size_t sz)
 {
@@ -113,8 +128,7 @@ static int read_raw(const char *s, size_t *i, char *out, size_t sz)
 	while (s[*i]) {
 		char c = s[*i];
 		if (c == '"') {
-			char tmp[2];
-			if (read_string(s, i, tmp, 0) < 0)
+			if (skip_string(s, i) < 0)
 				return -1;
 			continue;
 		}

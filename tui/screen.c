@@ -311,8 +311,15 @@ static void draw_status(const TuiApp *app, Canvas *cv, int y)
 		snprintf(buf, sizeof buf, " | data unchanged");
 	}
 	x += canvas_text(cv, x, y, -1, ROLE_STATUS, buf);
-	if (app->computing)
+	if (app->computing && app->busy_ms >= 1000 && app->compute_ms >= 1000)
+		snprintf(buf, sizeof buf, " | computing %.0f s (last took %.1f s)", app->busy_ms / 1000,
+		         app->compute_ms / 1000);
+	else if (app->computing && app->busy_ms >= 1000)
+		snprintf(buf, sizeof buf, " | computing %.0f s", app->busy_ms / 1000);
+	else if (app->computing)
 		snprintf(buf, sizeof buf, " | computing...");
+	else if (app->compute_ms >= 1000)
+		snprintf(buf, sizeof buf, " | computed in %.1f s", app->compute_ms / 1000);
 	else if (app->compute_ms > 0)
 		snprintf(buf, sizeof buf, " | computed in %.0f ms", app->compute_ms);
 	else
@@ -441,7 +448,9 @@ void app_draw(TuiApp *app, Canvas *cv)
 	}
 	if (app->a == NULL) {
 		canvas_text(cv, 2, r.y + 1, r.w - 4, ROLE_DIM,
-		            app->computing ? "computing the first analysis..." : "no analysis yet");
+		            app->computing ? "computing the first analysis (large stores take a while;"
+		                             " q quits)"
+		                           : "no analysis yet");
 	} else {
 		View *v = app->views[app->pane];
 		v->ops->draw(v, app, cv, r);

@@ -43,11 +43,15 @@ static double wall_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static double busy_since = -1; /* when the worker last became busy */
+
 static void request(LiveSession *ls, TuiApp *app)
 {
 	AnalysisOptions ao;
 	app_options(app, &ao);
 	live_request(ls, &ao, app->opt_gen);
+	if (!app->computing)
+		busy_since = mono_ms();
 	app->computing = 1;
 }
 
@@ -168,6 +172,7 @@ int tui_run(const TuiOptions *opt, Err *err)
 		int busy = live_busy(ls);
 		if (busy != app.computing) {
 			app.computing = busy;
+			busy_since = busy ? mono_ms() : -1;
 			dirty = 1;
 		}
 
@@ -175,6 +180,11 @@ int tui_run(const TuiOptions *opt, Err *err)
 		now = mono_ms();
 		if (now >= next_tick) {
 			next_tick = now + app.refresh_ms;
+			if (app.computing && busy_since >= 0) {
+				/* the status line counts the seconds of a long recompute */
+				app.busy_ms = now - busy_since;
+				dirty = 1;
+			}
 			if (opt->status_extra) {
 				char extra[sizeof app.extra] = "";
 				opt->status_extra(opt->status_ctx, extra, sizeof extra);

@@ -21,6 +21,29 @@ typedef struct NodeView {
 	int ex;                   /* selected exemplar */
 } NodeView;
 
+/* The slowest exemplars with one row per trace: a fan-out puts several
+ * calls of one trace in the list. idx[k] is the slowest call of the k-th
+ * trace, count[k] how many of the listed calls it had. Returns the rows. */
+static int unique_exemplars(const DagNode *d, int *idx, int *count)
+{
+	int n = 0;
+	for (int i = 0; i < d->n_slowest; i++) {
+		int k;
+		for (k = 0; k < n; k++)
+			if (strcmp(d->slowest[idx[k]].trace_id, d->slowest[i].trace_id) == 0)
+				break;
+		if (k < n) {
+			count[k]++;
+			if (d->slowest[i].ms > d->slowest[idx[k]].ms)
+				idx[k] = i;
+			continue;
+		}
+		idx[n] = i;
+		count[n++] = 1;
+	}
+	return n;
+}
+
 static void describe(const DagNode *d, char *out, size_t sz)
 {
 	switch (d->type) {
@@ -225,7 +248,8 @@ static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 
 	/* space planning */
 	int avail = bottom - y;
-	int n_ex = d->n_slowest;
+	int ex_idx[NODE_MAX_EXEMPLARS], ex_count[NODE_MAX_EXEMPLARS];
+	int n_ex = unique_exemplars(d, ex_idx, ex_count);
 	int base_rows = 2 /* table head + all */ + 1 /* split */ + 1 /* pool */ + 1 /* ex head */;
 	int left = avail - base_rows;
 	int ex_rows = n_ex;
@@ -371,7 +395,7 @@ static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 	if (ex_rows > 0 && v->ex >= ex_rows)
 		first = v->ex - ex_rows + 1;
 	for (int k = first; k < n_ex && y < bottom; k++) {
-		const Exemplar *e = &d->slowest[k];
+		const Exemplar *e = &d->slowest[ex_idx[k]];
 		int sel = k == v->ex;
 		if (sel) {
 			canvas_put(cv, 1, y, g->pointer, ROLE_SELECTED);
@@ -381,8 +405,13 @@ static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 		fmt_ms(t1, sizeof t1, e->ms, 1, 1);
 		snprintf(buf, sizeof buf, "%s ms", t1);
 		canvas_text_right(cv, 48, y, 12, ROLE_NORMAL, buf);
+		int cx = 50;
 		if (e->wclass >= 0 && e->wclass < a->n_classes)
-			canvas_text(cv, 50, y, r.w - 51, ROLE_DIM, a->classes[e->wclass]);
+			cx += canvas_text(cv, cx, y, 16, ROLE_DIM, a->classes[e->wclass]);
+		if (ex_count[k] > 1) {
+			snprintf(buf, sizeof buf, "  %d calls of this node in the trace", ex_count[k]);
+			canvas_text(cv, cx, y, r.w - cx - 1, ROLE_DIM, buf);
+		}
 		y++;
 	}
 }
@@ -394,20 +423,22 @@ static int node_key(View *vv, TuiApp *app, Action act)
 	if (a == NULL || a->n_nodes == 0)
 		return REACT_NONE;
 	const DagNode *d = &a->nodes[app->sel_node];
+	int ex_idx[NODE_MAX_EXEMPLARS], ex_count[NODE_MAX_EXEMPLARS];
+	int n_ex = unique_exemplars(d, ex_idx, ex_count);
 	switch (act) {
 	case ACT_UP:
 		if (v->ex > 0)
 			v->ex--;
 		return REACT_REDRAW;
 	case ACT_DOWN:
-		if (v->ex + 1 < d->n_slowest)
+		if (v->ex + 1 < n_ex)
 			v->ex++;
 		return REACT_REDRAW;
 	case ACT_TOP:
 		v->ex = 0;
 		return REACT_REDRAW;
 	case ACT_BOTTOM:
-		v->ex = d->n_slowest ? d->n_slowest - 1 : 0;
+		v->ex = n_ex ? n_ex - 1 : 0;
 		return REACT_REDRAW;
 	case ACT_LEFT:
 		app_select_node(app, app->sel_node - 1);
@@ -418,8 +449,8 @@ static int node_key(View *vv, TuiApp *app, Action act)
 		v->ex = 0;
 		return REACT_REDRAW;
 	case ACT_OPEN:
-		if (v->ex < d->n_slowest) {
-			snprintf(app->want_trace, sizeof app->want_trace, "%s", d->slowest[v->ex].trace_id);
+		if (v->ex < n_ex) {
+			snprintf(app->want_trace, sizeof app->want_trace, "%s", d->slowest[ex_idx[v->ex]].trace_id);
 			return REACT_TRACE | REACT_REDRAW;
 		}
 		return REACT_NONE;

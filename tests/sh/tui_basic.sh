@@ -12,7 +12,7 @@ tui_wait "GET /v2/home" "the endpoint is not shown"
 tui_wait "p99 357.8 ms .* BREACHED objective 300 ms" "the objective status is not shown"
 tui_wait "budgets .* ingress p99 above 300 ms \(357.8 ms\)" "the breached budget is not shown"
 # the DAG: every node with its tags and split numbers; recommendation unknown
-tui_wait "pricing +M core +40 +336.0 .*q +8.00 w +267.0 s +69.0 +\+262.0" "pricing's split is not shown"
+tui_wait "pricing +M core +48 +336.0 .*q +8.00 w +267.0 s +69.0 +\+262.0" "pricing's split is not shown"
 tui_wait "recommendation +opt .* w +\? s +\?" "recommendation's unknown split is not shown as unknown"
 for n in validate profile entitlement inventory assemble; do
   tui_wait "$n" "node $n is missing"
@@ -35,7 +35,7 @@ tui_keys j j j j j
 tui_wait "▶.*pricing" "j did not move the selection to pricing"
 tui_keys Enter
 tui_wait "call mercury-api -> pricing \(pricing.Quote\)" "Enter did not open the node detail"
-tui_wait "enterprise +8 +316.0 +336.0" "the per-class percentiles are missing"
+tui_wait "enterprise +16 +316.0 +329.9 +336.0" "the per-class percentiles are missing"
 tui_wait "slowest traces" "the exemplar list is missing"
 tui_keys Enter
 tui_wait "trace 77303139000000000000000000000000 +357.8 ms +class enterprise" "Enter did not open the waterfall"

@@ -36,7 +36,7 @@ tmx() { tmux -u -L "$TUI_SOCK" "$@"; }
 tui_fail() {
   echo "FAIL: $*" >&2
   echo "--- screen" >&2
-  tmx capture-pane -p -t t 2>/dev/null >&2 || true
+  tmx capture-pane -p -t t >&2 2>/dev/null || true
   [ -s "$TUI_TMP/tui.err" ] && { echo "--- stderr" >&2; cat "$TUI_TMP/tui.err" >&2; }
   exit 1
 }

@@ -8,7 +8,8 @@
  *   - profile.Get         call -> profile, serial
  *   = entitlement.Check   call -> entitlement   \
  *   = inventory.Query     call -> inventory      | parallel fan-out
- *   = pricing.Quote       call -> pricing, queue |
+ *   = pricing.Quote       call -> pricing, queue | (two calls in enterprise
+ *                                               |  requests of the window)
  *   = recommendation.Get  call, no server span  /  (split unknown)
  *   - assemble            local, serial
  * plus, in every fifth request, a local span whose name is hostile: CSI
@@ -166,6 +167,12 @@ static inline void fx_request(FxSpan *v, int *n, const char *tr, int i, int wind
 	       FX_HOSTILE_ATTRS);
 	fx_add(v, n, tr, "sq", "cq", "pricing", "Quote", S_, ps + wait, ps + wait + svc, NULL, 0,
 	       "{\"db.system\":\"postgresql\"}");
+	if (window && ent) { /* enterprise quotes are partitioned: a second call */
+		fx_add(v, n, tr, "cq2", "r", "mercury-api", "pricing.Quote", C_, ps + 0.1, ps + wait + svc - 6,
+		       NULL, q, NULL);
+		fx_add(v, n, tr, "sq2", "cq2", "pricing", "Quote", S_, ps + wait - 3, ps + wait + svc - 6, NULL, 0,
+		       NULL);
+	}
 	fx_add(v, n, tr, "cr", "r", "mercury-api", "recommendation.Get", C_, f0 + 0.6,
 	       f0 + 0.6 + 15 + (i % 7), NULL, 0, NULL);
 	double fend = ps + wait + svc;
