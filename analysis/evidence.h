@@ -1,0 +1,153 @@
+/*
+ * evidence.h - named numbers about an endpoint for (model, window,
+ * baseline): the vocabulary hypotheses, budgets and decisions are written
+ * in. docs/evidence.md is the table of names, units and how each is
+ * computed.
+ *
+ * Every value carries where it came from:
+ *  - spans:   computed from traces (exact nearest-rank quantiles with n);
+ *  - metric:  computed from stored metric points (gauges averaged over the
+ *             window, or a quantile interpolated from histogram buckets,
+ *             with the bucket scheme named);
+ *  - sheet:   supplied by an observation sheet;
+ *  - model:   declared by the endpoint model (objective, optional/core);
+ *  - derived: computed from other evidence (e.g. mix.change).
+ * A value that cannot be computed is marked missing, never 0. Quantiles
+ * from fewer than 100 observations and ratios from fewer than 30 requests
+ * are flagged as small samples.
+ *
+ * A baseline value is the same name with "@baseline" appended.
+ *
+ * Ownership: evidence_compute() returns an Evidence the caller frees with
+ * evidence_free(); names, units and provenance strings live as long as it.
+ */
+#ifndef TT_EVIDENCE_H
+#define TT_EVIDENCE_H
+
+#include <stdint.h>
+
+#include "analysis.h"
+#include "err.h"
+#include "model.h"
+#include "store.h"
+
+enum {
+	EV_SRC_MISSING = 0,
+	EV_SRC_SPANS,
+	EV_SRC_METRIC,
+	EV_SRC_SHEET,
+	EV_SRC_MODEL,
+	EV_SRC_DERIVED,
+};
+
+enum {
+	EV_Q_NONE = 0,        /* not a quantile */
+	EV_Q_EXACT,           /* nearest rank over raw observations */
+	EV_Q_HISTOGRAM,       /* interpolated inside histogram buckets */
+};
+
+typedef struct EvValue {
+	char *name;           /* "dep.pricing.client_wait.p99_ms@baseline" */
+	double value;         /* NAN when missing */
+	int missing;          /* 1: could not be computed (value is NAN) */
+	char *unit;           /* "ms", "ratio", "count", "1/s", "flag" */
+	int source;           /* EV_SRC_* */
+	int qkind;            /* EV_Q_* */
+	int64_t n;            /* observations behind it (requests, calls,
+	                       * points); 0 when not applicable */
+	int small_sample;     /* too few observations to trust */
+	char *provenance;     /* one line: "spans: exact p99 of 1240 calls",
+	                       * "metric db.client.connection.wait_time: p99
+	                       * interpolated from explicit buckets [...]",
+	                       * "sheet pricing-matched-peak" */
+} EvValue;
+
+/* A string-valued fact that goes with the numbers (e.g. the host with the
+ * highest slow lift), used to name what a hypothesis blames. */
+typedef struct EvFact {
+	char *name;           /* "placement.top_host" */
+	char *value;          /* "api-07" */
+} EvFact;
+
+typedef struct Evidence {
+	EvValue *v;           /* sorted by name after evidence_finish() */
+	int n, cap;
+	EvFact *facts;
+	int n_facts;
+	char **deps;          /* dependency names seen (model, DAG, names) */
+	int n_deps;
+	char **classes;       /* workload classes seen */
+	int n_classes;
+	char **hosts;         /* API hosts seen in spans */
+	int n_hosts;
+	char *root_service;   /* the endpoint's service, or NULL */
+	int has_spans;        /* a window with at least one request was read */
+	int has_baseline;     /* a baseline population was read or supplied */
+} Evidence;
+
+typedef struct EvidenceOptions {
+	const Model *model;       /* may be NULL */
+	int64_t win_from, win_to; /* INT64_MIN / INT64_MAX: open */
+	int has_baseline;
+	int64_t base_from, base_to;
+	const Analysis *analysis; /* reuse (borrowed, same window/baseline), or NULL */
+} EvidenceOptions;
+
+/* Computes evidence from the store: spans (through analysis_run() unless
+ * opt->analysis is given, plus one pass over the requests) and metrics
+ * (joined to pools by the model's pool mapping and the OpenTelemetry
+ * default names). st may be NULL: then only model evidence is present.
+ * Returns 0 and *out (owned by the caller) or a negative code with err. */
+int evidence_compute(Store *st, const EvidenceOptions *opt, Evidence **out, Err *err);
+
+/* An empty evidence set to fill with evidence_supply(). */
+Evidence *evidence_new(void);
+void evidence_free(Evidence *e);              /* NULL is a no-op */
+
+/* Adds or replaces name with a value from source (EV_SRC_*) and a
+ * provenance line (copied). Used for sheet values: they override what was
+ * computed. */
+void evidence_supply(Evidence *e, const char *name, double value, const char *unit,
+                     int source, const char *provenance);
+
+/* Recomputes derived values (mix.change, ingress.p99_change_ratio, ...)
+ * from what is present and sorts. Call after the last evidence_supply(). */
+void evidence_finish(Evidence *e);
+
+/* The value named name, or NULL when it was never computed. A value that
+ * exists but is missing has missing == 1. */
+const EvValue *evidence_get(const Evidence *e, const char *name);
+
+/* 1 and *out when name is present and not missing; 0 otherwise. */
+int evidence_value(const Evidence *e, const char *name, double *out);
+
+/* A fact's value, or NULL. */
+const char *evidence_fact(const Evidence *e, const char *name);
+
+/* "spans", "metric", "sheet", "model", "derived", "missing". */
+const char *evidence_source_name(int source);
+
+/* Makes a name segment from data (a service or class name): lowercase
+ * [a-z0-9_], other bytes become '_'. Writes at most sz bytes. */
+void evidence_segment(const char *s, char *out, unsigned sz);
+
+/* ---- budgets (budgets.c) ------------------------------------------------ */
+
+enum { BUDGET_OK = 0, BUDGET_BREACHED = 1, BUDGET_UNKNOWN = -1 };
+
+typedef struct BudgetResult {
+	const ModelBudget *budget; /* borrowed from the model */
+	int state;                 /* BUDGET_* */
+	double value;              /* evidence value in the budget's unit, NAN when unknown */
+	const EvValue *ev;         /* borrowed from the Evidence, NULL when absent */
+} BudgetResult;
+
+/* Evaluates every budget of m on e. Returns an array of m->n_budgets
+ * results the caller frees with free(), or NULL when there are none. The
+ * pointers inside borrow from m and e. */
+BudgetResult *budgets_evaluate(const Model *m, const Evidence *e, int *n);
+
+/* Writes "18.2 ms", "79.0 %", "6.5 min" for a budget value into out. */
+void budgets_format_value(const ModelBudget *b, double v, char *out, unsigned sz);
+
+#endif

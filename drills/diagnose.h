@@ -1,0 +1,143 @@
+/*
+ * diagnose.h - the diagnosis engine: evidence -> ranked hypotheses ->
+ * discriminating checks -> guarded decisions.
+ *
+ * diagnose_run() computes the named evidence of (model, window, baseline)
+ * from the store (spans through analysis/, metrics through the store's
+ * metric read API) and/or an observation sheet, evaluates every hypothesis
+ * of the catalog (drills/catalog/hypotheses.json: data, not code) on it,
+ * ranks them, and evaluates the decisions with their guards. The engine
+ * never knows which data set it is looking at: everything it says comes
+ * from the evidence, the model and the catalog.
+ *
+ * Stable API (other modules, e.g. drill scoring, build on it):
+ *  - ids of hypotheses are catalog ids ("client-pool-wait", ...); each
+ *    appears at most once in Diagnosis.hyp, in rank order (rank 1 first),
+ *    with the node it blames (a dependency such as "pricing", a workload
+ *    class such as "enterprise", a host, or the endpoint's root service);
+ *  - decision ids are "raise-endpoint-concurrency", "add-api-hosts",
+ *    "degrade:<node>", "add-capacity:<node>", "hold-rollout", with verdict
+ *    DX_SUPPORTED, DX_UNSUPPORTED or DX_REFUSED and a reason;
+ *  - check names are listed by check_names(); drills/checks.h runs them.
+ *
+ * Ownership: a Diagnosis is owned by the caller and freed with
+ * diagnosis_free(); every pointer inside it lives as long as it does.
+ */
+#ifndef TT_DIAGNOSE_H
+#define TT_DIAGNOSE_H
+
+#include <stdint.h>
+
+#include "analysis.h"
+#include "buf.h"
+#include "err.h"
+#include "evidence.h"
+#include "model.h"
+#include "store.h"
+
+struct Sheet; /* importers/sheet.h */
+
+typedef struct DiagnoseOptions {
+	const Model *model;          /* endpoint model; NULL: none (semantics unknown) */
+	int64_t win_from, win_to;    /* window; INT64_MIN / INT64_MAX: open (all data) */
+	int has_baseline;            /* baseline range given */
+	int64_t base_from, base_to;
+	const struct Sheet *sheet;   /* observation sheet (sheet_load()), or NULL;
+	                              * its values override computed ones */
+	const char *catalog_path;    /* hypothesis catalog file; NULL: the built-in
+	                              * copy of drills/catalog/hypotheses.json */
+	const Analysis *analysis;    /* an analysis of the same window/baseline to
+	                              * reuse (borrowed), or NULL to compute one */
+} DiagnoseOptions;
+
+/* Outcome of one predicate of a hypothesis or guard. */
+enum { DX_HOLDS = 1, DX_NOT = 0, DX_MISSING = -1 };
+
+typedef struct DxPredicate {
+	char *text;                  /* what it says, in words ("client wait more than doubled") */
+	char *expr;                  /* the expression evaluated (names substituted) */
+	double weight;
+	int against;                 /* 0: supports the hypothesis when it holds; 1: contradicts */
+	int outcome;                 /* DX_HOLDS, DX_NOT or DX_MISSING */
+	char **names;                /* evidence names the expression read */
+	int n_names;
+} DxPredicate;
+
+typedef struct DxHypothesis {
+	char *id;                    /* catalog id, e.g. "client-pool-wait" */
+	char *title;                 /* one line */
+	char *mechanism;             /* the catalog's paragraph */
+	char *node;                  /* what it blames: dependency, class, host or root service */
+	char *param;                 /* "dependency", "class", "host" or "" */
+	double score;                /* sum of weights of supporting predicates that hold
+	                              * minus those of contradicting predicates that hold */
+	int rank;                    /* 1 = most likely */
+	int signature;               /* 1 when a predicate marked as its signature holds */
+	char *check;                 /* discriminating check name (check_names()) */
+	char *check_node;            /* --node for the check, or NULL */
+	char *check_class;           /* --class for the check, or NULL */
+	char *check_why;             /* what the check separates */
+	char **supported_by;         /* evidence names of holding supporting predicates */
+	int n_supported_by;
+	char **contradicted_by;      /* evidence names of holding contradicting predicates */
+	int n_contradicted_by;
+	char **missing;              /* evidence names that were missing */
+	int n_missing;
+	DxPredicate *preds;          /* every predicate with its outcome */
+	int n_preds;
+} DxHypothesis;
+
+enum { DX_SUPPORTED, DX_UNSUPPORTED, DX_REFUSED };
+
+typedef struct DxDecision {
+	char *id;                    /* "hold-rollout", "degrade:pricing", ... */
+	int verdict;                 /* DX_SUPPORTED, DX_UNSUPPORTED, DX_REFUSED */
+	char *reason;                /* one or two sentences with the numbers used */
+} DxDecision;
+
+typedef struct Diagnosis {
+	Evidence *evidence;          /* owned */
+	DxHypothesis *hyp;           /* ranked, hyp[0] has rank 1 */
+	int n_hyp;
+	DxDecision *dec;             /* in decision_ids() order, parameterised
+	                              * ones expanded per node */
+	int n_dec;
+	char *catalog;               /* catalog path or "built-in" */
+} Diagnosis;
+
+/* Runs the diagnosis. st may be NULL when opt->sheet is given (a sheet
+ * alone is enough: evidence that needs telemetry is then missing). Returns
+ * 0 and *out, or a negative TT_E* code with err set (bad catalog, store
+ * error, neither store nor sheet). */
+int diagnose_run(Store *st, const DiagnoseOptions *opt, Diagnosis **out, Err *err);
+void diagnosis_free(Diagnosis *d);            /* NULL is a no-op */
+
+/* Accessors (NULL / -1 when absent). */
+const DxHypothesis *diagnosis_hypothesis(const Diagnosis *d, const char *id);
+int diagnosis_rank(const Diagnosis *d, const char *id);
+const DxDecision *diagnosis_decision(const Diagnosis *d, const char *id);
+
+/* "supported", "unsupported", "refused". */
+const char *dx_verdict_name(int verdict);
+
+/* Renderings. JSON: one object {"evidence": [...], "budgets": [...],
+ * "hypotheses": [{id, node, score, rank, ...}], "decisions": [{id, verdict,
+ * reason}]}, documented in docs/diagnosis.md. Text: for a terminal. */
+void diagnosis_json(const Diagnosis *d, const Model *m, Buf *out);
+void diagnosis_text(const Diagnosis *d, const Model *m, Buf *out);
+
+/* Hypothesis ids of the catalog at path (NULL: built-in), NULL-terminated;
+ * the caller frees the array and strings with dx_strv_free(). */
+char **diagnose_catalog_ids(const char *path, Err *err);
+void dx_strv_free(char **v);
+
+/* Names of the checks, NULL-terminated, static (drills/checks.c). */
+const char *const *check_names(void);
+
+/* Base decision ids, NULL-terminated, static (drills/decisions.c):
+ * "raise-endpoint-concurrency", "add-api-hosts", "degrade",
+ * "add-capacity", "hold-rollout". "degrade" and "add-capacity" take a
+ * node: "degrade:<node>". */
+const char *const *decision_ids(void);
+
+#endif
