@@ -75,6 +75,7 @@ typedef struct TuiApp {
 
 	/* live state (the loop sets these) */
 	int paused;
+	int stale;               /* paused while the data changed: not shown yet */
 	int computing;           /* a recompute is running */
 	int64_t changed_at_s;    /* wall clock of the last data change seen, 0 never */
 	int64_t now_s;           /* wall clock for the status line */

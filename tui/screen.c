@@ -311,6 +311,8 @@ static void draw_status(const TuiApp *app, Canvas *cv, int y)
 		snprintf(buf, sizeof buf, " | data unchanged");
 	}
 	x += canvas_text(cv, x, y, -1, ROLE_STATUS, buf);
+	if (app->paused && app->stale)
+		x += canvas_text(cv, x, y, -1, ROLE_STATUS, " (not shown: p resumes)");
 	if (app->computing && app->busy_ms >= 1000 && app->compute_ms >= 1000)
 		snprintf(buf, sizeof buf, " | computing %.0f s (last took %.1f s)", app->busy_ms / 1000,
 		         app->compute_ms / 1000);

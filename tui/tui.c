@@ -150,6 +150,7 @@ int tui_run(const TuiOptions *opt, Err *err)
 			}
 			if ((f & REACT_PAUSE) && !app.paused && change_pending) {
 				change_pending = 0;
+				app.stale = 0;
 				request(ls, &app);
 			}
 			if (f & (REACT_REDRAW | REACT_RELOAD | REACT_TRACE | REACT_PAUSE))
@@ -197,6 +198,7 @@ int tui_run(const TuiOptions *opt, Err *err)
 				app.changed_at_s = (int64_t)time(NULL);
 				if (app.paused) {
 					change_pending = 1;
+					app.stale = 1;
 				} else {
 					if (change_at < 0)
 						change_at = now;

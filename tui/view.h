@@ -32,9 +32,6 @@ View *view_node_new(void);
 View *view_owner_new(void);
 View *view_trace_new(void);
 
-/* The DAG pane's sort mode name ("tree", "p99", ...), for the status line. */
-const char *view_dag_sort_name(const View *v);
-
 /* Shared drawing helpers (draw.c). */
 
 /* A stacked bar of queue | client wait | service in width columns, the

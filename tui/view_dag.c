@@ -487,9 +487,3 @@ View *view_dag_new(void)
 	v->base.ops = &dag_ops;
 	return &v->base;
 }
-
-const char *view_dag_sort_name(const View *vv)
-{
-	const DagView *v = (const DagView *)vv;
-	return sort_names[v->sort];
-}

@@ -19,6 +19,8 @@ for n in validate profile entitlement inventory assemble; do
 done
 tui_wait "├═ pricing" "the fan-out edge glyph is missing"
 tui_wait " LIVE +tick 1.0s" "the status line does not say LIVE"
+# colour terminal: the breach is drawn on red (and also says BREACHED)
+tmx capture-pane -e -p -t t | grep -q $'\e\\[41m' || tui_fail "no red background for the breach in colour mode"
 # no escape sequence from the hostile span name reached the terminal
 tui_screen | grep -q "pwned" && tui_fail "an OSC title string was drawn as text"
 [ "$(tmx display-message -p -t t '#{pane_title}')" != pwned ] || tui_fail "the OSC sequence set the title"

@@ -24,7 +24,7 @@ echo "tui_live: screen changed $(( ($(date +%s%N) - start) / 1000000 )) ms after
 tui_keys p
 tui_wait " PAUSED " "p did not pause"
 "$TUI_FIXTURE_BIN" --more "$TUI_TMP/f.db" || tui_fail "the second writer failed"
-sleep 1.5
+tui_wait "data changed .* \(not shown: p resumes\)" "the status line does not say new data is waiting" 5
 tui_wait "GET /v2/home +- +82 " "the screen changed while paused"
 tui_keys p
 tui_wait " LIVE " "p did not resume"

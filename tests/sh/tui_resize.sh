@@ -11,6 +11,10 @@ tmx new-session -d -s t -x 100 -y 30 \
 tui_wait "mercury-api GET /v2/home" "the endpoint is not shown"
 tui_wait "\|= pricing" "ASCII fan-out glyph missing"
 tui_wait "budgets +none \(no model; --model FILE\)" "the no-model budget note is missing"
+# NO_COLOR: attributes only, no colour escape at all
+if tmx capture-pane -e -p -t t | grep -Eq $'\e\\[([0-9;]*;)?(3[0-7]|4[0-7]|38;5|48;5)(;[0-9;]*)?m'; then
+  tui_fail "colour escapes despite NO_COLOR"
+fi
 # nothing outside ASCII is drawn in ASCII mode (the CJK span name too)
 if tui_screen | LC_ALL=C grep -q '[^ -~]'; then
   tui_fail "non-ASCII output with --ascii"
