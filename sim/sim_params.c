@@ -30,7 +30,7 @@ typedef struct Param {
 
 static const Param PARAMS[] = {
 	{"seed", P_U64, F(seed), 0, 0, "PRNG seed (any 64-bit integer); same seed, same bytes"},
-	{"traces", P_I64, F(traces), 1, 5e7, "sampled traces written per phase"},
+	{"traces", P_I64, F(traces), 1, 5e7, "sampled traces written per window"},
 	{"incident", P_INCIDENT, F(incident), 0, 0, "mechanism of the incident phase (see below)"},
 	{"hosts", P_INT, F(hosts), 1, 256, "API hosts (api-01 ...)"},
 	{"rate", P_DBL, F(rate), 1, 2000, "requests/s arriving at each API host in the model"},
@@ -216,7 +216,16 @@ int sim_params_get(const SimParams *p, const char *key, char *out, unsigned outs
 	case P_INT: snprintf(out, outsz, "%d", *(const int *)field); break;
 	case P_I64: snprintf(out, outsz, "%lld", (long long)*(const int64_t *)field); break;
 	case P_U64: snprintf(out, outsz, "%llu", (unsigned long long)*(const uint64_t *)field); break;
-	case P_DBL: snprintf(out, outsz, "%.17g", *(const double *)field); break;
+	case P_DBL: {
+		/* The shortest of %.15g..%.17g that reads back exactly. */
+		double v = *(const double *)field;
+		for (int prec = 15; prec <= 17; prec++) {
+			snprintf(out, outsz, "%.*g", prec, v);
+			if (strtod(out, NULL) == v)
+				break;
+		}
+		break;
+	}
 	case P_TIME: {
 		char t[40];
 		int64_t ns = *(const int64_t *)field;
