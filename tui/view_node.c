@@ -409,7 +409,7 @@ static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 		if (e->wclass >= 0 && e->wclass < a->n_classes)
 			cx += canvas_text(cv, cx, y, 16, ROLE_DIM, a->classes[e->wclass]);
 		if (ex_count[k] > 1) {
-			snprintf(buf, sizeof buf, "  %d calls of this node in the trace", ex_count[k]);
+			snprintf(buf, sizeof buf, "  (%d calls)", ex_count[k]);
 			canvas_text(cv, cx, y, r.w - cx - 1, ROLE_DIM, buf);
 		}
 		y++;

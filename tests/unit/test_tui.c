@@ -380,7 +380,7 @@ static void test_open_node_then_trace_and_back(void **state)
 	assert_non_null(strstr(s, "call mercury-api -> pricing (pricing.Quote)"));
 	assert_non_null(strstr(s, "pool pricing (client, 256 slots)"));
 	/* one row per trace even when the fan-out put two calls in the list */
-	assert_non_null(strstr(s, "2 calls of this node in the trace"));
+	assert_non_null(strstr(s, "enterprise  (2 calls)"));
 	assert_non_null(strstr(s, "no metrics"));
 	assert_non_null(strstr(s, "enterprise"));
 	free(s);
