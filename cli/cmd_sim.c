@@ -132,12 +132,16 @@ int cmd_sim(int argc, char **argv)
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 't':
-			if (sim_params_set(&p, "traces", optarg, &err))
-				return cli_fail("sim: --traces: %s", err.msg);
+			if (sim_params_set(&p, "traces", optarg, &err)) {
+				cli_fail("sim: --traces: %s", err.msg);
+				return 2;
+			}
 			break;
 		case 's':
-			if (sim_params_set(&p, "seed", optarg, &err))
-				return cli_fail("sim: --seed: %s", err.msg);
+			if (sim_params_set(&p, "seed", optarg, &err)) {
+				cli_fail("sim: --seed: %s", err.msg);
+				return 2;
+			}
 			break;
 		case '1': single = 1; break;
 		case 'S':

@@ -125,7 +125,7 @@ int sim_params_init(SimParams *p, const char *scenario, Err *err)
 	p->rec_timeout_ms = 400;
 	p->rep_timeout_ms = 400;
 	p->surge = 3.8;
-	p->slowdown_factor = 3;
+	p->slowdown_factor = 4.5;
 	p->slowdown_start_s = 90;
 	p->slowdown_ramp_s = 30;
 	p->slowdown_hold_s = 180;
