@@ -126,14 +126,17 @@ static int exec(Store *st, const char *sql, Err *err)
 static int migrate(Store *st, Err *err)
 {
 	int v = store_schema_version(st);
-	if (v > N_MIGRATIONS + store_metrics_migration_count())
+	int n_metrics = store_metrics_migration_count();
+	int total = N_MIGRATIONS + n_metrics + store_drills_migration_count();
+	if (v > total)
 		return err_set(err, TT_ESTORE,
 		               "database schema version %d is newer than this tailtriage (%d)",
-		               v, N_MIGRATIONS + store_metrics_migration_count());
-	int total = N_MIGRATIONS + store_metrics_migration_count();
+		               v, total);
 	for (int i = v; i < total; i++) {
 		const char *sql = i < N_MIGRATIONS ? migrations[i]
-		                                   : store_metrics_migration(i - N_MIGRATIONS);
+		                  : i < N_MIGRATIONS + n_metrics
+		                      ? store_metrics_migration(i - N_MIGRATIONS)
+		                      : store_drills_migration(i - N_MIGRATIONS - n_metrics);
 		if (exec(st, "BEGIN IMMEDIATE", err))
 			return TT_ESTORE;
 		char pragma[64];
@@ -216,6 +219,7 @@ void store_close(Store *st)
 		sqlite3_finalize(st->stmt[i]);
 	store_read_finalize(st);
 	store_metrics_finalize(st);
+	store_drills_finalize(st);
 	sqlite3_close(st->db);
 	free(st->path);
 	free(st);

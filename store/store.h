@@ -488,4 +488,36 @@ typedef int (*StorePromQueryFn)(void *ctx, int64_t source_id, const StorePromQue
 int store_promql_scan(Store *st, StorePromQueryFn fn, void *ctx, Err *err);
 
 
+/* ---- drill attempts (owner: drills; store_drills.c) ----------------------
+ * The training history: one row per scored attempt. answers_json and
+ * deductions_json are JSON text written by drills/ (the store keeps them as
+ * given). */
+
+typedef struct StoreDrillAttempt {
+	const char *drill;           /* drill id, required */
+	int64_t drill_version;       /* the drill file's "version" */
+	const char *drill_digest;    /* digest of the drill file scored against (hex) */
+	const char *person;          /* who answered, required */
+	const char *mode;            /* "answers" (headless), "tui", ... */
+	int64_t started_ms;          /* unix ms */
+	int64_t finished_ms;
+	const char *answers_json;    /* the answers as given; NULL: {} */
+	double score, max_score;
+	int hints_used;
+	const char *deductions_json; /* [{part, lost, reason}, ...]; NULL: [] */
+} StoreDrillAttempt;
+
+/* Records an attempt (its own statement; wrap it in store_begin/commit to
+ * group it with other writes). *id (may be NULL) gets the new row id. */
+int store_drill_attempt_add(Store *st, const StoreDrillAttempt *a, int64_t *id, Err *err);
+
+/* Called per attempt, oldest first; strings borrowed during the call.
+ * Return non-zero to stop. */
+typedef int (*StoreDrillAttemptFn)(void *ctx, int64_t id, const StoreDrillAttempt *a);
+
+/* Attempts of person (NULL: everyone) on drill (NULL: every drill). */
+int store_drill_attempts_scan(Store *st, const char *person, const char *drill,
+                              StoreDrillAttemptFn fn, void *ctx, Err *err);
+
+
 #endif

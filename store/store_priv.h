@@ -39,6 +39,7 @@ enum {
 };
 
 #define STORE_METRICS_STMTS 32
+#define STORE_DRILLS_STMTS 4
 
 struct Store {
 	sqlite3 *db;
@@ -46,6 +47,7 @@ struct Store {
 	sqlite3_stmt *stmt[STMT_COUNT];
 	sqlite3_stmt *rstmt[RSTMT_COUNT];
 	sqlite3_stmt *mstmt[STORE_METRICS_STMTS]; /* owned by store_metrics.c */
+	sqlite3_stmt *dstmt[STORE_DRILLS_STMTS];  /* owned by store_drills.c */
 };
 
 int store_sqlerr(Store *st, Err *err, const char *what);
@@ -61,5 +63,10 @@ int store_metrics_migration_count(void);
 const char *store_metrics_migration(int i);
 int store_metrics_prepare(Store *st, Err *err);
 void store_metrics_finalize(Store *st);
+
+/* store_drills.c: migrations appended after the metrics migrations. */
+int store_drills_migration_count(void);
+const char *store_drills_migration(int i);
+void store_drills_finalize(Store *st);
 
 #endif
