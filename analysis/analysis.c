@@ -1,12 +1,25 @@
 /*
- * analysis.c - the aggregate DAG of an endpoint: merges per-trace trees
- * (trace_build.c) into nodes keyed by their path from the root, collects
- * raw observations per node, then computes exact quantiles per class and
- * population, edge kinds and critical-path ownership of the slow requests.
+ * analysis.c - the aggregate DAG of an endpoint, kept up to date
+ * incrementally.
  *
- * A node's key is (parent node, type, service, span name). For a call the
- * name is the client span's name, so calls with and without a server span
- * merge into one node and the unknown split is counted, not hidden.
+ * Per-trace trees (trace_build.c) are merged into nodes keyed by their path
+ * from the root: (parent node, type, service, span name). For a call the
+ * name is the client span's, so calls with and without a server span merge
+ * into one node and the unknown split is counted, not hidden.
+ *
+ * Incremental design (the dashboard must follow a growing database):
+ *  - an AnalysisState remembers every trace id it has seen and what each
+ *    trace contributed; an update reads only spans with a rowid above the
+ *    last one read (rowids only grow);
+ *  - a trace that gains spans later (spans of one trace often arrive in
+ *    several exports) is read again whole, its old contribution removed and
+ *    the new one added;
+ *  - each node keeps, per population, class and field, a sorted array of
+ *    exact observations with pending additions and removals merged in one
+ *    linear pass when a result is asked for, so quantiles stay exact
+ *    (nearest rank over every observation) and cost O(1) to read.
+ * Edge votes and start offsets are heuristics for drawing; a re-read trace
+ * votes again rather than being subtracted.
  */
 #include "analysis.h"
 
@@ -18,35 +31,129 @@
 #include "buf.h"
 #include "trace_build.h"
 
-typedef struct Obs {
-	float total, wait, service, queue;   /* ms; NAN when unknown */
-	int16_t cls;                          /* class index or -1 */
-} Obs;
+#define MAX_CLASSES 64
+#define CSLOTS (MAX_CLASSES + 1) /* slot 0: every class; slot 1 + c: class c */
 
-typedef struct ObsVec {
-	Obs *v;
+enum { F_TOTAL, F_WAIT, F_SERVICE, F_QUEUE, F_COUNT };
+
+/* ---- sorted multiset of doubles ------------------------------------------ */
+
+typedef struct SVec {
+	double *v;                /* sorted */
 	int64_t n, cap;
-	int64_t requests;                     /* requests that had the node */
-	int64_t unknown;                      /* calls without a server */
-} ObsVec;
+	double *add, *del;        /* pending, unsorted */
+	int64_t na, acap, nd, dcap;
+} SVec;
+
+static void push_d(double **a, int64_t *n, int64_t *cap, double x)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		*a = xrealloc(*a, (size_t)*cap * sizeof **a);
+	}
+	(*a)[(*n)++] = x;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Merges pending additions and removals into v in one pass. */
+static void sv_flush(SVec *s)
+{
+	if (s->na == 0 && s->nd == 0)
+		return;
+	if (s->na > 1)
+		qsort(s->add, (size_t)s->na, sizeof *s->add, cmp_double);
+	if (s->nd > 1)
+		qsort(s->del, (size_t)s->nd, sizeof *s->del, cmp_double);
+	int64_t cap = s->n + s->na;
+	double *out = xmalloc((size_t)(cap ? cap : 1) * sizeof *out);
+	int64_t i = 0, j = 0, k = 0, o = 0;
+	while (i < s->n || j < s->na) {
+		double x;
+		if (j >= s->na || (i < s->n && s->v[i] <= s->add[j]))
+			x = s->v[i++];
+		else
+			x = s->add[j++];
+		while (k < s->nd && s->del[k] < x)
+			k++; /* a removal of a value never added: ignore it */
+		if (k < s->nd && s->del[k] == x) {
+			k++;
+			continue;
+		}
+		out[o++] = x;
+	}
+	free(s->v);
+	s->v = out;
+	s->n = o;
+	s->cap = cap;
+	s->na = s->nd = 0;
+}
+
+static void sv_free(SVec *s)
+{
+	free(s->v);
+	free(s->add);
+	free(s->del);
+}
+
+static void sv_quant(SVec *s, Quant *q)
+{
+	sv_flush(s);
+	q->n = s->n;
+	if (s->n == 0) {
+		q->p50 = q->p90 = q->p99 = q->max = NAN;
+		return;
+	}
+	q->p50 = quant_rank(s->v, s->n, 50);
+	q->p90 = quant_rank(s->v, s->n, 90);
+	q->p99 = quant_rank(s->v, s->n, 99);
+	q->max = s->v[s->n - 1];
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+typedef struct Counts {
+	int64_t calls, unknown, requests;
+} Counts;
+
+typedef struct PopNode {
+	SVec *slot[CSLOTS];       /* [F_COUNT] each, allocated on first use */
+	Counts cnt[CSLOTS];
+} PopNode;
 
 typedef struct TmpNode {
 	int parent;
 	int type;
+	char *key;
 	char *service, *operation, *dependency;
-	ObsVec obs[2];
-	double crit_ms[2][COMP_COUNT];
+	PopNode pop[2];
 	double off_sum;
 	int64_t off_n;
 	int64_t par_votes, ser_votes;
-	int group;                            /* tmp id of the group's first node */
-	int64_t last_trace;                   /* dedup for requests count */
+	int group;
+	int64_t last_seq;         /* request dedup for Counts.requests */
+	int last_pop;
 	Exemplar slowest[NODE_MAX_EXEMPLARS];
 	int n_slowest;
+	int *kids;
+	int n_kids, cap_kids;
 } TmpNode;
 
-/* One request's critical-path credit, kept until the slow threshold is
- * known at the end of the scan. */
+/* One observation, kept so a re-read trace can take it back. */
+typedef struct ObsRef {
+	int node;
+	int16_t cls;
+	uint8_t pop;
+	uint8_t flags;            /* OBS_* */
+	float f[F_COUNT];         /* ms; NAN when unknown */
+} ObsRef;
+
+enum { OBS_REQUEST = 1, OBS_UNKNOWN = 2 };
+
 typedef struct CpCredit {
 	int node;
 	int comp;
@@ -56,32 +163,57 @@ typedef struct CpCredit {
 typedef struct ReqRec {
 	double ingress_ms;
 	int cls;
+	int dead;
+	int error;
 	int64_t credit_off;
 	int credit_n;
 } ReqRec;
 
-typedef struct Agg {
-	const AnalysisOptions *opt;
-	Analysis *a;
+typedef struct TraceRec {
+	char id[33];
+	int64_t obs_off;
+	int obs_n;
+	int64_t req[2];           /* index in AnalysisState.req[pop], or -1 */
+	DataQuality dq;
+} TraceRec;
+
+struct AnalysisState {
+	AnalysisOptions opt;      /* wclass copied below; model borrowed */
+	char *wclass;
+	int root_known;
+	char *root_svc, *root_op;
+	int64_t last_rowid;
+	int64_t seq;              /* traces processed, for request dedup */
+	/* nodes */
 	TmpNode *nodes;
 	int n_nodes, cap_nodes;
-	int *hash;                            /* open addressing: tmp node ids */
+	int *hash;
 	int hash_cap;
-	char **classes;
+	Buf key;
+	/* classes, in order of discovery */
+	char *classes[MAX_CLASSES];
 	int n_classes;
-	int pop;                              /* population being scanned */
-	int64_t trace_seq;
-	Trace tr;
-	const char *root_svc, *root_op;
-	/* per population */
+	/* traces */
+	TraceRec *recs;
+	int64_t n_recs, cap_recs;
+	int64_t *thash;
+	int64_t thash_cap;
+	ObsRef *refs;
+	int64_t n_refs, cap_refs;
+	/* populations */
 	ReqRec *req[2];
 	int64_t n_req[2], cap_req[2];
 	CpCredit *cred[2];
 	int64_t n_cred[2], cap_cred[2];
-	int64_t errors[2];
+	SVec *ingress[2][CSLOTS];
 	int64_t min_start[2], max_end[2];
-	Buf key;
-} Agg;
+	DataQuality dq;
+	Trace tr;                 /* scratch */
+	/* scan bookkeeping */
+	char **refetch;
+	int64_t n_refetch, cap_refetch;
+	int scan_err;
+};
 
 static uint64_t hash_str(const char *s)
 {
@@ -91,27 +223,14 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-static char *node_key(Agg *g, int parent, int type, const char *svc, const char *op)
-{
-	buf_reset(&g->key);
-	buf_printf(&g->key, "%d\x1f%d\x1f%s\x1f%s", parent, type, svc, op);
-	return g->key.p;
-}
-
-static const char *tmp_key_of(Agg *g, int id)
-{
-	TmpNode *n = &g->nodes[id];
-	return node_key(g, n->parent, n->type, n->service, n->operation);
-}
-
-static void hash_grow(Agg *g)
+static void node_hash_grow(AnalysisState *g)
 {
 	int cap = g->hash_cap ? g->hash_cap * 2 : 256;
 	int *h = xmalloc((size_t)cap * sizeof *h);
 	for (int i = 0; i < cap; i++)
 		h[i] = -1;
 	for (int id = 0; id < g->n_nodes; id++) {
-		uint64_t x = hash_str(tmp_key_of(g, id)) & (uint64_t)(cap - 1);
+		uint64_t x = hash_str(g->nodes[id].key) & (uint64_t)(cap - 1);
 		while (h[x] >= 0)
 			x = (x + 1) & (uint64_t)(cap - 1);
 		h[x] = id;
@@ -121,21 +240,20 @@ static void hash_grow(Agg *g)
 	g->hash_cap = cap;
 }
 
-static int node_get(Agg *g, int parent, int type, const char *svc, const char *op)
+static int node_get(AnalysisState *g, int parent, int type, const char *svc, const char *op)
 {
 	if (g->n_nodes * 2 >= g->hash_cap)
-		hash_grow(g);
-	char *key = xstrdup(node_key(g, parent, type, svc, op));
+		node_hash_grow(g);
+	buf_reset(&g->key);
+	buf_printf(&g->key, "%d\x1f%d\x1f%s\x1f%s", parent, type, svc, op);
+	const char *key = buf_str(&g->key);
 	uint64_t x = hash_str(key) & (uint64_t)(g->hash_cap - 1);
 	while (g->hash[x] >= 0) {
 		int id = g->hash[x];
-		if (strcmp(tmp_key_of(g, id), key) == 0) {
-			free(key);
+		if (strcmp(g->nodes[id].key, key) == 0)
 			return id;
-		}
 		x = (x + 1) & (uint64_t)(g->hash_cap - 1);
 	}
-	free(key);
 	if (g->n_nodes == g->cap_nodes) {
 		g->cap_nodes = g->cap_nodes ? g->cap_nodes * 2 : 64;
 		g->nodes = xrealloc(g->nodes, (size_t)g->cap_nodes * sizeof *g->nodes);
@@ -145,35 +263,41 @@ static int node_get(Agg *g, int parent, int type, const char *svc, const char *o
 	memset(n, 0, sizeof *n);
 	n->parent = parent;
 	n->type = type;
+	n->key = xstrdup(key);
 	n->service = xstrdup(svc);
 	n->operation = xstrdup(op);
 	n->group = -1;
-	n->last_trace = -1;
+	n->last_seq = -1;
 	g->hash[x] = id;
+	if (parent >= 0) {
+		TmpNode *p = &g->nodes[parent];
+		if (p->n_kids == p->cap_kids) {
+			p->cap_kids = p->cap_kids ? p->cap_kids * 2 : 4;
+			p->kids = xrealloc(p->kids, (size_t)p->cap_kids * sizeof *p->kids);
+		}
+		p->kids[p->n_kids++] = id;
+	}
 	return id;
 }
 
-static int class_get(Agg *g, const char *name)
+static int class_get(AnalysisState *g, const char *name)
 {
 	if (name == NULL || *name == '\0')
 		return -1;
 	for (int i = 0; i < g->n_classes; i++)
 		if (strcmp(g->classes[i], name) == 0)
 			return i;
-	if (g->n_classes >= 64)
+	if (g->n_classes >= MAX_CLASSES)
 		return -1; /* bounded: beyond this a "class" attribute is an id, not a class */
-	g->classes = xrealloc(g->classes, (size_t)(g->n_classes + 1) * sizeof *g->classes);
 	g->classes[g->n_classes] = xstrdup(name);
 	return g->n_classes++;
 }
 
-static void obs_push(ObsVec *v, Obs o)
+static SVec *slot_vecs(SVec **slot)
 {
-	if (v->n == v->cap) {
-		v->cap = v->cap ? v->cap * 2 : 16;
-		v->v = xrealloc(v->v, (size_t)v->cap * sizeof *v->v);
-	}
-	v->v[v->n++] = o;
+	if (*slot == NULL)
+		*slot = xcalloc(F_COUNT, sizeof **slot);
+	return *slot;
 }
 
 static double ms(int64_t ns)
@@ -181,8 +305,130 @@ static double ms(int64_t ns)
 	return (double)ns / 1e6;
 }
 
+/* ---- trace records ---------------------------------------------------- */
+
+static int64_t rec_find(AnalysisState *g, const char *id)
+{
+	if (g->thash_cap == 0)
+		return -1;
+	uint64_t x = hash_str(id) & (uint64_t)(g->thash_cap - 1);
+	while (g->thash[x] >= 0) {
+		if (strcmp(g->recs[g->thash[x]].id, id) == 0)
+			return g->thash[x];
+		x = (x + 1) & (uint64_t)(g->thash_cap - 1);
+	}
+	return -1;
+}
+
+static void rec_hash_insert(AnalysisState *g, int64_t r)
+{
+	uint64_t x = hash_str(g->recs[r].id) & (uint64_t)(g->thash_cap - 1);
+	while (g->thash[x] >= 0)
+		x = (x + 1) & (uint64_t)(g->thash_cap - 1);
+	g->thash[x] = r;
+}
+
+static int64_t rec_new(AnalysisState *g, const char *id)
+{
+	if ((g->n_recs + 1) * 2 >= g->thash_cap) {
+		int64_t cap = g->thash_cap ? g->thash_cap * 2 : 1024;
+		free(g->thash);
+		g->thash = xmalloc((size_t)cap * sizeof *g->thash);
+		for (int64_t i = 0; i < cap; i++)
+			g->thash[i] = -1;
+		g->thash_cap = cap;
+		for (int64_t i = 0; i < g->n_recs; i++)
+			rec_hash_insert(g, i);
+	}
+	if (g->n_recs == g->cap_recs) {
+		g->cap_recs = g->cap_recs ? g->cap_recs * 2 : 1024;
+		g->recs = xrealloc(g->recs, (size_t)g->cap_recs * sizeof *g->recs);
+	}
+	int64_t r = g->n_recs++;
+	TraceRec *t = &g->recs[r];
+	memset(t, 0, sizeof *t);
+	snprintf(t->id, sizeof t->id, "%s", id);
+	t->req[0] = t->req[1] = -1;
+	rec_hash_insert(g, r);
+	return r;
+}
+
+static void dq_add(DataQuality *to, const DataQuality *d, int sign)
+{
+	to->traces += sign * d->traces;
+	to->spans += sign * d->spans;
+	to->other_endpoint += sign * d->other_endpoint;
+	to->rootless += sign * d->rootless;
+	to->extra_roots += sign * d->extra_roots;
+	to->orphan_spans += sign * d->orphan_spans;
+	to->cycles += sign * d->cycles;
+	to->unpaired_calls += sign * d->unpaired_calls;
+	to->clipped += sign * d->clipped;
+	to->skew += sign * d->skew;
+	to->outside_parent += sign * d->outside_parent;
+	to->late_server += sign * d->late_server;
+	if (sign > 0 && d->skew_max_ms > to->skew_max_ms)
+		to->skew_max_ms = d->skew_max_ms;
+}
+
+/* Takes back everything a trace contributed. */
+static void rec_remove(AnalysisState *g, TraceRec *r)
+{
+	for (int i = 0; i < r->obs_n; i++) {
+		ObsRef *o = &g->refs[r->obs_off + i];
+		TmpNode *n = &g->nodes[o->node];
+		PopNode *pn = &n->pop[o->pop];
+		int slots[2] = {0, o->cls >= 0 ? 1 + o->cls : -1};
+		for (int k = 0; k < 2; k++) {
+			if (slots[k] < 0)
+				continue;
+			SVec *v = slot_vecs(&pn->slot[slots[k]]);
+			for (int f = 0; f < F_COUNT; f++)
+				if (!isnan(o->f[f]))
+					push_d(&v[f].del, &v[f].nd, &v[f].dcap, o->f[f]);
+			Counts *c = &pn->cnt[slots[k]];
+			c->calls--;
+			if (o->flags & OBS_UNKNOWN)
+				c->unknown--;
+			if (o->flags & OBS_REQUEST)
+				c->requests--;
+		}
+		/* exemplars of this trace go too */
+		for (int k = 0; k < n->n_slowest; k++) {
+			if (strcmp(n->slowest[k].trace_id, r->id) == 0) {
+				memmove(&n->slowest[k], &n->slowest[k + 1],
+				        (size_t)(n->n_slowest - k - 1) * sizeof n->slowest[0]);
+				n->n_slowest--;
+				k--;
+			}
+		}
+	}
+	r->obs_n = 0;
+	for (int p = 0; p < 2; p++) {
+		if (r->req[p] < 0)
+			continue;
+		ReqRec *q = &g->req[p][r->req[p]];
+		q->dead = 1;
+		int slots[2] = {0, q->cls >= 0 ? 1 + q->cls : -1};
+		for (int k = 0; k < 2; k++) {
+			if (slots[k] < 0)
+				continue;
+			SVec *v = slot_vecs(&g->ingress[p][slots[k]]);
+			push_d(&v->del, &v->nd, &v->dcap, q->ingress_ms);
+		}
+		r->req[p] = -1;
+	}
+	dq_add(&g->dq, &r->dq, -1);
+	memset(&r->dq, 0, sizeof r->dq);
+}
+
+/* ---- per trace ---------------------------------------------------------- */
+
 static void exemplar_offer(TmpNode *n, const char *trace_id, double v, int cls)
 {
+	for (int k = 0; k < n->n_slowest; k++)
+		if (strcmp(n->slowest[k].trace_id, trace_id) == 0)
+			return; /* one entry per trace: its first (slowest-first) occurrence */
 	int k = n->n_slowest;
 	if (k == NODE_MAX_EXEMPLARS && v <= n->slowest[k - 1].ms)
 		return;
@@ -199,17 +445,25 @@ static void exemplar_offer(TmpNode *n, const char *trace_id, double v, int cls)
 	n->slowest[k].wclass = cls;
 }
 
-/* Gives every span of the trace its aggregate node and records the
- * observations of each unit (root, call, local span). */
-static void assign_nodes(Agg *g, Trace *t, int s, int parent_node, int cls, int depth);
+static void push_ref(AnalysisState *g, const ObsRef *o)
+{
+	if (g->n_refs == g->cap_refs) {
+		g->cap_refs = g->cap_refs ? g->cap_refs * 2 : 4096;
+		g->refs = xrealloc(g->refs, (size_t)g->cap_refs * sizeof *g->refs);
+	}
+	g->refs[g->n_refs++] = *o;
+}
 
-static void record_unit(Agg *g, Trace *t, int s, int node, int cls)
+/* Records one unit (root, call or local span) for population p. */
+static void record_unit(AnalysisState *g, Trace *t, int s, int p, int cls, TraceRec *rec)
 {
 	TSpan *sp = &t->sp[s];
-	TmpNode *n = &g->nodes[node];
-	Obs o = {.total = NAN, .wait = NAN, .service = NAN, .queue = NAN, .cls = (int16_t)cls};
+	TmpNode *n = &g->nodes[sp->node];
+	ObsRef o = {.node = sp->node, .cls = (int16_t)cls, .pop = (uint8_t)p, .flags = 0};
+	for (int f = 0; f < F_COUNT; f++)
+		o.f[f] = NAN;
 	int64_t dur = sp->end - sp->start;
-	o.total = (float)ms(dur);
+	o.f[F_TOTAL] = (float)ms(dur);
 	if (n->type == NODE_CALL) {
 		if (sp->server >= 0) {
 			/* the server's time inside the call: after clipping (small
@@ -221,32 +475,47 @@ static void record_unit(Agg *g, Trace *t, int s, int node, int cls)
 				sdur = dur;
 			if (sdur < 0)
 				sdur = 0;
-			o.service = (float)ms(sdur);
-			o.wait = (float)ms(dur - sdur);
+			o.f[F_SERVICE] = (float)ms(sdur);
+			o.f[F_WAIT] = (float)ms(dur - sdur);
 		} else {
-			n->obs[g->pop].unknown++;
+			o.flags |= OBS_UNKNOWN;
 		}
 	} else {
-		o.service = (float)ms(dur);
+		o.f[F_SERVICE] = (float)ms(dur);
 	}
 	if (sp->has_queue)
-		o.queue = (float)ms(sp->queue);
+		o.f[F_QUEUE] = (float)ms(sp->queue);
 	if (n->type == NODE_ROOT)
-		o.total = (float)ms(trace_ingress_ns(t));
-	obs_push(&n->obs[g->pop], o);
-	if (n->last_trace != g->trace_seq) {
-		n->last_trace = g->trace_seq;
-		n->obs[g->pop].requests++;
+		o.f[F_TOTAL] = (float)ms(trace_ingress_ns(t));
+	if (n->last_seq != g->seq || n->last_pop != p) {
+		n->last_seq = g->seq;
+		n->last_pop = p;
+		o.flags |= OBS_REQUEST;
 	}
-	const TSpan *root = &t->sp[t->root];
-	n->off_sum += ms(sp->astart - root->astart);
-	n->off_n++;
-	if (g->pop == POP_WINDOW)
-		exemplar_offer(n, t->trace_id, o.total, cls);
+	PopNode *pn = &n->pop[p];
+	int slots[2] = {0, cls >= 0 ? 1 + cls : -1};
+	for (int k = 0; k < 2; k++) {
+		if (slots[k] < 0)
+			continue;
+		SVec *v = slot_vecs(&pn->slot[slots[k]]);
+		for (int f = 0; f < F_COUNT; f++)
+			if (!isnan(o.f[f]))
+				push_d(&v[f].add, &v[f].na, &v[f].acap, o.f[f]);
+		Counts *c = &pn->cnt[slots[k]];
+		c->calls++;
+		if (o.flags & OBS_UNKNOWN)
+			c->unknown++;
+		if (o.flags & OBS_REQUEST)
+			c->requests++;
+	}
+	push_ref(g, &o);
+	rec->obs_n++;
+	if (p == POP_WINDOW)
+		exemplar_offer(n, t->trace_id, o.f[F_TOTAL], cls);
 }
 
 /* Siblings overlapping in time are a parallel group; the rest serial. */
-static void vote_edges(Agg *g, Trace *t, const int *units, int nu)
+static void vote_edges(AnalysisState *g, Trace *t, const int *units, int nu)
 {
 	for (int i = 0; i < nu; i++) {
 		const TSpan *a = &t->sp[units[i]];
@@ -263,30 +532,46 @@ static void vote_edges(Agg *g, Trace *t, const int *units, int nu)
 		TmpNode *n = &g->nodes[a->node];
 		if (first >= 0) {
 			n->par_votes++;
-			int gfirst = t->sp[first].astart < a->astart ? t->sp[first].node : a->node;
-			n->group = gfirst;
+			n->group = t->sp[first].astart < a->astart ? t->sp[first].node : a->node;
 		} else {
 			n->ser_votes++;
 		}
 	}
 }
 
-static void assign_children(Agg *g, Trace *t, int content, int node, int cls, int depth,
-                            int skip)
+/* The units of a trace, in the order they were given nodes. */
+typedef struct Units {
+	int *s;
+	int n, cap;
+} Units;
+
+static void units_push(Units *u, int s)
+{
+	if (u->n == u->cap) {
+		u->cap = u->cap ? u->cap * 2 : 64;
+		u->s = xrealloc(u->s, (size_t)u->cap * sizeof *u->s);
+	}
+	u->s[u->n++] = s;
+}
+
+static void assign_nodes(AnalysisState *g, Trace *t, int s, int parent_node, int depth, Units *u);
+
+static void assign_children(AnalysisState *g, Trace *t, int content, int node, int depth, int skip,
+                            Units *u)
 {
 	int units[256];
 	int nu = 0;
 	for (int c = t->sp[content].first_child; c >= 0; c = t->sp[c].next_sibling) {
-		if (c == skip || t->sp[c].excluded)
+		if (c == skip)
 			continue;
-		assign_nodes(g, t, c, node, cls, depth + 1);
+		assign_nodes(g, t, c, node, depth + 1, u);
 		if (nu < 256 && !t->sp[c].outside)
 			units[nu++] = c;
 	}
 	vote_edges(g, t, units, nu);
 }
 
-static void assign_nodes(Agg *g, Trace *t, int s, int parent_node, int cls, int depth)
+static void assign_nodes(AnalysisState *g, Trace *t, int s, int parent_node, int depth, Units *u)
 {
 	TSpan *sp = &t->sp[s];
 	int type = sp->kind == SPAN_KIND_CLIENT ? NODE_CALL : NODE_LOCAL;
@@ -302,36 +587,40 @@ static void assign_nodes(Agg *g, Trace *t, int s, int parent_node, int cls, int 
 		if (n->dependency == NULL && sv->svc)
 			n->dependency = xstrdup(trace_str(t, sv->svc));
 	}
-	record_unit(g, t, s, node, cls);
+	units_push(u, s);
+	const TSpan *root = &t->sp[t->root];
+	g->nodes[node].off_sum += ms(sp->astart - root->astart);
+	g->nodes[node].off_n++;
 	if (depth > 256)
 		return;
 	if (type == NODE_CALL && sp->server >= 0) {
 		/* the server's children, then any other child of the client */
-		assign_children(g, t, sp->server, node, cls, depth, -1);
+		assign_children(g, t, sp->server, node, depth, -1, u);
 		int others = 0;
 		for (int c = sp->first_child; c >= 0; c = t->sp[c].next_sibling)
 			if (c != sp->server)
 				others++;
 		if (others)
-			assign_children(g, t, s, node, cls, depth, sp->server);
+			assign_children(g, t, s, node, depth, sp->server, u);
 	} else {
-		assign_children(g, t, s, node, cls, depth, -1);
+		assign_children(g, t, s, node, depth, -1, u);
 	}
 }
 
-static void push_req(Agg *g, double ingress, int cls)
+static int64_t push_req(AnalysisState *g, int p, Trace *t, double ingress, int cls)
 {
-	int p = g->pop;
 	if (g->n_req[p] == g->cap_req[p]) {
 		g->cap_req[p] = g->cap_req[p] ? g->cap_req[p] * 2 : 1024;
 		g->req[p] = xrealloc(g->req[p], (size_t)g->cap_req[p] * sizeof *g->req[p]);
 	}
-	ReqRec *r = &g->req[p][g->n_req[p]++];
+	int64_t idx = g->n_req[p]++;
+	ReqRec *r = &g->req[p][idx];
 	r->ingress_ms = ingress;
 	r->cls = cls;
+	r->dead = 0;
+	r->error = t->sp[t->root].status == 2;
 	r->credit_off = g->n_cred[p];
 	r->credit_n = 0;
-	Trace *t = &g->tr;
 	for (int i = 0; i < t->n; i++) {
 		TSpan *s = &t->sp[i];
 		if (s->node < 0 || (!s->crit && !s->crit_queue))
@@ -351,85 +640,157 @@ static void push_req(Agg *g, double ingress, int cls)
 			r->credit_n++;
 		}
 	}
-}
-
-static int trace_class(Agg *g, Trace *t)
-{
-	if (t->root >= 0 && t->sp[t->root].cls)
-		return class_get(g, trace_str(t, t->sp[t->root].cls));
-	for (int i = 0; i < t->n; i++)
-		if (t->sp[i].cls && !t->sp[i].excluded)
-			return class_get(g, trace_str(t, t->sp[i].cls));
-	return -1;
-}
-
-static void finish_trace(Agg *g)
-{
-	Trace *t = &g->tr;
-	if (t->n == 0)
-		return;
-	DataQuality *dq = &g->a->dq;
-	dq->traces++;
-	dq->spans += t->n;
-	trace_link(t);
-	if (t->cyclic) {
-		dq->cycles++;
-		return;
-	}
-	dq->extra_roots += t->n_extra_roots;
-	dq->orphan_spans += t->n_orphans;
-	if (t->root < 0) {
-		dq->rootless++;
-		return;
+	int slots[2] = {0, cls >= 0 ? 1 + cls : -1};
+	for (int k = 0; k < 2; k++) {
+		if (slots[k] < 0)
+			continue;
+		SVec *v = slot_vecs(&g->ingress[p][slots[k]]);
+		push_d(&v->add, &v->na, &v->acap, ingress);
 	}
 	const TSpan *root = &t->sp[t->root];
-	if (strcmp(trace_str(t, root->svc), g->root_svc) != 0 ||
-	    strcmp(trace_str(t, root->name), g->root_op) != 0) {
-		dq->other_endpoint++;
-		return;
-	}
-	int cls = trace_class(g, t);
-	if (g->opt->wclass && (cls < 0 || strcmp(g->classes[cls], g->opt->wclass) != 0))
-		return;
-	dq->unpaired_calls += t->n_unpaired;
-	dq->clipped += t->n_clipped;
-	dq->skew += t->n_skew;
-	dq->late_server += t->n_late;
-	if (t->skew_max_ms > dq->skew_max_ms)
-		dq->skew_max_ms = t->skew_max_ms;
-	dq->outside_parent += t->n_outside;
-	g->trace_seq++;
-	assign_nodes(g, t, t->root, -1, cls, 0);
-	if (t->n_orphans + t->n_extra_roots > 0) {
-		/* orphan subtrees are kept under one marker node, off the path */
-		int on = node_get(g, t->sp[t->root].node, NODE_ORPHANS, "", "(missing parent)");
-		for (int i = 0; i < t->n; i++) {
-			if (!t->sp[i].orphan)
-				continue;
-			assign_nodes(g, t, i, on, cls, 1);
-		}
-	}
-	trace_critical_path(t);
-	for (int i = 0; i < t->n; i++)
-		if (t->sp[i].orphan)
-			t->sp[i].node = -1; /* orphans never own path time */
-	int p = g->pop;
-	if (root->status == 2)
-		g->errors[p]++;
 	if (root->start < g->min_start[p])
 		g->min_start[p] = root->start;
 	if (root->end > g->max_end[p])
 		g->max_end[p] = root->end;
-	push_req(g, ms(trace_ingress_ns(t)), cls);
+	return idx;
+}
+
+static int trace_class(AnalysisState *g, Trace *t)
+{
+	if (t->root >= 0 && t->sp[t->root].cls)
+		return class_get(g, trace_str(t, t->sp[t->root].cls));
+	for (int i = 0; i < t->n; i++)
+		if (t->sp[i].cls && !t->sp[i].orphan)
+			return class_get(g, trace_str(t, t->sp[i].cls));
+	return -1;
+}
+
+static int in_pop(const AnalysisState *g, int p, int64_t start)
+{
+	const AnalysisOptions *o = &g->opt;
+	if (p == POP_WINDOW)
+		return start >= o->win_from && start < o->win_to;
+	return o->has_baseline && start >= o->base_from && start < o->base_to;
+}
+
+/* Adds a whole trace (g->tr) and records its contribution in rec. */
+static void process_trace(AnalysisState *g, TraceRec *rec)
+{
+	Trace *t = &g->tr;
+	if (t->n == 0)
+		return;
+	trace_link(t);
+	int64_t start = INT64_MAX;
+	if (t->root >= 0) {
+		start = t->sp[t->root].start;
+	} else {
+		for (int i = 0; i < t->n; i++)
+			if (t->sp[i].start < start)
+				start = t->sp[i].start;
+	}
+	int pops[2], np = 0;
+	for (int p = 0; p < 2; p++)
+		if (in_pop(g, p, start))
+			pops[np++] = p;
+	if (np == 0)
+		return;
+	DataQuality d;
+	memset(&d, 0, sizeof d);
+	d.traces = 1;
+	d.spans = t->n;
+	if (t->cyclic) {
+		d.cycles = 1;
+		goto done;
+	}
+	d.extra_roots = t->n_extra_roots;
+	d.orphan_spans = t->n_orphans;
+	if (t->root < 0) {
+		d.rootless = 1;
+		goto done;
+	}
+	const TSpan *root = &t->sp[t->root];
+	if (strcmp(trace_str(t, root->svc), g->root_svc) != 0 ||
+	    strcmp(trace_str(t, root->name), g->root_op) != 0) {
+		d.other_endpoint = 1;
+		goto done;
+	}
+	int cls = trace_class(g, t);
+	if (g->wclass && (cls < 0 || strcmp(g->classes[cls], g->wclass) != 0))
+		goto done;
+	d.unpaired_calls = t->n_unpaired;
+	d.clipped = t->n_clipped;
+	d.skew = t->n_skew;
+	d.skew_max_ms = t->skew_max_ms;
+	d.outside_parent = t->n_outside;
+	d.late_server = t->n_late;
+
+	Units u = {0};
+	assign_nodes(g, t, t->root, -1, 0, &u);
+	if (t->n_orphans + t->n_extra_roots > 0) {
+		/* orphan subtrees are kept under one marker node, off the path */
+		int on = node_get(g, t->sp[t->root].node, NODE_ORPHANS, "", "(missing parent)");
+		for (int i = 0; i < t->n; i++)
+			if (t->sp[i].orphan)
+				assign_nodes(g, t, i, on, 1, &u);
+	}
+	/* the path starts at the root, so orphan subtrees never own path time */
+	trace_critical_path(t);
+	rec->obs_off = g->n_refs;
+	rec->obs_n = 0;
+	for (int k = 0; k < np; k++) {
+		int p = pops[k];
+		g->seq++;
+		for (int i = 0; i < u.n; i++)
+			record_unit(g, t, u.s[i], p, cls, rec);
+		rec->req[p] = push_req(g, p, t, ms(trace_ingress_ns(t)), cls);
+	}
+	free(u.s);
+done:
+	rec->dq = d;
+	dq_add(&g->dq, &d, +1);
+}
+
+/* ---- reading ---------------------------------------------------------- */
+
+static void refetch_push(AnalysisState *g, const char *id)
+{
+	if (g->n_refetch == g->cap_refetch) {
+		g->cap_refetch = g->cap_refetch ? g->cap_refetch * 2 : 64;
+		g->refetch = xrealloc(g->refetch, (size_t)g->cap_refetch * sizeof *g->refetch);
+	}
+	g->refetch[g->n_refetch++] = xstrdup(id);
+}
+
+/* A group of new rows of one trace is complete: add it, or, when the trace
+ * had older rows, read it again whole after the scan. */
+static void end_group(AnalysisState *g)
+{
+	Trace *t = &g->tr;
+	if (t->n == 0)
+		return;
+	int64_t r = rec_find(g, t->trace_id);
+	if (r >= 0) {
+		refetch_push(g, t->trace_id);
+		return;
+	}
+	r = rec_new(g, t->trace_id);
+	process_trace(g, &g->recs[r]);
 }
 
 static int on_row(void *ctx, const StoreSpanRow *r)
 {
-	Agg *g = ctx;
+	AnalysisState *g = ctx;
 	if (strcmp(g->tr.trace_id, r->trace_id) != 0) {
-		finish_trace(g);
+		end_group(g);
 		trace_reset(&g->tr, r->trace_id);
 	}
+	trace_add(&g->tr, r);
+	return 0;
+}
+
+static int on_trace_row(void *ctx, const StoreSpanRow *r)
+{
+	AnalysisState *g = ctx;
 	trace_add(&g->tr, r);
 	return 0;
 }
@@ -447,115 +808,209 @@ static int on_root_op(void *ctx, const char *svc, const char *op, int64_t n)
 	return 1; /* the first row is the most common */
 }
 
-/* ---- finishing --------------------------------------------------------- */
-
-enum { F_TOTAL, F_WAIT, F_SERVICE, F_QUEUE };
-
-static double obs_field(const Obs *o, int f)
+static int pick_root(AnalysisState *g, Store *st, Err *err)
 {
-	switch (f) {
-	case F_TOTAL: return o->total;
-	case F_WAIT: return o->wait;
-	case F_SERVICE: return o->service;
-	default: return o->queue;
+	const Model *m = g->opt.model;
+	RootPick rp = {0};
+	if (m && m->root_service && m->root_operation) {
+		rp.svc = xstrdup(m->root_service);
+		rp.op = xstrdup(m->root_operation);
+	} else {
+		if (store_root_operations(st, g->opt.win_from, g->opt.win_to, on_root_op, &rp, err))
+			return TT_ESTORE;
+		if (rp.svc == NULL && g->opt.has_baseline &&
+		    store_root_operations(st, g->opt.base_from, g->opt.base_to, on_root_op, &rp, err))
+			return TT_ESTORE;
 	}
+	if (rp.svc == NULL)
+		return 0; /* no request yet: decide when one arrives */
+	g->root_svc = rp.svc;
+	g->root_op = rp.op;
+	g->root_known = 1;
+	return 0;
 }
 
-/* Quantiles of one field over the observations of class cls (-2: all). */
-static void fill_quant(Quant *q, const ObsVec *v, int cls, int f, double *tmp)
+AnalysisState *analysis_state_new(const AnalysisOptions *opt)
 {
-	int64_t n = 0;
-	for (int64_t i = 0; i < v->n; i++) {
-		if (cls != -2 && v->v[i].cls != cls)
-			continue;
-		double x = obs_field(&v->v[i], f);
-		if (!isnan(x))
-			tmp[n++] = x;
+	AnalysisState *g = xcalloc(1, sizeof *g);
+	g->opt = *opt;
+	if (opt->wclass) {
+		g->wclass = xstrdup(opt->wclass);
+		g->opt.wclass = g->wclass;
 	}
-	quant_fill(q, tmp, n);
+	buf_init(&g->key);
+	trace_init(&g->tr);
+	for (int p = 0; p < 2; p++) {
+		g->min_start[p] = INT64_MAX;
+		g->max_end[p] = INT64_MIN;
+	}
+	const Model *m = opt->model;
+	if (m)
+		for (int i = 0; i < m->n_classes; i++)
+			class_get(g, m->classes[i]);
+	return g;
 }
 
-static void fill_stats(NodeStats *st, const ObsVec *v, int cls, double *tmp)
+int analysis_state_update(AnalysisState *g, Store *st, Err *err)
+{
+	if (!g->root_known) {
+		if (pick_root(g, st, err))
+			return TT_ESTORE;
+		if (!g->root_known)
+			return 0;
+	}
+	int64_t max;
+	if (store_spans_max_rowid(st, &max, err))
+		return TT_ESTORE;
+	if (max <= g->last_rowid)
+		return 0;
+	trace_reset(&g->tr, "");
+	int rc = store_spans_since(st, g->last_rowid, g->last_rowid ? max : INT64_MAX, on_row, g, err);
+	if (rc == 0)
+		end_group(g);
+	trace_reset(&g->tr, "");
+	for (int64_t i = 0; i < g->n_refetch; i++) {
+		if (rc == 0) {
+			int64_t r = rec_find(g, g->refetch[i]);
+			rec_remove(g, &g->recs[r]);
+			trace_reset(&g->tr, g->refetch[i]);
+			rc = store_trace_scan(st, g->refetch[i], on_trace_row, g, err);
+			if (rc == 0)
+				process_trace(g, &g->recs[r]);
+		}
+		free(g->refetch[i]);
+	}
+	g->n_refetch = 0;
+	if (rc)
+		return rc;
+	/* the first full read is unbounded above: rows added meanwhile were
+	 * read too and are not read again */
+	if (store_spans_max_rowid(st, &max, err) == 0 && g->last_rowid == 0)
+		g->last_rowid = max;
+	else
+		g->last_rowid = max;
+	return 0;
+}
+
+/* ---- results ------------------------------------------------------------ */
+
+static void fill_stats(NodeStats *st, PopNode *pn, int slot)
 {
 	memset(st, 0, sizeof *st);
-	int64_t calls = 0, unknown = 0;
-	for (int64_t i = 0; i < v->n; i++) {
-		if (cls != -2 && v->v[i].cls != cls)
-			continue;
-		calls++;
-		if (isnan(v->v[i].wait) && isnan(v->v[i].service))
-			unknown++;
-	}
-	st->calls = calls;
-	st->requests = cls == -2 ? v->requests : 0;
-	fill_quant(&st->total, v, cls, F_TOTAL, tmp);
-	fill_quant(&st->client_wait, v, cls, F_WAIT, tmp);
-	fill_quant(&st->service, v, cls, F_SERVICE, tmp);
-	fill_quant(&st->queue, v, cls, F_QUEUE, tmp);
-	st->unknown_split = cls == -2 ? v->unknown : 0;
-	(void)unknown;
+	Counts *c = &pn->cnt[slot];
+	st->calls = c->calls;
+	st->requests = c->requests;
+	st->unknown_split = c->unknown;
+	SVec *v = slot_vecs(&pn->slot[slot]);
+	sv_quant(&v[F_TOTAL], &st->total);
+	sv_quant(&v[F_WAIT], &st->client_wait);
+	sv_quant(&v[F_SERVICE], &st->service);
+	sv_quant(&v[F_QUEUE], &st->queue);
 }
 
-static int cmp_req_ingress(const void *a, const void *b)
+static const AnalysisState *g_order;
+
+static int cmp_child_time(const void *x, const void *y)
 {
-	double x = ((const ReqRec *)a)->ingress_ms, y = ((const ReqRec *)b)->ingress_ms;
-	return (x > y) - (x < y);
+	const TmpNode *a = &g_order->nodes[*(const int *)x];
+	const TmpNode *b = &g_order->nodes[*(const int *)y];
+	if (a->type == NODE_ORPHANS || b->type == NODE_ORPHANS)
+		return (a->type == NODE_ORPHANS) - (b->type == NODE_ORPHANS);
+	double oa = a->off_n ? a->off_sum / (double)a->off_n : 0;
+	double ob = b->off_n ? b->off_sum / (double)b->off_n : 0;
+	if (oa != ob)
+		return oa < ob ? -1 : 1;
+	int c = strcmp(a->service, b->service);
+	return c ? c : strcmp(a->operation, b->operation);
 }
 
-/* Ingress quantiles, class mix and critical-path ownership of the slow
- * population of one population. */
-static void finish_pop(Agg *g, int p, const int *remap)
+/* Pre-order numbering with children in time order. Nodes that no request
+ * of either population uses any more are left out. */
+static int node_used(const AnalysisState *g, const TmpNode *n, int depth)
 {
-	Analysis *a = g->a;
+	if (n->pop[0].cnt[0].calls > 0 || n->pop[1].cnt[0].calls > 0)
+		return 1;
+	for (int i = 0; i < n->n_kids && depth < 512; i++)
+		if (node_used(g, &g->nodes[n->kids[i]], depth + 1))
+			return 1;
+	return 0;
+}
+
+static void order_nodes(AnalysisState *g, int tmp, int *order, int *n, int *remap, int depth)
+{
+	if (depth > 512 || !node_used(g, &g->nodes[tmp], depth))
+		return;
+	int id = (*n)++;
+	order[id] = tmp;
+	remap[tmp] = id;
+	TmpNode *t = &g->nodes[tmp];
+	if (t->n_kids == 0)
+		return;
+	int *kids = xmalloc((size_t)t->n_kids * sizeof *kids);
+	memcpy(kids, t->kids, (size_t)t->n_kids * sizeof *kids);
+	g_order = g;
+	qsort(kids, (size_t)t->n_kids, sizeof *kids, cmp_child_time);
+	int nk = t->n_kids;
+	for (int i = 0; i < nk; i++)
+		order_nodes(g, kids[i], order, n, remap, depth + 1);
+	free(kids);
+}
+
+static void finish_pop(AnalysisState *g, Analysis *a, int p, const int *remap, const int *cmap)
+{
 	PopSummary *ps = &a->pop[p];
-	int64_t n = g->n_req[p];
-	ps->requests = n;
-	ps->errors = g->errors[p];
-	ps->class_requests = xcalloc((size_t)(a->n_classes ? a->n_classes : 1), sizeof(int64_t));
-	ps->class_ingress = xcalloc((size_t)(a->n_classes ? a->n_classes : 1), sizeof(Quant));
-	double *tmp = xmalloc((size_t)(n ? n : 1) * sizeof *tmp);
-	for (int64_t i = 0; i < n; i++)
-		tmp[i] = g->req[p][i].ingress_ms;
-	quant_fill(&ps->ingress, tmp, n);
-	for (int c = 0; c < a->n_classes; c++) {
-		int64_t k = 0;
-		for (int64_t i = 0; i < n; i++)
-			if (g->req[p][i].cls == c)
-				tmp[k++] = g->req[p][i].ingress_ms;
-		ps->class_requests[c] = k;
-		quant_fill(&ps->class_ingress[c], tmp, k);
+	int nc = a->n_classes ? a->n_classes : 1;
+	ps->class_requests = xcalloc((size_t)nc, sizeof(int64_t));
+	ps->class_ingress = xcalloc((size_t)nc, sizeof(Quant));
+	SVec *all = slot_vecs(&g->ingress[p][0]);
+	sv_quant(all, &ps->ingress);
+	ps->requests = ps->ingress.n;
+	for (int c = 0; c < g->n_classes; c++) {
+		SVec *v = slot_vecs(&g->ingress[p][1 + c]);
+		Quant q;
+		sv_quant(v, &q);
+		ps->class_requests[cmap[c]] = q.n;
+		ps->class_ingress[cmap[c]] = q;
 	}
-	free(tmp);
-	int64_t from = ps->from_ns, to = ps->to_ns;
-	if (from == INT64_MIN)
-		from = g->min_start[p];
-	if (to == INT64_MAX)
-		to = g->max_end[p];
-	ps->from_ns = from;
-	ps->to_ns = to;
-	ps->rate_rps = (n > 0 && to > from) ? (double)n / ((double)(to - from) / 1e9) : 0;
+	int64_t from = p ? g->opt.base_from : g->opt.win_from;
+	int64_t to = p ? g->opt.base_to : g->opt.win_to;
+	int64_t lo = g->min_start[p] == INT64_MAX ? 0 : g->min_start[p];
+	int64_t hi = g->max_end[p] == INT64_MIN ? 0 : g->max_end[p];
+	ps->from_ns = from == INT64_MIN ? lo : from;
+	ps->to_ns = to == INT64_MAX ? hi : to;
+	int64_t n = ps->requests;
+	ps->rate_rps = (n > 0 && ps->to_ns > ps->from_ns)
+	               ? (double)n / ((double)(ps->to_ns - ps->from_ns) / 1e9) : 0;
 
 	/* the slow population: above the objective, else at or above p99 */
 	double thr = ps->ingress.p99;
-	int above_objective = 0;
-	if (a->objective_ms > 0) {
-		for (int64_t i = 0; i < n; i++)
-			if (g->req[p][i].ingress_ms > a->objective_ms)
-				above_objective++;
-		if (above_objective > 0)
+	int above = 0;
+	if (a->objective_ms > 0 && n > 0) {
+		int64_t k = all->n;
+		while (k > 0 && all->v[k - 1] > a->objective_ms)
+			k--;
+		if (k < all->n) {
+			above = 1;
 			thr = a->objective_ms;
+		}
 	}
 	ps->slow_threshold_ms = n ? thr : 0;
 	double total = 0;
-	for (int64_t i = 0; i < n; i++) {
+	for (int64_t i = 0; i < g->n_req[p]; i++) {
 		const ReqRec *r = &g->req[p][i];
-		int slow = above_objective ? r->ingress_ms > thr : r->ingress_ms >= thr;
-		if (!slow)
+		if (r->dead)
+			continue;
+		if (r->error)
+			ps->errors++;
+		int slow = above ? r->ingress_ms > thr : r->ingress_ms >= thr;
+		if (!slow || n == 0)
 			continue;
 		ps->slow_requests++;
 		for (int k = 0; k < r->credit_n; k++) {
 			const CpCredit *c = &g->cred[p][r->credit_off + k];
 			int id = remap[c->node];
+			if (id < 0)
+				continue;
 			a->nodes[id].crit[p].ms[c->comp] += c->ms;
 			a->nodes[id].crit[p].total_ms += c->ms;
 			total += c->ms;
@@ -564,55 +1019,51 @@ static void finish_pop(Agg *g, int p, const int *remap)
 	ps->crit_total_ms = total;
 	for (int i = 0; i < a->n_nodes; i++)
 		a->nodes[i].crit[p].share = total > 0 ? a->nodes[i].crit[p].total_ms / total : 0;
-	(void)cmp_req_ingress;
 }
 
-static const Agg *g_order_agg;
+static char *const *g_cls;
 
-static int cmp_child_time(const void *x, const void *y)
+static int cmp_class(const void *x, const void *y)
 {
-	const TmpNode *a = &g_order_agg->nodes[*(const int *)x];
-	const TmpNode *b = &g_order_agg->nodes[*(const int *)y];
-	double oa = a->off_n ? a->off_sum / (double)a->off_n : 0;
-	double ob = b->off_n ? b->off_sum / (double)b->off_n : 0;
-	if (a->type == NODE_ORPHANS || b->type == NODE_ORPHANS)
-		return (a->type == NODE_ORPHANS) - (b->type == NODE_ORPHANS);
-	if (oa != ob)
-		return oa < ob ? -1 : 1;
-	int c = strcmp(a->service, b->service);
-	return c ? c : strcmp(a->operation, b->operation);
+	return strcmp(g_cls[*(const int *)x], g_cls[*(const int *)y]);
 }
 
-/* Pre-order numbering with children in time order. */
-static void order_nodes(Agg *g, int tmp, int parent, int depth, int *order, int *n,
-                        int *remap)
+Analysis *analysis_state_result(AnalysisState *g, Store *st)
 {
-	int id = (*n)++;
-	order[id] = tmp;
-	remap[tmp] = id;
-	(void)parent;
-	(void)depth;
-	int nk = 0;
-	for (int i = 0; i < g->n_nodes; i++)
-		if (g->nodes[i].parent == tmp)
-			nk++;
-	if (nk == 0)
-		return;
-	int *kids = xmalloc((size_t)nk * sizeof *kids);
-	int k = 0;
-	for (int i = 0; i < g->n_nodes; i++)
-		if (g->nodes[i].parent == tmp)
-			kids[k++] = i;
-	g_order_agg = g;
-	qsort(kids, (size_t)nk, sizeof *kids, cmp_child_time);
-	for (int i = 0; i < nk; i++)
-		order_nodes(g, kids[i], tmp, depth + 1, order, n, remap);
-	free(kids);
-}
+	Analysis *a = xcalloc(1, sizeof *a);
+	a->data_version = st ? store_data_version(st) : 0;
+	const Model *m = g->opt.model;
+	a->objective_ms = m ? m->objective_ms : 0;
+	a->root_service = xstrdup(g->root_svc ? g->root_svc : "");
+	a->root_operation = xstrdup(g->root_op ? g->root_op : "");
+	if (m && m->endpoint) {
+		a->endpoint = xstrdup(m->endpoint);
+	} else {
+		Buf b;
+		buf_init(&b);
+		buf_printf(&b, "%s %s", a->root_service, a->root_operation);
+		a->endpoint = xstrdup(buf_str(&b));
+		buf_fini(&b);
+	}
+	if (g->wclass)
+		a->class_filter = xstrdup(g->wclass);
+	a->dq = g->dq;
 
-static void build_nodes(Agg *g)
-{
-	Analysis *a = g->a;
+	/* classes sorted by name */
+	int nc = g->n_classes;
+	int idx[MAX_CLASSES], cmap[MAX_CLASSES];
+	for (int i = 0; i < nc; i++)
+		idx[i] = i;
+	g_cls = g->classes;
+	qsort(idx, (size_t)nc, sizeof idx[0], cmp_class);
+	a->n_classes = nc;
+	a->classes = xcalloc((size_t)(nc ? nc : 1), sizeof *a->classes);
+	for (int j = 0; j < nc; j++) {
+		cmap[idx[j]] = j;
+		a->classes[j] = xstrdup(g->classes[idx[j]]);
+	}
+
+	/* nodes in pre-order */
 	int nn = g->n_nodes;
 	int *order = xmalloc((size_t)(nn ? nn : 1) * sizeof *order);
 	int *remap = xmalloc((size_t)(nn ? nn : 1) * sizeof *remap);
@@ -621,16 +1072,9 @@ static void build_nodes(Agg *g)
 	int n = 0;
 	for (int i = 0; i < nn; i++)
 		if (g->nodes[i].parent < 0)
-			order_nodes(g, i, -1, 0, order, &n, remap);
+			order_nodes(g, i, order, &n, remap, 0);
 	a->n_nodes = n;
 	a->nodes = xcalloc((size_t)(n ? n : 1), sizeof *a->nodes);
-	int64_t maxobs = 1;
-	for (int i = 0; i < nn; i++)
-		for (int p = 0; p < 2; p++)
-			if (g->nodes[i].obs[p].n > maxobs)
-				maxobs = g->nodes[i].obs[p].n;
-	double *tmp = xmalloc((size_t)maxobs * sizeof *tmp);
-	const Model *m = g->opt->model;
 	for (int id = 0; id < n; id++) {
 		TmpNode *t = &g->nodes[order[id]];
 		DagNode *d = &a->nodes[id];
@@ -638,10 +1082,9 @@ static void build_nodes(Agg *g)
 		d->parent = t->parent >= 0 ? remap[t->parent] : -1;
 		d->depth = d->parent >= 0 ? a->nodes[d->parent].depth + 1 : 0;
 		d->type = t->type;
-		d->service = t->service;
-		d->operation = t->operation;
-		d->dependency = t->dependency;
-		t->service = t->operation = t->dependency = NULL;
+		d->service = xstrdup(t->service);
+		d->operation = xstrdup(t->operation);
+		d->dependency = t->dependency ? xstrdup(t->dependency) : NULL;
 		d->edge = d->parent < 0 ? EDGE_ROOT
 		          : (t->par_votes > t->ser_votes ? EDGE_PARALLEL : EDGE_SERIAL);
 		d->group = (d->edge == EDGE_PARALLEL && t->group >= 0) ? remap[t->group] : -1;
@@ -661,33 +1104,26 @@ static void build_nodes(Agg *g)
 			d->label = xstrdup(mn->label);
 		else if (d->type == NODE_CALL)
 			d->label = xstrdup(d->dependency ? d->dependency : d->operation);
-		else if (d->type == NODE_ROOT)
-			d->label = xstrdup(d->operation);
 		else
 			d->label = xstrdup(d->operation);
 		for (int p = 0; p < 2; p++) {
-			fill_stats(&d->pop[p], &t->obs[p], -2, tmp);
-			d->by_class[p] = xcalloc((size_t)(a->n_classes ? a->n_classes : 1), sizeof(NodeStats));
-			for (int c = 0; c < a->n_classes; c++)
-				fill_stats(&d->by_class[p][c], &t->obs[p], c, tmp);
+			fill_stats(&d->pop[p], &t->pop[p], 0);
+			d->by_class[p] = xcalloc((size_t)(nc ? nc : 1), sizeof(NodeStats));
+			for (int c = 0; c < nc; c++)
+				fill_stats(&d->by_class[p][cmap[c]], &t->pop[p], 1 + c);
 		}
-		int64_t k = 0;
-		for (int64_t i = 0; i < t->obs[0].n; i++)
-			if (!isnan(t->obs[0].v[i].total))
-				tmp[k++] = t->obs[0].v[i].total;
-		quant_sort(tmp, k);
-		d->dist = xmalloc((size_t)(k ? k : 1) * sizeof *d->dist);
-		memcpy(d->dist, tmp, (size_t)k * sizeof *tmp);
+		SVec *tot = &slot_vecs(&t->pop[0].slot[0])[F_TOTAL];
+		d->dist = xmalloc((size_t)(tot->n ? tot->n : 1) * sizeof *d->dist);
+		memcpy(d->dist, tot->v, (size_t)tot->n * sizeof *d->dist);
 		memcpy(d->slowest, t->slowest, sizeof d->slowest);
 		d->n_slowest = t->n_slowest;
+		for (int k = 0; k < d->n_slowest; k++)
+			if (d->slowest[k].wclass >= 0)
+				d->slowest[k].wclass = cmap[d->slowest[k].wclass];
 	}
-	free(tmp);
-	/* children lists */
-	for (int id = 0; id < n; id++) {
-		DagNode *d = &a->nodes[id];
-		if (d->parent >= 0)
-			a->nodes[d->parent].n_children++;
-	}
+	for (int id = 0; id < n; id++)
+		if (a->nodes[id].parent >= 0)
+			a->nodes[a->nodes[id].parent].n_children++;
 	for (int id = 0; id < n; id++) {
 		DagNode *d = &a->nodes[id];
 		d->children = xmalloc((size_t)(d->n_children ? d->n_children : 1) * sizeof(int));
@@ -700,148 +1136,72 @@ static void build_nodes(Agg *g)
 			p->children[p->n_children++] = id;
 		}
 	}
-	for (int p = 0; p < 2; p++)
-		if (a->pop[p].present)
-			finish_pop(g, p, remap);
+	for (int p = 0; p < 2; p++) {
+		if (p == POP_BASELINE && !g->opt.has_baseline)
+			break;
+		a->pop[p].present = 1;
+		finish_pop(g, a, p, remap, cmap);
+	}
 	free(order);
 	free(remap);
+	return a;
 }
 
-static int cmp_str(const void *x, const void *y)
+void analysis_state_free(AnalysisState *g)
 {
-	return strcmp(*(char *const *)x, *(char *const *)y);
-}
-
-static void agg_free(Agg *g)
-{
+	if (g == NULL)
+		return;
 	for (int i = 0; i < g->n_nodes; i++) {
 		TmpNode *n = &g->nodes[i];
+		free(n->key);
 		free(n->service);
 		free(n->operation);
 		free(n->dependency);
-		free(n->obs[0].v);
-		free(n->obs[1].v);
+		free(n->kids);
+		for (int p = 0; p < 2; p++)
+			for (int s = 0; s < CSLOTS; s++) {
+				if (n->pop[p].slot[s] == NULL)
+					continue;
+				for (int f = 0; f < F_COUNT; f++)
+					sv_free(&n->pop[p].slot[s][f]);
+				free(n->pop[p].slot[s]);
+			}
 	}
 	free(g->nodes);
 	free(g->hash);
+	buf_fini(&g->key);
+	for (int i = 0; i < g->n_classes; i++)
+		free(g->classes[i]);
+	free(g->recs);
+	free(g->thash);
+	free(g->refs);
 	for (int p = 0; p < 2; p++) {
 		free(g->req[p]);
 		free(g->cred[p]);
+		for (int s = 0; s < CSLOTS; s++) {
+			if (g->ingress[p][s]) {
+				sv_free(g->ingress[p][s]);
+				free(g->ingress[p][s]);
+			}
+		}
 	}
 	trace_fini(&g->tr);
-	buf_fini(&g->key);
+	free(g->refetch);
+	free(g->root_svc);
+	free(g->root_op);
+	free(g->wclass);
+	free(g);
 }
 
 int analysis_run(Store *st, const AnalysisOptions *opt, Analysis **out, Err *err)
 {
 	*out = NULL;
-	Analysis *a = xcalloc(1, sizeof *a);
-	Agg g;
-	memset(&g, 0, sizeof g);
-	g.opt = opt;
-	g.a = a;
-	trace_init(&g.tr);
-	buf_init(&g.key);
-	a->data_version = store_data_version(st);
-	const Model *m = opt->model;
-	if (m) {
-		a->objective_ms = m->objective_ms;
-		for (int i = 0; i < m->n_classes; i++)
-			class_get(&g, m->classes[i]);
-	}
-
-	RootPick rp = {0};
-	if (m && m->root_service && m->root_operation) {
-		rp.svc = xstrdup(m->root_service);
-		rp.op = xstrdup(m->root_operation);
-	} else if (store_root_operations(st, opt->win_from, opt->win_to, on_root_op, &rp, err)) {
-		goto fail;
-	}
-	if (rp.svc == NULL && opt->has_baseline &&
-	    store_root_operations(st, opt->base_from, opt->base_to, on_root_op, &rp, err))
-		goto fail;
-	if (rp.svc == NULL) {
-		rp.svc = xstrdup("");
-		rp.op = xstrdup("");
-	}
-	a->root_service = rp.svc;
-	a->root_operation = rp.op;
-	if (m && m->endpoint)
-		a->endpoint = xstrdup(m->endpoint);
-	else {
-		Buf b;
-		buf_init(&b);
-		buf_printf(&b, "%s %s", rp.svc, rp.op);
-		a->endpoint = xstrdup(buf_str(&b));
-		buf_fini(&b);
-	}
-	g.root_svc = a->root_service;
-	g.root_op = a->root_operation;
-	if (opt->wclass)
-		a->class_filter = xstrdup(opt->wclass);
-
-	for (int p = 0; p < 2; p++) {
-		if (p == POP_BASELINE && !opt->has_baseline)
-			break;
-		g.pop = p;
-		a->pop[p].present = 1;
-		a->pop[p].from_ns = p ? opt->base_from : opt->win_from;
-		a->pop[p].to_ns = p ? opt->base_to : opt->win_to;
-		g.min_start[p] = INT64_MAX;
-		g.max_end[p] = INT64_MIN;
-		trace_reset(&g.tr, "");
-		if (store_spans_scan(st, a->pop[p].from_ns, a->pop[p].to_ns, 0, on_row, &g, err))
-			goto fail;
-		finish_trace(&g);
-		trace_reset(&g.tr, "");
-		if (g.min_start[p] == INT64_MAX)
-			g.min_start[p] = g.max_end[p] = 0;
-	}
-	/* classes sorted by name, observations re-indexed */
-	if (g.n_classes > 1) {
-		char **sorted = xmalloc((size_t)g.n_classes * sizeof *sorted);
-		memcpy(sorted, g.classes, (size_t)g.n_classes * sizeof *sorted);
-		qsort(sorted, (size_t)g.n_classes, sizeof *sorted, cmp_str);
-		int16_t map[64];
-		for (int i = 0; i < g.n_classes; i++)
-			for (int j = 0; j < g.n_classes; j++)
-				if (sorted[j] == g.classes[i])
-					map[i] = (int16_t)j;
-		for (int i = 0; i < g.n_nodes; i++)
-			for (int p = 0; p < 2; p++)
-				for (int64_t k = 0; k < g.nodes[i].obs[p].n; k++) {
-					Obs *o = &g.nodes[i].obs[p].v[k];
-					if (o->cls >= 0)
-						o->cls = map[o->cls];
-				}
-		for (int p = 0; p < 2; p++)
-			for (int64_t k = 0; k < g.n_req[p]; k++)
-				if (g.req[p][k].cls >= 0)
-					g.req[p][k].cls = map[g.req[p][k].cls];
-		for (int i = 0; i < g.n_nodes; i++)
-			for (int k = 0; k < g.nodes[i].n_slowest; k++)
-				if (g.nodes[i].slowest[k].wclass >= 0)
-					g.nodes[i].slowest[k].wclass = map[g.nodes[i].slowest[k].wclass];
-		free(g.classes);
-		g.classes = sorted;
-	}
-	a->classes = g.classes;
-	a->n_classes = g.n_classes;
-	g.classes = NULL;
-	build_nodes(&g);
-	agg_free(&g);
-	*out = a;
-	return 0;
-fail:
-	if (a->root_service == NULL) {
-		free(rp.svc);
-		free(rp.op);
-	}
-	a->classes = g.classes;
-	a->n_classes = g.n_classes;
-	agg_free(&g);
-	analysis_free(a);
-	return err && err->code ? err->code : TT_ESTORE;
+	AnalysisState *g = analysis_state_new(opt);
+	int rc = analysis_state_update(g, st, err);
+	if (rc == 0)
+		*out = analysis_state_result(g, st);
+	analysis_state_free(g);
+	return rc;
 }
 
 int analysis_class_index(const Analysis *a, const char *name)

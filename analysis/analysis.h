@@ -145,6 +145,23 @@ typedef struct Analysis {
 
 /* Builds the analysis. Returns 0, or a negative code with err set. */
 int analysis_run(Store *st, const AnalysisOptions *opt, Analysis **out, Err *err);
+
+/* ---- incremental ----------------------------------------------------- */
+
+/* An analysis that follows a growing database: each update reads only the
+ * spans stored since the previous one (a trace that gained spans is read
+ * again whole and its earlier contribution replaced), and a result costs
+ * little more than the size of the DAG. analysis_run() is new + update +
+ * result + free. opt is copied (the class string too); the model is
+ * borrowed and must outlive the state. One thread at a time. */
+typedef struct AnalysisState AnalysisState;
+
+AnalysisState *analysis_state_new(const AnalysisOptions *opt);
+int analysis_state_update(AnalysisState *s, Store *st, Err *err);
+/* A new Analysis (free with analysis_free) of everything read so far; st
+ * may be NULL (then data_version is 0). */
+Analysis *analysis_state_result(AnalysisState *s, Store *st);
+void analysis_state_free(AnalysisState *s);   /* NULL is a no-op */
 void analysis_free(Analysis *a);              /* NULL is a no-op */
 
 /* Index of class name in a->classes, or -1. */

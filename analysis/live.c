@@ -52,9 +52,26 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static int same_str(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
+}
+
+static int same_options(const AnalysisOptions *a, const char *a_cls, const AnalysisOptions *b)
+{
+	return a->win_from == b->win_from && a->win_to == b->win_to &&
+	       a->has_baseline == b->has_baseline &&
+	       (!a->has_baseline || (a->base_from == b->base_from && a->base_to == b->base_to)) &&
+	       a->model == b->model && same_str(a_cls, b->wclass);
+}
+
 static void *worker(void *arg)
 {
 	LiveSession *ls = arg;
+	AnalysisState *state = NULL;  /* kept while the options stay the same */
+	AnalysisOptions state_opt;
+	char *state_cls = NULL;
+	memset(&state_opt, 0, sizeof state_opt);
 	pthread_mutex_lock(&ls->mu);
 	for (;;) {
 		while (!ls->quit && ls->req_seq == ls->done_seq)
@@ -73,7 +90,22 @@ static void *worker(void *arg)
 		memset(&r, 0, sizeof r);
 		r.gen = gen;
 		double t0 = now_ms();
-		r.rc = analysis_run(ls->wst, &opt, &r.a, &r.err);
+		/* the same question as last time: catch up with new rows only */
+		if (state == NULL || !same_options(&state_opt, state_cls, &opt)) {
+			analysis_state_free(state);
+			free(state_cls);
+			state = analysis_state_new(&opt);
+			state_opt = opt;
+			state_cls = cls;
+			cls = NULL;
+		}
+		r.rc = analysis_state_update(state, ls->wst, &r.err);
+		if (r.rc == 0) {
+			r.a = analysis_state_result(state, ls->wst);
+		} else {
+			analysis_state_free(state); /* start over next time */
+			state = NULL;
+		}
 		r.compute_ms = now_ms() - t0;
 		free(cls);
 
@@ -88,6 +120,8 @@ static void *worker(void *arg)
 		(void)wr;
 	}
 	pthread_mutex_unlock(&ls->mu);
+	analysis_state_free(state);
+	free(state_cls);
 	return NULL;
 }
 

@@ -182,6 +182,16 @@ enum {
 int store_spans_scan(Store *st, int64_t from_ns, int64_t to_ns, int flags,
                      StoreSpanFn fn, void *ctx, Err *err);
 
+/* Largest span rowid stored so far (0 when empty). Rowids only grow, so
+ * "rows after N" is how a reader catches up with new imports. */
+int store_spans_max_rowid(Store *st, int64_t *out, Err *err);
+
+/* Calls fn for every span with after_rowid < rowid <= upto_rowid, grouped
+ * by trace (trace id order). Only the spans in that range are returned: a
+ * trace that also has older rows is partial here (use store_trace_scan). */
+int store_spans_since(Store *st, int64_t after_rowid, int64_t upto_rowid, StoreSpanFn fn,
+                      void *ctx, Err *err);
+
 /* Every span of one trace (for the waterfall), with attributes. */
 int store_trace_scan(Store *st, const char *trace_id, StoreSpanFn fn,
                      void *ctx, Err *err);

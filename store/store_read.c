@@ -33,6 +33,9 @@ static const char *const rsql[RSTMT_COUNT] = {
 	    " FROM t JOIN spans s ON s.trace_id = t.trace_id ORDER BY s.trace_id",
 	[RSTMT_TRACE] = "SELECT " SPAN_COLS("coalesce(s.attrs, '')")
 	                " FROM spans s WHERE s.trace_id = ?1 ORDER BY s.start_ns, s.span_id",
+	[RSTMT_SINCE] = "SELECT " SPAN_COLS("''")
+	                " FROM spans s WHERE s.id > ?1 AND s.id <= ?2 ORDER BY s.trace_id",
+	[RSTMT_MAX_ROWID] = "SELECT coalesce(max(id), 0) FROM spans",
 	[RSTMT_ROOT_OPS] =
 	    "SELECT service, name, count(*) FROM spans"
 	    " WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2"
@@ -150,4 +153,26 @@ int store_root_operations(Store *st, int64_t from_ns, int64_t to_ns, StoreRootOp
 	if (rc != SQLITE_DONE)
 		return store_sqlerr(st, err, "reading root operations");
 	return 0;
+}
+
+int store_spans_max_rowid(Store *st, int64_t *out, Err *err)
+{
+	sqlite3_stmt *s = st->rstmt[RSTMT_MAX_ROWID];
+	int rc = sqlite3_step(s);
+	*out = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+	sqlite3_reset(s);
+	if (rc != SQLITE_ROW)
+		return store_sqlerr(st, err, "reading span count");
+	return 0;
+}
+
+int store_spans_since(Store *st, int64_t after_rowid, int64_t upto_rowid, StoreSpanFn fn,
+                      void *ctx, Err *err)
+{
+	if (after_rowid <= 0 && upto_rowid == INT64_MAX)
+		return run_scan(st, st->rstmt[RSTMT_SCAN_ALL], fn, ctx, err);
+	sqlite3_stmt *s = st->rstmt[RSTMT_SINCE];
+	sqlite3_bind_int64(s, 1, after_rowid);
+	sqlite3_bind_int64(s, 2, upto_rowid);
+	return run_scan(st, s, fn, ctx, err);
 }

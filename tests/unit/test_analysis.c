@@ -313,6 +313,71 @@ static void test_trace_view(void **state)
 	fx_free(f);
 }
 
+
+/* An incremental state fed in two imports equals one analysis of the
+ * whole: the second import brings new requests and the missing server
+ * span of a request already read (spans of one trace often arrive in
+ * different exports). */
+static void test_incremental_update(void **state)
+{
+	(void)state;
+	static const TSpanSpec first[] = {
+		{"i1", "r", "", "api", "GET /x", S, 0, 100, "gold", 0},
+		{"i1", "ca", "r", "api", "a.Get", C, 10, 40, NULL, 0},
+		{"i2", "r", "", "api", "GET /x", S, 1000, 1080, "lead", 0},
+		{"i2", "ca", "r", "api", "a.Get", C, 1010, 1070, NULL, 0},
+		{"i2", "sa", "ca", "a", "Get", S, 1020, 1060, NULL, 0},
+	};
+	static const TSpanSpec second[] = {
+		{"i1", "sa", "ca", "a", "Get", S, 15, 35, NULL, 0},
+		{"i3", "r", "", "api", "GET /x", S, 2000, 2050, "gold", 0},
+		{"i3", "ca", "r", "api", "a.Get", C, 2010, 2030, NULL, 2},
+		{"i3", "sa", "ca", "a", "Get", S, 2012, 2028, NULL, 0},
+	};
+	Fx *f = fx_new(first, 5);
+	AnalysisOptions all = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	AnalysisState *s = analysis_state_new(&all);
+	Err err = {0};
+	assert_int_equal(analysis_state_update(s, f->st, &err), 0);
+	Analysis *a1 = analysis_state_result(s, f->st);
+	const DagNode *n1 = node(a1, "a");
+	assert_non_null(n1);
+	assert_int_equal(n1->pop[0].unknown_split, 1); /* i1's server not here yet */
+	assert_int_equal(a1->pop[0].requests, 2);
+	analysis_free(a1);
+
+	assert_int_equal(add_spans(f->st, second, 4, T0), 0);
+	assert_int_equal(analysis_state_update(s, f->st, &err), 0);
+	Analysis *inc = analysis_state_result(s, f->st);
+	fx_run(f, NULL); /* the same data read in one go */
+	const Analysis *whole = f->a;
+	assert_int_equal(inc->pop[0].requests, 3);
+	assert_int_equal(inc->n_nodes, whole->n_nodes);
+	const DagNode *x = node(inc, "a"), *y = node(whole, "a");
+	assert_int_equal(x->pop[0].calls, 3);
+	assert_int_equal(x->pop[0].unknown_split, 0);
+	assert_int_equal(x->pop[0].client_wait.n, y->pop[0].client_wait.n);
+	assert_float_equal(x->pop[0].client_wait.p99, y->pop[0].client_wait.p99, 1e-9);
+	assert_float_equal(x->pop[0].client_wait.p50, 10, 1e-6);
+	assert_float_equal(x->pop[0].queue.p99, 2, 1e-6);
+	assert_float_equal(inc->pop[0].ingress.p99, whole->pop[0].ingress.p99, 1e-9);
+	assert_float_equal(x->crit[0].share, y->crit[0].share, 1e-9);
+	assert_int_equal(inc->dq.unpaired_calls, 0);
+	assert_int_equal(inc->dq.traces, 3);
+	int gold = analysis_class_index(inc, "gold");
+	assert_true(gold >= 0);
+	assert_int_equal(inc->pop[0].class_requests[gold], 2);
+	assert_int_equal(x->by_class[0][gold].calls, 2);
+	analysis_free(inc);
+	/* nothing new: an update reads nothing and changes nothing */
+	assert_int_equal(analysis_state_update(s, f->st, &err), 0);
+	Analysis *again = analysis_state_result(s, f->st);
+	assert_int_equal(again->pop[0].requests, 3);
+	analysis_free(again);
+	analysis_state_free(s);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_quantiles_nearest_rank),
 		cmocka_unit_test(test_classes_and_windows),
 		cmocka_unit_test(test_trace_view),
+		cmocka_unit_test(test_incremental_update),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
