@@ -111,17 +111,42 @@ int otlp_is_json_number(const char *s, size_t n)
 	return i == n;
 }
 
+/* 1 when one of the 8 bytes of x needs escaping in a JSON string: below
+ * 0x20, '"', '\\' or DEL. The usual "has a zero byte" bit tricks; they give
+ * no false positives for the question "any such byte in the word". */
+static int word_needs_escape(uint64_t x)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t ctl = (x - 0x20 * ones) & ~x & highs;
+	uint64_t q = x ^ (0x22 * ones), bs = x ^ (0x5c * ones), del = x ^ (0x7f * ones);
+	q = (q - ones) & ~q & highs;
+	bs = (bs - ones) & ~bs & highs;
+	del = (del - ones) & ~del & highs;
+	return (ctl | q | bs | del) != 0;
+}
+
 void otlp_json_str(Buf *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
 	otlp_buf_addc(b, '"');
-	size_t run = 0;
-	for (size_t i = 0; i < n; i++) {
+	size_t run = 0, i = 0;
+	while (i < n) {
+		/* skip clean words quickly; look at single bytes near specials */
+		if (i + 8 <= n) {
+			uint64_t w;
+			memcpy(&w, s + i, 8);
+			if (!word_needs_escape(w)) {
+				i += 8;
+				continue;
+			}
+		}
 		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
+		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) {
+			i++;
 			continue;
+		}
 		otlp_buf_add(b, s + run, i - run);
-		run = i + 1;
+		run = ++i;
 		switch (c) {
 		case '"': otlp_buf_add(b, "\\\"", 2); break;
 		case '\\': otlp_buf_add(b, "\\\\", 2); break;

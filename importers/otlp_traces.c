@@ -568,7 +568,7 @@ typedef struct Queue {
 	X(rs_service) X(rs_host) X(rs_pod) X(rs_class) X(rs_attrs)              \
 	X(sc_name) X(sc_version) X(sc_attrs)                                    \
 	X(sp_name) X(sp_state) X(sp_msg) X(sp_attrs) X(sp_events) X(sp_links)   \
-	X(sp_class) X(ev_name) X(ev_attrs) X(lk_state) X(lk_attrs) X(tmp)
+	X(sp_class) X(ev_name) X(ev_attrs) X(lk_state) X(lk_attrs)
 
 typedef struct Parser {
 	ImportCtx *ctx;

@@ -20,8 +20,10 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "buf.h"
 #include "formats.h"
 #include "import.h"
+#include "otlp_common.h"
 #include "store.h"
 
 typedef struct Fx {
@@ -487,6 +489,48 @@ static void test_large_stream(void **state)
 	assert_snap_equal(before, snapshot(fx));
 }
 
+/* The store thread fails deep inside a large file (a trigger refuses one
+ * span): the import reports the store's message, stops without hanging,
+ * and leaves nothing behind. */
+static void test_store_failure(void **state)
+{
+	Fx *fx = *state;
+	ImportResult res;
+	import_ok(fx, "fixtures/otlp/single.json", &res);
+	sqlite3 *rw = NULL;
+	assert_int_equal(sqlite3_open_v2(fx->db, &rw, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(rw, "CREATE TRIGGER refuse BEFORE INSERT ON spans"
+	                                  " WHEN NEW.name = 'boom' BEGIN"
+	                                  " SELECT RAISE(ABORT, 'test refuses this span'); END",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	char path[256];
+	snprintf(path, sizeof path, "%s/boom.jsonl", fx->dir);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	for (int l = 0; l < 4000; l++) {
+		fputs("{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[", f);
+		for (int k = 0; k < 5; k++)
+			fprintf(f, "%s{\"traceId\":\"%032x\",\"spanId\":\"%016x\",\"name\":\"%s\","
+			           "\"startTimeUnixNano\":1,\"endTimeUnixNano\":2}",
+			        k ? "," : "", l + 1, k + 1, l == 1000 && k == 2 ? "boom" : "fine");
+		fputs("]}]}]}\n", f);
+	}
+	fclose(f);
+	Snap before = snapshot(fx);
+	Err err = {0};
+	ImportOptions o = {0};
+	assert_int_not_equal(import_file(fx->st, path, &o, &res, &err), 0);
+	if (strstr(err.msg, "test refuses this span") == NULL || strstr(err.msg, "byte ") == NULL)
+		fail_msg("unexpected message: %s", err.msg);
+	assert_snap_equal(before, snapshot(fx));
+	assert_int_equal(sqlite3_exec(rw, "DROP TRIGGER refuse", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(rw);
+	/* the store is usable afterwards */
+	import_ok(fx, path, &res);
+	assert_int_equal(res.counts.spans_added, 20000);
+}
+
 /* A string longer than two input chunks survives intact. */
 static void test_long_token(void **state)
 {
@@ -561,6 +605,49 @@ static void test_sniff(void **state)
 	assert_int_equal(otlp_traces_sniff(d, sizeof d - 1), 0);
 	assert_int_equal(otlp_traces_sniff("", 0), 0);
 	assert_string_equal(import_sniff(a, sizeof a - 1), "otlp-json");
+}
+
+/* The fast escaper agrees with the plain one on random strings full of
+ * characters that need escaping, at every alignment. */
+static void test_json_escaping(void **state)
+{
+	(void)state;
+	static const char pool[] = "ab\"\\\n\r\t\x01\x1f\x7f \xc3\xa9xyz0123456789";
+	unsigned seed = 12345;
+	Buf fast, ref;
+	buf_init(&fast);
+	buf_init(&ref);
+	char s[64];
+	for (int round = 0; round < 20000; round++) {
+		size_t n = (size_t)(round % 40);
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			s[i] = pool[(seed >> 16) % (sizeof pool - 1)];
+		}
+		buf_reset(&fast);
+		buf_reset(&ref);
+		otlp_json_str(&fast, s, n);
+		buf_add_json_str(&ref, s, n);
+		assert_string_equal(buf_str(&fast), buf_str(&ref));
+	}
+	buf_fini(&fast);
+	buf_fini(&ref);
+	char id[33];
+	assert_int_equal(otlp_hex_id("ABCDEF0123456789", 16, 16, id), OTLP_ID_OK);
+	assert_string_equal(id, "abcdef0123456789");
+	assert_int_equal(otlp_hex_id("ABCDEF012345678G", 16, 16, id), OTLP_ID_NOT_HEX);
+	assert_int_equal(otlp_hex_id("0000000000000000", 16, 16, id), OTLP_ID_ZERO);
+	assert_int_equal(otlp_hex_id("abc", 3, 16, id), OTLP_ID_LENGTH);
+	int64_t v;
+	assert_int_equal(otlp_parse_int("-9223372036854775808", 20, &v), OTLP_NUM_OK);
+	assert_true(v == INT64_MIN);
+	assert_int_equal(otlp_parse_int("9223372036854775808", 19, &v), OTLP_NUM_RANGE);
+	assert_int_equal(otlp_parse_int("12x", 3, &v), OTLP_NUM_SYNTAX);
+	assert_int_equal(otlp_parse_int("-", 1, &v), OTLP_NUM_SYNTAX);
+	assert_true(otlp_is_json_number("-0.5e+3", 7));
+	assert_false(otlp_is_json_number("01", 2));
+	assert_false(otlp_is_json_number("1.", 2));
+	assert_false(otlp_is_json_number("inf", 3));
 }
 
 /* ---- malformed input ------------------------------------------------------ */
@@ -779,10 +866,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_class_key_option, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reimport_is_idempotent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_large_stream, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_token, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bom_and_crlf, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_progress_reported, setup, teardown),
 		cmocka_unit_test(test_sniff),
+		cmocka_unit_test(test_json_escaping),
 		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deep_nesting, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_detected, setup, teardown),
