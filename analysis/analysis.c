@@ -426,9 +426,22 @@ static void rec_remove(AnalysisState *g, TraceRec *r)
 
 static void exemplar_offer(TmpNode *n, const char *trace_id, double v, int cls)
 {
-	for (int k = 0; k < n->n_slowest; k++)
-		if (strcmp(n->slowest[k].trace_id, trace_id) == 0)
-			return; /* one entry per trace: its first (slowest-first) occurrence */
+	/* one entry per trace: its slowest call, and how many calls it made */
+	for (int k = 0; k < n->n_slowest; k++) {
+		Exemplar *e = &n->slowest[k];
+		if (strcmp(e->trace_id, trace_id) != 0)
+			continue;
+		e->calls++;
+		if (v > e->ms) {
+			e->ms = v;
+			for (; k > 0 && n->slowest[k - 1].ms < n->slowest[k].ms; k--) {
+				Exemplar tmp = n->slowest[k - 1];
+				n->slowest[k - 1] = n->slowest[k];
+				n->slowest[k] = tmp;
+			}
+		}
+		return;
+	}
 	int k = n->n_slowest;
 	if (k == NODE_MAX_EXEMPLARS && v <= n->slowest[k - 1].ms)
 		return;
@@ -443,6 +456,7 @@ static void exemplar_offer(TmpNode *n, const char *trace_id, double v, int cls)
 	snprintf(n->slowest[k].trace_id, sizeof n->slowest[k].trace_id, "%s", trace_id);
 	n->slowest[k].ms = v;
 	n->slowest[k].wclass = cls;
+	n->slowest[k].calls = 1;
 }
 
 static void push_ref(AnalysisState *g, const ObsRef *o)

@@ -63,6 +63,7 @@ typedef struct Exemplar {
 	char trace_id[33];
 	double ms;               /* this node's total in that trace */
 	int wclass;              /* class index or -1 */
+	int calls;               /* the node's calls in that trace (fan-out) */
 } Exemplar;
 
 typedef struct DagNode {

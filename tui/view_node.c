@@ -21,9 +21,10 @@ typedef struct NodeView {
 	int ex;                   /* selected exemplar */
 } NodeView;
 
-/* The slowest exemplars with one row per trace: a fan-out puts several
- * calls of one trace in the list. idx[k] is the slowest call of the k-th
- * trace, count[k] how many of the listed calls it had. Returns the rows. */
+/* The slowest exemplars with one row per trace (analysis already keeps one
+ * entry per trace with its call count; duplicates are merged here too, so
+ * the view does not depend on that). idx[k] is the slowest call of the k-th
+ * trace, count[k] how many calls of the node it made. Returns the rows. */
 static int unique_exemplars(const DagNode *d, int *idx, int *count)
 {
 	int n = 0;
@@ -33,13 +34,13 @@ static int unique_exemplars(const DagNode *d, int *idx, int *count)
 			if (strcmp(d->slowest[idx[k]].trace_id, d->slowest[i].trace_id) == 0)
 				break;
 		if (k < n) {
-			count[k]++;
+			count[k] += d->slowest[i].calls > 0 ? d->slowest[i].calls : 1;
 			if (d->slowest[i].ms > d->slowest[idx[k]].ms)
 				idx[k] = i;
 			continue;
 		}
 		idx[n] = i;
-		count[n++] = 1;
+		count[n++] = d->slowest[i].calls > 0 ? d->slowest[i].calls : 1;
 	}
 	return n;
 }
