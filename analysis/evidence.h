@@ -91,6 +91,10 @@ typedef struct EvidenceOptions {
 	int has_baseline;
 	int64_t base_from, base_to;
 	const Analysis *analysis; /* reuse (borrowed, same window/baseline), or NULL */
+	int skip_requests;        /* no request pass (late work, omission, fan-out,
+	                           * placement, ... stay absent); with analysis
+	                           * given this reads no spans at all */
+	int skip_spans;           /* metrics and model only */
 } EvidenceOptions;
 
 /* Computes evidence from the store: spans (through analysis_run() unless
@@ -130,6 +134,66 @@ const char *evidence_source_name(int source);
 /* Makes a name segment from data (a service or class name): lowercase
  * [a-z0-9_], other bytes become '_'. Writes at most sz bytes. */
 void evidence_segment(const char *s, char *out, unsigned sz);
+
+/* ---- the requests behind the evidence (evidence_req.c) ------------------ */
+
+/* One endpoint request of a range, as the request pass sees it. */
+typedef struct EvRequest {
+	int64_t start_ns;         /* root span start */
+	float ingress_ms;         /* root span + queue before it */
+	float queue_ms;           /* queue before the root span, NAN when not carried */
+	int16_t cls;              /* index in EvRequestSet.classes, -1 unknown */
+	int16_t host;             /* index in EvRequestSet.hosts, -1 unknown */
+	uint8_t late;             /* work after the root ended, after the caller gave
+	                           * up, or started after the deadline had passed */
+	uint8_t omitted;          /* an optional dependency timed out, failed or was
+	                           * skipped */
+	uint8_t slow;             /* in the tail set used for placement */
+	uint8_t error;            /* root span status error */
+	int16_t calls;            /* client calls (attempts) in the request */
+	int16_t width;            /* largest number of overlapping sibling calls */
+} EvRequest;
+
+/* One client call. */
+typedef struct EvCall {
+	int32_t req;              /* index in EvRequestSet.r */
+	int16_t dep;              /* index in EvRequestSet.deps */
+	uint8_t serial;           /* overlaps no sibling */
+	uint8_t retry;            /* follows a failed call to the same dependency */
+	uint8_t error;            /* client span status error */
+	uint8_t late;             /* the server outlived the call */
+	float total_ms;           /* client span */
+	float wait_ms;            /* client span minus server span; NAN unknown */
+	float service_ms;         /* server span inside the call; NAN unknown */
+	float queue_ms;           /* pool wait before the client span; NAN none */
+} EvCall;
+
+typedef struct EvRequestSet {
+	EvRequest *r;
+	int64_t n;
+	EvCall *calls;            /* every client call of the requests */
+	int64_t n_calls;
+	char **classes;
+	int n_classes;
+	char **hosts;
+	int n_hosts;
+	char **deps;              /* called services (server span service, or the
+	                           * client span name when no server span) */
+	int n_deps;
+	int64_t from_ns, to_ns;   /* the range asked (open ends as given) */
+	int64_t first_ns, last_ns;/* earliest and latest request start */
+	double tail_threshold_ms; /* requests at or above it are .slow */
+} EvRequestSet;
+
+/* Reads the requests of [from, to) of the endpoint (root_service,
+ * root_operation; NULL: the model's root, else the most common root
+ * operation). The model (may be NULL) says which dependencies are
+ * optional and the objective for late work. Returns 0 and *out (free
+ * with evidence_requests_free) or a negative code with err. */
+int evidence_requests_load(Store *st, const Model *m, const char *root_service,
+                           const char *root_operation, int64_t from, int64_t to,
+                           EvRequestSet **out, Err *err);
+void evidence_requests_free(EvRequestSet *s);    /* NULL is a no-op */
 
 /* ---- budgets (budgets.c) ------------------------------------------------ */
 

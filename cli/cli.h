@@ -16,6 +16,8 @@ int cmd_tui(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
+int cmd_diagnose(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 /* Default database path: $TAILTRIAGE_DB or ./tailtriage.db. */
 const char *cli_default_db(void);

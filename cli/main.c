@@ -20,6 +20,8 @@ static const Command commands[] = {
 	{"sim", cmd_sim, "generate deterministic telemetry of a modelled endpoint"},
 	{"serve", cmd_serve, "receive OTLP/HTTP (JSON) traces and metrics into a database"},
 	{"pull", cmd_pull, "store instant queries from a Prometheus HTTP API as metric snapshots"},
+	{"diagnose", cmd_diagnose, "rank hypotheses on the evidence, name checks, judge decisions"},
+	{"check", cmd_check, "run one discriminating check and print its table"},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,632 @@
+/*
+ * evidence.c - the evidence container, the values that come straight from
+ * an Analysis (ingress, per-dependency splits, critical-path shares, class
+ * mix), model values, and derived values.
+ *
+ * Invariants: a name appears once; a missing value has missing == 1 and
+ * value NAN (it is never 0); a later evidence_supply() of the same name
+ * replaces the earlier value (a sheet overrides what was computed);
+ * derived values are recomputed by evidence_finish() from whatever is
+ * present, so they follow the overrides.
+ */
+#include "evidence.h"
+#include "evidence_priv.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+
+/* ---- container ------------------------------------------------------------ */
+
+Evidence *evidence_new(void)
+{
+	return xcalloc(1, sizeof(Evidence));
+}
+
+static void strv_free(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void evidence_free(Evidence *e)
+{
+	if (e == NULL)
+		return;
+	for (int i = 0; i < e->n; i++) {
+		free(e->v[i].name);
+		free(e->v[i].unit);
+		free(e->v[i].provenance);
+	}
+	free(e->v);
+	for (int i = 0; i < e->n_facts; i++) {
+		free(e->facts[i].name);
+		free(e->facts[i].value);
+	}
+	free(e->facts);
+	strv_free(e->deps, e->n_deps);
+	strv_free(e->classes, e->n_classes);
+	strv_free(e->hosts, e->n_hosts);
+	free(e->root_service);
+	free(e);
+}
+
+static EvValue *find(const Evidence *e, const char *name)
+{
+	for (int i = 0; i < e->n; i++)
+		if (strcmp(e->v[i].name, name) == 0)
+			return &e->v[i];
+	return NULL;
+}
+
+const EvValue *evidence_get(const Evidence *e, const char *name)
+{
+	return e && name ? find(e, name) : NULL;
+}
+
+int evidence_value(const Evidence *e, const char *name, double *out)
+{
+	const EvValue *v = evidence_get(e, name);
+	if (v == NULL || v->missing || isnan(v->value))
+		return 0;
+	*out = v->value;
+	return 1;
+}
+
+const char *evidence_fact(const Evidence *e, const char *name)
+{
+	for (int i = 0; e && i < e->n_facts; i++)
+		if (strcmp(e->facts[i].name, name) == 0)
+			return e->facts[i].value;
+	return NULL;
+}
+
+const char *evidence_source_name(int source)
+{
+	switch (source) {
+	case EV_SRC_SPANS: return "spans";
+	case EV_SRC_METRIC: return "metric";
+	case EV_SRC_SHEET: return "sheet";
+	case EV_SRC_MODEL: return "model";
+	case EV_SRC_DERIVED: return "derived";
+	default: return "missing";
+	}
+}
+
+void evidence_segment(const char *s, char *out, unsigned sz)
+{
+	unsigned j = 0;
+	for (size_t i = 0; s && s[i] && j + 1 < sz; i++) {
+		unsigned char c = (unsigned char)s[i];
+		c = (unsigned char)tolower(c);
+		out[j++] = (char)((isalnum(c) && c < 128) || c == '_' ? c : '_');
+	}
+	if (sz)
+		out[j] = '\0';
+}
+
+static EvValue *slot(Evidence *e, const char *name)
+{
+	EvValue *v = find(e, name);
+	if (v) {
+		free(v->unit);
+		free(v->provenance);
+		v->unit = v->provenance = NULL;
+		return v;
+	}
+	if (e->n == e->cap) {
+		e->cap = e->cap ? e->cap * 2 : 64;
+		e->v = xrealloc(e->v, (size_t)e->cap * sizeof *e->v);
+	}
+	v = &e->v[e->n++];
+	memset(v, 0, sizeof *v);
+	v->name = xstrdup(name);
+	return v;
+}
+
+EvValue *ev_put(Evidence *e, const char *name, double val, const char *unit, int source, int qkind,
+                int64_t n, int small, const char *prov, ...)
+{
+	EvValue *v = slot(e, name);
+	char p[512];
+	va_list ap;
+	va_start(ap, prov);
+	vsnprintf(p, sizeof p, prov, ap);
+	va_end(ap);
+	v->unit = xstrdup(unit ? unit : "");
+	v->provenance = xstrdup(p);
+	v->qkind = qkind;
+	v->n = n;
+	v->small_sample = small;
+	if (isnan(val) || isinf(val)) {
+		v->value = NAN;
+		v->missing = 1;
+		v->source = EV_SRC_MISSING;
+	} else {
+		v->value = val;
+		v->missing = 0;
+		v->source = source;
+	}
+	return v;
+}
+
+void ev_missing(Evidence *e, const char *name, const char *unit, const char *why)
+{
+	EvValue *v = find(e, name);
+	if (v && !v->missing)
+		return;
+	ev_put(e, name, NAN, unit, EV_SRC_MISSING, EV_Q_NONE, 0, 0, "%s", why);
+}
+
+void evidence_supply(Evidence *e, const char *name, double value, const char *unit, int source,
+                     const char *provenance)
+{
+	ev_put(e, name, value, unit, source, EV_Q_NONE, 0, 0, "%s", provenance ? provenance : "");
+}
+
+void ev_fact(Evidence *e, const char *name, const char *value)
+{
+	for (int i = 0; i < e->n_facts; i++)
+		if (strcmp(e->facts[i].name, name) == 0) {
+			free(e->facts[i].value);
+			e->facts[i].value = xstrdup(value);
+			return;
+		}
+	e->facts = xrealloc(e->facts, (size_t)(e->n_facts + 1) * sizeof *e->facts);
+	e->facts[e->n_facts].name = xstrdup(name);
+	e->facts[e->n_facts].value = xstrdup(value);
+	e->n_facts++;
+}
+
+void ev_list_add(char ***list, int *n, const char *s)
+{
+	if (s == NULL || *s == '\0')
+		return;
+	for (int i = 0; i < *n; i++)
+		if (strcmp((*list)[i], s) == 0)
+			return;
+	*list = xrealloc(*list, (size_t)(*n + 1) * sizeof **list);
+	(*list)[(*n)++] = xstrdup(s);
+}
+
+/* ---- values from an Analysis ---------------------------------------------- */
+
+static const char *pop_suffix(int p)
+{
+	return p == POP_BASELINE ? "@baseline" : "";
+}
+
+static const char *pop_word(int p)
+{
+	return p == POP_BASELINE ? "baseline" : "window";
+}
+
+/* A quantile value: exact from spans, or missing when n == 0. */
+static void put_quant(Evidence *e, const char *name, double v, int64_t n, const char *what,
+                      int p)
+{
+	if (n == 0) {
+		char why[256];
+		snprintf(why, sizeof why, "spans: no %s in the %s", what, pop_word(p));
+		ev_missing(e, name, "ms", why);
+		return;
+	}
+	ev_put(e, name, v, "ms", EV_SRC_SPANS, EV_Q_EXACT, n, quant_small_sample(n),
+	       "spans: exact nearest-rank p99 of %lld %s (%s)%s", (long long)n, what, pop_word(p),
+	       quant_small_sample(n) ? "; fewer than 100: close to the maximum" : "");
+}
+
+/* The node that represents dependency dep: the call node with the most
+ * calls in the window (several nodes may call the same service). */
+static void dep_nodes_stats(const Analysis *a, const char *dep, int p, NodeStats *best,
+                            double *crit_share, double *wait_crit, int *found)
+{
+	int64_t most = -1;
+	*crit_share = 0;
+	*wait_crit = 0;
+	*found = 0;
+	double crit_total = 0;
+	for (int i = 0; i < a->n_nodes; i++) {
+		const DagNode *d = &a->nodes[i];
+		if (d->type != NODE_CALL || d->dependency == NULL || strcmp(d->dependency, dep) != 0)
+			continue;
+		*found = 1;
+		if (d->pop[p].calls > most) {
+			most = d->pop[p].calls;
+			*best = d->pop[p];
+		}
+		*crit_share += d->crit[p].share;
+		crit_total += d->crit[p].total_ms;
+		*wait_crit += d->crit[p].ms[COMP_QUEUE] + d->crit[p].ms[COMP_WAIT];
+	}
+	*wait_crit = crit_total > 0 ? *wait_crit / crit_total : NAN;
+}
+
+static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
+{
+	char name[256], seg[96];
+	if (a->root_service && e->root_service == NULL)
+		e->root_service = xstrdup(a->root_service);
+	for (int i = 0; i < a->n_classes; i++)
+		ev_list_add(&e->classes, &e->n_classes, a->classes[i]);
+	for (int i = 0; i < a->n_nodes; i++)
+		if (a->nodes[i].type == NODE_CALL && a->nodes[i].dependency)
+			ev_list_add(&e->deps, &e->n_deps, a->nodes[i].dependency);
+	for (int p = 0; p < 2; p++) {
+		const PopSummary *ps = &a->pop[p];
+		if (!ps->present)
+			continue;
+		const char *sfx = pop_suffix(p);
+		if (p == POP_WINDOW && ps->requests > 0)
+			e->has_spans = 1;
+		if (p == POP_BASELINE && ps->requests > 0)
+			e->has_baseline = 1;
+		snprintf(name, sizeof name, "ingress.requests%s", sfx);
+		ev_put(e, name, (double)ps->requests, "count", EV_SRC_SPANS, EV_Q_NONE, ps->requests, 0,
+		       "spans: endpoint requests whose root span starts in the %s", pop_word(p));
+		snprintf(name, sizeof name, "ingress.p99_ms%s", sfx);
+		put_quant(e, name, ps->ingress.p99, ps->ingress.n, "requests at ingress", p);
+		snprintf(name, sizeof name, "ingress.p50_ms%s", sfx);
+		if (ps->ingress.n)
+			ev_put(e, name, ps->ingress.p50, "ms", EV_SRC_SPANS, EV_Q_EXACT, ps->ingress.n, 0,
+			       "spans: exact nearest-rank p50 of %lld requests (%s)",
+			       (long long)ps->ingress.n, pop_word(p));
+		else
+			ev_missing(e, name, "ms", "spans: no requests");
+		snprintf(name, sizeof name, "ingress.rate_rps%s", sfx);
+		if (ps->requests > 0 && ps->rate_rps > 0)
+			ev_put(e, name, ps->rate_rps, "1/s", EV_SRC_SPANS, EV_Q_NONE, ps->requests, 0,
+			       "spans: sampled requests per second over the %s (sampling not undone)",
+			       pop_word(p));
+		snprintf(name, sizeof name, "errors.ratio%s", sfx);
+		if (ps->requests > 0)
+			ev_put(e, name, (double)ps->errors / (double)ps->requests, "ratio", EV_SRC_SPANS,
+			       EV_Q_NONE, ps->requests, ps->requests < EV_MIN_RATIO_N,
+			       "spans: root spans with error status / requests (%s)", pop_word(p));
+		/* class mix and per-class p99 (only without a class filter) */
+		if (a->class_filter == NULL && ps->requests > 0) {
+			for (int c = 0; c < a->n_classes; c++) {
+				evidence_segment(a->classes[c], seg, sizeof seg);
+				snprintf(name, sizeof name, "mix.%s%s", seg, sfx);
+				ev_put(e, name, (double)ps->class_requests[c] / (double)ps->requests, "ratio",
+				       EV_SRC_SPANS, EV_Q_NONE, ps->requests, ps->requests < EV_MIN_RATIO_N,
+				       "spans: share of %lld requests of class %s (%s)",
+				       (long long)ps->requests, a->classes[c], pop_word(p));
+				snprintf(name, sizeof name, "class.%s.p99_ms%s", seg, sfx);
+				put_quant(e, name, ps->class_ingress[c].p99, ps->class_ingress[c].n,
+				          "requests of the class", p);
+			}
+		}
+		/* endpoint queue age: the queue before the root span */
+		if (a->n_nodes > 0) {
+			const NodeStats *r = &a->nodes[0].pop[p];
+			snprintf(name, sizeof name, "endpoint.queue_age.p99_ms%s", sfx);
+			if (r->queue.n > 0)
+				put_quant(e, name, r->queue.p99, r->queue.n, "queue waits before the root span", p);
+		}
+		/* per dependency */
+		for (int k = 0; k < e->n_deps; k++) {
+			NodeStats st;
+			memset(&st, 0, sizeof st);
+			double share, waitc;
+			int found;
+			dep_nodes_stats(a, e->deps[k], p, &st, &share, &waitc, &found);
+			if (!found)
+				continue;
+			evidence_segment(e->deps[k], seg, sizeof seg);
+			snprintf(name, sizeof name, "dep.%s.client.p99_ms%s", seg, sfx);
+			put_quant(e, name, st.total.p99, st.total.n, "calls as the client saw them", p);
+			snprintf(name, sizeof name, "dep.%s.client_wait.p99_ms%s", seg, sfx);
+			put_quant(e, name, st.client_wait.p99, st.client_wait.n,
+			          "client waits (client span minus server span)", p);
+			snprintf(name, sizeof name, "dep.%s.service.p99_ms%s", seg, sfx);
+			put_quant(e, name, st.service.p99, st.service.n, "server spans", p);
+			snprintf(name, sizeof name, "dep.%s.queue.p99_ms%s", seg, sfx);
+			if (st.queue.n > 0)
+				put_quant(e, name, st.queue.p99, st.queue.n, "pool waits before the client span", p);
+			if (ps->slow_requests > 0) {
+				snprintf(name, sizeof name, "dep.%s.crit_share%s", seg, sfx);
+				ev_put(e, name, share, "ratio", EV_SRC_SPANS, EV_Q_NONE, ps->slow_requests,
+				       ps->slow_requests < 10,
+				       "spans: share of the critical path of %lld slow requests (%s)",
+				       (long long)ps->slow_requests, pop_word(p));
+				snprintf(name, sizeof name, "dep.%s.wait_crit_share%s", seg, sfx);
+				if (!isnan(waitc))
+					ev_put(e, name, waitc, "ratio", EV_SRC_SPANS, EV_Q_NONE, ps->slow_requests,
+					       ps->slow_requests < 10,
+					       "spans: queue + client wait part of its critical-path time (%s)",
+					       pop_word(p));
+			}
+		}
+		if (ps->slow_requests > 0) {
+			snprintf(name, sizeof name, "slow.requests%s", sfx);
+			ev_put(e, name, (double)ps->slow_requests, "count", EV_SRC_SPANS, EV_Q_NONE,
+			       ps->slow_requests, 0, "spans: requests at or above %.1f ms (%s)",
+			       ps->slow_threshold_ms, pop_word(p));
+			if (a->n_nodes > 0) {
+				snprintf(name, sizeof name, "endpoint.crit_share%s", sfx);
+				ev_put(e, name, a->nodes[0].crit[p].share, "ratio", EV_SRC_SPANS, EV_Q_NONE,
+				       ps->slow_requests, ps->slow_requests < 10,
+				       "spans: the root span's own time and queue on the slow requests' "
+				       "critical path (%s)", pop_word(p));
+			}
+		}
+	}
+	(void)m;
+}
+
+/* ---- model values --------------------------------------------------------- */
+
+static void from_model(Evidence *e, const Model *m)
+{
+	char name[256], seg[96];
+	if (m->objective_ms > 0)
+		ev_put(e, "objective.p99_ms", m->objective_ms, "ms", EV_SRC_MODEL, EV_Q_NONE, 0, 0,
+		       "model %s: objective", m->endpoint ? m->endpoint : "");
+	if (m->root_service && e->root_service == NULL)
+		e->root_service = xstrdup(m->root_service);
+	for (int c = 0; c < m->n_classes; c++)
+		ev_list_add(&e->classes, &e->n_classes, m->classes[c]);
+	for (int i = 0; i < m->n_nodes; i++) {
+		const ModelNode *n = &m->nodes[i];
+		if (n->service == NULL || (m->root_service && strcmp(n->service, m->root_service) == 0))
+			continue; /* local spans of the endpoint itself */
+		ev_list_add(&e->deps, &e->n_deps, n->service);
+		evidence_segment(n->service, seg, sizeof seg);
+		struct { const char *k; int v; } tri[] = {
+			{"optional", n->mandatory == MODEL_UNKNOWN ? MODEL_UNKNOWN : !n->mandatory},
+			{"mandatory", n->mandatory},
+			{"core", n->core},
+		};
+		for (size_t t = 0; t < sizeof tri / sizeof tri[0]; t++) {
+			snprintf(name, sizeof name, "dep.%s.%s", seg, tri[t].k);
+			if (tri[t].v == MODEL_UNKNOWN)
+				ev_missing(e, name, "flag", "model: not declared");
+			else
+				ev_put(e, name, tri[t].v, "flag", EV_SRC_MODEL, EV_Q_NONE, 0, 0,
+				       "model: %s is %s%s", n->service, tri[t].v ? "" : "not ", tri[t].k);
+		}
+	}
+	/* budget thresholds in evidence units, so predicates can refer to
+	 * them: budget.<evidence name> */
+	for (int i = 0; i < m->n_budgets; i++) {
+		const ModelBudget *b = &m->budgets[i];
+		if (b->evidence == NULL)
+			continue;
+		double t = b->threshold;
+		const char *unit = b->unit ? b->unit : "";
+		if (strcmp(unit, "%") == 0) {
+			t /= 100;
+			unit = "ratio";
+		}
+		snprintf(name, sizeof name, "budget.%s", b->evidence);
+		ev_put(e, name, t, unit, EV_SRC_MODEL, EV_Q_NONE, 0, 0, "model: budget %s (%s %s %g %s)",
+		       b->id ? b->id : "", b->evidence, b->op ? b->op : ">", b->threshold,
+		       b->unit ? b->unit : "");
+	}
+	for (int i = 0; i < m->n_pools; i++) {
+		const ModelPool *p = &m->pools[i];
+		if (p->name == NULL || p->size <= 0)
+			continue;
+		evidence_segment(p->name, seg, sizeof seg);
+		snprintf(name, sizeof name, "pool.%s.size", seg);
+		ev_put(e, name, (double)p->size, "count", EV_SRC_MODEL, EV_Q_NONE, 0, 0,
+		       "model: %s pool size per process", p->name);
+	}
+	/* the declared class mix stands in for a baseline mix nobody measured */
+	if (m->class_mix) {
+		for (int c = 0; c < m->n_classes; c++) {
+			evidence_segment(m->classes[c], seg, sizeof seg);
+			snprintf(name, sizeof name, "mix.%s@declared", seg);
+			ev_put(e, name, m->class_mix[c], "ratio", EV_SRC_MODEL, EV_Q_NONE, 0, 0,
+			       "model: declared share of class %s", m->classes[c]);
+		}
+	}
+}
+
+/* ---- derived -------------------------------------------------------------- */
+
+static int cmp_value(const void *x, const void *y)
+{
+	return strcmp(((const EvValue *)x)->name, ((const EvValue *)y)->name);
+}
+
+static void derive_mix(Evidence *e)
+{
+	double best = NAN;
+	const char *best_class = NULL;
+	int64_t n = 0;
+	const char *base_src = NULL;
+	for (int c = 0; c < e->n_classes; c++) {
+		char seg[96], nw[160], nb[160];
+		evidence_segment(e->classes[c], seg, sizeof seg);
+		snprintf(nw, sizeof nw, "mix.%s", seg);
+		snprintf(nb, sizeof nb, "mix.%s@baseline", seg);
+		double w, b;
+		const char *src = "baseline";
+		if (!evidence_value(e, nw, &w))
+			continue;
+		if (!evidence_value(e, nb, &b)) {
+			snprintf(nb, sizeof nb, "mix.%s@declared", seg);
+			if (!evidence_value(e, nb, &b))
+				continue;
+			src = "declared mix";
+		}
+		if (b < 0.01)
+			continue;
+		double ch = fabs(w / b - 1);
+		if (isnan(best) || ch > best) {
+			best = ch;
+			best_class = e->classes[c];
+			base_src = src;
+			const EvValue *v = evidence_get(e, nw);
+			n = v ? v->n : 0;
+		}
+	}
+	if (best_class) {
+		ev_put(e, "mix.change", best, "ratio", EV_SRC_DERIVED, EV_Q_NONE, n,
+		       n > 0 && n < EV_MIN_RATIO_N,
+		       "derived: largest relative change of a class share against the %s (class %s)",
+		       base_src, best_class);
+		ev_fact(e, "mix.top_class", best_class);
+	} else {
+		ev_missing(e, "mix.change", "ratio", "derived: needs class shares for window and baseline");
+	}
+}
+
+static void derive_ratio(Evidence *e, const char *name, const char *num, const char *den,
+                         const char *what)
+{
+	double a, b;
+	if (evidence_value(e, num, &a) && evidence_value(e, den, &b) && b > 0) {
+		const EvValue *va = evidence_get(e, num), *vb = evidence_get(e, den);
+		ev_put(e, name, a / b - 1, "ratio", EV_SRC_DERIVED, EV_Q_NONE, 0,
+		       (va && va->small_sample) || (vb && vb->small_sample), "derived: %s", what);
+	} else {
+		ev_missing(e, name, "ratio", "derived: needs window and baseline values");
+	}
+}
+
+/* Adds names that evidence mentions (from a sheet) to the lists. */
+static void lists_from_names(Evidence *e)
+{
+	for (int i = 0; i < e->n; i++) {
+		const char *nm = e->v[i].name;
+		char seg[96];
+		if (strncmp(nm, "dep.", 4) == 0) {
+			const char *dot = strchr(nm + 4, '.');
+			size_t l = dot ? (size_t)(dot - (nm + 4)) : strlen(nm + 4);
+			if (l == 0 || l >= sizeof seg)
+				continue;
+			memcpy(seg, nm + 4, l);
+			seg[l] = '\0';
+			int known = 0;
+			for (int k = 0; k < e->n_deps && !known; k++) {
+				char s2[96];
+				evidence_segment(e->deps[k], s2, sizeof s2);
+				known = strcmp(s2, seg) == 0;
+			}
+			if (!known)
+				ev_list_add(&e->deps, &e->n_deps, seg);
+		} else if (strncmp(nm, "mix.", 4) == 0 && strcmp(nm, "mix.change") != 0 &&
+		           strncmp(nm, "mix.p99", 7) != 0 && strncmp(nm, "mix.explained", 13) != 0) {
+			size_t l = strcspn(nm + 4, ".@");
+			if (l == 0 || l >= sizeof seg)
+				continue;
+			memcpy(seg, nm + 4, l);
+			seg[l] = '\0';
+			int known = 0;
+			for (int k = 0; k < e->n_classes && !known; k++) {
+				char s2[96];
+				evidence_segment(e->classes[k], s2, sizeof s2);
+				known = strcmp(s2, seg) == 0;
+			}
+			if (!known)
+				ev_list_add(&e->classes, &e->n_classes, seg);
+		}
+	}
+}
+
+/* The largest rise of a client-side wait (client wait or pool wait before
+ * the call) on a dependency whose server time moved less than 30 %. */
+static void derive_wait_rise(Evidence *e)
+{
+	double best = NAN;
+	const char *dep = NULL;
+	for (int k = 0; k < e->n_deps; k++) {
+		char seg[96], n1[200], n2[200];
+		evidence_segment(e->deps[k], seg, sizeof seg);
+		double s, sb;
+		snprintf(n1, sizeof n1, "dep.%s.service.p99_ms", seg);
+		snprintf(n2, sizeof n2, "dep.%s.service.p99_ms@baseline", seg);
+		if (!evidence_value(e, n1, &s) || !evidence_value(e, n2, &sb) || s > 1.3 * sb)
+			continue;
+		static const char *const parts[] = {"client_wait", "queue"};
+		for (int j = 0; j < 2; j++) {
+			double w, wb;
+			snprintf(n1, sizeof n1, "dep.%s.%s.p99_ms", seg, parts[j]);
+			snprintf(n2, sizeof n2, "dep.%s.%s.p99_ms@baseline", seg, parts[j]);
+			if (evidence_value(e, n1, &w) && evidence_value(e, n2, &wb) &&
+			    (isnan(best) || w - wb > best)) {
+				best = w - wb;
+				dep = e->deps[k];
+			}
+		}
+	}
+	if (dep) {
+		ev_put(e, "wait.max_rise_ms", best, "ms", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
+		       "derived: largest rise of a client-side or pool wait p99 on a dependency whose "
+		       "server p99 moved less than 30 %% (%s)", dep);
+		ev_fact(e, "wait.max_rise_dep", dep);
+	} else {
+		ev_missing(e, "wait.max_rise_ms", "ms",
+		           "derived: needs client wait and server p99 of a dependency in both windows");
+	}
+}
+
+void evidence_finish(Evidence *e)
+{
+	lists_from_names(e);
+	derive_mix(e);
+	derive_wait_rise(e);
+	derive_ratio(e, "ingress.p99_change_ratio", "ingress.p99_ms", "ingress.p99_ms@baseline",
+	             "window p99 / baseline p99 - 1");
+	double w, b;
+	if (evidence_value(e, "mix.p99_reweighted_ms", &w) && evidence_value(e, "ingress.p99_ms", &b)) {
+		double base;
+		if (evidence_value(e, "ingress.p99_ms@baseline", &base) && b - base > 0.05 * base)
+			ev_put(e, "mix.explained_ratio", (w - base) / (b - base), "ratio", EV_SRC_DERIVED,
+			       EV_Q_NONE, 0, 0,
+			       "derived: (reweighted p99 - baseline p99) / (window p99 - baseline p99)");
+		else
+			ev_missing(e, "mix.explained_ratio", "ratio",
+			           "derived: the p99 did not rise by 5 % or more; nothing to explain");
+	}
+	if (e->n > 1)
+		qsort(e->v, (size_t)e->n, sizeof *e->v, cmp_value);
+}
+
+/* ---- compute ---------------------------------------------------------------- */
+
+int evidence_compute(Store *st, const EvidenceOptions *opt, Evidence **out, Err *err)
+{
+	*out = NULL;
+	Evidence *e = evidence_new();
+	Analysis *own = NULL;
+	int rc = 0;
+	if (opt->model)
+		from_model(e, opt->model);
+	if (st && !opt->skip_spans) {
+		const Analysis *a = opt->analysis;
+		if (a == NULL) {
+			AnalysisOptions ao = {
+			    .win_from = opt->win_from, .win_to = opt->win_to,
+			    .has_baseline = opt->has_baseline,
+			    .base_from = opt->base_from, .base_to = opt->base_to,
+			    .model = opt->model,
+			};
+			if ((rc = analysis_run(st, &ao, &own, err)))
+				goto fail;
+			a = own;
+		}
+		from_analysis(e, a, opt->model);
+		if (!opt->skip_requests && (rc = ev_requests(st, opt, a, e, err)))
+			goto fail;
+	}
+	if (st && (rc = ev_metrics(st, opt, e, err)))
+		goto fail;
+	analysis_free(own);
+	evidence_finish(e);
+	*out = e;
+	return 0;
+fail:
+	analysis_free(own);
+	evidence_free(e);
+	return rc;
+}

@@ -1,0 +1,38 @@
+/*
+ * evidence_priv.h - what evidence.c, evidence_req.c and evidence_metrics.c
+ * share. Not for other modules.
+ */
+#ifndef TT_EVIDENCE_PRIV_H
+#define TT_EVIDENCE_PRIV_H
+
+#include "evidence.h"
+
+/* Minimum requests behind a ratio before it is trusted. */
+#define EV_MIN_RATIO_N 30
+
+/* Adds or replaces a value. prov is a printf format for the provenance.
+ * A NAN value is stored as missing. Returns the stored value. */
+EvValue *ev_put(Evidence *e, const char *name, double v, const char *unit, int source, int qkind,
+                int64_t n, int small, const char *prov, ...) __attribute__((format(printf, 9, 10)));
+
+/* Marks name missing (unless present and not missing) with a reason. */
+void ev_missing(Evidence *e, const char *name, const char *unit, const char *why);
+
+/* Sets a fact (copied). */
+void ev_fact(Evidence *e, const char *name, const char *value);
+
+/* Adds s to a string list when not already there (copied). */
+void ev_list_add(char ***list, int *n, const char *s);
+
+/* The request pass (evidence_req.c): late work, omission, fan-out per
+ * class, attempts, serial calls, placement, mix reweighting. */
+int ev_requests(Store *st, const EvidenceOptions *opt, const Analysis *a, Evidence *e, Err *err);
+
+/* Pools, executor and CPU from stored metrics (evidence_metrics.c). */
+int ev_metrics(Store *st, const EvidenceOptions *opt, Evidence *e, Err *err);
+
+/* Quantile q (0..1) interpolated inside cumulative buckets (le ascending,
+ * the last +Inf), Prometheus histogram_quantile style. NAN when empty. */
+double ev_histogram_quantile(const double *le, const double *cum, int n, double q);
+
+#endif

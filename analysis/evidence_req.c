@@ -1,0 +1,683 @@
+/*
+ * evidence_req.c - the request pass: one walk over the traces of a range
+ * that keeps, per request, what the aggregate DAG does not: late work,
+ * omission of optional branches, calls and fan-out width, the host, and
+ * per call whether it was serial, a retry, or outlived by its server.
+ * From two such sets (window, baseline) come the evidence on late work,
+ * omission, fan-out per class, attempts, serial calls, placement
+ * concentration and the class-mix reweighting of the p99.
+ *
+ * Definitions (docs/evidence.md has the table):
+ *  - late: some span of the endpoint's own service ends after the root
+ *    span, a server span outlived the call that asked for it (the caller
+ *    gave up), or a call started after the objective's deadline had
+ *    already passed;
+ *  - retry: a call to a dependency that starts after an earlier call to
+ *    the same dependency, under the same parent, ended in error;
+ *  - serial: a call that overlaps none of its siblings;
+ *  - tail set: the requests above the objective when there are at least
+ *    20 of them, else the slowest max(20, 5 %) requests; placement needs
+ *    at least 40 requests.
+ */
+#include "evidence.h"
+#include "evidence_priv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "trace_build.h"
+
+#define TAIL_MIN 20
+#define PLACEMENT_MIN_REQUESTS 40
+
+typedef struct Pass {
+	EvRequestSet *s;
+	const Model *m;
+	char *root_svc, *root_op;
+	Trace tr;
+	uint64_t *present;        /* per request: bit per dependency (first 64) */
+	int64_t cap_r, cap_c, cap_p;
+} Pass;
+
+static int list_index(char ***list, int *n, const char *s, int max)
+{
+	for (int i = 0; i < *n; i++)
+		if (strcmp((*list)[i], s) == 0)
+			return i;
+	if (*n >= max)
+		return -1;
+	*list = xrealloc(*list, (size_t)(*n + 1) * sizeof **list);
+	(*list)[*n] = xstrdup(s);
+	return (*n)++;
+}
+
+static double ms(int64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static const char *dep_key(const Trace *t, const TSpan *sp)
+{
+	if (sp->server >= 0)
+		return trace_str(t, t->sp[sp->server].svc);
+	return trace_str(t, sp->name);
+}
+
+static int usable(const TSpan *s)
+{
+	return !s->excluded && !s->outside && !s->orphan;
+}
+
+static void push_call(Pass *ps, const EvCall *c)
+{
+	EvRequestSet *s = ps->s;
+	if (s->n_calls == ps->cap_c) {
+		ps->cap_c = ps->cap_c ? ps->cap_c * 2 : 4096;
+		s->calls = xrealloc(s->calls, (size_t)ps->cap_c * sizeof *s->calls);
+	}
+	s->calls[s->n_calls++] = *c;
+}
+
+static void finish_trace(Pass *ps)
+{
+	Trace *t = &ps->tr;
+	EvRequestSet *s = ps->s;
+	if (t->n == 0)
+		return;
+	trace_link(t);
+	if (t->cyclic || t->root < 0)
+		return;
+	const TSpan *root = &t->sp[t->root];
+	if (strcmp(trace_str(t, root->svc), ps->root_svc) != 0 ||
+	    strcmp(trace_str(t, root->name), ps->root_op) != 0)
+		return;
+	if (s->n == ps->cap_r) {
+		ps->cap_r = ps->cap_r ? ps->cap_r * 2 : 1024;
+		s->r = xrealloc(s->r, (size_t)ps->cap_r * sizeof *s->r);
+		ps->present = xrealloc(ps->present, (size_t)ps->cap_r * sizeof *ps->present);
+	}
+	int64_t ri = s->n++;
+	EvRequest *r = &s->r[ri];
+	memset(r, 0, sizeof *r);
+	uint64_t mask = 0;
+	r->start_ns = root->start;
+	r->ingress_ms = (float)ms(trace_ingress_ns(t));
+	r->queue_ms = root->has_queue ? (float)ms(root->queue) : NAN;
+	r->error = root->status == 2;
+	const char *cls = root->cls ? trace_str(t, root->cls) : "";
+	for (int i = 0; i < t->n && !*cls; i++)
+		if (t->sp[i].cls && !t->sp[i].excluded)
+			cls = trace_str(t, t->sp[i].cls);
+	r->cls = (int16_t)(*cls ? list_index(&s->classes, &s->n_classes, cls, 64) : -1);
+	const char *host = root->host ? trace_str(t, root->host) : "";
+	r->host = (int16_t)(*host ? list_index(&s->hosts, &s->n_hosts, host, 4096) : -1);
+	if (s->first_ns == 0 || r->start_ns < s->first_ns)
+		s->first_ns = r->start_ns;
+	if (r->start_ns > s->last_ns)
+		s->last_ns = r->start_ns;
+
+	double objective = ps->m && ps->m->objective_ms > 0 ? ps->m->objective_ms : 0;
+	int64_t deadline = objective > 0 ? root->start - (root->has_queue ? root->queue : 0) +
+	                                       (int64_t)(objective * 1e6)
+	                                 : INT64_MAX;
+	int late = t->n_late > 0;
+	const char *root_svc = trace_str(t, root->svc);
+	for (int i = 0; i < t->n; i++) {
+		const TSpan *sp = &t->sp[i];
+		if (i == t->root || !usable(sp))
+			continue;
+		if (sp->end > root->end + 1000000 && strcmp(trace_str(t, sp->svc), root_svc) == 0)
+			late = 1;
+		if (sp->kind != SPAN_KIND_CLIENT)
+			continue;
+		if (sp->start > deadline)
+			late = 1;
+		EvCall c = {.req = (int32_t)ri, .wait_ms = NAN, .service_ms = NAN, .queue_ms = NAN};
+		int d = list_index(&s->deps, &s->n_deps, dep_key(t, sp), 4096);
+		c.dep = (int16_t)d;
+		if (d >= 0 && d < 64)
+			mask |= UINT64_C(1) << d;
+		c.error = sp->status == 2;
+		int64_t dur = sp->end - sp->start;
+		c.total_ms = (float)ms(dur);
+		if (sp->server >= 0) {
+			const TSpan *sv = &t->sp[sp->server];
+			int64_t sdur = sv->aend - sv->astart;
+			if (sdur > dur)
+				sdur = dur;
+			if (sdur < 0)
+				sdur = 0;
+			c.service_ms = (float)ms(sdur);
+			c.wait_ms = (float)ms(dur - sdur);
+			int64_t over = sv->end - sp->end;
+			c.late = sv->start >= sp->start && over > 0 && (double)over > 0.01 * (double)dur;
+		}
+		if (sp->has_queue)
+			c.queue_ms = (float)ms(sp->queue);
+		/* siblings: serial or parallel, retry of a failed sibling */
+		int overlap = 0, width = 1;
+		if (sp->parent >= 0) {
+			for (int k = t->sp[sp->parent].first_child; k >= 0; k = t->sp[k].next_sibling) {
+				const TSpan *o = &t->sp[k];
+				if (k == i || !usable(o))
+					continue;
+				if (o->astart < sp->aend && sp->astart < o->aend) {
+					overlap = 1;
+					if (o->kind == SPAN_KIND_CLIENT && o->astart <= sp->astart)
+						width++;
+				}
+				if (o->kind == SPAN_KIND_CLIENT && o->status == 2 && o->aend <= sp->astart &&
+				    strcmp(dep_key(t, o), dep_key(t, sp)) == 0)
+					c.retry = 1;
+			}
+		}
+		c.serial = !overlap;
+		if (width > r->width)
+			r->width = (int16_t)width;
+		r->calls++;
+		push_call(ps, &c);
+	}
+	r->late = (uint8_t)late;
+	ps->present[ri] = mask;
+}
+
+static int on_row(void *ctx, const StoreSpanRow *row)
+{
+	Pass *ps = ctx;
+	if (strcmp(ps->tr.trace_id, row->trace_id) != 0) {
+		finish_trace(ps);
+		trace_reset(&ps->tr, row->trace_id);
+	}
+	trace_add(&ps->tr, row);
+	return 0;
+}
+
+static int on_root_op(void *ctx, const char *svc, const char *op, int64_t n)
+{
+	Pass *ps = ctx;
+	(void)n;
+	ps->root_svc = xstrdup(svc);
+	ps->root_op = xstrdup(op);
+	return 1;
+}
+
+static int cmp_float_desc(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+	return (x < y) - (x > y);
+}
+
+/* Marks the tail set (see the file comment). */
+static void mark_tail(EvRequestSet *s, double objective)
+{
+	s->tail_threshold_ms = NAN;
+	if (s->n < PLACEMENT_MIN_REQUESTS)
+		return;
+	int64_t above = 0;
+	if (objective > 0)
+		for (int64_t i = 0; i < s->n; i++)
+			above += s->r[i].ingress_ms > objective;
+	double thr;
+	int strict;
+	if (objective > 0 && above >= TAIL_MIN) {
+		thr = objective;
+		strict = 1;
+	} else {
+		int64_t k = (int64_t)ceil(0.05 * (double)s->n);
+		if (k < TAIL_MIN)
+			k = TAIL_MIN;
+		float *v = xmalloc((size_t)s->n * sizeof *v);
+		for (int64_t i = 0; i < s->n; i++)
+			v[i] = s->r[i].ingress_ms;
+		qsort(v, (size_t)s->n, sizeof *v, cmp_float_desc);
+		thr = v[k - 1];
+		free(v);
+		strict = 0;
+	}
+	s->tail_threshold_ms = thr;
+	for (int64_t i = 0; i < s->n; i++)
+		s->r[i].slow = (uint8_t)(strict ? s->r[i].ingress_ms > thr : s->r[i].ingress_ms >= thr);
+}
+
+/* Omission: an optional dependency failed (timeout, error) or is absent
+ * from a request although most requests of the range call it. */
+static void mark_omission(Pass *ps)
+{
+	EvRequestSet *s = ps->s;
+	const Model *m = ps->m;
+	if (m == NULL || s->n == 0)
+		return;
+	int n = s->n_deps < 64 ? s->n_deps : 64;
+	uint64_t optional = 0;
+	for (int d = 0; d < n; d++) {
+		const ModelNode *mn = model_find_node(m, s->deps[d], NULL);
+		if (mn && mn->mandatory == 0)
+			optional |= UINT64_C(1) << d;
+	}
+	if (optional == 0)
+		return;
+	for (int d = 0; d < n; d++) {
+		uint64_t bit = UINT64_C(1) << d;
+		if (!(optional & bit))
+			continue;
+		int64_t have = 0;
+		for (int64_t i = 0; i < s->n; i++)
+			have += (ps->present[i] & bit) != 0;
+		if (2 * have < s->n)
+			continue; /* not normally called: absence means nothing */
+		for (int64_t i = 0; i < s->n; i++)
+			if (!(ps->present[i] & bit))
+				s->r[i].omitted = 1;
+	}
+	for (int64_t k = 0; k < s->n_calls; k++) {
+		const EvCall *c = &s->calls[k];
+		if (c->error && c->dep >= 0 && c->dep < 64 && (optional & (UINT64_C(1) << c->dep)))
+			s->r[c->req].omitted = 1;
+	}
+}
+
+int evidence_requests_load(Store *st, const Model *m, const char *root_service,
+                           const char *root_operation, int64_t from, int64_t to,
+                           EvRequestSet **out, Err *err)
+{
+	*out = NULL;
+	Pass ps;
+	memset(&ps, 0, sizeof ps);
+	ps.m = m;
+	ps.s = xcalloc(1, sizeof *ps.s);
+	ps.s->from_ns = from;
+	ps.s->to_ns = to;
+	int rc = 0;
+	if (root_service && root_operation) {
+		ps.root_svc = xstrdup(root_service);
+		ps.root_op = xstrdup(root_operation);
+	} else if (m && m->root_service && m->root_operation) {
+		ps.root_svc = xstrdup(m->root_service);
+		ps.root_op = xstrdup(m->root_operation);
+	} else if ((rc = store_root_operations(st, from, to, on_root_op, &ps, err))) {
+		goto out;
+	}
+	if (ps.root_svc == NULL) {
+		*out = ps.s; /* no requests at all */
+		ps.s = NULL;
+		goto out;
+	}
+	trace_init(&ps.tr);
+	rc = store_spans_scan(st, from, to, 0, on_row, &ps, err);
+	if (rc == 0)
+		finish_trace(&ps);
+	trace_fini(&ps.tr);
+	if (rc)
+		goto out;
+	mark_tail(ps.s, m ? m->objective_ms : 0);
+	mark_omission(&ps);
+	*out = ps.s;
+	ps.s = NULL;
+out:
+	free(ps.present);
+	free(ps.root_svc);
+	free(ps.root_op);
+	evidence_requests_free(ps.s);
+	return rc;
+}
+
+void evidence_requests_free(EvRequestSet *s)
+{
+	if (s == NULL)
+		return;
+	free(s->r);
+	free(s->calls);
+	for (int i = 0; i < s->n_classes; i++)
+		free(s->classes[i]);
+	free(s->classes);
+	for (int i = 0; i < s->n_hosts; i++)
+		free(s->hosts[i]);
+	free(s->hosts);
+	for (int i = 0; i < s->n_deps; i++)
+		free(s->deps[i]);
+	free(s->deps);
+	free(s);
+}
+
+/* ---- evidence from two request sets ------------------------------------ */
+
+static const char *sfx(int p)
+{
+	return p ? "@baseline" : "";
+}
+
+static const char *word(int p)
+{
+	return p ? "baseline" : "window";
+}
+
+static void put_ratio(Evidence *e, const char *name, double num, int64_t den, const char *what,
+                      int p)
+{
+	if (den <= 0) {
+		char why[256];
+		snprintf(why, sizeof why, "spans: no %s in the %s", what, word(p));
+		ev_missing(e, name, "ratio", why);
+		return;
+	}
+	ev_put(e, name, num / (double)den, "ratio", EV_SRC_SPANS, EV_Q_NONE, den,
+	       den < EV_MIN_RATIO_N, "spans: %.0f of %lld %s (%s)%s", num, (long long)den, what,
+	       word(p), den < EV_MIN_RATIO_N ? "; fewer than 30: noisy" : "");
+}
+
+static void put_per(Evidence *e, const char *name, double num, int64_t den, const char *unit,
+                    const char *what, int p)
+{
+	if (den <= 0) {
+		ev_missing(e, name, unit, "spans: nothing to divide by");
+		return;
+	}
+	ev_put(e, name, num / (double)den, unit, EV_SRC_SPANS, EV_Q_NONE, den, den < EV_MIN_RATIO_N,
+	       "spans: %s over %lld (%s)", what, (long long)den, word(p));
+}
+
+/* Index of name in list, -1 when absent. */
+static int idx(char **list, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(list[i], name) == 0)
+			return i;
+	return -1;
+}
+
+static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model *m,
+                         double *cpr_class /* [e->n_classes] out */)
+{
+	char name[256], seg[96];
+	int64_t late = 0, omitted = 0, calls = 0, retries = 0;
+	double width = 0;
+	for (int64_t i = 0; i < s->n; i++) {
+		late += s->r[i].late;
+		omitted += s->r[i].omitted;
+		calls += s->r[i].calls;
+		width += s->r[i].width;
+	}
+	snprintf(name, sizeof name, "late_work.ratio%s", sfx(p));
+	put_ratio(e, name, (double)late, s->n, "requests with late work", p);
+	snprintf(name, sizeof name, "omission.ratio%s", sfx(p));
+	int has_optional = 0;
+	for (int i = 0; m && i < m->n_nodes; i++)
+		has_optional |= m->nodes[i].mandatory == 0;
+	if (has_optional)
+		put_ratio(e, name, (double)omitted, s->n, "requests missing an optional branch", p);
+	else
+		ev_missing(e, name, "ratio", "model: no optional node declared");
+	snprintf(name, sizeof name, "fanout.calls_per_request%s", sfx(p));
+	put_per(e, name, (double)calls, s->n, "count", "client calls per request", p);
+	snprintf(name, sizeof name, "fanout.width%s", sfx(p));
+	put_per(e, name, width, s->n, "count", "mean largest group of overlapping calls", p);
+
+	/* per class: calls per request */
+	for (int c = 0; c < e->n_classes; c++) {
+		int sc = idx(s->classes, s->n_classes, e->classes[c]);
+		int64_t req = 0, cc = 0;
+		for (int64_t i = 0; sc >= 0 && i < s->n; i++)
+			if (s->r[i].cls == sc) {
+				req++;
+				cc += s->r[i].calls;
+			}
+		evidence_segment(e->classes[c], seg, sizeof seg);
+		snprintf(name, sizeof name, "fanout.%s.calls_per_request%s", seg, sfx(p));
+		put_per(e, name, (double)cc, req, "count", "client calls per request of the class", p);
+		cpr_class[c] = req >= EV_MIN_RATIO_N ? (double)cc / (double)req : NAN;
+	}
+
+	/* per dependency */
+	int nd = s->n_deps;
+	int64_t *dc = xcalloc((size_t)(nd ? nd : 1) * 5, sizeof *dc);
+	for (int64_t k = 0; k < s->n_calls; k++) {
+		const EvCall *c = &s->calls[k];
+		if (c->dep < 0)
+			continue;
+		int64_t *x = &dc[c->dep * 5];
+		x[0]++;
+		x[1] += c->error;
+		x[2] += c->serial;
+		x[3] += c->retry;
+		x[4] += c->late;
+		retries += c->retry;
+	}
+	for (int k = 0; k < e->n_deps; k++) {
+		int d = idx(s->deps, s->n_deps, e->deps[k]);
+		if (d < 0)
+			continue;
+		const int64_t *x = &dc[d * 5];
+		evidence_segment(e->deps[k], seg, sizeof seg);
+		snprintf(name, sizeof name, "dep.%s.calls_per_request%s", seg, sfx(p));
+		put_per(e, name, (double)x[0], s->n, "count", "calls per request", p);
+		snprintf(name, sizeof name, "dep.%s.error_ratio%s", seg, sfx(p));
+		put_ratio(e, name, (double)x[1], x[0], "calls ending in error", p);
+		snprintf(name, sizeof name, "dep.%s.serial_ratio%s", seg, sfx(p));
+		put_ratio(e, name, (double)x[2], x[0], "calls overlapping no sibling", p);
+		snprintf(name, sizeof name, "dep.%s.late_ratio%s", seg, sfx(p));
+		put_ratio(e, name, (double)x[4], x[0], "calls outlived by their server span", p);
+		snprintf(name, sizeof name, "dep.%s.attempts_per_call%s", seg, sfx(p));
+		if (x[0] > x[3])
+			ev_put(e, name, (double)x[0] / (double)(x[0] - x[3]), "count", EV_SRC_SPANS,
+			       EV_Q_NONE, x[0], x[0] < EV_MIN_RATIO_N,
+			       "spans: %lld attempts for %lld logical calls (%s)", (long long)x[0],
+			       (long long)(x[0] - x[3]), word(p));
+	}
+	free(dc);
+	snprintf(name, sizeof name, "attempts.per_call%s", sfx(p));
+	if (calls > retries)
+		ev_put(e, name, (double)calls / (double)(calls - retries), "count", EV_SRC_SPANS,
+		       EV_Q_NONE, calls, calls < EV_MIN_RATIO_N,
+		       "spans: %lld client calls for %lld logical calls (retries after errors "
+		       "removed) (%s)", (long long)calls, (long long)(calls - retries), word(p));
+	else
+		ev_missing(e, name, "count", "spans: no client calls");
+
+	/* placement: how the tail set spreads over hosts */
+	snprintf(name, sizeof name, "placement.concentration%s", sfx(p));
+	int64_t k = 0;
+	for (int64_t i = 0; i < s->n; i++)
+		k += s->r[i].slow;
+	if (s->n_hosts < 2 || k == 0) {
+		ev_missing(e, name, "ratio",
+		           s->n_hosts < 2 ? "spans: requests carry fewer than two hosts"
+		                          : "spans: fewer than 40 requests, no tail set");
+		return;
+	}
+	int64_t *hr = xcalloc((size_t)s->n_hosts, sizeof *hr), *hs = xcalloc((size_t)s->n_hosts, sizeof *hs);
+	int64_t with_host = 0, slow_host = 0;
+	for (int64_t i = 0; i < s->n; i++) {
+		if (s->r[i].host < 0)
+			continue;
+		hr[s->r[i].host]++;
+		hs[s->r[i].host] += s->r[i].slow;
+		with_host++;
+		slow_host += s->r[i].slow;
+	}
+	double hhi_all = 0, hhi_slow = 0, top_lift = 0;
+	int top = -1;
+	for (int h = 0; h < s->n_hosts && with_host > 0 && slow_host > 0; h++) {
+		double ph = (double)hr[h] / (double)with_host, qh = (double)hs[h] / (double)slow_host;
+		hhi_all += ph * ph;
+		hhi_slow += qh * qh;
+		if (hs[h] >= 3 && ph > 0 && qh / ph > top_lift) {
+			top_lift = qh / ph;
+			top = h;
+		}
+	}
+	if (slow_host > 0) {
+		/* expected Herfindahl of slow_host requests dropped on hosts in
+		 * proportion to their traffic: sum p^2 + (1 - sum p^2) / k */
+		double expect = hhi_all + (1 - hhi_all) / (double)slow_host;
+		ev_put(e, name, hhi_slow / expect, "ratio", EV_SRC_SPANS, EV_Q_NONE, slow_host,
+		       slow_host < TAIL_MIN,
+		       "spans: Herfindahl of the %lld tail requests over %d hosts / its value if "
+		       "they followed traffic (1 = no concentration) (%s)",
+		       (long long)slow_host, s->n_hosts, word(p));
+		snprintf(name, sizeof name, "placement.top_lift%s", sfx(p));
+		if (top >= 0) {
+			ev_put(e, name, top_lift, "ratio", EV_SRC_SPANS, EV_Q_NONE, hs[top], hs[top] < 5,
+			       "spans: host %s has %.1f %% of the tail and %.1f %% of requests (%s)",
+			       s->hosts[top], 100.0 * (double)hs[top] / (double)slow_host,
+			       100.0 * (double)hr[top] / (double)with_host, word(p));
+			if (p == 0)
+				ev_fact(e, "placement.top_host", s->hosts[top]);
+		} else {
+			ev_missing(e, name, "ratio", "spans: no host has 3 tail requests");
+		}
+		snprintf(name, sizeof name, "placement.hosts%s", sfx(p));
+		ev_put(e, name, s->n_hosts, "count", EV_SRC_SPANS, EV_Q_NONE, with_host, 0,
+		       "spans: hosts serving the endpoint (%s)", word(p));
+	}
+	free(hr);
+	free(hs);
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+	return (x > y) - (x < y);
+}
+
+/* Count of values <= x in sorted v[0..n). */
+static int64_t upper(const float *v, int64_t n, double x)
+{
+	int64_t lo = 0, hi = n;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (v[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* p99 of the baseline's per-class ingress distributions mixed with the
+ * window's class shares: what the p99 would be if only the mix had
+ * changed. */
+static void reweight(Evidence *e, const EvRequestSet *w, const EvRequestSet *b)
+{
+	int nc = b->n_classes;
+	if (nc == 0 || w->n == 0 || b->n == 0) {
+		ev_missing(e, "mix.p99_reweighted_ms", "ms", "spans: needs classes in window and baseline");
+		return;
+	}
+	float **v = xcalloc((size_t)nc, sizeof *v);
+	int64_t *nv = xcalloc((size_t)nc, sizeof *nv);
+	double *wt = xcalloc((size_t)nc, sizeof *wt);
+	float *all = xmalloc((size_t)b->n * sizeof *all);
+	int64_t with_cls = 0, na = 0;
+	for (int64_t i = 0; i < b->n; i++)
+		if (b->r[i].cls >= 0)
+			nv[b->r[i].cls]++;
+	for (int c = 0; c < nc; c++)
+		v[c] = xmalloc((size_t)(nv[c] ? nv[c] : 1) * sizeof **v), nv[c] = 0;
+	for (int64_t i = 0; i < b->n; i++)
+		if (b->r[i].cls >= 0) {
+			int c = b->r[i].cls;
+			v[c][nv[c]++] = b->r[i].ingress_ms;
+			all[na++] = b->r[i].ingress_ms;
+		}
+	int ok = 1;
+	for (int64_t i = 0; i < w->n; i++) {
+		if (w->r[i].cls < 0)
+			continue;
+		int c = idx(b->classes, nc, w->classes[w->r[i].cls]);
+		if (c < 0 || nv[c] == 0) {
+			ok = 0; /* a class the baseline never saw: cannot reweight */
+			break;
+		}
+		wt[c] += 1;
+		with_cls++;
+	}
+	if (ok && with_cls > 0 && na > 0) {
+		for (int c = 0; c < nc; c++) {
+			wt[c] /= (double)with_cls;
+			qsort(v[c], (size_t)nv[c], sizeof **v, cmp_float);
+		}
+		qsort(all, (size_t)na, sizeof *all, cmp_float);
+		/* smallest baseline value x with mixture CDF(x) >= 0.99 */
+		int64_t lo = 0, hi = na - 1;
+		while (lo < hi) {
+			int64_t mid = lo + (hi - lo) / 2;
+			double cdf = 0;
+			for (int c = 0; c < nc; c++)
+				if (nv[c])
+					cdf += wt[c] * (double)upper(v[c], nv[c], all[mid]) / (double)nv[c];
+			if (cdf >= 0.99 - 1e-12)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		ev_put(e, "mix.p99_reweighted_ms", all[lo], "ms", EV_SRC_SPANS, EV_Q_EXACT, na,
+		       quant_small_sample(na),
+		       "spans: p99 of the baseline's per-class latencies (%lld requests) mixed in the "
+		       "window's class shares", (long long)na);
+	} else {
+		ev_missing(e, "mix.p99_reweighted_ms", "ms",
+		           "spans: a window class has no baseline requests; cannot reweight");
+	}
+	for (int c = 0; c < nc; c++)
+		free(v[c]);
+	free(v);
+	free(nv);
+	free(wt);
+	free(all);
+}
+
+int ev_requests(Store *st, const EvidenceOptions *opt, const Analysis *a, Evidence *e, Err *err)
+{
+	EvRequestSet *set[2] = {NULL, NULL};
+	int rc = 0;
+	int np = opt->has_baseline ? 2 : 1;
+	double *cpr[2];
+	cpr[0] = xcalloc((size_t)(e->n_classes + 1), sizeof(double));
+	cpr[1] = xcalloc((size_t)(e->n_classes + 1), sizeof(double));
+	for (int p = 0; p < np; p++) {
+		int64_t from = p ? opt->base_from : opt->win_from, to = p ? opt->base_to : opt->win_to;
+		rc = evidence_requests_load(st, opt->model, a ? a->root_service : NULL,
+		                            a ? a->root_operation : NULL, from, to, &set[p], err);
+		if (rc)
+			goto out;
+		for (int h = 0; h < set[p]->n_hosts; h++)
+			ev_list_add(&e->hosts, &e->n_hosts, set[p]->hosts[h]);
+	}
+	for (int p = 0; p < np; p++) {
+		if (set[p]->n == 0)
+			continue;
+		set_evidence(e, set[p], p, opt->model, cpr[p]);
+	}
+	if (np == 2 && set[0]->n > 0 && set[1]->n > 0) {
+		reweight(e, set[0], set[1]);
+		double best = NAN;
+		const char *bc = NULL;
+		for (int c = 0; c < e->n_classes; c++) {
+			if (isnan(cpr[0][c]) || isnan(cpr[1][c]) || cpr[1][c] <= 0)
+				continue;
+			double ch = fabs(cpr[0][c] / cpr[1][c] - 1);
+			if (isnan(best) || ch > best) {
+				best = ch;
+				bc = e->classes[c];
+			}
+		}
+		if (bc) {
+			ev_put(e, "fanout.within_class_change", best, "ratio", EV_SRC_SPANS, EV_Q_NONE, 0, 0,
+			       "spans: largest relative change of calls per request within one class "
+			       "(class %s; classes with 30+ requests in both)", bc);
+			ev_fact(e, "fanout.top_class", bc);
+		} else {
+			ev_missing(e, "fanout.within_class_change", "ratio",
+			           "spans: no class has 30 requests in both window and baseline");
+		}
+	}
+out:
+	free(cpr[0]);
+	free(cpr[1]);
+	evidence_requests_free(set[0]);
+	evidence_requests_free(set[1]);
+	return rc;
+}

@@ -1,0 +1,120 @@
+/*
+ * cmd_check.c - `tailtriage check NAME`: runs one discriminating check
+ * headless and prints its table (drills/checks.h).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "checks.h"
+#include "cli.h"
+#include "diagnose.h"
+#include "timefmt.h"
+
+static void usage(FILE *out)
+{
+	fputs("usage: tailtriage check NAME [--db FILE] [--model FILE] [--window A..B]\n"
+	      "                        [--baseline A..B|before] [--node N] [--class C]\n"
+	      "                        [--format text|json]\n"
+	      "       tailtriage check --list\n\n"
+	      "Runs one discriminating check over the database and prints its table.\n\n"
+	      "  --node N         dependency the check is about (pool-by-class, client-vs-server)\n"
+	      "  --class C        workload class to single out (client-vs-server)\n"
+	      "  --list           the checks and the question each answers\n",
+	      out);
+}
+
+int cmd_check(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"db", required_argument, NULL, 'd'},
+		{"model", required_argument, NULL, 'm'},
+		{"window", required_argument, NULL, 'w'},
+		{"baseline", required_argument, NULL, 'b'},
+		{"node", required_argument, NULL, 'n'},
+		{"class", required_argument, NULL, 'c'},
+		{"format", required_argument, NULL, 'f'},
+		{"list", no_argument, NULL, 'l'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *db = cli_default_db(), *model_path = NULL, *format = "text", *baseline = NULL;
+	CheckOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	Err err = {0};
+	int c, list = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:m:w:b:n:c:f:lh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': db = optarg; break;
+		case 'm': model_path = optarg; break;
+		case 'w':
+			if (time_parse_range(optarg, &o.win_from, &o.win_to, &err))
+				return cli_fail("--window: %s", err.msg), 2;
+			break;
+		case 'b': baseline = optarg; break;
+		case 'n': o.node = optarg; break;
+		case 'c': o.wclass = optarg; break;
+		case 'f': format = optarg; break;
+		case 'l': list = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (list) {
+		for (const char *const *n = check_names(); *n; n++)
+			printf("%-20s %s\n", *n, check_question(*n));
+		return 0;
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "tailtriage check: give one check NAME (tailtriage check --list)\n");
+		usage(stderr);
+		return 2;
+	}
+	const char *name = argv[optind];
+	if (check_question(name) == NULL)
+		return cli_fail("unknown check '%s' (tailtriage check --list)", name), 2;
+	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
+		return cli_fail("--format must be text or json, not '%s'", format), 2;
+	if (baseline) {
+		if (strcmp(baseline, "before") == 0) {
+			if (o.win_from == INT64_MIN || o.win_to == INT64_MAX)
+				return cli_fail("--baseline before needs a window with both ends"), 2;
+			o.base_from = o.win_from - (o.win_to - o.win_from);
+			o.base_to = o.win_from;
+		} else if (time_parse_range(baseline, &o.base_from, &o.base_to, &err)) {
+			return cli_fail("--baseline: %s", err.msg), 2;
+		}
+		o.has_baseline = 1;
+	}
+	if (access(db, F_OK) != 0)
+		return cli_fail("%s: no such database (import data first)", db);
+	Model *model = cli_load_model(model_path, &err);
+	if (model_path && model == NULL)
+		return cli_fail("%s", err.msg);
+	o.model = model;
+	Store *st = NULL;
+	if (store_open(db, STORE_READONLY, &st, &err)) {
+		model_free(model);
+		return cli_fail("%s", err.msg);
+	}
+	CheckTable *t = NULL;
+	int rc = check_run(st, name, &o, &t, &err);
+	store_close(st);
+	if (rc) {
+		model_free(model);
+		return cli_fail("%s", err.msg);
+	}
+	Buf out;
+	buf_init(&out);
+	if (strcmp(format, "json") == 0)
+		check_table_json(t, &out);
+	else
+		check_table_text(t, &out);
+	fwrite(out.p, 1, out.len, stdout);
+	buf_fini(&out);
+	check_table_free(t);
+	model_free(model);
+	return 0;
+}

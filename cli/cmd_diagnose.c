@@ -1,0 +1,142 @@
+/*
+ * cmd_diagnose.c - `tailtriage diagnose`: evidence, ranked hypotheses with
+ * their checks, and decision verdicts (drills/diagnose.h does the work).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "diagnose.h"
+#include "sheet.h"
+#include "timefmt.h"
+
+static void usage(FILE *out)
+{
+	fputs("usage: tailtriage diagnose [--db FILE] [--model FILE] [--window A..B]\n"
+	      "                           [--baseline A..B|before] [--sheet FILE]\n"
+	      "                           [--catalog FILE] [--format text|json]\n\n"
+	      "Computes the named evidence of the window against the baseline (spans, metrics,\n"
+	      "an observation sheet), ranks the hypotheses of the catalog on it with what\n"
+	      "supports, contradicts or is missing for each, names the check that separates\n"
+	      "them, and evaluates the decisions (raise endpoint concurrency, add API hosts,\n"
+	      "degrade or add capacity to a node, hold the rollout) with their guards.\n\n"
+	      "  --db FILE        database (default $TAILTRIAGE_DB or ./tailtriage.db); with\n"
+	      "                   --sheet and no --db, a missing default database is skipped\n"
+	      "  --model FILE     endpoint model (objective, optional/core nodes, pools, budgets)\n"
+	      "  --window A..B    analysed range (RFC 3339 or epoch ms; default: all data)\n"
+	      "  --baseline A..B  range to compare against; 'before': the same length just\n"
+	      "                   before the window (needs a closed window)\n"
+	      "  --sheet FILE     observation sheet; its values override computed ones\n"
+	      "  --catalog FILE   hypothesis catalog (default: the built-in one)\n"
+	      "  --format F       text (default) or json (docs/diagnosis.md)\n",
+	      out);
+}
+
+int cmd_diagnose(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"db", required_argument, NULL, 'd'},
+		{"model", required_argument, NULL, 'm'},
+		{"window", required_argument, NULL, 'w'},
+		{"baseline", required_argument, NULL, 'b'},
+		{"sheet", required_argument, NULL, 's'},
+		{"catalog", required_argument, NULL, 'C'},
+		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *db = NULL, *model_path = NULL, *sheet_path = NULL, *format = "text";
+	const char *baseline = NULL;
+	DiagnoseOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	Err err = {0};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:m:w:b:s:C:f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': db = optarg; break;
+		case 'm': model_path = optarg; break;
+		case 'w':
+			if (time_parse_range(optarg, &o.win_from, &o.win_to, &err))
+				return cli_fail("--window: %s", err.msg), 2;
+			break;
+		case 'b': baseline = optarg; break;
+		case 's': sheet_path = optarg; break;
+		case 'C': o.catalog_path = optarg; break;
+		case 'f': format = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "tailtriage diagnose: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
+		return cli_fail("--format must be text or json, not '%s'", format), 2;
+	if (baseline) {
+		if (strcmp(baseline, "before") == 0) {
+			if (o.win_from == INT64_MIN || o.win_to == INT64_MAX)
+				return cli_fail("--baseline before needs a window with both ends"), 2;
+			o.base_from = o.win_from - (o.win_to - o.win_from);
+			o.base_to = o.win_from;
+		} else if (time_parse_range(baseline, &o.base_from, &o.base_to, &err)) {
+			return cli_fail("--baseline: %s", err.msg), 2;
+		}
+		o.has_baseline = 1;
+	}
+	Sheet *sheet = NULL;
+	if (sheet_path && sheet_load(sheet_path, &sheet, &err))
+		return cli_fail("%s", err.msg);
+	o.sheet = sheet;
+	if (db == NULL) {
+		db = cli_default_db();
+		if (sheet && access(db, F_OK) != 0)
+			db = NULL; /* a sheet alone is enough */
+	}
+	if (db == NULL && sheet == NULL)
+		return cli_fail("nothing to diagnose: give --db or --sheet"), 2;
+	Model *model = cli_load_model(model_path, &err);
+	int rc = 1;
+	Store *st = NULL;
+	Diagnosis *d = NULL;
+	Buf out;
+	buf_init(&out);
+	if (model_path && model == NULL) {
+		cli_fail("%s", err.msg);
+		goto done;
+	}
+	o.model = model;
+	if (db && access(db, F_OK) != 0) {
+		cli_fail("%s: no such database (import data first, or give only --sheet)", db);
+		goto done;
+	}
+	if (db && store_open(db, STORE_READONLY, &st, &err)) {
+		cli_fail("%s", err.msg);
+		goto done;
+	}
+	if (diagnose_run(st, &o, &d, &err)) {
+		cli_fail("%s", err.msg);
+		goto done;
+	}
+	if (strcmp(format, "json") == 0) {
+		diagnosis_json(d, model, &out);
+	} else {
+		if (!d->evidence->has_spans && sheet == NULL)
+			buf_adds(&out, "note: no requests of the endpoint in the window; the diagnosis "
+			               "rests on metrics and the model only\n\n");
+		diagnosis_text(d, model, &out);
+	}
+	fwrite(out.p, 1, out.len, stdout);
+	rc = 0;
+done:
+	buf_fini(&out);
+	diagnosis_free(d);
+	store_close(st);
+	model_free(model);
+	sheet_free(sheet);
+	return rc;
+}

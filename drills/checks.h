@@ -1,0 +1,66 @@
+/*
+ * checks.h - discriminating checks: named queries over the store that each
+ * answer one question and render as a small table.
+ *
+ *   pool-by-class       calls to a dependency by class: active and pending
+ *                       (mean in flight and mean waiting, Little's law over
+ *                       the sampled spans), wait and service p99; pool
+ *                       metrics in the note
+ *   fanout-by-class     calls per request and fan-out width by class
+ *   host-concentration  share of the slow tail against share of requests
+ *                       per host (lift), and the concentration index
+ *   client-vs-server    per dependency: client-observed, client wait and
+ *                       server p99 in window and baseline; serial share,
+ *                       errors, attempts
+ *   class-mix           class shares over time
+ *   late-work           late work and omission over time
+ *   endpoint-queue      queue before the endpoint and ingress p99 by host;
+ *                       executor occupancy and CPU in the note
+ *
+ * Ownership: check_run() returns a CheckTable the caller frees with
+ * check_table_free().
+ */
+#ifndef TT_CHECKS_H
+#define TT_CHECKS_H
+
+#include <stdint.h>
+
+#include "buf.h"
+#include "err.h"
+#include "model.h"
+#include "store.h"
+
+typedef struct CheckOptions {
+	const Model *model;          /* may be NULL */
+	int64_t win_from, win_to;    /* INT64_MIN / INT64_MAX: open */
+	int has_baseline;
+	int64_t base_from, base_to;
+	const char *node;            /* dependency for pool-by-class / client-vs-server, or NULL */
+	const char *wclass;          /* class to single out, or NULL */
+} CheckOptions;
+
+typedef struct CheckTable {
+	char *name;                  /* the check's name */
+	char *question;              /* what it answers */
+	char **cols;                 /* column headings */
+	int n_cols;
+	char **cells;                /* n_rows x n_cols, row-major, "" for empty */
+	int n_rows;
+	char *note;                  /* provenance and caveats, may be NULL */
+} CheckTable;
+
+/* Runs check name. Errors: TT_ENOTFOUND for an unknown name (the message
+ * lists the known ones), store errors. */
+int check_run(Store *st, const char *name, const CheckOptions *opt, CheckTable **out, Err *err);
+void check_table_free(CheckTable *t);           /* NULL is a no-op */
+
+/* The question a check answers, or NULL for an unknown name. */
+const char *check_question(const char *name);
+
+/* Aligned text (strings from the data are cleaned of control bytes). */
+void check_table_text(const CheckTable *t, Buf *out);
+
+/* {"check", "question", "columns": [...], "rows": [[...]], "note"}. */
+void check_table_json(const CheckTable *t, Buf *out);
+
+#endif

@@ -1,0 +1,372 @@
+/*
+ * decisions.c - actions an operator may take, each with guards over the
+ * model and the evidence, a verdict and a reason that quotes the numbers.
+ *
+ *   raise-endpoint-concurrency  supported only when admission is the bound:
+ *                               endpoint queue age (or executor occupancy)
+ *                               over budget while late work and the pools
+ *                               behind it are inside theirs;
+ *   add-api-hosts               supported only with per-host saturation
+ *                               spread over the fleet; "weak" otherwise;
+ *   degrade:<node>              refused for a core or mandatory node;
+ *                               supported for an optional node on the slow
+ *                               path;
+ *   add-capacity:<node>         supported when the node's own (server) time
+ *                               is what grew;
+ *   hold-rollout                supported while the objective or a budget
+ *                               is breached.
+ * degrade and add-capacity are evaluated for every dependency blamed by one
+ * of the three leading hypotheses.
+ */
+#include "drills_priv.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+
+static const char *const DECISIONS[] = {
+	"raise-endpoint-concurrency", "add-api-hosts", "degrade", "add-capacity", "hold-rollout", NULL,
+};
+
+const char *const *decision_ids(void)
+{
+	return DECISIONS;
+}
+
+const char *dx_verdict_name(int v)
+{
+	return v == DX_SUPPORTED ? "supported" : v == DX_REFUSED ? "refused" : "unsupported";
+}
+
+typedef struct Out {
+	DxDecision *d;
+	int n;
+} Out;
+
+static void add(Out *o, const char *id, int verdict, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void add(Out *o, const char *id, int verdict, const char *fmt, ...)
+{
+	char r[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r, sizeof r, fmt, ap);
+	va_end(ap);
+	o->d = xrealloc(o->d, (size_t)(o->n + 1) * sizeof *o->d);
+	o->d[o->n].id = xstrdup(id);
+	o->d[o->n].verdict = verdict;
+	o->d[o->n].reason = xstrdup(r);
+	o->n++;
+}
+
+static int val(const Evidence *e, const char *name, double *v)
+{
+	return evidence_value(e, name, v);
+}
+
+static double budget(const Evidence *e, const char *name, double dflt)
+{
+	char b[200];
+	double v;
+	snprintf(b, sizeof b, "budget.%s", name);
+	return val(e, b, &v) ? v : dflt;
+}
+
+static void pct(char *out, size_t sz, double r)
+{
+	snprintf(out, sz, "%.1f %%", 100 * r);
+}
+
+/* Pools (not the executor) with an occupancy: inside / over their budget. */
+static void pool_state(const Evidence *e, const Model *m, Buf *inside, Buf *over, int *n_over)
+{
+	*n_over = 0;
+	for (int i = 0; i < e->n; i++) {
+		const EvValue *v = &e->v[i];
+		size_t l = strlen(v->name);
+		const char *suf = ".occupancy";
+		if (strncmp(v->name, "pool.", 5) != 0 || l < 15 || strcmp(v->name + l - 10, suf) != 0 ||
+		    v->missing)
+			continue;
+		char pool[96];
+		snprintf(pool, sizeof pool, "%.*s", (int)(l - 15), v->name + 5);
+		int executor = 0;
+		for (int k = 0; m && k < m->n_pools; k++) {
+			char seg[96];
+			evidence_segment(m->pools[k].name, seg, sizeof seg);
+			if (strcmp(seg, pool) == 0 && m->pools[k].kind &&
+			    strcmp(m->pools[k].kind, "executor") == 0)
+				executor = 1;
+		}
+		if (executor)
+			continue;
+		double b = budget(e, v->name, 0.82);
+		char p[32], bp[32];
+		pct(p, sizeof p, v->value);
+		pct(bp, sizeof bp, b);
+		Buf *to = v->value > b ? over : inside;
+		if (v->value > b)
+			(*n_over)++;
+		buf_printf(to, "%s%s pool occupancy %s (budget %s)", to->len ? ", " : "", pool, p, bp);
+	}
+}
+
+static void raise_concurrency(Out *o, const Evidence *e, const Model *m, const DxHypothesis *top)
+{
+	double qa, occ, late;
+	int has_qa = val(e, "endpoint.queue_age.p99_ms", &qa);
+	int has_occ = val(e, "executor.occupancy", &occ);
+	int has_late = val(e, "late_work.ratio", &late);
+	double qb = budget(e, "endpoint.queue_age.p99_ms", 12), lb = budget(e, "late_work.ratio", 0.02);
+	Buf in, over;
+	buf_init(&in);
+	buf_init(&over);
+	int n_pool_over;
+	pool_state(e, m, &in, &over, &n_pool_over);
+	const char *id = "raise-endpoint-concurrency";
+	if (!has_qa && !has_occ) {
+		add(o, id, DX_UNSUPPORTED,
+		    "nothing shows that requests wait for the endpoint: endpoint queue age and executor "
+		    "occupancy are missing");
+		goto out;
+	}
+	int queue_over = (has_qa && qa > qb) || (has_occ && occ >= 0.9);
+	int late_over = has_late && late > lb;
+	char qs[96] = "", ls[128] = "", os[96] = "";
+	if (has_qa)
+		snprintf(qs, sizeof qs, "endpoint queue age p99 %.1f ms (budget %.0f ms)", qa, qb);
+	if (has_late) {
+		char a[32], b[32];
+		pct(a, sizeof a, late);
+		pct(b, sizeof b, lb);
+		snprintf(ls, sizeof ls, "late work %s (budget %s)", a, b);
+	}
+	if (has_occ) {
+		char a[32];
+		pct(a, sizeof a, occ);
+		snprintf(os, sizeof os, "executor occupancy %s", a);
+	}
+	if (!queue_over) {
+		Buf l;
+		buf_init(&l);
+		const char *items[4] = {qs, os, buf_str(&in), ls};
+		for (int i = 0; i < 4; i++)
+			if (*items[i])
+				buf_printf(&l, "%s%s", l.len ? ", " : "", items[i]);
+		add(o, id, DX_UNSUPPORTED,
+		    "%s %s inside budget: requests are not waiting for the endpoint, so more "
+		    "concurrency would only pass more demand to %s",
+		    buf_str(&l), late_over ? "(late work aside) are" : "are",
+		    top && top->node && strcmp(top->node, "none") != 0 ? top->node : "the dependencies");
+		buf_fini(&l);
+		goto out;
+	}
+	if (late_over || n_pool_over > 0) {
+		add(o, id, DX_UNSUPPORTED,
+		    "%s%s is over budget, but %s%s%s: admitting more requests would feed them",
+		    *qs ? qs : os, "", late_over ? ls : "", late_over && n_pool_over ? "; " : "",
+		    buf_str(&over));
+		goto out;
+	}
+	add(o, id, DX_SUPPORTED,
+	    "%s%s%s while %s%s%s: admission is the bound and what is behind it has room",
+	    qs, *qs && *os ? ", " : "", os, *ls ? ls : "late work unknown", in.len ? ", " : "",
+	    buf_str(&in));
+out:
+	buf_fini(&in);
+	buf_fini(&over);
+}
+
+static void add_hosts(Out *o, const Evidence *e)
+{
+	const char *id = "add-api-hosts";
+	double cpu = NAN, cmax = NAN, conc = NAN, occ = NAN, qa = NAN;
+	val(e, "cpu.fleet_mean", &cpu);
+	val(e, "cpu.host_max", &cmax);
+	val(e, "placement.concentration", &conc);
+	val(e, "executor.occupancy", &occ);
+	val(e, "endpoint.queue_age.p99_ms", &qa);
+	double qb = budget(e, "endpoint.queue_age.p99_ms", 12);
+	char c1[32] = "?", c2[32] = "?", c3[32] = "?";
+	if (!isnan(cpu))
+		pct(c1, sizeof c1, cpu);
+	if (!isnan(cmax))
+		pct(c2, sizeof c2, cmax);
+	if (!isnan(occ))
+		pct(c3, sizeof c3, occ);
+	const char *top = evidence_fact(e, "placement.top_host");
+	if (!isnan(conc) && conc >= 2.5) {
+		add(o, id, DX_UNSUPPORTED,
+		    "weak: the slow requests concentrate on a few hosts (concentration %.1f, most on %s); "
+		    "more hosts leave the placement that overloads them as it is",
+		    conc, top ? top : "?");
+		return;
+	}
+	int saturated = (!isnan(cmax) && cmax >= 0.85) || (!isnan(cpu) && cpu >= 0.75) ||
+	                (!isnan(occ) && occ >= 0.9 && !isnan(qa) && qa > qb);
+	if (saturated) {
+		add(o, id, DX_SUPPORTED,
+		    "the hosts themselves saturate (fleet CPU %s, busiest host %s, executor occupancy %s)"
+		    "%s: more hosts spread that load",
+		    c1, c2, c3, isnan(conc) ? "" : " and the tail follows traffic, not placement");
+		return;
+	}
+	add(o, id, DX_UNSUPPORTED,
+	    "weak: no per-host saturation is shown (fleet CPU %s, busiest host %s, executor "
+	    "occupancy %s); more hosts do not widen a per-process pool or a dependency's bound",
+	    c1, c2, c3);
+}
+
+static void degrade(Out *o, const Evidence *e, const Model *m, const char *node,
+                    const DxHypothesis *hyp, int n_hyp)
+{
+	char id[160], seg[96], name[200];
+	snprintf(id, sizeof id, "degrade:%s", node);
+	const ModelNode *mn = dx_model_node(m, node);
+	if (mn && mn->core == 1) {
+		add(o, id, DX_REFUSED,
+		    "%s is core: a response without it is not correct, so degrading it trades latency for "
+		    "wrong answers", node);
+		return;
+	}
+	if (mn && mn->mandatory == 1) {
+		add(o, id, DX_REFUSED,
+		    "%s is mandatory: the response needs it, so it cannot be left out to save time", node);
+		return;
+	}
+	if (mn == NULL || mn->mandatory == MODEL_UNKNOWN) {
+		add(o, id, DX_UNSUPPORTED,
+		    "the model does not say whether %s may be left out; declare it before degrading it",
+		    node);
+		return;
+	}
+	evidence_segment(node, seg, sizeof seg);
+	snprintf(name, sizeof name, "dep.%s.crit_share", seg);
+	double cs;
+	int on_path = val(e, name, &cs) && cs >= 0.2;
+	int blamed_first = n_hyp > 0 && hyp[0].node && strcmp(hyp[0].node, node) == 0 && hyp[0].score > 0;
+	if (on_path || blamed_first) {
+		add(o, id, DX_SUPPORTED,
+		    "%s is optional%s%s: leave it out with an explicit marker when the remaining time is "
+		    "short, and watch the omission budget",
+		    node, on_path ? " and owns part of the slow requests' critical path" : "",
+		    blamed_first ? " and the leading hypothesis blames it" : "");
+		return;
+	}
+	add(o, id, DX_UNSUPPORTED,
+	    "%s is optional but not on the slow requests' path; degrading it would cost its value and "
+	    "save little", node);
+}
+
+static void add_capacity(Out *o, const Evidence *e, const Model *m, const char *node)
+{
+	char id[160], seg[96], n1[200], n2[200], n3[200];
+	snprintf(id, sizeof id, "add-capacity:%s", node);
+	evidence_segment(node, seg, sizeof seg);
+	snprintf(n1, sizeof n1, "dep.%s.service.p99_ms", seg);
+	snprintf(n2, sizeof n2, "dep.%s.service.p99_ms@baseline", seg);
+	double s, sb;
+	if (!val(e, n1, &s) || !val(e, n2, &sb)) {
+		add(o, id, DX_UNSUPPORTED,
+		    "%s's own (server) time is not known for window and baseline: nothing shows its "
+		    "capacity is the bound", node);
+		return;
+	}
+	if (s >= 1.5 * sb && s - sb >= 5) {
+		add(o, id, DX_SUPPORTED,
+		    "%s's server p99 rose from %.1f to %.1f ms: its own capacity is the bound; add it "
+		    "where the safe boundary and failure reserve are shown", node, sb, s);
+		return;
+	}
+	const char *pool = dx_pool_of(m, node);
+	char ps[96];
+	evidence_segment(pool ? pool : node, ps, sizeof ps);
+	snprintf(n3, sizeof n3, "pool.%s.occupancy", ps);
+	double occ;
+	if (val(e, n3, &occ) && occ >= 0.9) {
+		add(o, id, DX_UNSUPPORTED,
+		    "%s's server p99 moved from %.1f to %.1f ms while its pool is %.0f %% occupied: a "
+		    "larger pool moves the queue into %s unless its safe capacity is shown",
+		    node, sb, s, 100 * occ, node);
+		return;
+	}
+	add(o, id, DX_UNSUPPORTED,
+	    "%s's server p99 moved only from %.1f to %.1f ms: the time is lost in front of it, not in "
+	    "it, so capacity behind it does not shorten the wait", node, sb, s);
+}
+
+static void hold(Out *o, const Evidence *e, const DxHypothesis *hyp, int n_hyp)
+{
+	const char *id = "hold-rollout";
+	double p99, obj, nb;
+	int breach = val(e, "ingress.p99_ms", &p99) && val(e, "objective.p99_ms", &obj) && p99 > obj;
+	int budgets = val(e, "budgets.breached", &nb) && nb >= 1;
+	if (!breach && !budgets) {
+		if (!val(e, "ingress.p99_ms", &p99))
+			add(o, id, DX_UNSUPPORTED,
+			    "the endpoint's p99 is not known and no budget is breached: no evidence to hold for");
+		else
+			add(o, id, DX_UNSUPPORTED,
+			    "the objective is met (p99 %.1f ms) and no budget is breached: nothing to hold for",
+			    p99);
+		return;
+	}
+	Buf b;
+	buf_init(&b);
+	if (breach)
+		buf_printf(&b, "p99 %.1f ms is above the %.0f ms objective", p99, obj);
+	if (budgets)
+		buf_printf(&b, "%s%.0f budget%s breached", b.len ? "; " : "", nb, nb == 1 ? "" : "s");
+	int k = 0;
+	for (int i = 0; i < n_hyp && k < 3; i++) {
+		if (hyp[i].score <= 0 || strcmp(hyp[i].id, "insufficient-evidence") == 0)
+			continue;
+		buf_printf(&b, "%s%s (%s, check %s)", k == 0 ? "; unconfirmed leads: " : ", ", hyp[i].id,
+		           hyp[i].node, hyp[i].check);
+		k++;
+	}
+	buf_adds(&b, ". Hold or restrict exposure while the checks run");
+	add(o, id, DX_SUPPORTED, "%s", buf_str(&b));
+	buf_fini(&b);
+}
+
+static int is_dep(const Evidence *e, const Model *m, const char *node)
+{
+	for (int i = 0; i < e->n_deps; i++)
+		if (strcmp(e->deps[i], node) == 0)
+			return 1;
+	return dx_model_node(m, node) != NULL;
+}
+
+void decisions_evaluate(const Evidence *e, const Model *m, const DxHypothesis *hyp, int n_hyp,
+                        DxDecision **out, int *n_out)
+{
+	Out o = {NULL, 0};
+	raise_concurrency(&o, e, m, n_hyp > 0 && hyp[0].score > 0 ? &hyp[0] : NULL);
+	add_hosts(&o, e);
+	/* nodes blamed by the three leading hypotheses */
+	char *nodes[3];
+	int nn = 0;
+	for (int i = 0; i < n_hyp && i < 3; i++) {
+		const char *nd = hyp[i].node;
+		if (hyp[i].score <= 0 || nd == NULL || !is_dep(e, m, nd))
+			continue;
+		int dup = 0;
+		for (int k = 0; k < nn; k++)
+			dup |= strcmp(nodes[k], nd) == 0;
+		if (!dup)
+			nodes[nn++] = hyp[i].node;
+	}
+	for (int k = 0; k < nn; k++)
+		degrade(&o, e, m, nodes[k], hyp, n_hyp);
+	for (int k = 0; k < nn; k++)
+		add_capacity(&o, e, m, nodes[k]);
+	hold(&o, e, hyp, n_hyp);
+	*out = o.d;
+	*n_out = o.n;
+}

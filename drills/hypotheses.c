@@ -1,0 +1,657 @@
+/*
+ * hypotheses.c - the hypothesis catalog (drills/catalog/hypotheses.json):
+ * loading, validation, and evaluation on evidence.
+ *
+ * A hypothesis with a parameter ("dependency", "class") is instantiated
+ * for every value the evidence knows; its placeholders are replaced by the
+ * value's evidence segment in expressions and by the value itself in what
+ * it blames. Each instance's score is the sum of the weights of its
+ * supporting predicates that hold minus the weights of its contradicting
+ * predicates that hold; missing evidence counts for nothing either way but
+ * is reported. The best instance represents the hypothesis. Ranking: score,
+ * then, on a tie, a hypothesis without signature predicates (the null
+ * hypothesis, insufficient-evidence) first, then one whose signature
+ * holds, then catalog order.
+ */
+#include "drills_priv.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "store_expr.h"
+
+extern const char tt_hypotheses_catalog[];
+extern const unsigned long tt_hypotheses_catalog_len;
+
+/* ---- loading ------------------------------------------------------------ */
+
+static char *str_field(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	return cJSON_IsString(v) && v->valuestring ? xstrdup(v->valuestring) : NULL;
+}
+
+static void located(const char *name, const char *text, const char *at, Err *err)
+{
+	long line = 1, col = 1;
+	for (const char *p = text; at && p < at && *p; p++) {
+		if (*p == '\n') {
+			line++;
+			col = 1;
+		} else {
+			col++;
+		}
+	}
+	err_at(err, TT_EPARSE, name, line, col, "catalog is not valid JSON");
+}
+
+static int nothing(void *ctx, const char *name, double *out)
+{
+	(void)ctx, (void)name, (void)out;
+	return 0;
+}
+
+/* Placeholders allowed for a parameter kind. */
+static int check_placeholders(const char *s, const char *param, const char **bad)
+{
+	for (const char *p = strchr(s, '{'); p; p = strchr(p + 1, '{')) {
+		const char *q = strchr(p, '}');
+		if (q == NULL) {
+			*bad = p;
+			return -1;
+		}
+		size_t n = (size_t)(q - p - 1);
+		const char *k = p + 1;
+		int ok = (n == 4 && strncmp(k, "root", 4) == 0) ||
+		         (n > 5 && strncmp(k, "fact:", 5) == 0) ||
+		         (strcmp(param, "dependency") == 0 &&
+		          ((n == 3 && strncmp(k, "dep", 3) == 0) || (n == 4 && strncmp(k, "pool", 4) == 0))) ||
+		         (strcmp(param, "class") == 0 && n == 5 && strncmp(k, "class", 5) == 0);
+		if (!ok) {
+			*bad = p;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Compiles expr with placeholders replaced by a dummy segment. */
+static int check_expr(Store *exprs, const char *where, const char *expr, const char *param,
+                      Err *err)
+{
+	const char *bad;
+	if (check_placeholders(expr, param, &bad))
+		return err_set(err, TT_EPARSE, "%s: placeholder '%.20s' is not allowed here", where, bad);
+	Buf b;
+	buf_init(&b);
+	for (const char *p = expr; *p; p++) {
+		if (*p == '{') {
+			const char *q = strchr(p, '}');
+			buf_adds(&b, "x");
+			p = q;
+		} else {
+			buf_addc(&b, *p);
+		}
+	}
+	double v;
+	Err e = {0};
+	int rc = store_expr_eval(exprs, buf_str(&b), nothing, NULL, &v, &e);
+	buf_fini(&b);
+	if (rc)
+		return err_set(err, TT_EPARSE, "%s: %s", where, e.msg);
+	return 0;
+}
+
+static int load_preds(const cJSON *arr, int against, CatHyp *h, Store *exprs, const char *where,
+                      Err *err)
+{
+	if (arr == NULL)
+		return 0;
+	if (!cJSON_IsArray(arr))
+		return err_set(err, TT_EPARSE, "%s.%s: must be an array", where, against ? "against" : "for");
+	int i = 0;
+	const cJSON *p;
+	cJSON_ArrayForEach(p, arr) {
+		char w[320];
+		snprintf(w, sizeof w, "%s.%s[%d]", where, against ? "against" : "for", i++);
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(p, "text");
+		const cJSON *x = cJSON_GetObjectItemCaseSensitive(p, "expr");
+		const cJSON *wt = cJSON_GetObjectItemCaseSensitive(p, "weight");
+		const cJSON *sg = cJSON_GetObjectItemCaseSensitive(p, "signature");
+		if (!cJSON_IsString(t) || !cJSON_IsString(x))
+			return err_set(err, TT_EPARSE, "%s: needs \"text\" and \"expr\" strings", w);
+		if (!cJSON_IsNumber(wt) || !(wt->valuedouble > 0) || wt->valuedouble > 100)
+			return err_set(err, TT_EPARSE, "%s: \"weight\" must be a number in (0, 100]", w);
+		if (sg && !cJSON_IsBool(sg))
+			return err_set(err, TT_EPARSE, "%s: \"signature\" must be true or false", w);
+		if (sg && cJSON_IsTrue(sg) && against)
+			return err_set(err, TT_EPARSE, "%s: only supporting predicates can be signatures", w);
+		int rc = check_expr(exprs, w, x->valuestring, h->param, err);
+		if (rc)
+			return rc;
+		h->preds = xrealloc(h->preds, (size_t)(h->n_preds + 1) * sizeof *h->preds);
+		CatPred *cp = &h->preds[h->n_preds++];
+		cp->text = xstrdup(t->valuestring);
+		cp->expr = xstrdup(x->valuestring);
+		cp->weight = wt->valuedouble;
+		cp->against = against;
+		cp->signature = sg && cJSON_IsTrue(sg);
+		h->has_signature |= cp->signature;
+	}
+	return 0;
+}
+
+static int load_hyp(const cJSON *o, int i, Catalog *c, Store *exprs, Err *err)
+{
+	char where[256];
+	snprintf(where, sizeof where, "%s: hypotheses[%d]", c->path, i);
+	if (!cJSON_IsObject(o))
+		return err_set(err, TT_EPARSE, "%s: must be an object", where);
+	c->h = xrealloc(c->h, (size_t)(c->n + 1) * sizeof *c->h);
+	CatHyp *h = &c->h[c->n++];
+	memset(h, 0, sizeof *h);
+	h->id = str_field(o, "id");
+	h->title = str_field(o, "title");
+	h->mechanism = str_field(o, "mechanism");
+	h->param = str_field(o, "param");
+	h->blames = str_field(o, "blames");
+	h->applies = str_field(o, "applies");
+	if (h->id == NULL || h->title == NULL || h->mechanism == NULL || h->blames == NULL)
+		return err_set(err, TT_EPARSE, "%s: needs \"id\", \"title\", \"mechanism\" and \"blames\"",
+		               where);
+	snprintf(where, sizeof where, "%s: hypotheses[%d] (%s)", c->path, i, h->id);
+	for (int k = 0; k < c->n - 1; k++)
+		if (strcmp(c->h[k].id, h->id) == 0)
+			return err_set(err, TT_EPARSE, "%s: duplicate id", where);
+	if (h->param == NULL)
+		h->param = xstrdup("");
+	if (*h->param && strcmp(h->param, "dependency") != 0 && strcmp(h->param, "class") != 0)
+		return err_set(err, TT_EPARSE, "%s: \"param\" must be \"dependency\", \"class\" or \"\"",
+		               where);
+	const char *bad;
+	if (check_placeholders(h->blames, h->param, &bad))
+		return err_set(err, TT_EPARSE, "%s.blames: placeholder '%.20s' is not allowed here", where,
+		               bad);
+	const cJSON *ck = cJSON_GetObjectItemCaseSensitive(o, "check");
+	if (!cJSON_IsObject(ck))
+		return err_set(err, TT_EPARSE, "%s: needs a \"check\" object", where);
+	h->check = str_field(ck, "name");
+	h->check_node = str_field(ck, "node");
+	h->check_class = str_field(ck, "class");
+	h->check_why = str_field(ck, "why");
+	if (h->check == NULL)
+		return err_set(err, TT_EPARSE, "%s.check: needs a \"name\"", where);
+	int known = 0;
+	for (const char *const *n = check_names(); *n && !known; n++)
+		known = strcmp(*n, h->check) == 0;
+	if (!known)
+		return err_set(err, TT_EPARSE, "%s.check: unknown check '%s' (tailtriage check --list)",
+		               where, h->check);
+	int rc;
+	if (h->applies && (rc = check_expr(exprs, where, h->applies, h->param, err)))
+		return rc;
+	if ((rc = load_preds(cJSON_GetObjectItemCaseSensitive(o, "for"), 0, h, exprs, where, err)) ||
+	    (rc = load_preds(cJSON_GetObjectItemCaseSensitive(o, "against"), 1, h, exprs, where, err)))
+		return rc;
+	if (h->n_preds == 0)
+		return err_set(err, TT_EPARSE, "%s: needs at least one predicate", where);
+	return 0;
+}
+
+int catalog_load(const char *path, Store *exprs, Catalog **out, Err *err)
+{
+	*out = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	if (path) {
+		FILE *f = fopen(path, "rb");
+		if (f == NULL)
+			return err_set(err, TT_EIO, "%s: cannot open the catalog", path);
+		Buf b;
+		buf_init(&b);
+		char chunk[8192];
+		size_t n;
+		while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < (8u << 20))
+			buf_add(&b, chunk, n);
+		int bad = ferror(f);
+		fclose(f);
+		if (bad) {
+			buf_fini(&b);
+			return err_set(err, TT_EIO, "%s: read error", path);
+		}
+		len = b.len;
+		text = xstrdup(buf_str(&b));
+		buf_fini(&b);
+	} else {
+		len = tt_hypotheses_catalog_len;
+		text = xstrndup(tt_hypotheses_catalog, len);
+	}
+	Catalog *c = xcalloc(1, sizeof *c);
+	c->path = xstrdup(path ? path : "built-in catalog");
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	int rc = 0;
+	if (root == NULL) {
+		located(c->path, text, end ? end : cJSON_GetErrorPtr(), err);
+		rc = TT_EPARSE;
+		goto out;
+	}
+	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
+	const cJSON *hs = cJSON_GetObjectItemCaseSensitive(root, "hypotheses");
+	if (!cJSON_IsNumber(ver) || ver->valuedouble != 1) {
+		rc = err_set(err, TT_EPARSE, "%s: \"version\" must be 1", c->path);
+		goto out;
+	}
+	if (!cJSON_IsArray(hs) || cJSON_GetArraySize(hs) == 0) {
+		rc = err_set(err, TT_EPARSE, "%s: \"hypotheses\" must be a non-empty array", c->path);
+		goto out;
+	}
+	int i = 0;
+	const cJSON *o;
+	cJSON_ArrayForEach(o, hs) {
+		if ((rc = load_hyp(o, i++, c, exprs, err)))
+			goto out;
+	}
+out:
+	cJSON_Delete(root);
+	free(text);
+	if (rc) {
+		catalog_free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+void catalog_free(Catalog *c)
+{
+	if (c == NULL)
+		return;
+	for (int i = 0; i < c->n; i++) {
+		CatHyp *h = &c->h[i];
+		free(h->id);
+		free(h->title);
+		free(h->mechanism);
+		free(h->param);
+		free(h->applies);
+		free(h->blames);
+		free(h->check);
+		free(h->check_node);
+		free(h->check_class);
+		free(h->check_why);
+		for (int k = 0; k < h->n_preds; k++) {
+			free(h->preds[k].text);
+			free(h->preds[k].expr);
+		}
+		free(h->preds);
+	}
+	free(c->h);
+	free(c->path);
+	free(c);
+}
+
+char **diagnose_catalog_ids(const char *path, Err *err)
+{
+	Store *st = NULL;
+	if (store_open(":memory:", 0, &st, err))
+		return NULL;
+	Catalog *c = NULL;
+	int rc = catalog_load(path, st, &c, err);
+	store_close(st);
+	if (rc)
+		return NULL;
+	char **v = xcalloc((size_t)c->n + 1, sizeof *v);
+	for (int i = 0; i < c->n; i++)
+		v[i] = xstrdup(c->h[i].id);
+	catalog_free(c);
+	return v;
+}
+
+void dx_strv_free(char **v)
+{
+	for (int i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* ---- model helpers ---------------------------------------------------------- */
+
+const ModelNode *dx_model_node(const Model *m, const char *dep)
+{
+	if (m == NULL || dep == NULL)
+		return NULL;
+	char seg[96], s2[96];
+	evidence_segment(dep, seg, sizeof seg);
+	for (int i = 0; i < m->n_nodes; i++) {
+		const ModelNode *n = &m->nodes[i];
+		if (n->service == NULL || (m->root_service && strcmp(n->service, m->root_service) == 0))
+			continue;
+		evidence_segment(n->service, s2, sizeof s2);
+		if (strcmp(n->service, dep) == 0 || strcmp(s2, seg) == 0)
+			return n;
+		if (n->label) {
+			evidence_segment(n->label, s2, sizeof s2);
+			if (strcmp(n->label, dep) == 0 || strcmp(s2, seg) == 0)
+				return n;
+		}
+	}
+	return NULL;
+}
+
+const char *dx_pool_of(const Model *m, const char *dep)
+{
+	const ModelNode *n = dx_model_node(m, dep);
+	if (n && n->pool)
+		return n->pool;
+	for (int i = 0; m && i < m->n_pools; i++)
+		if (m->pools[i].node && strcmp(m->pools[i].node, dep) == 0 &&
+		    !(m->pools[i].kind && strcmp(m->pools[i].kind, "executor") == 0))
+			return m->pools[i].name;
+	return NULL;
+}
+
+/* ---- evaluation --------------------------------------------------------------- */
+
+typedef struct Inst {
+	const char *value;          /* dependency or class, NULL for no parameter */
+	char seg[96];               /* its evidence segment */
+	char pool[96];              /* {pool} */
+} Inst;
+
+/* Replaces placeholders. seg_mode: 1 in expressions (segments), 0 in text
+ * (names as the data spells them). Returns NULL when a fact is unknown. */
+static char *subst(const char *tmpl, const Inst *in, const Evidence *e, int seg_mode)
+{
+	Buf b;
+	buf_init(&b);
+	for (const char *p = tmpl; *p; p++) {
+		const char *q;
+		if (*p != '{' || (q = strchr(p, '}')) == NULL) {
+			buf_addc(&b, *p);
+			continue;
+		}
+		size_t n = (size_t)(q - p - 1);
+		const char *k = p + 1;
+		char seg[160];
+		const char *val = NULL;
+		if ((n == 3 && strncmp(k, "dep", 3) == 0) || (n == 5 && strncmp(k, "class", 5) == 0))
+			val = in->value ? (seg_mode ? in->seg : in->value) : NULL;
+		else if (n == 4 && strncmp(k, "pool", 4) == 0)
+			val = in->value ? in->pool : NULL;
+		else if (n == 4 && strncmp(k, "root", 4) == 0)
+			val = e->root_service;
+		else if (n > 5 && strncmp(k, "fact:", 5) == 0) {
+			char fn[128];
+			snprintf(fn, sizeof fn, "%.*s", (int)(n - 5), k + 5);
+			val = evidence_fact(e, fn);
+		}
+		if (val == NULL) {
+			buf_fini(&b);
+			return NULL;
+		}
+		if (seg_mode && val != in->seg && val != in->pool) {
+			evidence_segment(val, seg, sizeof seg);
+			val = seg;
+		}
+		buf_adds(&b, val);
+		p = q;
+	}
+	char *s = xstrdup(buf_str(&b));
+	buf_fini(&b);
+	return s;
+}
+
+typedef struct Reads {
+	const Evidence *e;
+	char **names;
+	int n;
+	char **missing;
+	int n_missing;
+} Reads;
+
+static int lookup(void *ctx, const char *name, double *out)
+{
+	Reads *r = ctx;
+	int have = evidence_value(r->e, name, out);
+	char ***list = have ? &r->names : &r->missing;
+	int *n = have ? &r->n : &r->n_missing;
+	for (int i = 0; i < *n; i++)
+		if (strcmp((*list)[i], name) == 0)
+			return have;
+	*list = xrealloc(*list, (size_t)(*n + 1) * sizeof **list);
+	(*list)[(*n)++] = xstrdup(name);
+	return have;
+}
+
+static void strv_add(char ***v, int *n, const char *s)
+{
+	for (int i = 0; i < *n; i++)
+		if (strcmp((*v)[i], s) == 0)
+			return;
+	*v = xrealloc(*v, (size_t)(*n + 1) * sizeof **v);
+	(*v)[(*n)++] = xstrdup(s);
+}
+
+static void strv_free_n(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void dx_hypothesis_fini(DxHypothesis *h)
+{
+	free(h->id);
+	free(h->title);
+	free(h->mechanism);
+	free(h->node);
+	free(h->param);
+	free(h->check);
+	free(h->check_node);
+	free(h->check_class);
+	free(h->check_why);
+	strv_free_n(h->supported_by, h->n_supported_by);
+	strv_free_n(h->contradicted_by, h->n_contradicted_by);
+	strv_free_n(h->missing, h->n_missing);
+	for (int i = 0; i < h->n_preds; i++) {
+		free(h->preds[i].text);
+		free(h->preds[i].expr);
+		strv_free_n(h->preds[i].names, h->preds[i].n_names);
+	}
+	free(h->preds);
+	memset(h, 0, sizeof *h);
+}
+
+/* Evaluates one instance into h. Returns 1 when it applies, 0 when its
+ * "applies" expression is false, negative on error. */
+static int eval_instance(const CatHyp *ch, const Inst *in, const Evidence *e, Store *exprs,
+                         DxHypothesis *h, Err *err)
+{
+	memset(h, 0, sizeof *h);
+	if (ch->applies) {
+		char *x = subst(ch->applies, in, e, 1);
+		Reads r = {.e = e};
+		double v = NAN;
+		int rc = x ? store_expr_eval(exprs, x, lookup, &r, &v, err) : 0;
+		free(x);
+		strv_free_n(r.names, r.n);
+		strv_free_n(r.missing, r.n_missing);
+		if (rc)
+			return rc;
+		if (!isnan(v) && v == 0)
+			return 0;
+	}
+	h->id = xstrdup(ch->id);
+	h->title = xstrdup(ch->title);
+	h->mechanism = xstrdup(ch->mechanism);
+	h->param = xstrdup(ch->param);
+	/* what it blames: the first alternative that resolves */
+	char *alts = xstrdup(ch->blames);
+	for (char *save = NULL, *a = strtok_r(alts, "|", &save); a && !h->node;
+	     a = strtok_r(NULL, "|", &save))
+		h->node = subst(a, in, e, 0);
+	free(alts);
+	if (h->node == NULL)
+		h->node = xstrdup("unknown");
+	h->check = xstrdup(ch->check);
+	h->check_node = ch->check_node ? subst(ch->check_node, in, e, 0) : NULL;
+	h->check_class = ch->check_class ? subst(ch->check_class, in, e, 0) : NULL;
+	h->check_why = ch->check_why ? xstrdup(ch->check_why) : NULL;
+	h->preds = xcalloc((size_t)ch->n_preds, sizeof *h->preds);
+	h->n_preds = ch->n_preds;
+	for (int k = 0; k < ch->n_preds; k++) {
+		const CatPred *cp = &ch->preds[k];
+		DxPredicate *p = &h->preds[k];
+		p->text = xstrdup(cp->text);
+		p->weight = cp->weight;
+		p->against = cp->against;
+		p->expr = subst(cp->expr, in, e, 1);
+		if (p->expr == NULL)
+			p->expr = xstrdup(cp->expr); /* an unknown fact: the names stay unresolved */
+		Reads r = {.e = e};
+		double v = NAN;
+		int rc = store_expr_eval(exprs, p->expr, lookup, &r, &v, err);
+		if (rc) {
+			strv_free_n(r.names, r.n);
+			strv_free_n(r.missing, r.n_missing);
+			return rc;
+		}
+		p->outcome = isnan(v) ? DX_MISSING : v != 0 ? DX_HOLDS : DX_NOT;
+		for (int i = 0; i < r.n; i++)
+			strv_add(&p->names, &p->n_names, r.names[i]);
+		for (int i = 0; i < r.n_missing; i++)
+			strv_add(&p->names, &p->n_names, r.missing[i]);
+		if (p->outcome == DX_HOLDS) {
+			if (p->against) {
+				h->score -= p->weight;
+				for (int i = 0; i < r.n; i++)
+					strv_add(&h->contradicted_by, &h->n_contradicted_by, r.names[i]);
+			} else {
+				h->score += p->weight;
+				h->signature |= cp->signature;
+				for (int i = 0; i < r.n; i++)
+					strv_add(&h->supported_by, &h->n_supported_by, r.names[i]);
+			}
+		} else if (p->outcome == DX_MISSING) {
+			for (int i = 0; i < r.n_missing; i++)
+				strv_add(&h->missing, &h->n_missing, r.missing[i]);
+		}
+		strv_free_n(r.names, r.n);
+		strv_free_n(r.missing, r.n_missing);
+	}
+	return 1;
+}
+
+/* a better than b? */
+static int better_instance(const DxHypothesis *a, const DxHypothesis *b)
+{
+	if (a->score != b->score)
+		return a->score > b->score;
+	if (a->signature != b->signature)
+		return a->signature > b->signature;
+	return a->n_missing < b->n_missing;
+}
+
+typedef struct Ranked {
+	DxHypothesis h;
+	int order;                  /* catalog order */
+	int null_hyp;               /* no signature predicates */
+} Ranked;
+
+static int cmp_ranked(const void *x, const void *y)
+{
+	const Ranked *a = x, *b = y;
+	if (a->h.score != b->h.score)
+		return a->h.score > b->h.score ? -1 : 1;
+	if (a->null_hyp != b->null_hyp)
+		return a->null_hyp ? -1 : 1;
+	if (a->h.signature != b->h.signature)
+		return a->h.signature ? -1 : 1;
+	return a->order - b->order;
+}
+
+int hypotheses_evaluate(const Catalog *c, const Evidence *e, const Model *m, Store *exprs,
+                        DxHypothesis **out, int *n_out, Err *err)
+{
+	*out = NULL;
+	*n_out = 0;
+	Ranked *rk = xcalloc((size_t)c->n, sizeof *rk);
+	int rc = 0;
+	for (int i = 0; i < c->n; i++) {
+		const CatHyp *ch = &c->h[i];
+		char **vals = NULL;
+		int nv = 0;
+		if (strcmp(ch->param, "dependency") == 0) {
+			vals = e->deps;
+			nv = e->n_deps;
+		} else if (strcmp(ch->param, "class") == 0) {
+			vals = e->classes;
+			nv = e->n_classes;
+		}
+		int have = 0;
+		for (int k = 0; k < (nv ? nv : 1); k++) {
+			Inst in;
+			memset(&in, 0, sizeof in);
+			if (nv) {
+				in.value = vals[k];
+				evidence_segment(vals[k], in.seg, sizeof in.seg);
+				const char *pool = dx_pool_of(m, vals[k]);
+				evidence_segment(pool ? pool : vals[k], in.pool, sizeof in.pool);
+			} else if (*ch->param) {
+				/* a parameter with no values: evaluate once, unresolved */
+				in.value = "unknown";
+				snprintf(in.seg, sizeof in.seg, "unknown");
+				snprintf(in.pool, sizeof in.pool, "unknown");
+			}
+			DxHypothesis h;
+			int r = eval_instance(ch, &in, e, exprs, &h, err);
+			if (r < 0) {
+				rc = r;
+				dx_hypothesis_fini(&h);
+				goto fail;
+			}
+			if (r == 0)
+				continue;
+			if (!have || better_instance(&h, &rk[i].h)) {
+				if (have)
+					dx_hypothesis_fini(&rk[i].h);
+				rk[i].h = h;
+				have = 1;
+			} else {
+				dx_hypothesis_fini(&h);
+			}
+		}
+		if (!have) {
+			/* no instance applies (e.g. no optional dependency): listed
+			 * with nothing for or against */
+			rk[i].h.id = xstrdup(ch->id);
+			rk[i].h.title = xstrdup(ch->title);
+			rk[i].h.mechanism = xstrdup(ch->mechanism);
+			rk[i].h.param = xstrdup(ch->param);
+			rk[i].h.node = xstrdup("none");
+			rk[i].h.check = xstrdup(ch->check);
+			rk[i].h.check_why = ch->check_why ? xstrdup(ch->check_why) : NULL;
+		}
+		rk[i].order = i;
+		rk[i].null_hyp = !ch->has_signature;
+	}
+	qsort(rk, (size_t)c->n, sizeof *rk, cmp_ranked);
+	DxHypothesis *hs = xcalloc((size_t)c->n, sizeof *hs);
+	for (int i = 0; i < c->n; i++) {
+		hs[i] = rk[i].h;
+		hs[i].rank = i + 1;
+	}
+	free(rk);
+	*out = hs;
+	*n_out = c->n;
+	return 0;
+fail:
+	for (int i = 0; i < c->n; i++)
+		dx_hypothesis_fini(&rk[i].h);
+	free(rk);
+	return rc;
+}
