@@ -16,6 +16,7 @@ int cmd_tui(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
+int cmd_drill(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 

@@ -20,6 +20,7 @@ static const Command commands[] = {
 	{"sim", cmd_sim, "generate deterministic telemetry of a modelled endpoint"},
 	{"serve", cmd_serve, "receive OTLP/HTTP (JSON) traces and metrics into a database"},
 	{"pull", cmd_pull, "store instant queries from a Prometheus HTTP API as metric snapshots"},
+	{"drill", cmd_drill, "incident drills: list, train (scored), replay (live), history"},
 	{"diagnose", cmd_diagnose, "rank hypotheses on the evidence, name checks, judge decisions"},
 	{"check", cmd_check, "run one discriminating check and print its table"},
 };

@@ -73,7 +73,9 @@ void app_init(TuiApp *app, const TuiOptions *opt)
 	app->views[PANE_NODE] = view_node_new();
 	app->views[PANE_OWNER] = view_owner_new();
 	app->views[PANE_TRACE] = view_trace_new();
-	app->pane = PANE_DAG;
+	app->drill = opt->drill;
+	app->views[PANE_DRILL] = view_drill_new(opt->drill);
+	app->pane = opt->drill ? PANE_DRILL : PANE_DAG;
 }
 
 void app_fini(TuiApp *app)
@@ -346,6 +348,8 @@ static int act_quit(TuiApp *app)
 
 static int pane_available(const TuiApp *app, int pane)
 {
+	if (pane == PANE_DRILL)
+		return app->drill != NULL;
 	return pane != PANE_TRACE || app->trace != NULL;
 }
 

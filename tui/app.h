@@ -31,7 +31,7 @@ enum {
 	REACT_PAUSE = 1 << 4,    /* live updates paused or resumed */
 };
 
-enum { PANE_DAG, PANE_NODE, PANE_OWNER, PANE_TRACE, PANE_COUNT };
+enum { PANE_DAG, PANE_NODE, PANE_OWNER, PANE_TRACE, PANE_DRILL, PANE_COUNT };
 
 enum { PROMPT_NONE, PROMPT_FILTER, PROMPT_WINDOW, PROMPT_BASELINE };
 
@@ -55,6 +55,7 @@ typedef struct TuiApp {
 	int refresh_ms;
 	TuiEvidenceFn evidence;
 	void *evidence_ctx;
+	const struct TuiDrill *drill; /* NULL: no Drill pane (added by "drills") */
 
 	/* analysis options the user asked for */
 	int64_t win_from, win_to;

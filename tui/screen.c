@@ -258,6 +258,11 @@ static void draw_tabs(const TuiApp *app, Canvas *cv, int y)
 			break;
 		}
 		case PANE_OWNER: snprintf(label, sizeof label, "3 Tail ownership"); break;
+		case PANE_DRILL:
+			if (app->drill == NULL)
+				continue;
+			snprintf(label, sizeof label, "5 Drill");
+			break;
 		default:
 			if (app->trace)
 				snprintf(label, sizeof label, "4 Trace %.8s", app->trace->trace_id);
@@ -448,7 +453,7 @@ void app_draw(TuiApp *app, Canvas *cv)
 		app->view_w = r.w;
 		app->view_h = r.h;
 	}
-	if (app->a == NULL) {
+	if (app->a == NULL && app->pane != PANE_DRILL) {
 		canvas_text(cv, 2, r.y + 1, r.w - 4, ROLE_DIM,
 		            app->computing ? "computing the first analysis (large stores take a while;"
 		                             " q quits)"

@@ -46,6 +46,10 @@ typedef struct TuiOptions {
 	 * thread; NULL: none. (added by "live") */
 	void (*status_extra)(void *ctx, char *buf, size_t n);
 	void *status_ctx;
+	/* Training mode (`drill train`): the Drill pane's content and its
+	 * scorer (tui_drill.h), borrowed; NULL: no Drill pane. (added by
+	 * "drills") */
+	const struct TuiDrill *drill;
 } TuiOptions;
 
 /* Runs the dashboard until the user quits. Returns 0, or a negative code

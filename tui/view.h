@@ -31,6 +31,10 @@ View *view_dag_new(void);
 View *view_node_new(void);
 View *view_owner_new(void);
 View *view_trace_new(void);
+/* The Drill pane of `drill train` (view_drill.c); d is borrowed, NULL
+ * draws a placeholder. */
+struct TuiDrill;
+View *view_drill_new(const struct TuiDrill *d);
 
 /* Shared drawing helpers (draw.c). */
 
