@@ -30,17 +30,24 @@
  * default "". Old "instrumentationLibrarySpans"/"instrumentationLibrary"
  * keys are read as "scopeSpans"/"scope". Unknown fields are skipped whole.
  *
+ * An attribute key repeated within one list is kept twice, as given.
+ *
  * Invariants:
- *  - memory is bounded by the largest span plus two input chunks: a span's
- *    fields are buffered (in reused Bufs) until its object closes, then it
- *    is stored and forgotten; only the context of the enclosing
- *    resourceSpans/scopeSpans (a few strings and ids) outlives a span;
+ *  - memory is bounded by the largest span, two input chunks and a few
+ *    batches for the store thread: a span's fields are buffered (in reused
+ *    Bufs) until its object closes, then handed over and forgotten; only
+ *    the context of the enclosing resourceSpans/scopeSpans (a few strings
+ *    and ids) outlives a span;
+ *  - parsing and storing overlap: the calling thread parses, a store thread
+ *    (see "the store thread" below) is the only user of the Store until
+ *    otlp_traces_run() returns, and is always joined before it does;
  *  - JSON objects are unordered: when "resource" (or "scope") arrives after
  *    spans of its resourceSpans (scopeSpans), those spans were stored
  *    without it and are patched by rowid range (store_span_set_*);
- *  - every error is "file:line:col: message" pointing at the offending
- *    token (or at the opening brace of an object missing a field); the
- *    caller rolls the transaction back.
+ *  - every input error is "file:line:col: message" pointing at the
+ *    offending token (or at the opening brace of an object missing a
+ *    field); a store error is "file: byte N: message"; the caller rolls
+ *    the transaction back.
  */
 #include <pthread.h>
 #include <stdarg.h>
