@@ -452,7 +452,8 @@ static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model 
 		const int64_t *x = &dc[d * 5];
 		evidence_segment(e->deps[k], seg, sizeof seg);
 		snprintf(name, sizeof name, "dep.%s.calls_per_request%s", seg, sfx(p));
-		put_per(e, name, (double)x[0], s->n, "count", "calls per request", p);
+		put_per(e, name, (double)(x[0] - x[3]), s->n, "count",
+		        "logical calls per request (retries not counted)", p);
 		snprintf(name, sizeof name, "dep.%s.error_ratio%s", seg, sfx(p));
 		put_ratio(e, name, (double)x[1], x[0], "calls ending in error", p);
 		snprintf(name, sizeof name, "dep.%s.serial_ratio%s", seg, sfx(p));

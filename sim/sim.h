@@ -59,6 +59,16 @@ typedef struct SimParams {
 	double slowdown_hold_s;     /* ... time at full slowdown */
 	double sample_interval_s;   /* period of SimSample gauges */
 	int batch;                  /* spans per exported line (whole traces) */
+	/* more incident mechanisms and the metrics output (added by "diag") */
+	int incident_pricing_pool;  /* pricing-pool-shrink: pricing connections per host */
+	char slowdown_dep[32];      /* single-slowdown: the dependency that slows down */
+	int fanout_calls;           /* wider-fanout: pricing quotes per request, every class */
+	double straggler_p;         /* share of pricing calls that straggle (both windows) */
+	double straggler_mult;      /* ... and their service-time multiplier */
+	double retry_p;             /* retry-storm: share of inventory attempts that fail */
+	int cores;                  /* cores per API host, for the modelled CPU gauge */
+	double cpu_per_call_ms;     /* CPU charged per outgoing call */
+	int metrics;                /* 1: also write metrics.jsonl (OTLP/JSON metrics) */
 } SimParams;
 
 /* Fills p with the defaults of scenario ("mercury"). Returns TT_ENOTFOUND
@@ -160,7 +170,12 @@ typedef struct SimTrace {
 	const SimSpan *spans;       /* spans[0] is the root */
 } SimTrace;
 
-/* Gauges of one host's pools at one instant (for a future metrics writer). */
+/* Wait histograms: SIM_WAIT_BUCKETS buckets, the last one +Inf; the
+ * finite upper bounds (ms) are sim_wait_bounds_ms()[0..SIM_WAIT_BUCKETS-2]. */
+enum { SIM_WAIT_BUCKETS = 12 };
+const double *sim_wait_bounds_ms(void);
+
+/* Gauges of one host's pools at one instant (written by sim_metrics_*). */
 typedef struct SimSample {
 	int64_t t_ns;
 	int phase;
@@ -168,6 +183,14 @@ typedef struct SimSample {
 	int exec_used, exec_max, exec_pending;
 	int profile_used, profile_max, profile_pending;
 	int pricing_used, pricing_max, pricing_pending;
+	/* (added by "diag") */
+	int64_t start_ns;           /* when the counters below started (phase begin) */
+	int has_cpu;
+	double cpu;                 /* modelled CPU utilisation 0..1 since the last sample */
+	const uint64_t *exec_wait;  /* per-bucket counts of executor queue waits since start */
+	const uint64_t *profile_wait;  /* ... of profile pool waits */
+	const uint64_t *pricing_wait;  /* ... of pricing pool waits */
+	double exec_wait_sum_ms, profile_wait_sum_ms, pricing_wait_sum_ms;
 } SimSample;
 
 /* Where the model sends its output. trace is required; sample may be NULL.
@@ -247,6 +270,21 @@ int sim_otlp_trace(void *ctx, const SimTrace *t, Err *err);
 /* Flushes, closes and frees. Returns TT_EIO when a write failed. NULL is a
  * no-op. */
 int sim_otlp_close(SimOtlp *o, Err *err);
+
+/* ---- metrics writer (sim_metrics.c) ------------------------------------ */
+
+typedef struct SimMetrics SimMetrics;
+
+/* Opens an OTLP/JSON metrics writer (JSON Lines, one request per host and
+ * sample) on path. p and w must outlive it. */
+int sim_metrics_open(SimMetrics **out, const char *path, const SimParams *p, const SimWorld *w,
+                     Err *err);
+/* SimSink.trace companion: remembers exemplars (ctx is the SimMetrics). */
+int sim_metrics_trace(void *ctx, const SimTrace *t, Err *err);
+/* SimSink.sample callback: writes one line (ctx is the SimMetrics). */
+int sim_metrics_sample(void *ctx, const SimSample *s, Err *err);
+/* Closes and frees; TT_EIO when a write failed. NULL is a no-op. */
+int sim_metrics_close(SimMetrics *m, Err *err);
 
 /* Generates the scenario into out_dir (created if missing): traces.jsonl
  * or, with single, traces.json, and manifest.json describing the windows,

@@ -204,6 +204,11 @@ typedef struct PhaseCfg {
 	double hot_share;          /* share of enterprise requests sent to them */
 	int slowdown;              /* apply the profile+recommendation slowdown */
 	int exec_slots, profile_pool, pricing_pool;
+	/* (added by "diag") */
+	int slow_dep;              /* single-slowdown: D_* that slows down, -1 none */
+	int fanout_calls;          /* pricing quotes per request of every class, 0: as usual */
+	int serial_inventory;      /* inventory before the fan-out, not inside it */
+	double retry_p;            /* share of inventory attempts that fail, 0: none */
 } PhaseCfg;
 
 /* A mechanism turns a copy of the baseline configuration into the
@@ -266,11 +271,80 @@ static void mech_dependency_slowdown(PhaseCfg *c, const SimParams *p, uint64_t s
 	c->slowdown = 1;
 }
 
+/* ---- mechanisms that inject one cause each (added by "diag"): the
+ * diagnosis tests inject them one at a time and expect the matching
+ * hypothesis first. */
+
+static void mech_pricing_pool_shrink(PhaseCfg *c, const SimParams *p, uint64_t seed)
+{
+	(void)seed;
+	c->pricing_pool = p->incident_pricing_pool;
+}
+
+static void mech_class_mix_shift(PhaseCfg *c, const SimParams *p, uint64_t seed)
+{
+	(void)seed;
+	double e = p->incident_enterprise_share;
+	double rest = c->mix[CL_STANDARD] + c->mix[CL_PREMIUM];
+	double k = rest > 0 ? (1 - e) / rest : 0;
+	c->mix[CL_STANDARD] *= k;
+	c->mix[CL_PREMIUM] *= k;
+	c->mix[CL_ENTERPRISE] = e;
+}
+
+/* The placement half of pricing-client-wait: same hot hosts, same mix. */
+static void mech_placement_hotspot(PhaseCfg *c, const SimParams *p, uint64_t seed)
+{
+	double mix[N_CLASSES];
+	memcpy(mix, c->mix, sizeof mix);
+	mech_pricing_client_wait(c, p, seed);
+	memcpy(c->mix, mix, sizeof mix);
+}
+
+static const char *const DEP_NAMES[N_DEPS] = {"profile", "entitlement", "inventory", "pricing",
+                                              "recommendation", "reputation", "experiment"};
+
+static void mech_single_slowdown(PhaseCfg *c, const SimParams *p, uint64_t seed)
+{
+	(void)seed;
+	for (int d = 0; d < N_DEPS; d++)
+		if (strcmp(p->slowdown_dep, DEP_NAMES[d]) == 0)
+			c->slow_dep = d;
+}
+
+static void mech_serial_hop(PhaseCfg *c, const SimParams *p, uint64_t seed)
+{
+	(void)p, (void)seed;
+	c->serial_inventory = 1;
+}
+
+/* Every request asks fanout-calls quotes; the pool grows with them so the
+ * wait for connections stays what it was and only the fan-out changes. */
+static void mech_wider_fanout(PhaseCfg *c, const SimParams *p, uint64_t seed)
+{
+	(void)seed;
+	c->fanout_calls = p->fanout_calls;
+	c->pricing_pool = p->pricing_pool * p->fanout_calls;
+}
+
+static void mech_retry_storm(PhaseCfg *c, const SimParams *p, uint64_t seed)
+{
+	(void)seed;
+	c->retry_p = p->retry_p;
+}
+
 static const Mechanism MECHANISMS[] = {
 	{"pricing-client-wait", mech_pricing_client_wait},
 	{"none", mech_none},
 	{"executor-saturation", mech_executor_saturation},
 	{"dependency-slowdown", mech_dependency_slowdown},
+	{"pricing-pool-shrink", mech_pricing_pool_shrink},
+	{"class-mix-shift", mech_class_mix_shift},
+	{"placement-hotspot", mech_placement_hotspot},
+	{"single-slowdown", mech_single_slowdown},
+	{"serial-hop", mech_serial_hop},
+	{"wider-fanout", mech_wider_fanout},
+	{"retry-storm", mech_retry_storm},
 };
 
 /* Service-time multiplier of the dependency slowdown at t: 1, ramp up to
@@ -389,6 +463,7 @@ typedef struct Call {
 	int64_t req_t;             /* when the pool was asked (profile) */
 	int host;                  /* callee process, index within the dependency */
 	int timed_out;
+	int failed;                /* the server answered with an error (retry-storm) */
 } Call;
 
 enum { BR_INVENTORY, BR_RECOMMENDATION, BR_REPUTATION, BR_EXPERIMENT, N_BRANCHES };
@@ -408,6 +483,8 @@ typedef struct Req {
 	int n_price, price_left;
 	int64_t other_end;         /* latest client end of the non-pricing branches */
 	uint32_t next_free;
+	Call inv_try[2];           /* failed inventory attempts before br[BR_INVENTORY] */
+	int n_inv_try;
 } Req;
 
 enum { EV_ARRIVE, EV_PROFILE_ASK, EV_PROFILE_DONE, EV_PRICE_ASK, EV_PRICE_DONE,
@@ -429,11 +506,29 @@ typedef struct Model {
 	uint32_t n_reqs, cap_reqs, free_list;
 	Tally pop, sample;
 	double occ[3];             /* time-averaged occupancy of exec/profile/pricing */
-	SimSpan spans[6 + 2 * (N_BRANCHES + SIM_MAX_PRICING) + 1];
+	SimSpan spans[6 + 2 * (N_BRANCHES + SIM_MAX_PRICING + 2) + 1];
 	int64_t traces, n_spans;
 	int stop;                  /* sink failed */
 	Err *err;
+	/* metrics (added by "diag"): per host CPU and wait histograms */
+	double *cpu_ms;            /* CPU charged since cpu_since */
+	int64_t cpu_since, begin;
+	uint64_t (*hist)[3][SIM_WAIT_BUCKETS];
+	double (*hist_sum)[3];
 } Model;
+
+enum { H_EXEC, H_PROFILE, H_PRICING };
+
+static void hist_add(Model *m, int host, int which, int64_t wait_ns)
+{
+	double ms = (double)wait_ns / 1e6;
+	const double *b = sim_wait_bounds_ms();
+	int k = 0;
+	while (k < SIM_WAIT_BUCKETS - 1 && ms > b[k])
+		k++;
+	m->hist[host][which][k]++;
+	m->hist_sum[host][which] += ms;
+}
 
 static uint32_t req_new(Model *m)
 {
@@ -484,6 +579,10 @@ static double service_ms(const Model *m, Req *q, int dep, int64_t t)
 	s *= d->class_mult[q->cls] * (d->size_exp == 1.0 ? q->size : pow(q->size, d->size_exp));
 	if (m->c->slowdown && (dep == D_PROFILE || dep == D_RECOMMENDATION))
 		s *= slowdown_mult(m->p, m->c, t);
+	if (m->c->slow_dep == dep)
+		s *= slowdown_mult(m->p, m->c, t);
+	if (dep == D_PRICING && m->p->straggler_p > 0 && sim_rng_unit(&q->rng) < m->p->straggler_p)
+		s *= m->p->straggler_mult;
 	return s;
 }
 
@@ -515,6 +614,7 @@ static void on_exec_granted(Model *m, uint32_t i, int64_t t)
 {
 	Req *q = &m->reqs[i];
 	q->t0 = t;
+	hist_add(m, q->host, H_EXEC, t - q->t_arr);
 	q->v0 = t + gap(&q->rng);
 	q->v1 = q->v0 + ms_ns(sim_rng_lognormal(&q->rng, VALIDATE_MEDIAN_MS, VALIDATE_SIGMA));
 	q->prof.req_t = q->v1 + gap(&q->rng);
@@ -528,6 +628,7 @@ static void on_profile_granted(Model *m, uint32_t i, int64_t t)
 	plain_call(m, q, &q->prof, D_PROFILE, t, 0);
 	q->prof.req_t = asked;
 	q->prof.wait = t - asked;
+	hist_add(m, q->host, H_PROFILE, q->prof.wait);
 	schedule(m, q->prof.c1, i, EV_PROFILE_DONE, 0);
 }
 
@@ -538,6 +639,7 @@ static void on_price_granted(Model *m, uint32_t i, int k, int64_t t)
 	int64_t out, back;
 	net_legs(&q->rng, &out, &back);
 	c->wait = t - c->c0;
+	hist_add(m, q->host, H_PRICING, c->wait);
 	c->s0 = t + out;
 	c->s1 = c->s0 + ms_ns(service_ms(m, q, D_PRICING, t));
 	c->c1 = c->s1 + back;
@@ -554,9 +656,25 @@ static void after_profile(Model *m, uint32_t i, int64_t t)
 	 * the previous one. Order: inventory, pricing..., recommendation,
 	 * reputation, experiment. */
 	int64_t at = f;
-	plain_call(m, q, &q->br[BR_INVENTORY], D_INVENTORY, at, 0);
+	/* retry-storm: failed inventory attempts (the server fails fast),
+	 * each followed by a 2-5 ms backoff */
+	int64_t inv_at = f;
+	while (m->c->retry_p > 0 && q->n_inv_try < 2 && sim_rng_unit(&q->rng) < m->c->retry_p) {
+		Call *k = &q->inv_try[q->n_inv_try++];
+		plain_call(m, q, k, D_INVENTORY, inv_at, 0);
+		int64_t back = k->c1 - k->s1;
+		k->s1 = k->s0 + (k->s1 - k->s0) / 3;
+		k->c1 = k->s1 + back;
+		k->failed = 1;
+		inv_at = k->c1 + 2000000 + (int64_t)sim_rng_below(&q->rng, 3000000);
+	}
+	plain_call(m, q, &q->br[BR_INVENTORY], D_INVENTORY, inv_at, 0);
 	q->other_end = q->br[BR_INVENTORY].c1;
+	if (m->c->serial_inventory) /* serial-hop: the fan-out waits for inventory */
+		at = q->br[BR_INVENTORY].c1 + gap(&q->rng);
 	q->n_price = q->cls == CL_ENTERPRISE ? m->p->enterprise_pricing_calls : 1;
+	if (m->c->fanout_calls > q->n_price)
+		q->n_price = m->c->fanout_calls;
 	q->price_left = q->n_price;
 	for (int k = 0; k < q->n_price; k++) {
 		at += 30000 + (int64_t)sim_rng_below(&q->rng, 50000);
@@ -636,15 +754,22 @@ static int call_spans(Model *m, int *n, const Req *q, const Call *k, int dep, in
 	attr(c, str_attr("server.address", d->address));
 	attr(c, int_attr("server.port", 8443));
 	attr(c, str_attr("peer.service", d->service));
-	attr(c, int_attr("rpc.grpc.status_code", k->timed_out ? 4 : 0));
+	attr(c, int_attr("rpc.grpc.status_code", k->timed_out ? 4 : k->failed ? 14 : 0));
 	if (k->timed_out) {
 		c->status = 2;
 		c->status_msg = "DEADLINE_EXCEEDED: client timeout";
+	} else if (k->failed) {
+		c->status = 2;
+		c->status_msg = "UNAVAILABLE: upstream error";
 	}
 	int res = m->dep_res[dep] + k->host;
 	SimSpan *s = span_at(m, n, ci, res, SC_GRPC_SERVER, d->server_op, 2, k->s0, k->s1);
 	rpc_attrs(s, d);
-	attr(s, int_attr("rpc.grpc.status_code", 0));
+	attr(s, int_attr("rpc.grpc.status_code", k->failed ? 14 : 0));
+	if (k->failed) {
+		s->status = 2;
+		s->status_msg = "UNAVAILABLE";
+	}
 	attr(s, str_attr("client.address", m->w->resources[q->host].host));
 	attr(s, str_attr("server.address", m->w->resources[res].host));
 	return ci;
@@ -686,6 +811,8 @@ static int emit_trace(Model *m, uint32_t i)
 	int pi = call_spans(m, &n, q, &q->prof, D_PROFILE, 0);
 	attr(&m->spans[pi], dbl_attr("queue.wait_ms", (double)q->prof.wait * 1e-6));
 	call_spans(m, &n, q, &q->ent, D_ENTITLEMENT, 0);
+	for (int k = 0; k < q->n_inv_try; k++)
+		call_spans(m, &n, q, &q->inv_try[k], D_INVENTORY, 0);
 	call_spans(m, &n, q, &q->br[BR_INVENTORY], D_INVENTORY, 0);
 	for (int k = 0; k < q->n_price; k++) {
 		int ci = call_spans(m, &n, q, &q->price[k], D_PRICING, 0);
@@ -788,9 +915,24 @@ static void emit_samples(Model *m, int64_t t)
 		    .pricing_used = m->price[h].used, .pricing_max = m->price[h].max,
 		    .pricing_pending = (int)m->price[h].n,
 		};
+		double span_ms = (double)(t - m->cpu_since) / 1e6;
+		s.start_ns = m->begin;
+		s.has_cpu = span_ms > 0;
+		s.cpu = span_ms > 0 ? m->cpu_ms[h] / (span_ms * m->p->cores) : 0;
+		if (s.cpu > 1)
+			s.cpu = 1;
+		s.exec_wait = m->hist[h][H_EXEC];
+		s.profile_wait = m->hist[h][H_PROFILE];
+		s.pricing_wait = m->hist[h][H_PRICING];
+		s.exec_wait_sum_ms = m->hist_sum[h][H_EXEC];
+		s.profile_wait_sum_ms = m->hist_sum[h][H_PROFILE];
+		s.pricing_wait_sum_ms = m->hist_sum[h][H_PRICING];
 		if (m->sink->sample(m->sink->ctx, &s, m->err))
 			m->stop = 1;
 	}
+	for (int h = 0; h < m->p->hosts; h++)
+		m->cpu_ms[h] = 0;
+	m->cpu_since = t;
 }
 
 static void window_edge(Model *m, int64_t t, int start)
@@ -847,6 +989,10 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 	/* Arrivals: one Poisson stream for the fleet. A first pass counts the
 	 * arrivals inside the window so exactly `traces` of them are sampled. */
 	int64_t begin = c->start - (int64_t)llround(p->warmup_s * 1e9);
+	m.cpu_ms = xcalloc((size_t)p->hosts, sizeof *m.cpu_ms);
+	m.hist = xcalloc((size_t)p->hosts, sizeof *m.hist);
+	m.hist_sum = xcalloc((size_t)p->hosts, sizeof *m.hist_sum);
+	m.begin = m.cpu_since = begin;
 	double mean_gap_ns = 1e9 / (p->rate * c->rate_mult * p->hosts);
 	SimRng arr, pick;
 	sim_rng_seed(&arr, m.phase_seed, 0xa441u << 20);
@@ -909,6 +1055,8 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 		}
 		case EV_FINISH: {
 			Req *q = &m.reqs[e.who];
+			m.cpu_ms[q->host] += (double)((q->v1 - q->v0) + (q->a1 - q->a0)) / 1e6 +
+			                     p->cpu_per_call_ms * (6 + q->n_price + q->n_inv_try);
 			if (sim_pool_release(&m.exec[q->host], e.t, &wt))
 				grant(&m, &wt, e.t, EV_ARRIVE);
 			q = &m.reqs[e.who];
@@ -967,6 +1115,9 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 	free(m.exec);
 	free(m.prof);
 	free(m.price);
+	free(m.cpu_ms);
+	free(m.hist);
+	free(m.hist_sum);
 	free(m.reqs);
 	sim_heap_fini(&m.heap);
 	return rc;
@@ -995,6 +1146,7 @@ int sim_run(const SimParams *p, const SimWorld *w, const SimSink *sink, SimRun *
 	    .exec_slots = p->executor_slots,
 	    .profile_pool = p->profile_pool,
 	    .pricing_pool = p->pricing_pool,
+	    .slow_dep = -1,
 	};
 	PhaseCfg inc = base;
 	inc.name = "incident";

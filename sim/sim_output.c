@@ -106,6 +106,8 @@ static cJSON *manifest_json(const SimParams *p, const SimWorld *w, const SimRun 
 	cJSON *files = cJSON_AddObjectToObject(m, "files");
 	cJSON_AddStringToObject(files, "traces", traces_name);
 	cJSON_AddStringToObject(files, "traces_shape", single ? "document" : "json-lines");
+	if (p->metrics)
+		cJSON_AddStringToObject(files, "metrics", "metrics.jsonl");
 	for (int i = 0; i < run->n_phases; i++) {
 		const SimPhaseInfo *ph = &run->phases[i];
 		const char *key = strcmp(ph->name, "incident") == 0 ? "window" : "baseline";
@@ -143,6 +145,26 @@ static cJSON *manifest_json(const SimParams *p, const SimWorld *w, const SimRun 
 	return m;
 }
 
+/* Traces go to the OTLP writer and, for exemplars, to the metrics writer;
+ * samples to the metrics writer. */
+typedef struct Tee {
+	SimOtlp *otlp;
+	SimMetrics *metrics;
+} Tee;
+
+static int tee_trace(void *ctx, const SimTrace *t, Err *err)
+{
+	Tee *tee = ctx;
+	int rc = sim_otlp_trace(tee->otlp, t, err);
+	return rc ? rc : sim_metrics_trace(tee->metrics, t, err);
+}
+
+static int tee_sample(void *ctx, const SimSample *s, Err *err)
+{
+	Tee *tee = ctx;
+	return sim_metrics_sample(tee->metrics, s, err);
+}
+
 int sim_generate(const SimParams *p, const char *out_dir, int single, SimRun *run_out,
                  char *traces_path, char *manifest_path, unsigned pathsz, Err *err)
 {
@@ -163,8 +185,23 @@ int sim_generate(const SimParams *p, const char *out_dir, int single, SimRun *ru
 	if ((rc = sim_otlp_open(&o, tpath, single, p->batch, &w, err)))
 		goto out;
 	SimSink sink = {o, sim_otlp_trace, NULL};
+	SimMetrics *mx = NULL;
+	Tee tee = {o, NULL};
+	if (p->metrics) {
+		char xpath[4096];
+		snprintf(xpath, sizeof xpath, "%s/metrics.jsonl", out_dir);
+		if ((rc = sim_metrics_open(&mx, xpath, p, &w, err))) {
+			sim_otlp_close(o, NULL);
+			goto out;
+		}
+		tee.metrics = mx;
+		sink = (SimSink){&tee, tee_trace, tee_sample};
+	}
 	rc = sim_run(p, &w, &sink, &run, err);
 	int crc = sim_otlp_close(o, rc ? NULL : err);
+	if (!rc)
+		rc = crc;
+	crc = sim_metrics_close(mx, rc ? NULL : err);
 	if (!rc)
 		rc = crc;
 	if (rc)

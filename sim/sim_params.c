@@ -16,7 +16,7 @@
 #include "sim.h"
 #include "timefmt.h"
 
-enum { P_INT, P_I64, P_U64, P_DBL, P_TIME, P_INCIDENT };
+enum { P_INT, P_I64, P_U64, P_DBL, P_TIME, P_INCIDENT, P_NAME };
 
 typedef struct Param {
 	const char *key;
@@ -59,6 +59,18 @@ static const Param PARAMS[] = {
 	{"slowdown-hold-s", P_DBL, F(slowdown_hold_s), 0, 86400, "dependency-slowdown: time at full slowdown"},
 	{"sample-interval-s", P_DBL, F(sample_interval_s), 1, 3600, "period of pool gauges (for metrics output)"},
 	{"batch", P_INT, F(batch), 1, 1000000, "spans per exported line (whole traces per line)"},
+	{"incident-pricing-pool", P_INT, F(incident_pricing_pool), 1, 100000,
+	 "pricing-pool-shrink: pricing client connections per host in the incident"},
+	{"slowdown-dep", P_NAME, F(slowdown_dep), 0, 0,
+	 "single-slowdown: the dependency that slows down (profile, inventory, ...)"},
+	{"fanout-calls", P_INT, F(fanout_calls), 1, SIM_MAX_PRICING,
+	 "wider-fanout: partitioned pricing quotes per request of every class"},
+	{"straggler-p", P_DBL, F(straggler_p), 0, 1, "share of pricing calls that straggle (both windows)"},
+	{"straggler-mult", P_DBL, F(straggler_mult), 1, 1000, "service-time multiplier of a straggler"},
+	{"retry-p", P_DBL, F(retry_p), 0, 0.9, "retry-storm: share of inventory attempts that fail"},
+	{"cores", P_INT, F(cores), 1, 1024, "cores per API host (modelled CPU gauge)"},
+	{"cpu-per-call-ms", P_DBL, F(cpu_per_call_ms), 0, 1000, "CPU charged per outgoing call"},
+	{"metrics", P_INT, F(metrics), 0, 1, "1: also write metrics.jsonl (pool, executor, CPU gauges)"},
 };
 
 #define N_PARAMS ((int)(sizeof PARAMS / sizeof PARAMS[0]))
@@ -71,6 +83,13 @@ static const SimIncidentInfo INCIDENTS[] = {
 	 "arrivals surge; endpoint executor and profile pool saturate, queue wait before spans"},
 	{"dependency-slowdown",
 	 "profile and recommendation slow down, then recover; backlog drains afterwards"},
+	{"pricing-pool-shrink", "pricing connections per host drop to incident-pricing-pool"},
+	{"class-mix-shift", "enterprise share rises to incident-enterprise-share, spread evenly"},
+	{"placement-hotspot", "enterprise traffic concentrates on hot-hosts; the mix stays"},
+	{"single-slowdown", "slowdown-dep alone slows down (same ramp as dependency-slowdown)"},
+	{"serial-hop", "inventory is called before the fan-out instead of inside it"},
+	{"wider-fanout", "every request asks fanout-calls pricing quotes (pool scaled to match)"},
+	{"retry-storm", "inventory attempts fail (retry-p) and are retried up to twice"},
 };
 
 static const char *const SCENARIOS[] = {"mercury", NULL};
@@ -131,6 +150,15 @@ int sim_params_init(SimParams *p, const char *scenario, Err *err)
 	p->slowdown_hold_s = 180;
 	p->sample_interval_s = 15;
 	p->batch = 512;
+	p->incident_pricing_pool = 1;
+	snprintf(p->slowdown_dep, sizeof p->slowdown_dep, "inventory");
+	p->fanout_calls = 6;
+	p->straggler_p = 0;
+	p->straggler_mult = 20;
+	p->retry_p = 0.3;
+	p->cores = 2;
+	p->cpu_per_call_ms = 0.8;
+	p->metrics = 1;
 	return 0;
 }
 
@@ -198,9 +226,19 @@ int sim_params_set(SimParams *p, const char *key, const char *value, Err *err)
 				snprintf(p->incident, sizeof p->incident, "%s", value);
 				return 0;
 			}
-		return err_set(err, TT_EINVAL,
-		               "incident: unknown mechanism '%s' (pricing-client-wait, none, "
-		               "executor-saturation, dependency-slowdown)", value);
+		char known[512] = "";
+		for (int i = 0; i < n; i++)
+			snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
+			         inc[i].name);
+		return err_set(err, TT_EINVAL, "incident: unknown mechanism '%s' (%s)", value, known);
+	}
+	case P_NAME: {
+		size_t n = strlen(value);
+		if (n == 0 || n >= 32 || strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-_") != n)
+			return err_set(err, TT_EINVAL, "%s: '%s' is not a name of [a-z0-9_-], 1 to 31 bytes",
+			               key, value);
+		snprintf(field, 32, "%s", value);
+		return 0;
 	}
 	}
 	return err_set(err, TT_EINVAL, "%s: unsupported parameter type", key);
@@ -234,6 +272,7 @@ int sim_params_get(const SimParams *p, const char *key, char *out, unsigned outs
 		break;
 	}
 	case P_INCIDENT: snprintf(out, outsz, "%s", p->incident); break;
+	case P_NAME: snprintf(out, outsz, "%s", field); break;
 	}
 	return 0;
 }
