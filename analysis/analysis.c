@@ -1128,7 +1128,8 @@ Analysis *analysis_state_result(AnalysisState *g, Store *st)
 		}
 		SVec *tot = &slot_vecs(&t->pop[0].slot[0])[F_TOTAL];
 		d->dist = xmalloc((size_t)(tot->n ? tot->n : 1) * sizeof *d->dist);
-		memcpy(d->dist, tot->v, (size_t)tot->n * sizeof *d->dist);
+		if (tot->n > 0)
+			memcpy(d->dist, tot->v, (size_t)tot->n * sizeof *d->dist);
 		memcpy(d->slowest, t->slowest, sizeof d->slowest);
 		d->n_slowest = t->n_slowest;
 		for (int k = 0; k < d->n_slowest; k++)
