@@ -100,13 +100,25 @@ int cmd_import(int argc, char **argv)
 		if (quiet)
 			continue;
 		const StoreSourceCounts *k = &res.counts;
-		printf("%s: %s: %lld spans added, %lld already stored", argv[i], res.format,
-		       (long long)k->spans_added, (long long)k->spans_duplicate);
-		if (k->metrics_added || k->metrics_duplicate)
-			printf("; %lld metric points added, %lld already stored",
+		int any = 0;
+		printf("%s: %s:", argv[i], res.format);
+		if (k->spans_added || k->spans_duplicate) {
+			printf(" %lld spans added, %lld already stored", (long long)k->spans_added,
+			       (long long)k->spans_duplicate);
+			any = 1;
+		}
+		if (k->metrics_added || k->metrics_duplicate) {
+			printf("%s %lld metric points added, %lld already stored", any ? ";" : "",
 			       (long long)k->metrics_added, (long long)k->metrics_duplicate);
-		if (k->observations_added)
-			printf("; %lld observations added", (long long)k->observations_added);
+			any = 1;
+		}
+		if (k->observations_added || k->observations_duplicate) {
+			printf("%s %lld observations added, %lld already stored", any ? ";" : "",
+			       (long long)k->observations_added, (long long)k->observations_duplicate);
+			any = 1;
+		}
+		if (!any)
+			printf(" nothing to store (the file holds no spans, points or observations)");
 		putchar('\n');
 		if (res.already)
 			printf("%s: same content as %s, imported before: nothing new\n", argv[i],

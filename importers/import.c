@@ -161,7 +161,8 @@ static int import_stream(Store *st, FILE *f, const char *name, uint64_t total,
 		goto fail;
 	const StoreSourceCounts *c = &res->counts;
 	int nothing_new = c->spans_added == 0 && c->metrics_added == 0 && c->observations_added == 0;
-	int had_any = c->spans_duplicate > 0 || c->metrics_duplicate > 0;
+	int had_any = c->spans_duplicate > 0 || c->metrics_duplicate > 0 ||
+	              c->observations_duplicate > 0;
 	if (store_source_finish(st, source_id, c, nothing_new && had_any ? "duplicate" : "imported",
 	                        err))
 		goto fail;

@@ -480,7 +480,9 @@ int sheet_run(ImportCtx *ctx, FILE *f)
 			break;
 		if (outcome == STORE_OBS_ADDED)
 			ctx->counts->observations_added++;
-		else if (outcome == STORE_OBS_CONFLICT)
+		else if (outcome != STORE_OBS_CONFLICT)
+			ctx->counts->observations_duplicate++;
+		if (outcome == STORE_OBS_CONFLICT)
 			rc = err_at(ctx->err, TT_EPARSE, ctx->name, o->line, o->col,
 			            "sheet '%s' already has %s (%s) = %.15g from an earlier import, and this "
 			            "file says %.15g %s (or a different window); give the sheet a new name to "

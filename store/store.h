@@ -54,6 +54,7 @@ typedef struct StoreSourceCounts {
 	int64_t metrics_added;    /* new metric points */
 	int64_t metrics_duplicate;
 	int64_t observations_added;
+	int64_t observations_duplicate; /* already stored with the same value */
 } StoreSourceCounts;
 
 /* Looks up a successful import with this sha256 (hex). Sets *found and, when

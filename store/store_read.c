@@ -132,7 +132,8 @@ int store_stats(Store *st, StoreStats *out, Err *err)
 	sqlite3_reset(s);
 	if (rc != SQLITE_ROW)
 		return store_sqlerr(st, err, "reading statistics");
-	return 0;
+	int64_t series = 0;
+	return store_metric_counts(st, &series, &out->metric_points, &out->observations, err);
 }
 
 int store_root_operations(Store *st, int64_t from_ns, int64_t to_ns, StoreRootOpFn fn,
