@@ -74,6 +74,10 @@ static void tags(const DagNode *d, char *out, size_t sz)
 
 static void fmt_range(char *out, size_t sz, const PopSummary *p)
 {
+	if (p->requests == 0 && p->from_ns == 0 && p->to_ns == 0) {
+		snprintf(out, sz, "(no requests)");
+		return;
+	}
 	char a[40], b[40];
 	time_format(p->from_ns, a, sizeof a);
 	time_format(p->to_ns, b, sizeof b);
@@ -84,6 +88,8 @@ void report_text(const Analysis *a, Buf *o)
 {
 	char ep[160], rng[100];
 	clean(ep, sizeof ep, a->endpoint);
+	if (a->root_service[0] == '\0' && a->root_operation[0] == '\0')
+		snprintf(ep, sizeof ep, "(none: no root span in the range)");
 	buf_printf(o, "Endpoint  %s\n", ep);
 	if (a->class_filter) {
 		char cf[64];
@@ -132,6 +138,10 @@ void report_text(const Analysis *a, Buf *o)
 		buf_adds(o, "\n");
 	}
 
+	if (w->requests == 0)
+		buf_printf(o, "\nNo requests of this endpoint in the window (%lld traces read). Check --window,\n"
+		              "--class and the model's root, or import data first.\n",
+		           (long long)a->dq.traces);
 	buf_adds(o, "\nRequest DAG  (p99 in ms; '-' serial, '=' parallel fan-out; "
 	            "'?' unknown split, '-' not applicable)\n");
 	buf_printf(o, "%-34s %-8s %7s %8s %7s %7s %7s", "node", "tags", "calls", "total", "queue",
