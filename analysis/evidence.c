@@ -209,6 +209,26 @@ static const char *pop_word(int p)
 
 /* A quantile value: exact from spans, or missing when n == 0. */
 static void put_quant(Evidence *e, const char *name, double v, int64_t n, const char *what,
+                      int p);
+
+/* The p90 next to a p99 name ("x.p99_ms@baseline" -> "x.p90_ms@baseline"):
+ * far steadier than the p99 on a few hundred requests, so predicates use
+ * it to tell a moved distribution from sampling noise. */
+static void put_p90(Evidence *e, const char *p99name, double v, int64_t n, const char *what, int p)
+{
+	char name[256];
+	const char *at = strstr(p99name, "p99_ms");
+	if (at == NULL)
+		return;
+	snprintf(name, sizeof name, "%.*sp90_ms%s", (int)(at - p99name), p99name, at + 6);
+	if (n == 0)
+		return;
+	ev_put(e, name, v, "ms", EV_SRC_SPANS, EV_Q_EXACT, n, n < 30,
+	       "spans: exact nearest-rank p90 of %lld %s (%s)", (long long)n, what,
+	       p == POP_BASELINE ? "baseline" : "window");
+}
+
+static void put_quant(Evidence *e, const char *name, double v, int64_t n, const char *what,
                       int p)
 {
 	if (n == 0) {
@@ -272,6 +292,7 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 		       "spans: endpoint requests whose root span starts in the %s", pop_word(p));
 		snprintf(name, sizeof name, "ingress.p99_ms%s", sfx);
 		put_quant(e, name, ps->ingress.p99, ps->ingress.n, "requests at ingress", p);
+		put_p90(e, name, ps->ingress.p90, ps->ingress.n, "requests at ingress", p);
 		snprintf(name, sizeof name, "ingress.p50_ms%s", sfx);
 		if (ps->ingress.n)
 			ev_put(e, name, ps->ingress.p50, "ms", EV_SRC_SPANS, EV_Q_EXACT, ps->ingress.n, 0,
@@ -307,8 +328,10 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 		if (a->n_nodes > 0) {
 			const NodeStats *r = &a->nodes[0].pop[p];
 			snprintf(name, sizeof name, "endpoint.queue_age.p99_ms%s", sfx);
-			if (r->queue.n > 0)
+			if (r->queue.n > 0) {
 				put_quant(e, name, r->queue.p99, r->queue.n, "queue waits before the root span", p);
+				put_p90(e, name, r->queue.p90, r->queue.n, "queue waits before the root span", p);
+			}
 		}
 		/* per dependency */
 		for (int k = 0; k < e->n_deps; k++) {
@@ -322,14 +345,20 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 			evidence_segment(e->deps[k], seg, sizeof seg);
 			snprintf(name, sizeof name, "dep.%s.client.p99_ms%s", seg, sfx);
 			put_quant(e, name, st.total.p99, st.total.n, "calls as the client saw them", p);
+			put_p90(e, name, st.total.p90, st.total.n, "calls as the client saw them", p);
 			snprintf(name, sizeof name, "dep.%s.client_wait.p99_ms%s", seg, sfx);
 			put_quant(e, name, st.client_wait.p99, st.client_wait.n,
 			          "client waits (client span minus server span)", p);
+			put_p90(e, name, st.client_wait.p90, st.client_wait.n,
+			        "client waits (client span minus server span)", p);
 			snprintf(name, sizeof name, "dep.%s.service.p99_ms%s", seg, sfx);
 			put_quant(e, name, st.service.p99, st.service.n, "server spans", p);
+			put_p90(e, name, st.service.p90, st.service.n, "server spans", p);
 			snprintf(name, sizeof name, "dep.%s.queue.p99_ms%s", seg, sfx);
-			if (st.queue.n > 0)
+			if (st.queue.n > 0) {
 				put_quant(e, name, st.queue.p99, st.queue.n, "pool waits before the client span", p);
+				put_p90(e, name, st.queue.p90, st.queue.n, "pool waits before the client span", p);
+			}
 			if (ps->slow_requests > 0) {
 				snprintf(name, sizeof name, "dep.%s.crit_share%s", seg, sfx);
 				ev_put(e, name, share, "ratio", EV_SRC_SPANS, EV_Q_NONE, ps->slow_requests,
@@ -437,6 +466,15 @@ static int cmp_value(const void *x, const void *y)
 	return strcmp(((const EvValue *)x)->name, ((const EvValue *)y)->name);
 }
 
+/* z statistic of the change of one class's share between two populations
+ * of nw and nb requests (two-proportion test, pooled). */
+static double share_z(double w, int64_t nw, double b, int64_t nb)
+{
+	double p = (w * (double)nw + b * (double)nb) / (double)(nw + nb);
+	double se = sqrt(p * (1 - p) * (1.0 / (double)nw + 1.0 / (double)nb));
+	return se > 0 ? fabs(w - b) / se : 0;
+}
+
 static void derive_mix(Evidence *e)
 {
 	double best = NAN;
@@ -460,6 +498,27 @@ static void derive_mix(Evidence *e)
 		}
 		if (b < 0.01)
 			continue;
+		/* a change within sampling noise (z < 3) is no change: two
+		 * populations with counts, or a sample against a declared share */
+		const EvValue *vw = evidence_get(e, nw), *vb = evidence_get(e, nb);
+		double z = NAN;
+		if (vw && vb && vw->source == EV_SRC_SPANS && vb->source == EV_SRC_SPANS && vw->n > 0 &&
+		    vb->n > 0)
+			z = share_z(w, vw->n, b, vb->n);
+		else if (vw && vb && vw->source == EV_SRC_SPANS && vw->n > 0 && vb->source == EV_SRC_MODEL)
+			z = fabs(w - b) / sqrt(b * (1 - b) / (double)vw->n);
+		if (!isnan(z)) {
+			char zn[200];
+			snprintf(zn, sizeof zn, "mix.%s.z", seg);
+			ev_put(e, zn, z, "count", EV_SRC_DERIVED, EV_Q_NONE, vw->n, 0,
+			       "derived: z of the class share's change (%lld requests against the %s)",
+			       (long long)vw->n, src);
+		}
+		if (!isnan(z) && z < 3) {
+			if (isnan(best))
+				best = 0;
+			continue;
+		}
 		double ch = fabs(w / b - 1);
 		if (isnan(best) || ch > best) {
 			best = ch;
@@ -472,9 +531,13 @@ static void derive_mix(Evidence *e)
 	if (best_class) {
 		ev_put(e, "mix.change", best, "ratio", EV_SRC_DERIVED, EV_Q_NONE, n,
 		       n > 0 && n < EV_MIN_RATIO_N,
-		       "derived: largest relative change of a class share against the %s (class %s)",
+		       "derived: largest relative change of a class share against the %s (class %s; "
+		       "changes within sampling noise, z < 3, count as none)",
 		       base_src, best_class);
 		ev_fact(e, "mix.top_class", best_class);
+	} else if (!isnan(best)) {
+		ev_put(e, "mix.change", 0, "ratio", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
+		       "derived: no class share moved beyond sampling noise (z < 3)");
 	} else {
 		ev_missing(e, "mix.change", "ratio", "derived: needs class shares for window and baseline");
 	}
@@ -570,8 +633,40 @@ static void derive_wait_rise(Evidence *e)
 	}
 }
 
+/* How much fuller the busiest host's pool is than the fleet's: the largest
+ * occupancy_host_max - occupancy over pools (the executor included). */
+static void derive_pool_skew(Evidence *e)
+{
+	double best = NAN;
+	char pool[96] = "";
+	for (int i = 0; i < e->n; i++) {
+		const char *nm = e->v[i].name;
+		size_t l = strlen(nm);
+		static const char suf[] = ".occupancy_host_max";
+		size_t sl = sizeof suf - 1;
+		if (strncmp(nm, "pool.", 5) != 0 || l <= 5 + sl || strcmp(nm + l - sl, suf) != 0 ||
+		    e->v[i].missing)
+			continue;
+		char fleet[200];
+		snprintf(fleet, sizeof fleet, "%.*s.occupancy", (int)(l - sl), nm);
+		double f;
+		if (!evidence_value(e, fleet, &f))
+			continue;
+		double skew = e->v[i].value - f;
+		if (isnan(best) || skew > best) {
+			best = skew;
+			snprintf(pool, sizeof pool, "%.*s", (int)(l - sl - 5), nm + 5);
+		}
+	}
+	if (!isnan(best))
+		ev_put(e, "placement.pool_skew", best, "ratio", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
+		       "derived: busiest host's occupancy minus the fleet's, largest over pools (%s)",
+		       pool);
+}
+
 void evidence_finish(Evidence *e)
 {
+	derive_pool_skew(e);
 	lists_from_names(e);
 	derive_mix(e);
 	derive_wait_rise(e);

@@ -144,8 +144,9 @@ typedef struct EvRequest {
 	float queue_ms;           /* queue before the root span, NAN when not carried */
 	int16_t cls;              /* index in EvRequestSet.classes, -1 unknown */
 	int16_t host;             /* index in EvRequestSet.hosts, -1 unknown */
-	uint8_t late;             /* work after the root ended, after the caller gave
-	                           * up, or started after the deadline had passed */
+	uint8_t late;             /* EV_LATE_* bits: work after the root ended or after
+	                           * the caller gave up (abandoned), or calls started
+	                           * after the deadline had passed */
 	uint8_t omitted;          /* an optional dependency timed out, failed or was
 	                           * skipped */
 	uint8_t slow;             /* in the tail set used for placement */
@@ -153,6 +154,8 @@ typedef struct EvRequest {
 	int16_t calls;            /* client calls (attempts) in the request */
 	int16_t width;            /* largest number of overlapping sibling calls */
 } EvRequest;
+
+enum { EV_LATE_ABANDONED = 1, EV_LATE_AFTER_DEADLINE = 2 };
 
 /* One client call. */
 typedef struct EvCall {

@@ -31,6 +31,7 @@
 #include "trace_build.h"
 
 #define TAIL_MIN 20
+#define WAITED_MS 5.0
 #define PLACEMENT_MIN_REQUESTS 40
 
 typedef struct Pass {
@@ -123,18 +124,18 @@ static void finish_trace(Pass *ps)
 	int64_t deadline = objective > 0 ? root->start - (root->has_queue ? root->queue : 0) +
 	                                       (int64_t)(objective * 1e6)
 	                                 : INT64_MAX;
-	int late = t->n_late > 0;
+	int late = t->n_late > 0 ? EV_LATE_ABANDONED : 0;
 	const char *root_svc = trace_str(t, root->svc);
 	for (int i = 0; i < t->n; i++) {
 		const TSpan *sp = &t->sp[i];
 		if (i == t->root || !usable(sp))
 			continue;
 		if (sp->end > root->end + 1000000 && strcmp(trace_str(t, sp->svc), root_svc) == 0)
-			late = 1;
+			late |= EV_LATE_ABANDONED;
 		if (sp->kind != SPAN_KIND_CLIENT)
 			continue;
 		if (sp->start > deadline)
-			late = 1;
+			late |= EV_LATE_AFTER_DEADLINE;
 		EvCall c = {.req = (int32_t)ri, .wait_ms = NAN, .service_ms = NAN, .queue_ms = NAN};
 		int d = list_index(&s->deps, &s->n_deps, dep_key(t, sp), 4096);
 		c.dep = (int16_t)d;
@@ -392,16 +393,20 @@ static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model 
                          double *cpr_class /* [e->n_classes] out */)
 {
 	char name[256], seg[96];
-	int64_t late = 0, omitted = 0, calls = 0, retries = 0;
+	int64_t late = 0, abandoned = 0, omitted = 0, calls = 0, retries = 0;
 	double width = 0;
 	for (int64_t i = 0; i < s->n; i++) {
-		late += s->r[i].late;
+		late += s->r[i].late != 0;
+		abandoned += (s->r[i].late & EV_LATE_ABANDONED) != 0;
 		omitted += s->r[i].omitted;
 		calls += s->r[i].calls;
 		width += s->r[i].width;
 	}
 	snprintf(name, sizeof name, "late_work.ratio%s", sfx(p));
 	put_ratio(e, name, (double)late, s->n, "requests with late work", p);
+	snprintf(name, sizeof name, "late_work.abandoned_ratio%s", sfx(p));
+	put_ratio(e, name, (double)abandoned, s->n,
+	          "requests with work still running after the root or the caller ended", p);
 	snprintf(name, sizeof name, "omission.ratio%s", sfx(p));
 	int has_optional = 0;
 	for (int i = 0; m && i < m->n_nodes; i++)
@@ -432,24 +437,29 @@ static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model 
 
 	/* per dependency */
 	int nd = s->n_deps;
-	int64_t *dc = xcalloc((size_t)(nd ? nd : 1) * 5, sizeof *dc);
+	int64_t *dc = xcalloc((size_t)(nd ? nd : 1) * 7, sizeof *dc);
 	for (int64_t k = 0; k < s->n_calls; k++) {
 		const EvCall *c = &s->calls[k];
 		if (c->dep < 0)
 			continue;
-		int64_t *x = &dc[c->dep * 5];
+		int64_t *x = &dc[c->dep * 7];
 		x[0]++;
 		x[1] += c->error;
 		x[2] += c->serial;
 		x[3] += c->retry;
 		x[4] += c->late;
+		if (!isnan(c->wait_ms) || !isnan(c->queue_ms)) {
+			double wq = (isnan(c->wait_ms) ? 0 : c->wait_ms) + (isnan(c->queue_ms) ? 0 : c->queue_ms);
+			x[5]++;
+			x[6] += wq > WAITED_MS;
+		}
 		retries += c->retry;
 	}
 	for (int k = 0; k < e->n_deps; k++) {
 		int d = idx(s->deps, s->n_deps, e->deps[k]);
 		if (d < 0)
 			continue;
-		const int64_t *x = &dc[d * 5];
+		const int64_t *x = &dc[d * 7];
 		evidence_segment(e->deps[k], seg, sizeof seg);
 		snprintf(name, sizeof name, "dep.%s.calls_per_request%s", seg, sfx(p));
 		put_per(e, name, (double)(x[0] - x[3]), s->n, "count",
@@ -458,6 +468,8 @@ static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model 
 		put_ratio(e, name, (double)x[1], x[0], "calls ending in error", p);
 		snprintf(name, sizeof name, "dep.%s.serial_ratio%s", seg, sfx(p));
 		put_ratio(e, name, (double)x[2], x[0], "calls overlapping no sibling", p);
+		snprintf(name, sizeof name, "dep.%s.waited_ratio%s", seg, sfx(p));
+		put_ratio(e, name, (double)x[6], x[5], "calls that waited more than 5 ms (client + pool)", p);
 		snprintf(name, sizeof name, "dep.%s.late_ratio%s", seg, sfx(p));
 		put_ratio(e, name, (double)x[4], x[0], "calls outlived by their server span", p);
 		snprintf(name, sizeof name, "dep.%s.attempts_per_call%s", seg, sfx(p));

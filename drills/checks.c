@@ -578,7 +578,7 @@ static int ck_late_work(Store *st, const CheckOptions *o, EvRequestSet *w, EvReq
 			if (k < nb && (s->r[i].start_ns - t0) / step != k)
 				continue;
 			v[n++] = s->r[i].ingress_ms;
-			late += s->r[i].late;
+			late += s->r[i].late != 0;
 			om += s->r[i].omitted;
 		}
 		char cell[5][48];
@@ -615,7 +615,7 @@ static int ck_endpoint_queue(Store *st, const CheckOptions *o, EvRequestSet *w, 
 			if (h >= 0 && w->r[i].host != h)
 				continue;
 			in[n++] = w->r[i].ingress_ms;
-			late += w->r[i].late;
+			late += w->r[i].late != 0;
 			if (!isnan(w->r[i].queue_ms))
 				q[nq++] = w->r[i].queue_ms;
 		}

@@ -656,15 +656,13 @@ static void after_profile(Model *m, uint32_t i, int64_t t)
 	 * the previous one. Order: inventory, pricing..., recommendation,
 	 * reputation, experiment. */
 	int64_t at = f;
-	/* retry-storm: failed inventory attempts (the server fails fast),
-	 * each followed by a 2-5 ms backoff */
+	/* retry-storm: failed inventory attempts (the server does its work and
+	 * then fails, as an overloaded backend or a timeout would), each
+	 * followed by a 2-5 ms backoff */
 	int64_t inv_at = f;
 	while (m->c->retry_p > 0 && q->n_inv_try < 2 && sim_rng_unit(&q->rng) < m->c->retry_p) {
 		Call *k = &q->inv_try[q->n_inv_try++];
 		plain_call(m, q, k, D_INVENTORY, inv_at, 0);
-		int64_t back = k->c1 - k->s1;
-		k->s1 = k->s0 + (k->s1 - k->s0) / 3;
-		k->c1 = k->s1 + back;
 		k->failed = 1;
 		inv_at = k->c1 + 2000000 + (int64_t)sim_rng_below(&q->rng, 3000000);
 	}

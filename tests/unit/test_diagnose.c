@@ -1,0 +1,532 @@
+/*
+ * test_diagnose.c - the diagnosis engine end to end.
+ *
+ * Ranking on generated data: the simulator injects one mechanism at a time
+ * (a few hundred sampled traces per window, eight hosts), the output goes
+ * through the importer into a fresh database like real telemetry, and the
+ * engine must rank the matching hypothesis first, blaming the node the
+ * mechanism was injected at (read back from the simulator's own manifest
+ * of hot hosts, never hard-coded). A quiet window must put
+ * insufficient-evidence first. The case's matched-peak observation sheet,
+ * alone and without a database, must give the case's answer. Also: the
+ * JSON rendering, catalog validation with located errors, and the
+ * predicate evaluator's sandbox.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diagnose.h"
+#include "import.h"
+#include "model_json.h"
+#include "sheet.h"
+#include "sim.h"
+#include "store_expr.h"
+
+#define MODEL_PATH "../models/mercury-home.model.json"
+#define SHEET_PATH "../data/sheets/pricing-matched-peak.sheet.json"
+
+static Model *load_model(void)
+{
+	Model *m = NULL;
+	Err err = {0};
+	if (model_load(MODEL_PATH, &m, &err))
+		fail_msg("%s", err.msg);
+	return m;
+}
+
+/* ---- generated data ------------------------------------------------------- */
+
+typedef struct Gen {
+	char dir[64];
+	char db[96];
+	Store *st;
+	SimRun run;
+	SimWorld world;
+	SimParams p;
+} Gen;
+
+/* Simulates incident with the given "key=value" settings (NULL-terminated)
+ * into a temporary folder and imports traces and metrics. */
+static void gen(Gen *g, const char *incident, const char *const *sets)
+{
+	Err err = {0};
+	memset(g, 0, sizeof *g);
+	snprintf(g->dir, sizeof g->dir, "/tmp/tt_test_diag_XXXXXX");
+	assert_non_null(mkdtemp(g->dir));
+	assert_int_equal(sim_params_init(&g->p, "mercury", &err), 0);
+	static const char *const base[] = {"traces=400", "window-s=60", "warmup-s=20", "hosts=8", NULL};
+	for (int pass = 0; pass < 2; pass++) {
+		const char *const *kv = pass == 0 ? base : sets;
+		for (int i = 0; kv && kv[i]; i++) {
+			char k[64];
+			const char *eq = strchr(kv[i], '=');
+			assert_non_null(eq);
+			snprintf(k, sizeof k, "%.*s", (int)(eq - kv[i]), kv[i]);
+			if (sim_params_set(&g->p, k, eq + 1, &err))
+				fail_msg("%s", err.msg);
+		}
+	}
+	assert_int_equal(sim_params_set(&g->p, "incident", incident, &err), 0);
+	char traces[512], manifest[512], metrics[600];
+	if (sim_generate(&g->p, g->dir, 0, &g->run, traces, manifest, sizeof traces, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(sim_world_init(&g->world, &g->p, &err), 0);
+	snprintf(g->db, sizeof g->db, "%s/t.db", g->dir);
+	assert_int_equal(store_open(g->db, 0, &g->st, &err), 0);
+	snprintf(metrics, sizeof metrics, "%s/metrics.jsonl", g->dir);
+	const char *files[2] = {traces, metrics};
+	for (int i = 0; i < 2; i++) {
+		ImportResult res;
+		ImportOptions io = {0};
+		if (import_file(g->st, files[i], &io, &res, &err))
+			fail_msg("%s", err.msg);
+	}
+	unlink(traces);
+	unlink(metrics);
+	unlink(manifest);
+}
+
+static void gen_free(Gen *g)
+{
+	store_close(g->st);
+	char p[200];
+	unlink(g->db);
+	snprintf(p, sizeof p, "%s-wal", g->db);
+	unlink(p);
+	snprintf(p, sizeof p, "%s-shm", g->db);
+	unlink(p);
+	rmdir(g->dir);
+	sim_world_fini(&g->world);
+}
+
+static Diagnosis *diagnose_gen(Gen *g, const Model *m)
+{
+	const SimPhaseInfo *base = NULL, *inc = NULL;
+	for (int i = 0; i < g->run.n_phases; i++) {
+		if (strcmp(g->run.phases[i].name, "incident") == 0)
+			inc = &g->run.phases[i];
+		else
+			base = &g->run.phases[i];
+	}
+	assert_non_null(base);
+	assert_non_null(inc);
+	DiagnoseOptions o = {
+	    .model = m, .win_from = inc->start_ns, .win_to = inc->end_ns, .has_baseline = 1,
+	    .base_from = base->start_ns, .base_to = base->end_ns,
+	};
+	Diagnosis *d = NULL;
+	Err err = {0};
+	if (diagnose_run(g->st, &o, &d, &err))
+		fail_msg("%s", err.msg);
+	return d;
+}
+
+static void print_top(const Diagnosis *d)
+{
+	for (int i = 0; i < d->n_hyp && i < 4; i++)
+		fprintf(stderr, "  %d %s %s %.1f\n", d->hyp[i].rank, d->hyp[i].id, d->hyp[i].node,
+		        d->hyp[i].score);
+}
+
+/* The injected hypothesis is first, ahead of the second by a clear margin
+ * or at least not tied, and blames node (NULL: don't care). */
+static void expect_first(const Diagnosis *d, const char *id, const char *node)
+{
+	if (strcmp(d->hyp[0].id, id) != 0 || (node && strcmp(d->hyp[0].node, node) != 0)) {
+		print_top(d);
+		fail_msg("expected %s on %s first, got %s on %s", id, node ? node : "*", d->hyp[0].id,
+		         d->hyp[0].node);
+	}
+	assert_int_equal(d->hyp[0].rank, 1);
+	assert_true(d->hyp[0].score > d->hyp[1].score || strcmp(id, "insufficient-evidence") == 0);
+	assert_true(d->hyp[0].score > 0);
+}
+
+static const char *hot_host(const Gen *g)
+{
+	for (int i = 0; i < g->run.n_phases; i++)
+		if (strcmp(g->run.phases[i].name, "incident") == 0 && g->run.phases[i].n_hot > 0)
+			return g->world.resources[g->run.phases[i].hot[0]].host;
+	return NULL;
+}
+
+static void run_case(const char *incident, const char *const *sets, const char *want,
+                     const char *node)
+{
+	Model *m = load_model();
+	Gen g;
+	gen(&g, incident, sets);
+	Diagnosis *d = diagnose_gen(&g, m);
+	expect_first(d, want, node ? node : hot_host(&g));
+	/* every catalog id is ranked exactly once */
+	char **ids = diagnose_catalog_ids(NULL, NULL);
+	assert_non_null(ids);
+	int n = 0;
+	for (; ids[n]; n++)
+		assert_true(diagnosis_rank(d, ids[n]) >= 1);
+	assert_int_equal(n, d->n_hyp);
+	dx_strv_free(ids);
+	diagnosis_free(d);
+	gen_free(&g);
+	model_free(m);
+}
+
+static void test_quiet_window(void **state)
+{
+	(void)state;
+	for (int seed = 1; seed <= 2; seed++) {
+		char s[32];
+		snprintf(s, sizeof s, "seed=%d", seed);
+		const char *sets[] = {s, NULL};
+		run_case("none", sets, "insufficient-evidence", "none");
+	}
+}
+
+static void test_client_pool_wait(void **state)
+{
+	(void)state;
+	const char *sets[] = {"rate=70", "executor-slots=64", "profile-pool=16", NULL};
+	run_case("pricing-pool-shrink", sets, "client-pool-wait", "pricing");
+}
+
+static void test_class_mix_shift(void **state)
+{
+	(void)state;
+	const char *sets[] = {"incident-enterprise-share=0.15", NULL};
+	run_case("class-mix-shift", sets, "class-mix-shift", "enterprise");
+}
+
+static void test_placement_concentration(void **state)
+{
+	(void)state;
+	/* node NULL: the host the simulator made hot, from its own run info */
+	const char *sets[] = {"hot-hosts=1", "hot-share=0.9", "enterprise-share=0.12",
+	                      "incident-enterprise-share=0.12", NULL};
+	run_case("placement-hotspot", sets, "placement-concentration", NULL);
+}
+
+static void test_dependency_slowdown(void **state)
+{
+	(void)state;
+	const char *sets[] = {"slowdown-dep=inventory", "slowdown-factor=3", "slowdown-start-s=0",
+	                      "slowdown-ramp-s=1", "slowdown-hold-s=100", NULL};
+	run_case("single-slowdown", sets, "dependency-slowdown", "inventory");
+}
+
+static void test_optional_branch_blocking(void **state)
+{
+	(void)state;
+	const char *sets[] = {"slowdown-dep=recommendation", "slowdown-factor=4", "slowdown-start-s=0",
+	                      "slowdown-ramp-s=1", "slowdown-hold-s=100", NULL};
+	run_case("single-slowdown", sets, "optional-branch-blocking", "recommendation");
+}
+
+static void test_endpoint_queue_saturation(void **state)
+{
+	(void)state;
+	run_case("executor-saturation", NULL, "endpoint-queue-saturation", "mercury-api");
+}
+
+static void test_serial_hop(void **state)
+{
+	(void)state;
+	run_case("serial-hop", NULL, "serial-hop", "inventory");
+}
+
+static void test_fanout_tail_amplification(void **state)
+{
+	(void)state;
+	const char *sets[] = {"straggler-p=0.005", "straggler-mult=40", NULL};
+	run_case("wider-fanout", sets, "fanout-tail-amplification", "pricing");
+}
+
+static void test_retry_amplification(void **state)
+{
+	(void)state;
+	const char *sets[] = {"retry-p=0.5", NULL};
+	run_case("retry-storm", sets, "retry-amplification", "inventory");
+}
+
+/* ---- the case's matched-peak sheet, no database ------------------------- */
+
+static void test_matched_peak_sheet(void **state)
+{
+	(void)state;
+	Model *m = load_model();
+	Sheet *sh = NULL;
+	Err err = {0};
+	if (sheet_load(SHEET_PATH, &sh, &err))
+		fail_msg("%s", err.msg);
+	DiagnoseOptions o = {.model = m, .win_from = INT64_MIN, .win_to = INT64_MAX, .sheet = sh};
+	Diagnosis *d = NULL;
+	if (diagnose_run(NULL, &o, &d, &err))
+		fail_msg("%s", err.msg);
+	print_top(d);
+	assert_string_equal(d->hyp[0].id, "client-pool-wait");
+	assert_string_equal(d->hyp[0].node, "pricing");
+	int mix = diagnosis_rank(d, "class-mix-shift"), place = diagnosis_rank(d, "placement-concentration");
+	assert_true((mix == 2 && place == 3) || (mix == 3 && place == 2));
+	assert_string_equal(diagnosis_hypothesis(d, "class-mix-shift")->node, "enterprise");
+	/* what supported the leader, read from the sheet */
+	const DxHypothesis *h = &d->hyp[0];
+	int saw_wait = 0;
+	for (int i = 0; i < h->n_supported_by; i++)
+		saw_wait |= strcmp(h->supported_by[i], "dep.pricing.client_wait.p99_ms") == 0;
+	assert_true(saw_wait);
+	assert_true(h->n_missing > 0); /* pool metrics are not in the sheet */
+	assert_string_equal(h->check, "pool-by-class");
+	/* the rivals the sheet rules out are contradicted */
+	assert_true(diagnosis_hypothesis(d, "dependency-slowdown")->score < 0 ||
+	            diagnosis_hypothesis(d, "dependency-slowdown")->rank > 3);
+	assert_true(diagnosis_hypothesis(d, "endpoint-queue-saturation")->score < 0);
+	assert_true(diagnosis_hypothesis(d, "cpu-saturation")->score < 0);
+
+	const DxDecision *x = diagnosis_decision(d, "raise-endpoint-concurrency");
+	assert_non_null(x);
+	assert_int_equal(x->verdict, DX_UNSUPPORTED);
+	x = diagnosis_decision(d, "add-api-hosts");
+	assert_non_null(x);
+	assert_int_equal(x->verdict, DX_UNSUPPORTED);
+	assert_non_null(strstr(x->reason, "weak"));
+	x = diagnosis_decision(d, "degrade:pricing");
+	assert_non_null(x);
+	assert_int_equal(x->verdict, DX_REFUSED);
+	assert_non_null(strstr(x->reason, "core"));
+	x = diagnosis_decision(d, "hold-rollout");
+	assert_non_null(x);
+	assert_int_equal(x->verdict, DX_SUPPORTED);
+
+	/* the evidence says where every value came from */
+	const EvValue *v = evidence_get(d->evidence, "dep.pricing.client_wait.p99_ms@baseline");
+	assert_non_null(v);
+	assert_int_equal(v->source, EV_SRC_SHEET);
+	assert_true(fabs(v->value - 18) < 1e-9);
+	v = evidence_get(d->evidence, "late_work.ratio");
+	assert_true(fabs(v->value - 0.014) < 1e-9);
+	v = evidence_get(d->evidence, "mix.change");
+	assert_int_equal(v->source, EV_SRC_DERIVED);
+	assert_true(fabs(v->value - 0.8) < 1e-9);
+
+	/* JSON: hypotheses in rank order with id/node/score/rank; decisions */
+	Buf b;
+	buf_init(&b);
+	diagnosis_json(d, m, &b);
+	cJSON *j = cJSON_Parse(buf_str(&b));
+	assert_non_null(j);
+	cJSON *hs = cJSON_GetObjectItem(j, "hypotheses");
+	assert_int_equal(cJSON_GetArraySize(hs), d->n_hyp);
+	int rank = 0;
+	double last = INFINITY;
+	cJSON *it;
+	cJSON_ArrayForEach(it, hs) {
+		assert_true(cJSON_IsString(cJSON_GetObjectItem(it, "id")));
+		assert_true(cJSON_IsString(cJSON_GetObjectItem(it, "node")));
+		double sc = cJSON_GetObjectItem(it, "score")->valuedouble;
+		assert_int_equal((int)cJSON_GetObjectItem(it, "rank")->valuedouble, ++rank);
+		assert_true(sc <= last);
+		last = sc;
+	}
+	cJSON *ds = cJSON_GetObjectItem(j, "decisions");
+	assert_true(cJSON_GetArraySize(ds) >= 4);
+	cJSON_ArrayForEach(it, ds) {
+		const char *vd = cJSON_GetObjectItem(it, "verdict")->valuestring;
+		assert_true(strcmp(vd, "supported") == 0 || strcmp(vd, "unsupported") == 0 ||
+		            strcmp(vd, "refused") == 0);
+		assert_true(strlen(cJSON_GetObjectItem(it, "reason")->valuestring) > 10);
+	}
+	cJSON *bud = cJSON_GetObjectItem(j, "budgets");
+	assert_int_equal(cJSON_GetArraySize(bud), m->n_budgets);
+	cJSON_Delete(j);
+	buf_reset(&b);
+	diagnosis_text(d, m, &b);
+	assert_non_null(strstr(buf_str(&b), "client-pool-wait"));
+	assert_non_null(strstr(buf_str(&b), "tailtriage check pool-by-class --node pricing"));
+	buf_fini(&b);
+	diagnosis_free(d);
+	sheet_free(sh);
+	model_free(m);
+}
+
+/* Without the model nothing is known to be core: degrading pricing is
+ * then not refused, only unsupported for want of a declaration. */
+static void test_sheet_without_model(void **state)
+{
+	(void)state;
+	Sheet *sh = NULL;
+	Err err = {0};
+	assert_int_equal(sheet_load(SHEET_PATH, &sh, &err), 0);
+	DiagnoseOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX, .sheet = sh};
+	Diagnosis *d = NULL;
+	assert_int_equal(diagnose_run(NULL, &o, &d, &err), 0);
+	assert_string_equal(d->hyp[0].id, "client-pool-wait");
+	const DxDecision *x = diagnosis_decision(d, "degrade:pricing");
+	assert_non_null(x);
+	assert_int_equal(x->verdict, DX_UNSUPPORTED);
+	assert_null(evidence_get(d->evidence, "objective.p99_ms"));
+	diagnosis_free(d);
+	sheet_free(sh);
+}
+
+static void test_needs_input(void **state)
+{
+	(void)state;
+	DiagnoseOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	Diagnosis *d = NULL;
+	Err err = {0};
+	assert_int_equal(diagnose_run(NULL, &o, &d, &err), TT_EINVAL);
+	assert_null(d);
+}
+
+/* ---- catalog validation ---------------------------------------------------- */
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void expect_catalog_error(const char *text, const char *needle)
+{
+	char path[] = "/tmp/tt_test_catalog_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, text);
+	Err err = {0};
+	char **ids = diagnose_catalog_ids(path, &err);
+	unlink(path);
+	if (ids != NULL || strstr(err.msg, needle) == NULL)
+		fail_msg("catalog error '%s' does not contain '%s'", err.msg, needle);
+}
+
+#define HYP(extra) \
+	"{\"version\":1,\"hypotheses\":[{\"id\":\"h\",\"title\":\"t\",\"mechanism\":\"m\"," \
+	"\"blames\":\"{root}\",\"check\":{\"name\":\"late-work\"}," extra "}]}"
+
+static void test_catalog_errors(void **state)
+{
+	(void)state;
+	expect_catalog_error("{\"version\":1,\n  \"hypotheses\": [ oops ]}", ":2:");
+	expect_catalog_error("{\"version\":2,\"hypotheses\":[]}", "\"version\" must be 1");
+	expect_catalog_error(HYP("\"for\":[{\"text\":\"x\",\"expr\":\"ev('a') >\",\"weight\":1}]"),
+	                     "for[0]");
+	expect_catalog_error(HYP("\"for\":[{\"text\":\"x\",\"expr\":\"ev('dep.{dep}.x') > 1\",\"weight\":1}]"),
+	                     "not allowed");
+	expect_catalog_error(HYP("\"for\":[{\"text\":\"x\",\"expr\":\"(SELECT count(*) FROM sqlite_master) > 0\",\"weight\":1}]"),
+	                     "for[0]");
+	expect_catalog_error(HYP("\"for\":[{\"text\":\"x\",\"expr\":\"1\",\"weight\":0}]"), "weight");
+	expect_catalog_error(HYP("\"against\":[{\"text\":\"x\",\"expr\":\"1\",\"weight\":1,\"signature\":true}]"),
+	                     "signature");
+	expect_catalog_error("{\"version\":1,\"hypotheses\":[{\"id\":\"h\",\"title\":\"t\",\"mechanism\":\"m\","
+	                     "\"blames\":\"x\",\"check\":{\"name\":\"no-such-check\"},"
+	                     "\"for\":[{\"text\":\"x\",\"expr\":\"1\",\"weight\":1}]}]}",
+	                     "unknown check");
+	/* the built-in catalog loads and has the documented ids */
+	Err err = {0};
+	char **ids = diagnose_catalog_ids(NULL, &err);
+	assert_non_null(ids);
+	static const char *const want[] = {
+	    "client-pool-wait", "class-mix-shift", "placement-concentration", "dependency-slowdown",
+	    "endpoint-queue-saturation", "late-work-feedback", "fanout-tail-amplification",
+	    "serial-hop", "optional-branch-blocking", "cpu-saturation", "retry-amplification",
+	    "insufficient-evidence", NULL};
+	for (int i = 0; want[i]; i++) {
+		int found = 0;
+		for (int k = 0; ids[k]; k++)
+			found |= strcmp(ids[k], want[i]) == 0;
+		if (!found)
+			fail_msg("catalog lacks %s", want[i]);
+	}
+	dx_strv_free(ids);
+}
+
+/* ---- the predicate sandbox ---------------------------------------------- */
+
+static int lookup(void *ctx, const char *name, double *out)
+{
+	(void)ctx;
+	if (strcmp(name, "a") == 0) {
+		*out = 3;
+		return 1;
+	}
+	return 0;
+}
+
+static void test_expr_sandbox(void **state)
+{
+	(void)state;
+	Store *st = NULL;
+	Err err = {0};
+	assert_int_equal(store_open(":memory:", 0, &st, &err), 0);
+	double v;
+	assert_int_equal(store_expr_eval(st, "ev('a') * 2 + 1", lookup, NULL, &v, &err), 0);
+	assert_true(v == 7);
+	assert_int_equal(store_expr_eval(st, "ev('a') > 2 AND has('a')", lookup, NULL, &v, &err), 0);
+	assert_true(v == 1);
+	/* missing evidence is NULL, never 0 */
+	assert_int_equal(store_expr_eval(st, "ev('b') > 2", lookup, NULL, &v, &err), 0);
+	assert_true(isnan(v));
+	assert_int_equal(store_expr_eval(st, "ev('b') > 2 OR ev('a') = 3", lookup, NULL, &v, &err), 0);
+	assert_true(v == 1);
+	assert_int_equal(store_expr_eval(st, "ev('a') / 0", lookup, NULL, &v, &err), 0);
+	assert_true(isnan(v));
+	assert_int_equal(store_expr_eval(st, "has('b')", lookup, NULL, &v, &err), 0);
+	assert_true(v == 0);
+	/* no way out of the expression */
+	static const char *const bad[] = {
+	    "(SELECT count(*) FROM sqlite_master)",
+	    "1) FROM sqlite_master --",
+	    "1); DROP TABLE spans; SELECT (1",
+	    "(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c)",
+	    "randomblob(1000000000) IS NULL",
+	    "load_extension('x')",
+	    "'text'",
+	    "ev(1)",
+	    "",
+	    NULL,
+	};
+	for (int i = 0; bad[i]; i++) {
+		err_clear(&err);
+		if (store_expr_eval(st, bad[i], lookup, NULL, &v, &err) == 0)
+			fail_msg("'%s' was accepted", bad[i]);
+		assert_true(err.msg[0] != '\0');
+	}
+	/* the connection still works for ordinary statements afterwards */
+	int64_t series, points, obs;
+	assert_int_equal(store_metric_counts(st, &series, &points, &obs, &err), 0);
+	store_close(st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_expr_sandbox),
+		cmocka_unit_test(test_catalog_errors),
+		cmocka_unit_test(test_needs_input),
+		cmocka_unit_test(test_matched_peak_sheet),
+		cmocka_unit_test(test_sheet_without_model),
+		cmocka_unit_test(test_quiet_window),
+		cmocka_unit_test(test_client_pool_wait),
+		cmocka_unit_test(test_class_mix_shift),
+		cmocka_unit_test(test_placement_concentration),
+		cmocka_unit_test(test_dependency_slowdown),
+		cmocka_unit_test(test_optional_branch_blocking),
+		cmocka_unit_test(test_endpoint_queue_saturation),
+		cmocka_unit_test(test_serial_hop),
+		cmocka_unit_test(test_fanout_tail_amplification),
+		cmocka_unit_test(test_retry_amplification),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
