@@ -198,6 +198,28 @@ int evidence_requests_load(Store *st, const Model *m, const char *root_service,
                            EvRequestSet **out, Err *err);
 void evidence_requests_free(EvRequestSet *s);    /* NULL is a no-op */
 
+/* ---- exemplars (evidence_metrics.c) -------------------------------------- */
+
+/* A metric exemplar: a histogram bucket (or a point) linked to a trace. */
+typedef struct EvExemplar {
+	char *metric;             /* family name */
+	char *labels_json;        /* the series' labels */
+	int has_le;               /* the bucket's upper bound is known */
+	double le;                /* in the metric's unit */
+	double value;             /* the exemplar's value, metric's unit (NAN unknown) */
+	char *unit;               /* the metric's unit ("" none) */
+	char *trace_id;           /* "" when none */
+	char *span_id;            /* "" when none */
+	int64_t ts_ns;            /* exemplar time, else the point's */
+} EvExemplar;
+
+/* Exemplars of points in [from, to), every family, at most max (0: no
+ * limit) in store order. Returns 0 with *out (free with
+ * evidence_exemplars_free) and *n. */
+int evidence_exemplars_load(Store *st, int64_t from, int64_t to, int max, EvExemplar **out,
+                            int *n, Err *err);
+void evidence_exemplars_free(EvExemplar *x, int n);
+
 /* ---- budgets (budgets.c) ------------------------------------------------ */
 
 enum { BUDGET_OK = 0, BUDGET_BREACHED = 1, BUDGET_UNKNOWN = -1 };

@@ -668,3 +668,76 @@ int ev_metrics(Store *st, const EvidenceOptions *opt, Evidence *e, Err *err)
 	}
 	return 0;
 }
+
+/* ---- exemplars ------------------------------------------------------------ */
+
+typedef struct ExList {
+	EvExemplar *x;
+	int n, cap, max;
+	Store *st;
+} ExList;
+
+static int on_exemplar(void *ctx, const StoreExemplarRow *r)
+{
+	ExList *l = ctx;
+	if (l->max > 0 && l->n >= l->max)
+		return 1;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 32;
+		l->x = xrealloc(l->x, (size_t)l->cap * sizeof *l->x);
+	}
+	EvExemplar *x = &l->x[l->n++];
+	memset(x, 0, sizeof *x);
+	x->metric = xstrdup(r->family ? r->family : "");
+	x->labels_json = xstrdup(r->labels_json ? r->labels_json : "{}");
+	x->has_le = r->ex.has_le;
+	x->le = r->ex.le;
+	x->value = r->ex.value;
+	x->unit = xstrdup("");
+	x->trace_id = xstrdup(r->ex.trace_id ? r->ex.trace_id : "");
+	x->span_id = xstrdup(r->ex.span_id ? r->ex.span_id : "");
+	x->ts_ns = r->ex.has_ts ? r->ex.ts_ns : r->point_ts_ns;
+	return 0;
+}
+
+static int on_family_unit(void *ctx, const StoreMetricFamilyRow *r)
+{
+	ExList *l = ctx;
+	for (int i = 0; i < l->n; i++)
+		if (strcmp(l->x[i].metric, r->name) == 0 && l->x[i].unit[0] == '\0' && r->unit &&
+		    r->unit[0]) {
+			free(l->x[i].unit);
+			l->x[i].unit = xstrdup(r->unit);
+		}
+	return 0;
+}
+
+int evidence_exemplars_load(Store *st, int64_t from, int64_t to, int max, EvExemplar **out,
+                            int *n, Err *err)
+{
+	*out = NULL;
+	*n = 0;
+	ExList l = {.max = max, .st = st};
+	int rc = store_metric_exemplars_scan(st, NULL, from, to, on_exemplar, &l, err);
+	if (rc == 0 && l.n > 0)
+		rc = store_metric_families_scan(st, on_family_unit, &l, err);
+	if (rc) {
+		evidence_exemplars_free(l.x, l.n);
+		return rc;
+	}
+	*out = l.x;
+	*n = l.n;
+	return 0;
+}
+
+void evidence_exemplars_free(EvExemplar *x, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(x[i].metric);
+		free(x[i].labels_json);
+		free(x[i].unit);
+		free(x[i].trace_id);
+		free(x[i].span_id);
+	}
+	free(x);
+}

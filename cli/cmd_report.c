@@ -4,11 +4,13 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
 #include "buf.h"
 #include "cli.h"
+#include "evidence.h"
 #include "report.h"
 #include "timefmt.h"
 
@@ -83,19 +85,43 @@ int cmd_report(int argc, char **argv)
 	}
 	Analysis *a = NULL;
 	int rc = analysis_run(st, &ao, &a, &err);
+	/* budgets on evidence (spans of this analysis, metrics, model) and the
+	 * window's exemplars */
+	Evidence *ev = NULL;
+	BudgetResult *br = NULL;
+	EvExemplar *ex = NULL;
+	int nb = 0, nex = 0;
+	if (rc == 0 && model && model->n_budgets > 0 && a->class_filter == NULL) {
+		EvidenceOptions eo = {.model = model, .win_from = ao.win_from, .win_to = ao.win_to,
+		                      .has_baseline = ao.has_baseline, .base_from = ao.base_from,
+		                      .base_to = ao.base_to, .analysis = a};
+		rc = evidence_compute(st, &eo, &ev, &err);
+		if (rc == 0)
+			br = budgets_evaluate(model, ev, &nb);
+	}
+	if (rc == 0)
+		rc = evidence_exemplars_load(st, ao.win_from, ao.win_to, 1000, &ex, &nex, &err);
 	store_close(st);
 	if (rc) {
+		free(br);
+		evidence_free(ev);
+		analysis_free(a);
 		model_free(model);
 		return cli_fail("%s", err.msg);
 	}
 	Buf out;
 	buf_init(&out);
-	if (strcmp(format, "json") == 0)
-		report_json(a, &out);
-	else
+	if (strcmp(format, "json") == 0) {
+		report_json_ext(a, br, nb, ex, nex, &out);
+	} else {
 		report_text(a, &out);
+		report_budgets_text(br, nb, nex, &out);
+	}
 	fwrite(out.p, 1, out.len, stdout);
 	buf_fini(&out);
+	free(br);
+	evidence_free(ev);
+	evidence_exemplars_free(ex, nex);
 	analysis_free(a);
 	model_free(model);
 	return 0;

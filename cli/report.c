@@ -317,7 +317,7 @@ static const char *crit_name(const DagNode *d)
 	return d->type == NODE_CALL && d->dependency ? d->dependency : d->label;
 }
 
-void report_json(const Analysis *a, Buf *out)
+static cJSON *report_json_tree(const Analysis *a)
 {
 	cJSON *r = cJSON_CreateObject();
 	cJSON_AddStringToObject(r, "endpoint", a->endpoint);
@@ -440,10 +440,105 @@ void report_json(const Analysis *a, Buf *out)
 	cJSON_AddNumberToObject(dq, "clock_skew_max_ms", round(q->skew_max_ms * 1000) / 1000);
 	cJSON_AddNumberToObject(dq, "outside_parent", (double)q->outside_parent);
 	cJSON_AddNumberToObject(dq, "late_server", (double)q->late_server);
+	return r;
+}
 
+static void print_tree(cJSON *r, Buf *out)
+{
 	char *s = cJSON_Print(r);
 	buf_adds(out, s);
 	buf_adds(out, "\n");
 	cJSON_free(s);
 	cJSON_Delete(r);
+}
+
+void report_json(const Analysis *a, Buf *out)
+{
+	print_tree(report_json_tree(a), out);
+}
+
+/* ---- budgets and exemplars (added by "diag") ------------------------------ */
+
+static const char *budget_state(int s)
+{
+	return s == BUDGET_BREACHED ? "breached" : s == BUDGET_OK ? "ok" : "unknown";
+}
+
+void report_budgets_text(const BudgetResult *b, int n, int n_exemplars, Buf *o)
+{
+	if (n > 0) {
+		buf_adds(o, "\nBudgets  (revisit triggers from the model, on evidence with its source)\n");
+		for (int i = 0; i < n; i++) {
+			const ModelBudget *mb = b[i].budget;
+			char v[48], lab[128], prov[400];
+			budgets_format_value(mb, b[i].value, v, sizeof v);
+			clean(lab, sizeof lab, mb->label ? mb->label : mb->id);
+			clean(prov, sizeof prov, b[i].ev ? b[i].ev->provenance
+			                                 : "no evidence (not measured, not in the data)");
+			buf_printf(o, "  %-9s %-38.38s %10s  %s\n",
+			           b[i].state == BUDGET_BREACHED ? "BREACHED" : budget_state(b[i].state), lab,
+			           b[i].state == BUDGET_UNKNOWN ? "?" : v, prov);
+		}
+	}
+	if (n_exemplars > 0)
+		buf_printf(o, "\n%d metric exemplars link histogram buckets to traces "
+		              "(report --format json lists them)\n", n_exemplars);
+}
+
+void report_json_ext(const Analysis *a, const BudgetResult *b, int nb, const EvExemplar *ex,
+                     int nex, Buf *out)
+{
+	cJSON *r = report_json_tree(a);
+	cJSON *ba = cJSON_AddArrayToObject(r, "budgets");
+	for (int i = 0; i < nb; i++) {
+		const ModelBudget *mb = b[i].budget;
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "id", mb->id ? mb->id : "");
+		cJSON_AddStringToObject(o, "label", mb->label ? mb->label : "");
+		cJSON_AddStringToObject(o, "evidence", mb->evidence ? mb->evidence : "");
+		cJSON_AddStringToObject(o, "op", mb->op ? mb->op : ">");
+		cJSON_AddNumberToObject(o, "threshold", mb->threshold);
+		cJSON_AddStringToObject(o, "unit", mb->unit ? mb->unit : "");
+		if (b[i].state == BUDGET_UNKNOWN || isnan(b[i].value))
+			cJSON_AddNullToObject(o, "value");
+		else
+			cJSON_AddNumberToObject(o, "value", round(b[i].value * 1e6) / 1e6);
+		cJSON_AddStringToObject(o, "state", budget_state(b[i].state));
+		cJSON_AddStringToObject(o, "source", b[i].ev ? evidence_source_name(b[i].ev->source)
+		                                            : "missing");
+		cJSON_AddStringToObject(o, "provenance", b[i].ev ? b[i].ev->provenance : "no evidence");
+		cJSON_AddItemToArray(ba, o);
+	}
+	cJSON *ea = cJSON_AddArrayToObject(r, "exemplars");
+	for (int i = 0; i < nex; i++) {
+		const EvExemplar *x = &ex[i];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "metric", x->metric);
+		cJSON *lab = cJSON_Parse(x->labels_json);
+		cJSON_AddItemToObject(o, "labels", lab ? lab : cJSON_CreateObject());
+		if (x->has_le && isinf(x->le))
+			cJSON_AddStringToObject(o, "le", "+Inf");
+		else if (x->has_le)
+			cJSON_AddNumberToObject(o, "le", x->le);
+		else
+			cJSON_AddNullToObject(o, "le");
+		if (isnan(x->value))
+			cJSON_AddNullToObject(o, "value");
+		else
+			cJSON_AddNumberToObject(o, "value", x->value);
+		cJSON_AddStringToObject(o, "unit", x->unit);
+		if (x->trace_id[0])
+			cJSON_AddStringToObject(o, "trace_id", x->trace_id);
+		else
+			cJSON_AddNullToObject(o, "trace_id");
+		if (x->span_id[0])
+			cJSON_AddStringToObject(o, "span_id", x->span_id);
+		else
+			cJSON_AddNullToObject(o, "span_id");
+		char t[40];
+		time_format(x->ts_ns, t, sizeof t);
+		cJSON_AddStringToObject(o, "time", t);
+		cJSON_AddItemToArray(ea, o);
+	}
+	print_tree(r, out);
 }

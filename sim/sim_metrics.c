@@ -56,6 +56,8 @@ struct SimMetrics {
 	const SimWorld *w;
 	Exemplar *ex;              /* [hosts][N_EX] */
 	int64_t phase_start[2];
+	int cur_phase;             /* phase of the last sample: exemplars of traces
+	                            * of another phase are not offered */
 	Buf out;
 	int failed;
 };
@@ -200,7 +202,7 @@ static double attr_double(const SimSpan *s, const char *key, int *found)
 static void offer(SimMetrics *m, int host, int kind, double ms, const SimTrace *t, uint64_t span,
                   int64_t at)
 {
-	if (host < 0 || host >= m->p->hosts)
+	if (host < 0 || host >= m->p->hosts || t->phase != m->cur_phase)
 		return;
 	Exemplar *e = &m->ex[host * N_EX + kind];
 	if (e->has && e->ms >= ms)
@@ -250,8 +252,13 @@ int sim_metrics_sample(void *ctx, const SimSample *s, Err *err)
 	if (s->host < 0 || s->host >= m->w->n_resources)
 		return 0;
 	int ph = s->phase & 1;
-	if (m->phase_start[ph] < 0)
+	if (m->phase_start[ph] < 0) {
+		/* a new phase (another process lifetime): exemplars left over
+		 * from the previous one do not belong to its histograms */
 		m->phase_start[ph] = s->t_ns;
+		memset(m->ex, 0, (size_t)m->p->hosts * N_EX * sizeof *m->ex);
+	}
+	m->cur_phase = s->phase;
 	int64_t start = s->start_ns ? s->start_ns : m->phase_start[ph];
 	const char *host = m->w->resources[s->host].host;
 	Buf *b = &m->out;
