@@ -51,7 +51,8 @@ typedef struct DrillView {
 
 /* Draws text word-wrapped to w columns from row y, skipping the first skip
  * wrapped lines and stopping before row maxy. Returns the total number of
- * wrapped lines (for scrolling). Paragraph breaks are kept. */
+ * wrapped lines (for scrolling). Each input line keeps its leading spaces
+ * on its continuation lines, so indented score lines stay readable. */
 static int wrap_draw(Canvas *cv, int x, int y, int w, int maxy, int skip, Role role,
                      const char *text)
 {
@@ -61,51 +62,57 @@ static int wrap_draw(Canvas *cv, int x, int y, int w, int maxy, int skip, Role r
 	char line[1024];
 	const char *p = text ? text : "";
 	while (*p) {
-		size_t ll = 0;
-		int cols = 0;
-		if (*p == '\n') {
-			p++;
-		} else {
-			/* one wrapped line */
-			const char *q = p;
-			while (*q && *q != '\n') {
+		size_t n = strcspn(p, "\n");
+		int ind = 0;
+		while ((size_t)ind < n && p[ind] == ' ')
+			ind++;
+		if (ind > w / 2)
+			ind = w / 2;
+		int width = w - ind;
+		const char *q = p + ind, *end = p + n;
+		do {
+			size_t ll = 0;
+			int cols = 0;
+			while (q < end) {
 				const char *ws = q;
-				while (*q == ' ')
+				while (q < end && *q == ' ')
 					q++;
 				const char *we = q;
-				while (*we && *we != ' ' && *we != '\n')
+				while (we < end && *we != ' ')
 					we++;
+				if (we == q)
+					break;
 				char word[512];
 				size_t wl = (size_t)(we - q) < sizeof word - 1 ? (size_t)(we - q) : sizeof word - 1;
 				memcpy(word, q, wl);
 				word[wl] = '\0';
 				int ww = san_width(word);
 				int sp = ll ? 1 : 0;
-				if (ll && cols + sp + ww > w) {
+				if (ll && cols + sp + ww > width) {
 					q = ws;
 					break;
 				}
-				if (ll + sp + wl + 1 >= sizeof line)
+				if (ll + (size_t)sp + wl + 1 >= sizeof line) {
+					q = ws;
 					break;
+				}
 				if (sp)
 					line[ll++] = ' ';
 				memcpy(line + ll, word, wl);
 				ll += wl;
 				cols += sp + ww;
 				q = we;
-				if (ll == wl && ww > w) /* a word wider than the line: cut */
-					break;
 			}
-			while (*q == ' ')
+			while (q < end && *q == ' ')
 				q++;
-			p = q;
-			if (*p == '\n')
-				p++;
-		}
-		line[ll] = '\0';
-		if (lines >= skip && y < maxy)
-			canvas_text(cv, x, y++, w, role, line);
-		lines++;
+			line[ll] = '\0';
+			if (lines >= skip && y < maxy)
+				canvas_text(cv, x + ind, y++, width, role, line);
+			lines++;
+		} while (q < end);
+		p = end;
+		if (*p == '\n')
+			p++;
 	}
 	return lines;
 }
