@@ -922,7 +922,7 @@ static void fill_stats(NodeStats *st, PopNode *pn, int slot)
 	sv_quant(&v[F_QUEUE], &st->queue);
 }
 
-static const AnalysisState *g_order;
+static _Thread_local const AnalysisState *g_order; /* per thread: analyses run on workers */
 
 static int cmp_child_time(const void *x, const void *y)
 {
@@ -1035,7 +1035,7 @@ static void finish_pop(AnalysisState *g, Analysis *a, int p, const int *remap, c
 		a->nodes[i].crit[p].share = total > 0 ? a->nodes[i].crit[p].total_ms / total : 0;
 }
 
-static char *const *g_cls;
+static _Thread_local char *const *g_cls;
 
 static int cmp_class(const void *x, const void *y)
 {

@@ -91,7 +91,8 @@ typedef struct IdIndex {
 	int *ix;
 } IdIndex;
 
-static const Trace *g_sort_trace; /* qsort has no context argument in C11 */
+static _Thread_local const Trace *g_sort_trace; /* qsort has no context argument in C11;
+                                                  * per thread: the TUI and its workers */
 
 static int cmp_sid(const void *a, const void *b)
 {
@@ -305,7 +306,7 @@ int64_t trace_ingress_ns(const Trace *t)
 
 /* ---- critical path ------------------------------------------------------ */
 
-static const Trace *g_cp_trace;
+static _Thread_local const Trace *g_cp_trace;
 
 static int cmp_end_desc(const void *a, const void *b)
 {
