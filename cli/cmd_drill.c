@@ -114,6 +114,9 @@ static int parse_opts(int argc, char **argv, Opts *o)
 		case 'p':
 			if (optarg[0] == '\0' || strlen(optarg) > 128)
 				return cli_fail("--person: give 1 to 128 bytes"), 2;
+			for (const char *ch = optarg; *ch; ch++)
+				if ((unsigned char)*ch < 0x20 || *ch == 0x7f)
+					return cli_fail("--person: no control characters"), 2;
 			o->person = optarg;
 			break;
 		case 'D': o->data_db = optarg; break;
@@ -788,6 +791,16 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 
 /* ---- history ----------------------------------------------------------------- */
 
+/* Copies s for a terminal: control bytes become '?'. The database may have
+ * been written by anything. */
+static void printable(const char *s, char *out, size_t sz)
+{
+	size_t i = 0;
+	for (; s[i] && i + 1 < sz; i++)
+		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	out[i] = '\0';
+}
+
 typedef struct HistCtx {
 	int json;
 	int n;
@@ -822,11 +835,19 @@ static int hist_row(void *ctx, int64_t id, const StoreDrillAttempt *a)
 		printf("%-4s %-20s %-16s %-26s %9s  %s\n", "id", "time (UTC)", "person", "drill",
 		       "score", "mode");
 	when[19] = '\0'; /* seconds are enough here */
-	char sc[32];
+	char sc[32], person[64], drill[64], mode[32];
 	snprintf(sc, sizeof sc, "%g/%g", a->score, a->max_score);
-	printf("%-4lld %-20s %-16.16s %-26.26s %9s  %s%s\n", (long long)id, when, a->person,
-	       a->drill, sc, a->mode, a->hints_used ? " +hints" : "");
-	printf("     answers %s\n", a->answers_json);
+	printable(a->person, person, sizeof person);
+	printable(a->drill, drill, sizeof drill);
+	printable(a->mode, mode, sizeof mode);
+	printf("%-4lld %-20s %-16.16s %-26.26s %9s  %s%s\n", (long long)id, when, person, drill, sc,
+	       mode, a->hints_used ? " +hints" : "");
+	Buf b;
+	buf_init(&b);
+	for (const char *c = a->answers_json; *c; c++)
+		buf_addc(&b, (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c);
+	printf("     answers %s\n", buf_str(&b));
+	buf_fini(&b);
 	return 0;
 }
 

@@ -195,6 +195,9 @@ static int parse_answers(P *p, const JpVal *root, const Drill *d, Answers *a)
 			return TT_EPARSE;
 		if (a->person[0] == '\0' || strlen(a->person) > 128)
 			return jerr(p, x, "person must be 1 to 128 bytes");
+		for (const char *c = a->person; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				return jerr(p, x, "person must not contain control characters");
 	}
 	if ((x = jp_get(root, "hints_used"))) {
 		int64_t h;
