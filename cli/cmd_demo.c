@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "board.h"
 #include "buf.h"
 #include "cli.h"
 #include "import.h"
@@ -109,6 +110,9 @@ int cmd_demo(int argc, char **argv)
 	}
 	Store *st = NULL;
 	if (store_open(db, 0, &st, &err)) {
+		char mx[4200];
+		snprintf(mx, sizeof mx, "%s/metrics.jsonl", dir);
+		unlink(mx);
 		unlink(traces);
 		unlink(manifest);
 		rmdir(dir);
@@ -119,6 +123,16 @@ int cmd_demo(int argc, char **argv)
 	rc = import_file(st, traces, &io, &res, &err);
 	if (isatty(2))
 		fputs("\r\033[K", stderr);
+	/* the pools', executor's and CPU gauges the simulator wrote next to
+	 * the traces (sim/sim_metrics.c) */
+	char metrics[4200];
+	snprintf(metrics, sizeof metrics, "%s/metrics.jsonl", dir);
+	if (rc == 0 && access(metrics, F_OK) == 0) {
+		ImportResult mres;
+		ImportOptions mio = {0};
+		rc = import_file(st, metrics, &mio, &mres, &err);
+	}
+	unlink(metrics);
 	store_close(st);
 	unlink(traces);
 	unlink(manifest);
@@ -147,7 +161,11 @@ int cmd_demo(int argc, char **argv)
 			.base_from = bf,
 			.base_to = bt,
 		};
+		Err berr = {0};
+		CliBoard *board = cli_board_open(db, model, &berr);
+		cli_board_wire(board, &to);
 		rc = tui_run(&to, &err);
+		cli_board_close(board);
 		model_free(model);
 		if (rc)
 			return cli_fail("%s", err.msg);

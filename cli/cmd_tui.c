@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "board.h"
 #include "cli.h"
 #include "receiver.h"
 #include "timefmt.h"
@@ -132,7 +133,13 @@ int cmd_tui(int argc, char **argv)
 		return cli_fail("%s", err.msg);
 	}
 	to.model = model;
+	/* budgets in the header and the hypothesis board: a diagnosis of the
+	 * window on screen, kept up to date in the background */
+	Err berr = {0};
+	CliBoard *board = cli_board_open(to.db_path, model, &berr);
+	cli_board_wire(board, &to);
 	int rc = tui_run(&to, &err);
+	cli_board_close(board);
 	receiver_stop(rx);
 	model_free(model);
 	if (rc)

@@ -75,6 +75,8 @@ void app_init(TuiApp *app, const TuiOptions *opt)
 	app->views[PANE_TRACE] = view_trace_new();
 	app->drill = opt->drill;
 	app->views[PANE_DRILL] = view_drill_new(opt->drill);
+	app->board = opt->board;
+	app->views[PANE_BOARD] = view_board_new(opt->board);
 	app->pane = opt->drill ? PANE_DRILL : PANE_DAG;
 }
 
@@ -350,6 +352,8 @@ static int pane_available(const TuiApp *app, int pane)
 {
 	if (pane == PANE_DRILL)
 		return app->drill != NULL;
+	if (pane == PANE_BOARD)
+		return app->board != NULL;
 	return pane != PANE_TRACE || app->trace != NULL;
 }
 

@@ -31,7 +31,7 @@ enum {
 	REACT_PAUSE = 1 << 4,    /* live updates paused or resumed */
 };
 
-enum { PANE_DAG, PANE_NODE, PANE_OWNER, PANE_TRACE, PANE_DRILL, PANE_COUNT };
+enum { PANE_DAG, PANE_NODE, PANE_OWNER, PANE_TRACE, PANE_DRILL, PANE_BOARD, PANE_COUNT };
 
 enum { PROMPT_NONE, PROMPT_FILTER, PROMPT_WINDOW, PROMPT_BASELINE };
 
@@ -56,6 +56,7 @@ typedef struct TuiApp {
 	TuiEvidenceFn evidence;
 	void *evidence_ctx;
 	const struct TuiDrill *drill; /* NULL: no Drill pane (added by "drills") */
+	const struct TuiBoard *board; /* NULL: no Board pane (added by "diag") */
 
 	/* analysis options the user asked for */
 	int64_t win_from, win_to;

@@ -263,6 +263,11 @@ static void draw_tabs(const TuiApp *app, Canvas *cv, int y)
 				continue;
 			snprintf(label, sizeof label, "5 Drill");
 			break;
+		case PANE_BOARD:
+			if (app->board == NULL)
+				continue;
+			snprintf(label, sizeof label, "6 Board");
+			break;
 		default:
 			if (app->trace)
 				snprintf(label, sizeof label, "4 Trace %.8s", app->trace->trace_id);

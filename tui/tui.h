@@ -50,6 +50,10 @@ typedef struct TuiOptions {
 	 * scorer (tui_drill.h), borrowed; NULL: no Drill pane. (added by
 	 * "drills") */
 	const struct TuiDrill *drill;
+	/* The hypothesis board (tui_board.h): ranked hypotheses, checks and
+	 * decisions from the diagnosis engine, borrowed; NULL: no Board pane.
+	 * (added by "diag") */
+	const struct TuiBoard *board;
 } TuiOptions;
 
 /* Runs the dashboard until the user quits. Returns 0, or a negative code

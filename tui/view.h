@@ -36,6 +36,11 @@ View *view_trace_new(void);
 struct TuiDrill;
 View *view_drill_new(const struct TuiDrill *d);
 
+/* The hypothesis board (view_board.c); b is borrowed, NULL: empty pane.
+ * (added by "diag") */
+struct TuiBoard;
+View *view_board_new(const struct TuiBoard *b);
+
 /* Shared drawing helpers (draw.c). */
 
 /* A stacked bar of queue | client wait | service in width columns, the

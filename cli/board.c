@@ -1,0 +1,247 @@
+/*
+ * board.c - glue between the diagnosis engine and the dashboard (see
+ * board.h). The TUI only sees plain text (tui_board.h) and numbers by
+ * evidence name; the Diagnosis itself stays here.
+ *
+ * The header's budget values come from the latest diagnosis of the same
+ * window and baseline (while the data grows, the previous version's values
+ * stay up until the new ones are ready); with another window nothing is
+ * shown until its diagnosis is done.
+ */
+#ifdef TT_HAVE_TUI
+#include "board.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "checks.h"
+#include "dx_live.h"
+#include "tui_board.h"
+
+struct CliBoard {
+	DxLive *live;
+	const Model *model;
+	TuiBoard tb;
+	/* the snapshot handed to the TUI and what it was built from */
+	TuiBoardSnapshot snap;
+	int has_snap;
+	unsigned snap_gen;           /* dx_live_generation() it was built at */
+	char **strs;                 /* every string of the snapshot */
+	int n_strs;
+	TuiBoardHyp *hyps;
+	TuiBoardDecision *decs;
+	const char **lines;          /* all hypotheses' lines, one array */
+	char note[300];
+};
+
+static DxLiveKey key_of(const Analysis *a)
+{
+	DxLiveKey k;
+	memset(&k, 0, sizeof k);
+	k.win_from = a->pop[POP_WINDOW].from_ns;
+	k.win_to = a->pop[POP_WINDOW].to_ns;
+	k.has_baseline = a->pop[POP_BASELINE].present;
+	if (k.has_baseline) {
+		k.base_from = a->pop[POP_BASELINE].from_ns;
+		k.base_to = a->pop[POP_BASELINE].to_ns;
+	}
+	k.data_version = a->data_version;
+	return k;
+}
+
+static int same_range(const DxLiveKey *a, const DxLiveKey *b)
+{
+	return a->win_from == b->win_from && a->win_to == b->win_to &&
+	       a->has_baseline == b->has_baseline &&
+	       (!a->has_baseline || (a->base_from == b->base_from && a->base_to == b->base_to));
+}
+
+/* The latest diagnosis of a's window and baseline, or NULL. */
+static const Diagnosis *current(CliBoard *b, const Analysis *a, int *fresh)
+{
+	DxLiveKey k = key_of(a), shown;
+	const Diagnosis *d = dx_live_get(b->live, &k, fresh);
+	if (d == NULL || !dx_live_shown(b->live, &shown) || !same_range(&shown, &k))
+		return NULL;
+	return d;
+}
+
+static int evidence_cb(void *ctx, const Analysis *a, const char *name, double *value)
+{
+	CliBoard *b = ctx;
+	int fresh;
+	const Diagnosis *d = current(b, a, &fresh);
+	return d ? evidence_value(d->evidence, name, value) : 0;
+}
+
+static const char *keep(CliBoard *b, const char *s)
+{
+	b->strs = xrealloc(b->strs, (size_t)(b->n_strs + 1) * sizeof *b->strs);
+	b->strs[b->n_strs] = xstrdup(s ? s : "");
+	return b->strs[b->n_strs++];
+}
+
+static void snap_clear(CliBoard *b)
+{
+	for (int i = 0; i < b->n_strs; i++)
+		free(b->strs[i]);
+	free(b->strs);
+	free(b->hyps);
+	free(b->decs);
+	free(b->lines);
+	b->strs = NULL;
+	b->n_strs = 0;
+	b->hyps = NULL;
+	b->decs = NULL;
+	b->lines = NULL;
+	memset(&b->snap, 0, sizeof b->snap);
+	b->has_snap = 0;
+}
+
+static void snap_build(CliBoard *b, const Diagnosis *d)
+{
+	snap_clear(b);
+	int total = 0;
+	for (int i = 0; i < d->n_hyp; i++)
+		total += d->hyp[i].n_preds + 1;
+	b->lines = xcalloc((size_t)(total ? total : 1), sizeof *b->lines);
+	b->hyps = xcalloc((size_t)(d->n_hyp ? d->n_hyp : 1), sizeof *b->hyps);
+	int li = 0;
+	for (int i = 0; i < d->n_hyp; i++) {
+		const DxHypothesis *h = &d->hyp[i];
+		TuiBoardHyp *t = &b->hyps[i];
+		t->id = keep(b, h->id);
+		t->node = keep(b, h->node);
+		t->title = keep(b, h->title);
+		t->mechanism = keep(b, h->mechanism);
+		t->score = h->score;
+		t->rank = h->rank;
+		t->signature = h->signature;
+		t->lines = &b->lines[li];
+		for (int k = 0; k < h->n_preds; k++) {
+			const DxPredicate *p = &h->preds[k];
+			if (p->outcome == DX_NOT)
+				continue;
+			Buf l;
+			buf_init(&l);
+			if (p->outcome == DX_HOLDS)
+				buf_printf(&l, "%c %s (%+g)", p->against ? '-' : '+', p->text,
+				           p->against ? -p->weight : p->weight);
+			else
+				buf_printf(&l, "? cannot tell: %s", p->text);
+			b->lines[li++] = keep(b, buf_str(&l));
+			buf_fini(&l);
+		}
+		if (h->n_missing > 0) {
+			Buf l;
+			buf_init(&l);
+			buf_adds(&l, "? missing:");
+			for (int k = 0; k < h->n_missing && k < 8; k++)
+				buf_printf(&l, " %s", h->missing[k]);
+			if (h->n_missing > 8)
+				buf_printf(&l, " (+%d)", h->n_missing - 8);
+			b->lines[li++] = keep(b, buf_str(&l));
+			buf_fini(&l);
+		}
+		t->n_lines = (int)(&b->lines[li] - t->lines);
+		t->check = keep(b, h->check);
+		t->check_node = h->check_node ? keep(b, h->check_node) : NULL;
+		t->check_class = h->check_class ? keep(b, h->check_class) : NULL;
+		t->check_why = h->check_why ? keep(b, h->check_why) : NULL;
+	}
+	b->decs = xcalloc((size_t)(d->n_dec ? d->n_dec : 1), sizeof *b->decs);
+	for (int i = 0; i < d->n_dec; i++) {
+		b->decs[i].id = keep(b, d->dec[i].id);
+		b->decs[i].verdict = keep(b, dx_verdict_name(d->dec[i].verdict));
+		b->decs[i].reason = keep(b, d->dec[i].reason);
+	}
+	b->snap.hyps = b->hyps;
+	b->snap.n_hyps = d->n_hyp;
+	b->snap.decisions = b->decs;
+	b->snap.n_decisions = d->n_dec;
+	b->has_snap = 1;
+	b->snap_gen = dx_live_generation(b->live);
+}
+
+static const TuiBoardSnapshot *snapshot_cb(void *ctx, const Analysis *a)
+{
+	CliBoard *b = ctx;
+	if (a == NULL)
+		return NULL;
+	int fresh = 0;
+	const Diagnosis *d = current(b, a, &fresh);
+	if (d == NULL) {
+		snap_clear(b);
+		return NULL;
+	}
+	if (!b->has_snap || b->snap_gen != dx_live_generation(b->live))
+		snap_build(b, d);
+	b->snap.stale = !fresh;
+	const char *e = dx_live_error(b->live);
+	snprintf(b->note, sizeof b->note, "%s", e);
+	b->snap.note = b->note[0] ? b->note : NULL;
+	return &b->snap;
+}
+
+static char *check_cb(void *ctx, const Analysis *a, const char *name, const char *node,
+                      const char *wclass, char *err, size_t errsz)
+{
+	CliBoard *b = ctx;
+	if (a == NULL) {
+		snprintf(err, errsz, "no analysis yet");
+		return NULL;
+	}
+	DxLiveKey k = key_of(a);
+	CheckOptions o = {.model = b->model, .win_from = k.win_from, .win_to = k.win_to,
+	                  .has_baseline = k.has_baseline, .base_from = k.base_from,
+	                  .base_to = k.base_to, .node = node, .wclass = wclass};
+	CheckTable *t = NULL;
+	Err e = {0};
+	if (dx_live_check(b->live, name, &o, &t, &e)) {
+		snprintf(err, errsz, "%s", e.msg);
+		return NULL;
+	}
+	Buf out;
+	buf_init(&out);
+	check_table_text(t, &out);
+	check_table_free(t);
+	char *s = xstrdup(buf_str(&out));
+	buf_fini(&out);
+	return s;
+}
+
+CliBoard *cli_board_open(const char *db_path, const Model *m, Err *err)
+{
+	CliBoard *b = xcalloc(1, sizeof *b);
+	if (dx_live_open(db_path, m, &b->live, err)) {
+		free(b);
+		return NULL;
+	}
+	b->model = m;
+	b->tb.snapshot = snapshot_cb;
+	b->tb.run_check = check_cb;
+	b->tb.ctx = b;
+	return b;
+}
+
+void cli_board_close(CliBoard *b)
+{
+	if (b == NULL)
+		return;
+	snap_clear(b);
+	dx_live_close(b->live);
+	free(b);
+}
+
+void cli_board_wire(CliBoard *b, TuiOptions *to)
+{
+	if (b == NULL)
+		return;
+	to->evidence = evidence_cb;
+	to->evidence_ctx = b;
+	to->board = &b->tb;
+}
+
+#endif /* TT_HAVE_TUI */

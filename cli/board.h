@@ -1,0 +1,23 @@
+/*
+ * board.h - the dashboard's diagnosis: budget evidence for the header
+ * (TuiOptions.evidence) and the hypothesis board (TuiOptions.board), fed by
+ * a background diagnosis (drills/dx_live.h) of the window on screen.
+ */
+#ifndef TT_CLI_BOARD_H
+#define TT_CLI_BOARD_H
+
+#include "err.h"
+#include "model.h"
+#include "tui.h"
+
+typedef struct CliBoard CliBoard;
+
+/* Opens its own read-only connections to db_path; the model is borrowed
+ * and must outlive the board. Returns NULL with err set on failure. */
+CliBoard *cli_board_open(const char *db_path, const Model *m, Err *err);
+void cli_board_close(CliBoard *b);           /* NULL is a no-op */
+
+/* Points the options' evidence callback and board at b. */
+void cli_board_wire(CliBoard *b, TuiOptions *to);
+
+#endif

@@ -1,0 +1,193 @@
+/*
+ * dx_live.c - background diagnosis (see dx_live.h).
+ *
+ * One worker thread, one pending request: a newer request replaces an
+ * older one that has not started. Results are handed over under the mutex;
+ * the caller frees the result it replaces, so a Diagnosis is only ever
+ * freed on the caller's thread.
+ */
+#include "dx_live.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+
+struct DxLive {
+	const Model *model;
+	Store *ui, *wk;              /* caller's and worker's connections */
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int stop;
+	int has_pending;             /* a request waits */
+	DxLiveKey pending;
+	int running;                 /* the worker computes `current_key` */
+	DxLiveKey running_key;
+	Diagnosis *done;             /* finished, not yet taken (owned) */
+	DxLiveKey done_key;
+	char err[512];               /* worker's last error */
+	/* caller side */
+	Diagnosis *shown;            /* handed to the caller (owned) */
+	unsigned gen;                /* incremented per hand-over */
+	DxLiveKey shown_key;
+	int has_shown;
+	int asked;
+	DxLiveKey asked_key;
+	char err_copy[512];
+};
+
+static int same(const DxLiveKey *a, const DxLiveKey *b)
+{
+	return a->win_from == b->win_from && a->win_to == b->win_to &&
+	       a->has_baseline == b->has_baseline &&
+	       (!a->has_baseline || (a->base_from == b->base_from && a->base_to == b->base_to)) &&
+	       a->data_version == b->data_version;
+}
+
+static void *worker(void *arg)
+{
+	DxLive *l = arg;
+	pthread_mutex_lock(&l->mu);
+	for (;;) {
+		while (!l->stop && !l->has_pending)
+			pthread_cond_wait(&l->cv, &l->mu);
+		if (l->stop)
+			break;
+		DxLiveKey k = l->pending;
+		l->has_pending = 0;
+		l->running = 1;
+		l->running_key = k;
+		pthread_mutex_unlock(&l->mu);
+
+		DiagnoseOptions o = {.model = l->model, .win_from = k.win_from, .win_to = k.win_to,
+		                     .has_baseline = k.has_baseline, .base_from = k.base_from,
+		                     .base_to = k.base_to};
+		Diagnosis *d = NULL;
+		Err err = {0};
+		int rc = diagnose_run(l->wk, &o, &d, &err);
+
+		pthread_mutex_lock(&l->mu);
+		l->running = 0;
+		if (rc) {
+			snprintf(l->err, sizeof l->err, "%s", err.msg);
+		} else {
+			l->err[0] = '\0';
+			/* an untaken older result is replaced (freed here: the caller
+			 * never saw it) */
+			diagnosis_free(l->done);
+			l->done = d;
+			l->done_key = k;
+		}
+	}
+	pthread_mutex_unlock(&l->mu);
+	return NULL;
+}
+
+int dx_live_open(const char *db_path, const Model *m, DxLive **out, Err *err)
+{
+	*out = NULL;
+	DxLive *l = xcalloc(1, sizeof *l);
+	l->model = m;
+	int rc = store_open(db_path, STORE_READONLY, &l->ui, err);
+	if (rc == 0)
+		rc = store_open(db_path, STORE_READONLY, &l->wk, err);
+	if (rc) {
+		store_close(l->ui);
+		free(l);
+		return rc;
+	}
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_cond_init(&l->cv, NULL);
+	if (pthread_create(&l->th, NULL, worker, l) != 0) {
+		store_close(l->ui);
+		store_close(l->wk);
+		pthread_mutex_destroy(&l->mu);
+		pthread_cond_destroy(&l->cv);
+		free(l);
+		return err_set(err, TT_EIO, "cannot start the diagnosis thread");
+	}
+	*out = l;
+	return 0;
+}
+
+void dx_live_close(DxLive *l)
+{
+	if (l == NULL)
+		return;
+	pthread_mutex_lock(&l->mu);
+	l->stop = 1;
+	pthread_cond_signal(&l->cv);
+	pthread_mutex_unlock(&l->mu);
+	pthread_join(l->th, NULL);
+	diagnosis_free(l->done);
+	diagnosis_free(l->shown);
+	store_close(l->ui);
+	store_close(l->wk);
+	pthread_mutex_destroy(&l->mu);
+	pthread_cond_destroy(&l->cv);
+	free(l);
+}
+
+const Diagnosis *dx_live_get(DxLive *l, const DxLiveKey *k, int *fresh)
+{
+	pthread_mutex_lock(&l->mu);
+	if (l->done) {
+		diagnosis_free(l->shown);
+		l->shown = l->done;
+		l->shown_key = l->done_key;
+		l->has_shown = 1;
+		l->done = NULL;
+		l->gen++;
+	}
+	int have = l->has_shown && same(&l->shown_key, k);
+	int coming = (l->running && same(&l->running_key, k)) ||
+	             (l->has_pending && same(&l->pending, k));
+	if (!have && !coming && !(l->asked && same(&l->asked_key, k) && l->err[0])) {
+		l->pending = *k;
+		l->has_pending = 1;
+		l->asked = 1;
+		l->asked_key = *k;
+		pthread_cond_signal(&l->cv);
+	}
+	pthread_mutex_unlock(&l->mu);
+	if (fresh)
+		*fresh = have;
+	return l->shown;
+}
+
+unsigned dx_live_generation(DxLive *l)
+{
+	return l->gen;
+}
+
+int dx_live_shown(DxLive *l, DxLiveKey *k)
+{
+	if (!l->has_shown || l->shown == NULL)
+		return 0;
+	*k = l->shown_key;
+	return 1;
+}
+
+const char *dx_live_error(DxLive *l)
+{
+	pthread_mutex_lock(&l->mu);
+	snprintf(l->err_copy, sizeof l->err_copy, "%s", l->err);
+	pthread_mutex_unlock(&l->mu);
+	return l->err_copy;
+}
+
+int dx_live_busy(DxLive *l)
+{
+	pthread_mutex_lock(&l->mu);
+	int b = l->running || l->has_pending;
+	pthread_mutex_unlock(&l->mu);
+	return b;
+}
+
+int dx_live_check(DxLive *l, const char *name, const CheckOptions *o, CheckTable **out, Err *err)
+{
+	return check_run(l->ui, name, o, out, err);
+}

@@ -1,0 +1,59 @@
+/*
+ * dx_live.h - the diagnosis kept up to date in the background, for the
+ * dashboard: budget evidence in the header and the hypothesis board.
+ *
+ * A DxLive opens the database read-only twice: a worker thread runs
+ * diagnose_run() on its own connection whenever the caller asks for a new
+ * (window, baseline, data version), and the caller's connection runs checks
+ * on demand. Nothing blocks on a diagnosis: dx_live_get() returns the
+ * latest finished one (possibly for an earlier request) at once.
+ *
+ * Threading: every function must be called from one thread (the owner);
+ * the worker is internal. The model is borrowed for the DxLive's life.
+ */
+#ifndef TT_DX_LIVE_H
+#define TT_DX_LIVE_H
+
+#include <stdint.h>
+
+#include "checks.h"
+#include "diagnose.h"
+
+typedef struct DxLive DxLive;
+
+typedef struct DxLiveKey {
+	int64_t win_from, win_to;    /* window (resolved bounds) */
+	int has_baseline;
+	int64_t base_from, base_to;
+	int64_t data_version;        /* store_data_version() the caller saw */
+} DxLiveKey;
+
+/* Opens db_path read-only (twice) and starts the worker. Errors: TT_EIO. */
+int dx_live_open(const char *db_path, const Model *m, DxLive **out, Err *err);
+void dx_live_close(DxLive *l);                 /* waits for the worker; NULL no-op */
+
+/* Asks for the diagnosis of k (a no-op when it is the one being computed or
+ * already done) and returns the latest finished diagnosis, or NULL when
+ * none has finished yet. *fresh (may be NULL) is set to 1 when it answers
+ * k itself. The pointer is valid until the next dx_live_get() or
+ * dx_live_close(). */
+const Diagnosis *dx_live_get(DxLive *l, const DxLiveKey *k, int *fresh);
+
+/* The key of the diagnosis dx_live_get() last returned: 1 and *k, or 0
+ * when it returned NULL. */
+int dx_live_shown(DxLive *l, DxLiveKey *k);
+
+/* Counts the diagnoses dx_live_get() has handed over (changes whenever the
+ * returned pointer may have). */
+unsigned dx_live_generation(DxLive *l);
+
+/* The last error of the worker ("" when none). Valid until the next call. */
+const char *dx_live_error(DxLive *l);
+
+/* 1 while a diagnosis is being computed. */
+int dx_live_busy(DxLive *l);
+
+/* Runs check name on the caller's connection (blocking). */
+int dx_live_check(DxLive *l, const char *name, const CheckOptions *o, CheckTable **out, Err *err);
+
+#endif

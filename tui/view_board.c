@@ -1,0 +1,296 @@
+/*
+ * view_board.c - the hypothesis board: the ranked hypotheses on the left,
+ * the selected one's evidence for (+), against (-) and missing (?) with its
+ * discriminating check on the right, and the decisions with their verdicts
+ * and reasons underneath. Enter runs the selected hypothesis's check and
+ * shows its table in place of the evidence; Left closes it.
+ *
+ * The pane holds a selection and the last check's text; the board itself
+ * comes from the TuiBoard callbacks (tui_board.h), asked for when drawing,
+ * so it follows the analysis on screen. Nothing here reads data directly.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "sanitize.h"
+#include "tui_board.h"
+#include "view.h"
+
+typedef struct BoardView {
+	View base;
+	const TuiBoard *b;
+	const TuiBoardSnapshot *last; /* from the last draw (valid until the next) */
+	int cursor, top;
+	int scroll;                   /* detail / check text scroll */
+	char *check_text;             /* the last check's table (owned), or NULL */
+	char check_for[128];          /* hypothesis id the check was run for */
+	char msg[300];                /* error or note */
+} BoardView;
+
+/* Word-wraps text into w columns from row y, skipping skip wrapped lines,
+ * stopping before maxy; continuation lines keep the first line's leading
+ * spaces plus two. Returns the number of wrapped lines. */
+static int wrap(Canvas *cv, int x, int y, int w, int maxy, int skip, Role role, const char *text)
+{
+	int lines = 0;
+	if (w < 8)
+		w = 8;
+	const char *p = text ? text : "";
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+		int ind = 0;
+		while ((size_t)ind < n && p[ind] == ' ')
+			ind++;
+		const char *q = p, *end = p + n;
+		int first = 1;
+		do {
+			int avail = w - (first ? 0 : ind + 2);
+			if (avail < 4)
+				avail = 4;
+			/* take words while they fit */
+			const char *s = q, *cut = NULL;
+			int cols = 0;
+			const char *r = q;
+			while (r < end) {
+				const char *we = r;
+				while (we < end && *we == ' ')
+					we++;
+				while (we < end && *we != ' ')
+					we++;
+				char word[512];
+				size_t wl = (size_t)(we - r) < sizeof word - 1 ? (size_t)(we - r) : sizeof word - 1;
+				memcpy(word, r, wl);
+				word[wl] = '\0';
+				int ww = san_width(word);
+				if (cols + ww > avail && cut)
+					break;
+				cols += ww;
+				r = we;
+				cut = r;
+				if (cols >= avail)
+					break;
+			}
+			if (cut == NULL)
+				cut = end;
+			char line[1024];
+			size_t ll = (size_t)(cut - s) < sizeof line - 1 ? (size_t)(cut - s) : sizeof line - 1;
+			memcpy(line, s, ll);
+			line[ll] = '\0';
+			const char *t = line;
+			if (!first)
+				while (*t == ' ')
+					t++;
+			if (lines >= skip && y < maxy)
+				canvas_text(cv, x + (first ? 0 : ind + 2), y++, avail, role, t);
+			lines++;
+			q = cut;
+			first = 0;
+		} while (q < end);
+		p = end;
+		if (*p == '\n')
+			p++;
+	}
+	return lines;
+}
+
+static Role line_role(const char *s)
+{
+	if (s[0] == '+')
+		return ROLE_OK;
+	if (s[0] == '-')
+		return ROLE_BREACH;
+	return ROLE_DIM;
+}
+
+static Role verdict_role(const char *v)
+{
+	if (strcmp(v, "supported") == 0)
+		return ROLE_OK;
+	if (strcmp(v, "refused") == 0)
+		return ROLE_BREACH;
+	return ROLE_WARN;
+}
+
+static void draw_decisions(const TuiBoardSnapshot *s, Canvas *cv, int x, int y, int w, int h)
+{
+	canvas_text(cv, x, y, w, ROLE_HEADING, "decisions");
+	y++;
+	for (int i = 0; i < s->n_decisions && h > 1; i++) {
+		const TuiBoardDecision *d = &s->decisions[i];
+		char head[160];
+		/* the verdict in words, so colour is not the only carrier */
+		snprintf(head, sizeof head, "%-11s %s: ", d->verdict, d->id);
+		int hx = canvas_text(cv, x, y, w, verdict_role(d->verdict), head);
+		canvas_text(cv, x + hx, y, w - hx, ROLE_NORMAL, d->reason);
+		y++;
+		h--;
+	}
+}
+
+static void board_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
+{
+	BoardView *v = (BoardView *)vv;
+	vv->rows = r.h;
+	const TuiBoardSnapshot *s = v->b ? v->b->snapshot(v->b->ctx, app->a) : NULL;
+	v->last = s;
+	int y = r.y;
+	if (s == NULL) {
+		canvas_text(cv, 1, y + 1, r.w - 2, ROLE_DIM,
+		            "diagnosing the window (evidence, hypotheses, decisions)...");
+		return;
+	}
+	char buf[256];
+	snprintf(buf, sizeof buf, "hypotheses, most likely first%s%s%s", s->stale ? "  (updating)" : "",
+	         s->note ? "  " : "", s->note ? s->note : "");
+	canvas_text(cv, 1, y, r.w - 2, ROLE_TITLE, buf);
+	y++;
+
+	int dec_h = s->n_decisions + 1;
+	if (dec_h > r.h / 3)
+		dec_h = r.h / 3;
+	if (dec_h < 2)
+		dec_h = 2;
+	int body_h = r.h - 1 - dec_h - 1;
+	if (body_h < 3)
+		body_h = 3;
+	/* rank, id, node, score: 2+1+idw+1+nodew+1+5 columns */
+	int idw = r.w >= 100 ? 26 : 20, nodew = r.w >= 100 ? 14 : 10;
+	int list_w = 2 + 1 + idw + 1 + nodew + 1 + 5 + 2;
+	if (list_w > r.w / 2) {
+		list_w = r.w / 2;
+		idw = list_w - (2 + 1 + 1 + nodew + 1 + 5 + 2);
+		if (idw < 8)
+			idw = 8;
+	}
+
+	/* a check's table takes the whole width until Left closes it */
+	if (s->n_hyps > 0 && v->check_text && v->cursor < s->n_hyps &&
+	    strcmp(v->check_for, s->hyps[v->cursor].id) == 0) {
+		snprintf(buf, sizeof buf, "check for %s (Left closes it, PgUp/PgDn scroll)", v->check_for);
+		canvas_text(cv, 1, y, r.w - 2, ROLE_DIM, buf);
+		int n = wrap(cv, 1, y + 1, r.w - 2, y + body_h, v->scroll, ROLE_NORMAL, v->check_text);
+		if (v->scroll >= n)
+			v->scroll = n > 0 ? n - 1 : 0;
+		draw_decisions(s, cv, 1, y + body_h + 1, r.w - 2, dec_h);
+		return;
+	}
+
+	/* the ranked list */
+	if (v->cursor >= s->n_hyps)
+		v->cursor = s->n_hyps ? s->n_hyps - 1 : 0;
+	if (v->cursor < v->top)
+		v->top = v->cursor;
+	if (v->cursor >= v->top + body_h)
+		v->top = v->cursor - body_h + 1;
+	if (v->top < 0)
+		v->top = 0;
+	for (int i = v->top; i < s->n_hyps && i < v->top + body_h; i++) {
+		const TuiBoardHyp *h = &s->hyps[i];
+		char nm[64], id[64], row[200];
+		san_copy(h->node, nm, sizeof nm, nodew);
+		san_copy(h->id, id, sizeof id, idw);
+		snprintf(row, sizeof row, "%2d %-*s %-*s %+5.1f", h->rank, idw, id, nodew, nm, h->score);
+		Role role = i == v->cursor ? ROLE_SELECTED
+		          : h->score > 0 ? ROLE_NORMAL : ROLE_DIM;
+		canvas_text(cv, 1, y + i - v->top, list_w - 1, role, row);
+	}
+
+	/* the selected hypothesis, or its check's table */
+	int dx = list_w + 1, dw = r.w - dx - 1;
+	int maxy = y + body_h;
+	if (s->n_hyps > 0) {
+		const TuiBoardHyp *h = &s->hyps[v->cursor];
+		{
+			int yy = y;
+			int skip = v->scroll;
+			/* title, then the lines in their roles */
+			yy += wrap(cv, dx, yy, dw, maxy, 0, ROLE_HEADING, h->title);
+			for (int k = 0; k < h->n_lines && yy < maxy; k++) {
+				if (skip > 0) {
+					skip--;
+					continue;
+				}
+				int n = wrap(cv, dx, yy, dw, maxy, 0, line_role(h->lines[k]), h->lines[k]);
+				yy += n;
+			}
+			if (yy < maxy) {
+				char ck[300];
+				snprintf(ck, sizeof ck, "check: %s%s%s%s%s  (Enter runs it)", h->check,
+				         h->check_node ? " --node " : "", h->check_node ? h->check_node : "",
+				         h->check_class ? " --class " : "", h->check_class ? h->check_class : "");
+				yy += wrap(cv, dx, yy, dw, maxy, 0, ROLE_KEY, ck);
+			}
+			if (yy < maxy && h->check_why)
+				wrap(cv, dx + 2, yy, dw - 2, maxy, 0, ROLE_DIM, h->check_why);
+		}
+	}
+	if (v->msg[0])
+		canvas_text(cv, dx, maxy - 1, dw, ROLE_ERROR, v->msg);
+	draw_decisions(s, cv, 1, maxy + 1, r.w - 2, dec_h);
+}
+
+static int board_key(View *vv, TuiApp *app, Action act)
+{
+	BoardView *v = (BoardView *)vv;
+	const TuiBoardSnapshot *s = v->last;
+	int n = s ? s->n_hyps : 0;
+	int page = vv->rows > 6 ? vv->rows / 2 : 1;
+	switch (act) {
+	case ACT_UP: v->cursor--; v->scroll = 0; v->msg[0] = '\0'; break;
+	case ACT_DOWN: v->cursor++; v->scroll = 0; v->msg[0] = '\0'; break;
+	case ACT_TOP: v->cursor = 0; v->scroll = 0; break;
+	case ACT_BOTTOM: v->cursor = n - 1; v->scroll = 0; break;
+	case ACT_PAGE_DOWN: v->scroll += page; break;
+	case ACT_PAGE_UP: v->scroll = v->scroll > page ? v->scroll - page : 0; break;
+	case ACT_LEFT:
+		free(v->check_text);
+		v->check_text = NULL;
+		v->scroll = 0;
+		v->msg[0] = '\0';
+		break;
+	case ACT_OPEN: {
+		if (s == NULL || n == 0 || v->b == NULL || v->b->run_check == NULL)
+			return REACT_NONE;
+		if (v->cursor < 0 || v->cursor >= n)
+			return REACT_NONE;
+		const TuiBoardHyp *h = &s->hyps[v->cursor];
+		char err[300] = "";
+		char *text = v->b->run_check(v->b->ctx, app->a, h->check, h->check_node, h->check_class,
+		                             err, sizeof err);
+		free(v->check_text);
+		v->check_text = text;
+		v->scroll = 0;
+		snprintf(v->check_for, sizeof v->check_for, "%s", h->id);
+		if (text == NULL)
+			snprintf(v->msg, sizeof v->msg, "check %s: %s", h->check, err);
+		else
+			v->msg[0] = '\0';
+		break;
+	}
+	default: return REACT_NONE;
+	}
+	if (v->cursor >= n)
+		v->cursor = n - 1;
+	if (v->cursor < 0)
+		v->cursor = 0;
+	return REACT_REDRAW;
+}
+
+static void board_free(View *vv)
+{
+	BoardView *v = (BoardView *)vv;
+	free(v->check_text);
+	free(v);
+}
+
+static const ViewOps board_ops = {"Board", board_draw, board_key, NULL, board_free};
+
+View *view_board_new(const TuiBoard *b)
+{
+	BoardView *v = xcalloc(1, sizeof *v);
+	v->base.ops = &board_ops;
+	v->b = b;
+	return &v->base;
+}
