@@ -451,6 +451,8 @@ static void from_model(Evidence *e, const Model *m)
 	/* the declared class mix stands in for a baseline mix nobody measured */
 	if (m->class_mix) {
 		for (int c = 0; c < m->n_classes; c++) {
+			if (isnan(m->class_mix[c]))
+				continue;
 			evidence_segment(m->classes[c], seg, sizeof seg);
 			snprintf(name, sizeof name, "mix.%s@declared", seg);
 			ev_put(e, name, m->class_mix[c], "ratio", EV_SRC_MODEL, EV_Q_NONE, 0, 0,

@@ -136,8 +136,8 @@ typedef struct GScan {
 	int n, cap;
 	char family[160];
 	char unit[32];
+	char filt[300];            /* the label filter that matched, "{k=v,...}" */
 	int64_t points;
-	int idle_state;            /* CPU: the series is the idle share */
 } GScan;
 
 static int on_gauge(void *ctx, const StoreMetricRow *r)
@@ -188,6 +188,14 @@ static int gauge_scan(Store *st, const char *family, const char *k1, const char 
 		int rc = store_metric_points_scan(st, &q, on_gauge, g, err);
 		if (rc)
 			return rc;
+		if (g->n > 0) {
+			/* say which spelling matched, for the provenance */
+			if (k1 && v1)
+				snprintf(g->filt, sizeof g->filt, "{%s=%s%s%s%s%s}", a, v1, k2 ? "," : "",
+				         k2 ? b : "", k2 ? "=" : "", k2 ? v2 : "");
+			else
+				g->filt[0] = '\0';
+		}
 	}
 	return 0;
 }
@@ -492,13 +500,13 @@ static int pool_evidence(Store *st, Evidence *e, const ModelPool *p, int pop, in
 		double u = gauge_total(&used);
 		snprintf(name, sizeof name, "pool.%s.used%s", seg, sfx);
 		ev_put(e, name, u, "count", EV_SRC_METRIC, EV_Q_NONE, used.points, 0,
-		       "metric %s%s: mean over the %s, summed over %d series", used.family, filt, word,
-		       used.n);
+		       "metric %s%s: mean over the %s, summed over %d series", used.family, used.filt,
+		       word, used.n);
 		double m = NAN;
 		char mprov[512];
 		if (max.n > 0) {
 			m = gauge_total(&max);
-			snprintf(mprov, sizeof mprov, "%s%s", max.family, filt);
+			snprintf(mprov, sizeof mprov, "%s%s", max.family, max.filt);
 		} else if (p->size > 0) {
 			m = (double)p->size * used.n;
 			snprintf(mprov, sizeof mprov, "model size %lld x %d series", (long long)p->size,
@@ -510,8 +518,8 @@ static int pool_evidence(Store *st, Evidence *e, const ModelPool *p, int pop, in
 			       "%s%s", max.n > 0 ? "metric " : "", mprov);
 			snprintf(name, sizeof name, "pool.%s.occupancy%s", seg, sfx);
 			ev_put(e, name, u / m, "ratio", EV_SRC_METRIC, EV_Q_NONE, used.points, used.points < 3,
-			       "metric: used / max = %.1f / %.1f (%s%s over %s) (%s)", u, m, used.family, filt,
-			       mprov, word);
+			       "metric: used / max = %.1f / %.1f (%s%s over %s) (%s)", u, m, used.family,
+			       used.filt, mprov, word);
 			if (ex) {
 				snprintf(name, sizeof name, "executor.occupancy%s", sfx);
 				ev_put(e, name, u / m, "ratio", EV_SRC_METRIC, EV_Q_NONE, used.points,
@@ -544,8 +552,8 @@ static int pool_evidence(Store *st, Evidence *e, const ModelPool *p, int pop, in
 	if (pend.n > 0) {
 		snprintf(name, sizeof name, "pool.%s.pending%s", seg, sfx);
 		ev_put(e, name, gauge_total(&pend), "count", EV_SRC_METRIC, EV_Q_NONE, pend.points, 0,
-		       "metric %s%s: mean over the %s, summed over %d series", pend.family, filt, word,
-		       pend.n);
+		       "metric %s%s: mean over the %s, summed over %d series", pend.family, pend.filt,
+		       word, pend.n);
 		double hmax = 0;
 		for (int i = 0; i < pend.n; i++) {
 			double v = pend.s[i].sum / (double)pend.s[i].n;
@@ -554,7 +562,7 @@ static int pool_evidence(Store *st, Evidence *e, const ModelPool *p, int pop, in
 		}
 		snprintf(name, sizeof name, "pool.%s.pending_host_max%s", seg, sfx);
 		ev_put(e, name, hmax, "count", EV_SRC_METRIC, EV_Q_NONE, pend.points, 0,
-		       "metric %s%s: highest per-series mean (%s)", pend.family, filt, word);
+		       "metric %s%s: highest per-series mean (%s)", pend.family, pend.filt, word);
 	}
 	free(used.s);
 	free(max.s);

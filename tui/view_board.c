@@ -197,32 +197,30 @@ static void board_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 		canvas_text(cv, 1, y + i - v->top, list_w - 1, role, row);
 	}
 
-	/* the selected hypothesis, or its check's table */
 	int dx = list_w + 1, dw = r.w - dx - 1;
 	int maxy = y + body_h;
 	if (s->n_hyps > 0) {
 		const TuiBoardHyp *h = &s->hyps[v->cursor];
 		{
+			/* the selected hypothesis; its check's table replaces the
+			 * whole board above (see the top of this function) */
 			int yy = y;
 			int skip = v->scroll;
-			/* title, then the lines in their roles */
+			/* title and the check first: they matter most when space is short */
 			yy += wrap(cv, dx, yy, dw, maxy, 0, ROLE_HEADING, h->title);
+			char ck[300];
+			snprintf(ck, sizeof ck, "check: %s%s%s%s%s  (Enter runs it)", h->check,
+			         h->check_node ? " --node " : "", h->check_node ? h->check_node : "",
+			         h->check_class ? " --class " : "", h->check_class ? h->check_class : "");
+			yy += wrap(cv, dx, yy, dw, maxy, 0, ROLE_KEY, ck);
 			for (int k = 0; k < h->n_lines && yy < maxy; k++) {
 				if (skip > 0) {
 					skip--;
 					continue;
 				}
-				int n = wrap(cv, dx, yy, dw, maxy, 0, line_role(h->lines[k]), h->lines[k]);
-				yy += n;
+				yy += wrap(cv, dx, yy, dw, maxy, 0, line_role(h->lines[k]), h->lines[k]);
 			}
-			if (yy < maxy) {
-				char ck[300];
-				snprintf(ck, sizeof ck, "check: %s%s%s%s%s  (Enter runs it)", h->check,
-				         h->check_node ? " --node " : "", h->check_node ? h->check_node : "",
-				         h->check_class ? " --class " : "", h->check_class ? h->check_class : "");
-				yy += wrap(cv, dx, yy, dw, maxy, 0, ROLE_KEY, ck);
-			}
-			if (yy < maxy && h->check_why)
+			if (yy < maxy && h->check_why && v->scroll == 0)
 				wrap(cv, dx + 2, yy, dw - 2, maxy, 0, ROLE_DIM, h->check_why);
 		}
 	}

@@ -1,0 +1,313 @@
+/*
+ * test_evidence.c - named evidence and budgets.
+ *
+ * Fixtures (tests/fixtures/diag, written by make_fixtures.py): five
+ * hand-made requests whose late work, omission, retries, serial calls and
+ * fan-out are counted by hand in the comments below; OTLP metrics of a
+ * client pool (used/idle count, max, pending, wait-time histogram with an
+ * exemplar), an executor and CPU on two hosts; a Prometheus file with a
+ * pool under custom metric names and one under the underscore spelling of
+ * the OpenTelemetry names. Also: missing values are never 0, sheet values
+ * override computed ones, derived values follow, small samples are
+ * flagged, histogram quantiles interpolate like Prometheus does.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "evidence.h"
+#include "evidence_priv.h"
+#include "helpers.h"
+#include "import.h"
+#include "model_json.h"
+
+#define FX "fixtures/diag/"
+/* 2026-07-14T18:00:00Z .. +60 s */
+#define W0 ((int64_t)1784052000000000000LL)
+#define W1 (W0 + (int64_t)60000000000LL)
+
+static Store *fixture_store(char *path, size_t sz)
+{
+	tmp_db_path(path, sz);
+	Store *st = NULL;
+	Err err = {0};
+	assert_int_equal(store_open(path, 0, &st, &err), 0);
+	static const char *const files[] = {FX "requests.otlp.json", FX "pool_metrics.otlp.json",
+	                                    FX "custom_pool.prom", NULL};
+	for (int i = 0; files[i]; i++) {
+		ImportResult res;
+		ImportOptions io = {0};
+		if (import_file(st, files[i], &io, &res, &err))
+			fail_msg("%s", err.msg);
+	}
+	return st;
+}
+
+static Model *mini_model(void)
+{
+	Model *m = NULL;
+	Err err = {0};
+	if (model_load(FX "mini.model.json", &m, &err))
+		fail_msg("%s", err.msg);
+	return m;
+}
+
+static double val(const Evidence *e, const char *name)
+{
+	double v;
+	if (!evidence_value(e, name, &v))
+		fail_msg("%s is missing", name);
+	return v;
+}
+
+static void near(double got, double want, const char *what)
+{
+	if (fabs(got - want) > 1e-6)
+		fail_msg("%s: %.9g, expected %.9g", what, got, want);
+}
+
+static void test_requests_and_metrics(void **state)
+{
+	(void)state;
+	char path[128];
+	Store *st = fixture_store(path, sizeof path);
+	Model *m = mini_model();
+	EvidenceOptions o = {.model = m, .win_from = W0, .win_to = W1};
+	Evidence *e = NULL;
+	Err err = {0};
+	if (evidence_compute(st, &o, &e, &err))
+		fail_msg("%s", err.msg);
+
+	/* five requests; T2 (server outlives a timed-out call) and T5 (calls
+	 * started after the 100 ms deadline) have late work, only T2 abandoned */
+	near(val(e, "ingress.requests"), 5, "requests");
+	near(val(e, "late_work.ratio"), 0.4, "late work");
+	near(val(e, "late_work.abandoned_ratio"), 0.2, "abandoned");
+	/* T2's rec failed, T4 has no rec although most requests call it */
+	near(val(e, "omission.ratio"), 0.4, "omission");
+	/* db: six attempts (T3 retried once after an error), five logical
+	 * calls, one in error, only T4's alone with no sibling */
+	near(val(e, "dep.db.calls_per_request"), 1.0, "db calls/request");
+	near(val(e, "dep.db.attempts_per_call"), 1.2, "db attempts");
+	near(val(e, "dep.db.error_ratio"), 1.0 / 6, "db errors");
+	near(val(e, "dep.db.serial_ratio"), 1.0 / 6, "db serial");
+	near(val(e, "dep.rec.calls_per_request"), 0.8, "rec calls/request");
+	near(val(e, "dep.rec.late_ratio"), 0.25, "rec outlived");
+	near(val(e, "fanout.calls_per_request"), 2.0, "calls/request");
+	near(val(e, "fanout.gold.calls_per_request"), 2.0, "gold calls/request");
+	near(val(e, "mix.gold"), 0.4, "gold share");
+	near(val(e, "dep.db.optional"), 0, "db optional (model)");
+	near(val(e, "dep.rec.optional"), 1, "rec optional (model)");
+	near(val(e, "objective.p99_ms"), 100, "objective");
+	near(val(e, "budget.pool.db.occupancy"), 0.6, "budget in evidence units");
+
+	/* exact quantiles from spans say so, and 5 requests are a small sample */
+	const EvValue *v = evidence_get(e, "ingress.p99_ms");
+	assert_int_equal(v->source, EV_SRC_SPANS);
+	assert_int_equal(v->qkind, EV_Q_EXACT);
+	assert_int_equal(v->n, 5);
+	assert_true(v->small_sample);
+	assert_non_null(strstr(v->provenance, "exact"));
+	/* placement needs 40 requests: missing, never 0 */
+	v = evidence_get(e, "placement.concentration");
+	assert_non_null(v);
+	assert_true(v->missing);
+	assert_true(isnan(v->value));
+	double dummy;
+	assert_false(evidence_value(e, "placement.concentration", &dummy));
+	assert_false(evidence_value(e, "no.such.name", &dummy));
+
+	/* pool metrics joined by the model's pool "db" with default names:
+	 * used means h1 (8+9)/2 + h2 (4+5)/2 = 13 (idle ignored, the point
+	 * before the window ignored), max 20 */
+	near(val(e, "pool.db.used"), 13, "db used");
+	near(val(e, "pool.db.max"), 20, "db max");
+	near(val(e, "pool.db.occupancy"), 0.65, "db occupancy");
+	near(val(e, "pool.db.occupancy_host_max"), 0.85, "db busiest host");
+	near(val(e, "pool.db.pending"), 3, "db pending");
+	/* wait histogram: increase over the window, merged over hosts, p99
+	 * interpolated in the (10 ms, 100 ms] bucket: 10 + 90 * 18.6 / 20 */
+	v = evidence_get(e, "pool.db.wait.p99_ms");
+	assert_non_null(v);
+	near(v->value, 93.7, "db wait p99");
+	assert_int_equal(v->source, EV_SRC_METRIC);
+	assert_int_equal(v->qkind, EV_Q_HISTOGRAM);
+	assert_non_null(strstr(v->provenance, "interpolated"));
+	assert_non_null(strstr(v->provenance, "explicit"));
+	assert_non_null(strstr(v->provenance, "[1 10 100 +Inf]"));
+	/* the executor pool */
+	near(val(e, "executor.occupancy"), 39.0 / 64, "executor occupancy");
+	/* custom names with a label filter; the other pool's series excluded */
+	near(val(e, "pool.cache.occupancy"), 0.4, "custom-named pool");
+	/* the OpenTelemetry names in their Prometheus spelling */
+	near(val(e, "pool.q.occupancy"), 0.75, "underscore spelling");
+	near(val(e, "cpu.fleet_mean"), 0.45, "fleet CPU");
+	near(val(e, "cpu.host_max"), 0.6, "busiest CPU");
+	assert_string_equal(evidence_fact(e, "cpu.top_host"), "h1");
+
+	/* budgets: % against a ratio, "<" budgets, unknown when missing */
+	int nb = 0;
+	BudgetResult *br = budgets_evaluate(m, e, &nb);
+	assert_int_equal(nb, 5);
+	assert_int_equal(br[0].state, BUDGET_BREACHED); /* p99 200 > 100 */
+	assert_int_equal(br[1].state, BUDGET_BREACHED); /* 65 % > 60 % */
+	near(br[1].value, 65, "occupancy in %");
+	assert_int_equal(br[2].state, BUDGET_OK);       /* late 0.4 <= 0.5 */
+	assert_int_equal(br[3].state, BUDGET_UNKNOWN);  /* no recovery evidence */
+	assert_true(isnan(br[3].value));
+	assert_int_equal(br[4].state, BUDGET_BREACHED); /* CPU 0.45 < 0.5 */
+	char buf[32];
+	budgets_format_value(br[1].budget, br[1].value, buf, sizeof buf);
+	assert_string_equal(buf, "65.0 %");
+	free(br);
+
+	/* exemplars of the window */
+	EvExemplar *ex = NULL;
+	int nex = 0;
+	assert_int_equal(evidence_exemplars_load(st, W0, W1, 0, &ex, &nex, &err), 0);
+	assert_int_equal(nex, 1);
+	assert_string_equal(ex[0].metric, "db.client.connection.wait_time");
+	assert_string_equal(ex[0].trace_id, "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1");
+	assert_string_equal(ex[0].span_id, "0202020202020202");
+	assert_true(ex[0].has_le);
+	near(ex[0].le, 0.1, "exemplar bucket");
+	near(ex[0].value, 0.09, "exemplar value");
+	assert_string_equal(ex[0].unit, "s");
+	evidence_exemplars_free(ex, nex);
+
+	evidence_free(e);
+	store_close(st);
+	rm_db(path);
+	model_free(m);
+}
+
+/* A window with nothing in it: every span figure missing, nothing 0. */
+static void test_empty_window(void **state)
+{
+	(void)state;
+	char path[128];
+	Store *st = fixture_store(path, sizeof path);
+	Model *m = mini_model();
+	EvidenceOptions o = {.model = m, .win_from = W0 - 7200000000000LL, .win_to = W0 - 3600000000000LL};
+	Evidence *e = NULL;
+	Err err = {0};
+	assert_int_equal(evidence_compute(st, &o, &e, &err), 0);
+	assert_false(e->has_spans);
+	double v;
+	static const char *const names[] = {"ingress.p99_ms", "late_work.ratio", "omission.ratio",
+	                                    "pool.db.occupancy", "cpu.fleet_mean", NULL};
+	for (int i = 0; names[i]; i++)
+		if (evidence_value(e, names[i], &v))
+			fail_msg("%s = %g in an empty window", names[i], v);
+	evidence_free(e);
+	store_close(st);
+	rm_db(path);
+	model_free(m);
+}
+
+static void test_supply_and_derive(void **state)
+{
+	(void)state;
+	Evidence *e = evidence_new();
+	ev_list_add(&e->classes, &e->n_classes, "enterprise");
+	evidence_supply(e, "mix.enterprise", 0.09, "ratio", EV_SRC_SHEET, "sheet s");
+	evidence_supply(e, "mix.enterprise@baseline", 0.05, "ratio", EV_SRC_SHEET, "sheet s");
+	evidence_supply(e, "dep.pricing.client_wait.p99_ms", 71, "ms", EV_SRC_SHEET, "sheet s");
+	evidence_supply(e, "dep.pricing.client_wait.p99_ms@baseline", 18, "ms", EV_SRC_SHEET, "sheet s");
+	evidence_supply(e, "dep.pricing.service.p99_ms", 22, "ms", EV_SRC_SHEET, "sheet s");
+	evidence_supply(e, "dep.pricing.service.p99_ms@baseline", 20, "ms", EV_SRC_SHEET, "sheet s");
+	evidence_supply(e, "ingress.p99_ms", 318, "ms", EV_SRC_SHEET, "sheet s");
+	evidence_finish(e);
+	/* without counts the sheet's share change is taken as given */
+	near(val(e, "mix.change"), 0.8, "mix change");
+	assert_string_equal(evidence_fact(e, "mix.top_class"), "enterprise");
+	/* the dependency named only by the sheet is known */
+	int found = 0;
+	for (int i = 0; i < e->n_deps; i++)
+		found |= strcmp(e->deps[i], "pricing") == 0;
+	assert_true(found);
+	near(val(e, "wait.max_rise_ms"), 53, "wait rise");
+	assert_int_equal(evidence_get(e, "wait.max_rise_ms")->source, EV_SRC_DERIVED);
+	/* a later supply replaces, and derived values follow */
+	evidence_supply(e, "mix.enterprise", 0.05, "ratio", EV_SRC_SHEET, "sheet t");
+	evidence_finish(e);
+	near(val(e, "mix.change"), 0, "mix change after override");
+	/* a NAN value is stored as missing, never as a number */
+	evidence_supply(e, "x.y", NAN, "ms", EV_SRC_SHEET, "sheet");
+	const EvValue *v = evidence_get(e, "x.y");
+	assert_true(v->missing);
+	assert_int_equal(v->source, EV_SRC_MISSING);
+	/* sorted by name */
+	for (int i = 1; i < e->n; i++)
+		assert_true(strcmp(e->v[i - 1].name, e->v[i].name) < 0);
+	evidence_free(e);
+}
+
+/* Spans counts on both sides: a share change within sampling noise is no
+ * change (z < 3). */
+static void test_mix_noise(void **state)
+{
+	(void)state;
+	Evidence *e = evidence_new();
+	ev_list_add(&e->classes, &e->n_classes, "e");
+	ev_put(e, "mix.e", 0.0625, "ratio", EV_SRC_SPANS, EV_Q_NONE, 400, 0, "spans");
+	ev_put(e, "mix.e@baseline", 0.04, "ratio", EV_SRC_SPANS, EV_Q_NONE, 400, 0, "spans");
+	evidence_finish(e);
+	near(val(e, "mix.change"), 0, "noise is no change");
+	assert_true(val(e, "mix.e.z") < 3);
+	ev_put(e, "mix.e", 0.15, "ratio", EV_SRC_SPANS, EV_Q_NONE, 400, 0, "spans");
+	evidence_finish(e);
+	near(val(e, "mix.change"), 2.75, "a real shift");
+	assert_true(val(e, "mix.e.z") >= 3);
+	evidence_free(e);
+}
+
+static void test_histogram_quantile(void **state)
+{
+	(void)state;
+	double le[] = {0.1, 0.5, 1, INFINITY};
+	double cum[] = {10, 60, 100, 100};
+	/* median: rank 50 in (0.1, 0.5]: 0.1 + 0.4 * 40/50 */
+	near(ev_histogram_quantile(le, cum, 4, 0.5), 0.42, "p50");
+	/* first bucket interpolates from 0 */
+	near(ev_histogram_quantile(le, cum, 4, 0.05), 0.05, "p5");
+	/* in the +Inf bucket: the highest finite bound */
+	double cum2[] = {10, 60, 90, 100};
+	near(ev_histogram_quantile(le, cum2, 4, 0.99), 1, "+Inf bucket");
+	double zero[] = {0, 0, 0, 0};
+	assert_true(isnan(ev_histogram_quantile(le, zero, 4, 0.99)));
+	assert_true(isnan(ev_histogram_quantile(le, cum, 0, 0.99)));
+}
+
+static void test_segment(void **state)
+{
+	(void)state;
+	char out[32];
+	evidence_segment("Mercury-API v2", out, sizeof out);
+	assert_string_equal(out, "mercury_api_v2");
+	evidence_segment("a\x1b[31mb", out, sizeof out);
+	assert_string_equal(out, "a__31mb");
+	evidence_segment("abcdefghij", out, 5);
+	assert_string_equal(out, "abcd");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_requests_and_metrics),
+		cmocka_unit_test(test_empty_window),
+		cmocka_unit_test(test_supply_and_derive),
+		cmocka_unit_test(test_mix_noise),
+		cmocka_unit_test(test_histogram_quantile),
+		cmocka_unit_test(test_segment),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,177 @@
+/*
+ * test_view_board.c - the hypothesis board pane and the header's budget
+ * evidence, driven headless like the other TUI tests: the TUI fixture
+ * database (enterprise pricing calls wait on the client side in the
+ * window), the real background diagnosis (cli/board.c, drills/dx_live.c),
+ * keys fed to the app and frames dumped from the canvas.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "board.h"
+#include "canvas.h"
+#include "test_tui_fixture.h"
+#include "view.h"
+
+typedef struct Env {
+	char path[128];
+	Store *st;
+	Model *model;
+	CliBoard *board;
+	TuiApp app;
+	Canvas cv;
+} Env;
+
+static Env *env_new(int w, int h)
+{
+	Env *e = calloc(1, sizeof *e);
+	tmp_db_path(e->path, sizeof e->path);
+	assert_int_equal(fx_make_db(e->path), 0);
+	Err err = {0};
+	assert_int_equal(store_open(e->path, STORE_READONLY, &e->st, &err), 0);
+	e->model = fx_model();
+	assert_non_null(e->model);
+	e->board = cli_board_open(e->path, e->model, &err);
+	assert_non_null(e->board);
+	TuiOptions o;
+	memset(&o, 0, sizeof o);
+	o.db_path = e->path;
+	o.model = e->model;
+	o.win_from = FX_WIN_FROM;
+	o.win_to = FX_WIN_FROM + (int64_t)600 * 1000000000;
+	o.has_baseline = 1;
+	o.base_from = FX_BASE_FROM;
+	o.base_to = FX_WIN_FROM;
+	o.refresh_ms = 1000;
+	o.ascii = 1;
+	cli_board_wire(e->board, &o);
+	app_init(&e->app, &o);
+	canvas_init(&e->cv, w, h, 1);
+	AnalysisOptions ao;
+	app_options(&e->app, &ao);
+	Analysis *a = NULL;
+	assert_int_equal(analysis_run(e->st, &ao, &a, &err), 0);
+	a->data_version = store_data_version(e->st);
+	app_set_analysis(&e->app, a, e->app.opt_gen);
+	return e;
+}
+
+static void env_free(Env *e)
+{
+	app_fini(&e->app);
+	cli_board_close(e->board);
+	canvas_fini(&e->cv);
+	store_close(e->st);
+	model_free(e->model);
+	rm_db(e->path);
+	free(e);
+}
+
+static char *screen(Env *e)
+{
+	app_draw(&e->app, &e->cv);
+	Buf b;
+	buf_init(&b);
+	canvas_dump(&e->cv, &b);
+	char *s = xstrdup(buf_str(&b));
+	buf_fini(&b);
+	return s;
+}
+
+/* Draws until the background diagnosis has landed (at most ~20 s). */
+static char *screen_when_ready(Env *e, const char *needle)
+{
+	for (int i = 0; i < 400; i++) {
+		char *s = screen(e);
+		if (strstr(s, needle))
+			return s;
+		free(s);
+		struct timespec ts = {0, 50 * 1000000};
+		nanosleep(&ts, NULL);
+	}
+	char *s = screen(e);
+	fail_msg("'%s' never appeared:\n%s", needle, s);
+	return s;
+}
+
+#define HAS(s, x) \
+	do { \
+		if (strstr((s), (x)) == NULL) \
+			fail_msg("'%s' not on screen:\n%s", (x), (s)); \
+	} while (0)
+
+static void test_board(void **state)
+{
+	(void)state;
+	Env *e = env_new(100, 30);
+	app_open_pane(&e->app, PANE_BOARD);
+	char *s = screen_when_ready(e, "most likely first");
+	/* the tab is there, the leader blames pricing, verdicts are words */
+	HAS(s, "6 Board");
+	if (strstr(s, " 1 client-pool-wait") == NULL)
+		fail_msg("leader is not client-pool-wait:\n%s", s);
+	const char *lead = strstr(s, " 1 client-pool-wait");
+	const char *eol = strchr(lead, '\n');
+	char line[256];
+	snprintf(line, sizeof line, "%.*s", (int)(eol - lead), lead);
+	assert_non_null(strstr(line, "pricing"));
+	HAS(s, "check: pool-by-class");
+	HAS(s, "refused     degrade:pricing");
+	HAS(s, "supported   hold-rollout");
+	free(s);
+
+	/* Enter runs the check, Left closes it */
+	app_key(&e->app, TK_ENTER);
+	s = screen(e);
+	HAS(s, "check for client-pool-wait");
+	HAS(s, "pool-by-class: Which class holds the pool");
+	HAS(s, "enterprise");
+	free(s);
+	app_key(&e->app, TK_LEFT);
+	s = screen(e);
+	assert_null(strstr(s, "check for client-pool-wait"));
+	free(s);
+
+	/* Down moves the selection; the detail follows */
+	app_key(&e->app, TK_DOWN);
+	s = screen(e);
+	HAS(s, "check: ");
+	free(s);
+	env_free(e);
+}
+
+/* Without a board the pane is not offered and Tab skips it. */
+static void test_no_board(void **state)
+{
+	(void)state;
+	TuiOptions o;
+	memset(&o, 0, sizeof o);
+	o.db_path = "unused";
+	o.win_from = INT64_MIN;
+	o.win_to = INT64_MAX;
+	TuiApp app;
+	app_init(&app, &o);
+	for (int i = 0; i < 2 * PANE_COUNT; i++) {
+		app_key(&app, TK_TAB);
+		assert_int_not_equal(app.pane, PANE_BOARD);
+	}
+	app_fini(&app);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_board),
+		cmocka_unit_test(test_board),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
