@@ -2,14 +2,17 @@
  * replay.c - a drill's telemetry written into a database over time.
  *
  * Materialising: simulator runs go to <tmp>/run-N/ with batch = 1, so each
- * JSON Lines record holds one whole trace. Every OTLP JSON Lines file is
- * then indexed: for each record, its byte range and the earliest span
- * start in it. A file where some non-empty line is not an OTLP trace
- * request is not sliced; it goes to the prelude whole, and the importer
- * judges it there (with its located errors).
+ * JSON Lines record holds one whole trace; every file the run's manifest
+ * lists (traces, and the pool/CPU gauges when the simulator writes them) is
+ * used. Every OTLP JSON Lines file is then indexed: for each record, its
+ * byte range and its time (the earliest span start of a trace request, the
+ * earliest data point of a metrics request). A file where some non-empty
+ * line is neither is not sliced; it goes to the prelude whole, and the
+ * importer judges it there (with its located errors).
  *
  * Playing: the records are sorted by start time; the prelude and each
- * slice are copied into a small file and imported with import_file(), so
+ * slice are copied into small files (one per source file, so traces and
+ * metrics stay apart) and imported with import_file(), so
  * replayed data takes exactly the production path and every slice is one
  * transaction a reader sees appear at once. Pauses follow an absolute
  * schedule (slice k is due k * slice_s / speed seconds after the start),
@@ -96,8 +99,39 @@ static void add_file(Replay *r, const char *path, int ours)
 	r->n_files++;
 }
 
-/* The earliest startTimeUnixNano of the spans in one OTLP trace request,
- * or -1 when the text is not one. */
+/* A time in ns from an OTLP JSON value (string of digits or number), or -1. */
+static int64_t ns_of(const cJSON *t)
+{
+	if (cJSON_IsString(t) && t->valuestring[0]) {
+		char *end;
+		errno = 0;
+		long long x = strtoll(t->valuestring, &end, 10);
+		if (!errno && *end == '\0' && x >= 0)
+			return x;
+	} else if (cJSON_IsNumber(t) && t->valuedouble >= 0 && t->valuedouble < 9.2e18) {
+		return (int64_t)t->valuedouble;
+	}
+	return -1;
+}
+
+/* The smallest "timeUnixNano" anywhere under j (metric data points). */
+static void min_point_time(const cJSON *j, int64_t *best)
+{
+	const cJSON *c;
+	cJSON_ArrayForEach(c, j) {
+		if (c->string && strcmp(c->string, "timeUnixNano") == 0) {
+			int64_t v = ns_of(c);
+			if (v >= 0 && (*best < 0 || v < *best))
+				*best = v;
+		} else if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
+			min_point_time(c, best);
+		}
+	}
+}
+
+/* The time of one OTLP JSON request: the earliest span start of a trace
+ * request, or the earliest data point of a metrics request. -1 when the
+ * text is neither. */
 static int64_t record_start(const char *text, size_t len)
 {
 	cJSON *j = cJSON_ParseWithLength(text, len);
@@ -105,37 +139,33 @@ static int64_t record_start(const char *text, size_t len)
 		return -1;
 	int64_t best = -1;
 	cJSON *rs = cJSON_GetObjectItemCaseSensitive(j, "resourceSpans");
-	if (!cJSON_IsArray(rs)) {
-		cJSON_Delete(j);
-		return -1;
-	}
-	cJSON *r;
-	cJSON_ArrayForEach(r, rs) {
-		cJSON *ss = cJSON_GetObjectItemCaseSensitive(r, "scopeSpans"), *s;
-		cJSON_ArrayForEach(s, ss) {
-			cJSON *spans = cJSON_GetObjectItemCaseSensitive(s, "spans"), *sp;
-			cJSON_ArrayForEach(sp, spans) {
-				cJSON *t = cJSON_GetObjectItemCaseSensitive(sp, "startTimeUnixNano");
-				int64_t v = -1;
-				if (cJSON_IsString(t) && t->valuestring[0]) {
-					char *end;
-					errno = 0;
-					long long x = strtoll(t->valuestring, &end, 10);
-					if (!errno && *end == '\0' && x >= 0)
-						v = x;
-				} else if (cJSON_IsNumber(t) && t->valuedouble >= 0) {
-					v = (int64_t)t->valuedouble;
+	cJSON *rm = cJSON_GetObjectItemCaseSensitive(j, "resourceMetrics");
+	if (cJSON_IsArray(rs)) {
+		cJSON *r;
+		cJSON_ArrayForEach(r, rs) {
+			cJSON *ss = cJSON_GetObjectItemCaseSensitive(r, "scopeSpans"), *sc;
+			cJSON_ArrayForEach(sc, ss) {
+				cJSON *spans = cJSON_GetObjectItemCaseSensitive(sc, "spans"), *sp;
+				cJSON_ArrayForEach(sp, spans) {
+					int64_t v = ns_of(cJSON_GetObjectItemCaseSensitive(sp, "startTimeUnixNano"));
+					if (v >= 0 && (best < 0 || v < best))
+						best = v;
 				}
-				if (v >= 0 && (best < 0 || v < best))
-					best = v;
 			}
 		}
+		if (best < 0)
+			best = 0;
+	} else if (cJSON_IsArray(rm)) {
+		min_point_time(rm, &best);
+		if (best < 0)
+			best = 0;
 	}
 	cJSON_Delete(j);
-	return best < 0 ? 0 : best;
+	return best;
 }
 
-/* Indexes file fi when every non-empty line is an OTLP trace request. */
+/* Indexes file fi when every non-empty line is an OTLP trace or metrics
+ * request. */
 static int index_file(Replay *r, int fi, Err *err)
 {
 	FILE *f = fopen(r->files[fi].path, "rb");
@@ -217,11 +247,39 @@ static int generate_run(Replay *r, int ri, SimRun *out, Err *err)
 	buf_printf(&dir, "%s/run-%d", r->tmp, ri);
 	char traces[4096], manifest[4096];
 	int rc = sim_generate(&p, buf_str(&dir), 0, out, traces, manifest, sizeof traces, &e);
-	buf_fini(&dir);
-	if (rc)
+	if (rc) {
+		buf_fini(&dir);
 		return err_set(err, rc, "%s: run %s: %s", r->d->path, run->name, e.msg);
-	unlink(manifest);
+	}
+	/* every file the manifest lists (traces, and metrics when written) */
 	add_file(r, traces, 1);
+	FILE *f = fopen(manifest, "rb");
+	Buf m;
+	buf_init(&m);
+	char chunk[4096];
+	size_t n;
+	while (f && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		buf_add(&m, chunk, n);
+	if (f)
+		fclose(f);
+	cJSON *j = cJSON_ParseWithLength(buf_str(&m), m.len);
+	cJSON *files = cJSON_GetObjectItemCaseSensitive(j, "files"), *x;
+	cJSON_ArrayForEach(x, files) {
+		size_t kl = x->string ? strlen(x->string) : 0;
+		if (!cJSON_IsString(x) || kl == 0 || (kl > 6 && strcmp(x->string + kl - 6, "_shape") == 0) ||
+		    strchr(x->valuestring, '/') || x->valuestring[0] == '.')
+			continue;
+		Buf fp;
+		buf_init(&fp);
+		buf_printf(&fp, "%s/%s", buf_str(&dir), x->valuestring);
+		if (strcmp(buf_str(&fp), traces) != 0)
+			add_file(r, buf_str(&fp), 1);
+		buf_fini(&fp);
+	}
+	cJSON_Delete(j);
+	buf_fini(&m);
+	buf_fini(&dir);
+	unlink(manifest);
 	return 0;
 }
 
@@ -344,9 +402,11 @@ static int placement(const Replay *r, int64_t t)
 	return t < r->w.win_from ? IN_PRELUDE : IN_SKIP;
 }
 
-/* Copies records [i, j) selected by want (IN_*) or slice index into one
- * JSON Lines file; returns the count written. */
-static int write_chunk(Replay *r, const char *path, int64_t from, int64_t to, int want,
+/* Copies the records of file fi that want (IN_*) selects, and for
+ * IN_STREAM start in [from, to), into one JSON Lines file; *count gets how
+ * many. One file per source keeps traces and metrics apart: the importer
+ * detects the format from the content. */
+static int write_chunk(Replay *r, const char *path, int fi, int64_t from, int64_t to, int want,
                        int64_t *count, Err *err)
 {
 	FILE *out = fopen(path, "wb");
@@ -360,6 +420,8 @@ static int write_chunk(Replay *r, const char *path, int64_t from, int64_t to, in
 	*count = 0;
 	for (int i = 0; i < r->n_recs && rc == 0; i++) {
 		const Rec *x = &r->recs[i];
+		if (x->file != fi)
+			continue;
 		int where = placement(r, x->start_ns);
 		if (where != want)
 			continue;
@@ -409,17 +471,22 @@ static int import_one(Store *st, const char *path, const char *format, int64_t *
 static int import_chunk(Replay *r, Store *st, int64_t from, int64_t to, int want, int k,
                         ReplayProgress *pg, Err *err)
 {
-	Buf path;
-	buf_init(&path);
-	buf_printf(&path, "%s/slice-%05d.jsonl", r->tmp, k);
-	int64_t n = 0;
-	int rc = write_chunk(r, buf_str(&path), from, to, want, &n, err);
-	if (rc == 0 && n > 0) {
-		rc = import_one(st, buf_str(&path), NULL, &pg->spans_added, err);
-		pg->records += n;
+	int rc = 0;
+	for (int fi = 0; fi < r->n_files && rc == 0; fi++) {
+		if (!r->files[fi].sliced)
+			continue;
+		Buf path;
+		buf_init(&path);
+		buf_printf(&path, "%s/slice-%05d-%d.jsonl", r->tmp, k, fi);
+		int64_t n = 0;
+		rc = write_chunk(r, buf_str(&path), fi, from, to, want, &n, err);
+		if (rc == 0 && n > 0) {
+			rc = import_one(st, buf_str(&path), NULL, &pg->spans_added, err);
+			pg->records += n;
+		}
+		unlink(buf_str(&path));
+		buf_fini(&path);
 	}
-	unlink(buf_str(&path));
-	buf_fini(&path);
 	return rc;
 }
 
@@ -476,19 +543,29 @@ void replay_free(Replay *r)
 	if (r == NULL)
 		return;
 	for (int i = 0; i < r->n_files; i++) {
-		if (r->files[i].ours) {
+		if (r->files[i].ours)
 			unlink(r->files[i].path);
-			char *slash = strrchr(r->files[i].path, '/');
-			if (slash) {
-				*slash = '\0';
-				rmdir(r->files[i].path); /* run-N */
-			}
-		}
 		free(r->files[i].path);
 	}
 	free(r->files);
 	free(r->recs);
 	if (r->tmp) {
+		/* run folders, also of a run that failed half-way */
+		static const char *const names[] = {"traces.jsonl", "traces.json", "metrics.jsonl",
+		                                    "manifest.json"};
+		for (int i = 0; i < r->d->n_runs; i++) {
+			Buf b;
+			buf_init(&b);
+			for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+				buf_reset(&b);
+				buf_printf(&b, "%s/run-%d/%s", r->tmp, i, names[k]);
+				unlink(buf_str(&b));
+			}
+			buf_reset(&b);
+			buf_printf(&b, "%s/run-%d", r->tmp, i);
+			rmdir(buf_str(&b));
+			buf_fini(&b);
+		}
 		rmdir(r->tmp);
 		free(r->tmp);
 	}

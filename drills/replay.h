@@ -2,9 +2,9 @@
  * replay.h - play a drill's telemetry into a database over time.
  *
  * replay_prepare() materialises the drill's data in a private temporary
- * folder: simulator runs are generated (one trace per JSON Lines record),
- * and every OTLP JSON Lines file is indexed by the start time of each
- * record. replay_play() then writes it into a database through the
+ * folder: simulator runs are generated (one trace per JSON Lines record,
+ * plus the metrics file when the simulator writes one), and every OTLP JSON
+ * Lines file (traces or metrics) is indexed by the time of each record. replay_play() then writes it into a database through the
  * importers, the same path as production telemetry:
  *   prelude  the observation sheet, files that are not OTLP JSON Lines, and
  *            the records in the baseline range, in one go;
