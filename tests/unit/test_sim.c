@@ -42,17 +42,39 @@ static char *slurp(const char *path, size_t *len)
 	return p;
 }
 
+/* Temporary folders made by the tests; the group teardown removes any a
+ * failed test left behind (a failing assert skips the test's own cleanup). */
+static char made[32][64];
+static int n_made;
+
 static void tmpdir(char *out, size_t n)
 {
 	snprintf(out, n, "/tmp/tt_test_sim_XXXXXX");
 	assert_non_null(mkdtemp(out));
+	if (n_made < 32)
+		snprintf(made[n_made++], sizeof made[0], "%s", out);
+}
+
+static int rm_rf(const char *dir)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	return system(cmd);
 }
 
 static void rmtree(const char *dir)
 {
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(rm_rf(dir), 0);
+}
+
+static int remove_leftovers(void **state)
+{
+	(void)state;
+	int rc = 0;
+	for (int i = 0; i < n_made; i++)
+		rc |= rm_rf(made[i]);
+	n_made = 0;
+	return rc ? -1 : 0;
 }
 
 /* Small, fast parameters: one minute windows. */
@@ -779,5 +801,5 @@ int main(void)
 		cmocka_unit_test(test_class_mix),
 		cmocka_unit_test(test_end_to_end_pricing_signature),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, remove_leftovers);
 }
