@@ -630,6 +630,11 @@ static int cpu_evidence(Store *st, Evidence *e, int pop, int64_t from, int64_t t
 			double v = hs / k;
 			if (pct || v > 1.5)
 				v /= 100;
+			char seg[96], hn[200];
+			evidence_segment(g.s[i].host, seg, sizeof seg);
+			snprintf(hn, sizeof hn, "cpu.host.%s%s", seg, sfx);
+			ev_put(e, hn, v, "ratio", EV_SRC_METRIC, EV_Q_NONE, g.s[i].n, 0,
+			       "metric %s: host %s, mean over the %s", g.family, g.s[i].host, word);
 			sum += v;
 			hosts++;
 			if (isnan(hmax) || v > hmax) {

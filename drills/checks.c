@@ -606,7 +606,8 @@ static int ck_endpoint_queue(Store *st, const CheckOptions *o, EvRequestSet *w, 
                              CheckTable *t, Err *err)
 {
 	(void)b, (void)err;
-	set_cols(t, 5, "host", "requests", "queue p99", "ingress p99", "late work");
+	set_cols(t, 6, "host", "requests", "queue p99", "ingress p99", "late work", "cpu");
+	Evidence *e = metric_evidence(st, o);
 	int nh = w->n_hosts;
 	for (int h = -1; h < nh && h < 40; h++) {
 		float *q = xmalloc((size_t)(w->n + 1) * sizeof *q), *in = xmalloc((size_t)(w->n + 1) * sizeof *in);
@@ -619,18 +620,32 @@ static int ck_endpoint_queue(Store *st, const CheckOptions *o, EvRequestSet *w, 
 			if (!isnan(w->r[i].queue_ms))
 				q[nq++] = w->r[i].queue_ms;
 		}
-		char cell[5][48];
+		char cell[6][48];
 		f_str(cell[0], h < 0 ? "all" : w->hosts[h]);
 		f_int(cell[1], n);
 		f_ms(cell[2], qrank(q, nq, 99));
 		f_ms(cell[3], qrank(in, n, 99));
 		f_pct(cell[4], n ? (double)late / (double)n : NAN, n);
+		double cpu = NAN;
+		char cn[200], seg[96];
+		if (h < 0) {
+			snprintf(cn, sizeof cn, "cpu.fleet_mean");
+		} else {
+			evidence_segment(w->hosts[h], seg, sizeof seg);
+			snprintf(cn, sizeof cn, "cpu.host.%s", seg);
+		}
+		if (e == NULL || !evidence_value(e, cn, &cpu))
+			cpu = NAN;
+		if (isnan(cpu))
+			snprintf(cell[5], 48, "?");
+		else
+			snprintf(cell[5], 48, "%.0f%%", 100 * cpu);
 		free(q);
 		free(in);
 		add_row(t, cell);
 	}
-	note(t, "queue: wait before the root span, when the spans carry it ('?' when they do not)");
-	Evidence *e = metric_evidence(st, o);
+	note(t, "queue: wait before the root span, when the spans carry it ('?' when they do not); "
+	        "cpu: mean utilization over the window from metrics ('?' without them)");
 	if (e) {
 		note_value(t, e, "executor.occupancy", "executor occupancy");
 		note_value(t, e, "executor.occupancy@baseline", "executor occupancy (baseline)");
