@@ -515,7 +515,7 @@ static int parse_questions(P *p, const JpVal *v)
 	if (loc) {
 		if (want_arr(p, loc, "questions.decision.local", 1))
 			return TT_EPARSE;
-		d->local_decisions = xcalloc(loc->len, sizeof *d->local_decisions);
+		d->local_decisions = xcalloc(loc->len + 1, sizeof *d->local_decisions); /* NULL-terminated */
 		for (size_t i = 0; i < loc->len; i++) {
 			char *id = NULL;
 			if (ident(p, loc->items[i], "local decision", &id))

@@ -113,7 +113,8 @@ typedef struct Drill {
 	int n_check_choices;
 	DrillChoice *decision_choices;
 	int n_decision_choices;
-	char **local_decisions;   /* decision choices the engine does not know */
+	char **local_decisions;   /* decision choices the engine does not know (also
+	                           * NULL-terminated) */
 	int n_local_decisions;
 	/* questions (discussion) */
 	char *prompt;
