@@ -827,6 +827,18 @@ void score_text(const Score *s, const Drill *d, Buf *out)
 	}
 }
 
+/* A number for JSON whatever the process locale (the TUI sets one, and a
+ * decimal comma would make the stored deductions invalid JSON). */
+static void json_num(Buf *b, double v)
+{
+	char t[48];
+	snprintf(t, sizeof t, "%.10g", v);
+	for (char *c = t; *c; c++)
+		if (*c == ',')
+			*c = '.';
+	buf_adds(b, t);
+}
+
 void score_lines_json(const Score *s, Buf *out)
 {
 	buf_addc(out, '[');
@@ -838,8 +850,13 @@ void score_lines_json(const Score *s, Buf *out)
 		buf_add_json_str(out, l->part, strlen(l->part));
 		buf_adds(out, ",\"item\":");
 		buf_add_json_str(out, l->item, strlen(l->item));
-		buf_printf(out, ",\"possible\":%g,\"earned\":%g,\"lost\":%g,\"answer\":", l->possible,
-		           l->earned, score_line_lost(l));
+		buf_adds(out, ",\"possible\":");
+		json_num(out, l->possible);
+		buf_adds(out, ",\"earned\":");
+		json_num(out, l->earned);
+		buf_adds(out, ",\"lost\":");
+		json_num(out, score_line_lost(l));
+		buf_adds(out, ",\"answer\":");
 		buf_add_json_str(out, l->answer, strlen(l->answer));
 		buf_adds(out, ",\"reason\":");
 		buf_add_json_str(out, l->reason, strlen(l->reason));

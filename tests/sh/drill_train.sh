@@ -82,4 +82,16 @@ set -e
 has "$TMP/err" "no drill 'no-such-drill'" "unknown drill"
 [ "$rc2" = 2 ] || fail "no terminal, no answers: exit $rc2"
 has "$TMP/out" "give the answers with --answers FILE" "no terminal"
+# a catalog with a broken drill: the good ones are listed, the broken one is
+# reported with its location, and the exit status says something is wrong
+mkdir "$TMP/cat"
+cp "$FIX/mini.drill.json" "$TMP/cat/"
+printf '{\n  "drill": "broken",\n  "version": 0\n}\n' >"$TMP/cat/broken.drill.json"
+set +e
+"$TT_BIN" drill list --catalog "$TMP/cat" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+set -e
+[ "$rc" = 1 ] || fail "drill list with a broken drill: exit $rc"
+has "$TMP/out" "mini" "drill list"
+has "$TMP/err" "broken.drill.json:1:1: a drill file needs \"title\"" "drill list"
 echo "drill_train: ok"
