@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,8 +37,28 @@ struct DxLive {
 	int has_shown;
 	int asked;
 	DxLiveKey asked_key;
+	int64_t asked_ms;            /* when the last request was queued */
 	char err_copy[512];
 };
+
+/* New data for the same window and baseline is diagnosed at most this
+ * often: a live import commits every few seconds, and each diagnosis reads
+ * the whole window again on the second core the dashboard also uses. */
+#define DX_LIVE_MIN_REFRESH_MS 15000
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int same_range(const DxLiveKey *a, const DxLiveKey *b)
+{
+	return a->win_from == b->win_from && a->win_to == b->win_to &&
+	       a->has_baseline == b->has_baseline &&
+	       (!a->has_baseline || (a->base_from == b->base_from && a->base_to == b->base_to));
+}
 
 static int same(const DxLiveKey *a, const DxLiveKey *b)
 {
@@ -145,11 +166,17 @@ const Diagnosis *dx_live_get(DxLive *l, const DxLiveKey *k, int *fresh)
 	int have = l->has_shown && same(&l->shown_key, k);
 	int coming = (l->running && same(&l->running_key, k)) ||
 	             (l->has_pending && same(&l->pending, k));
-	if (!have && !coming && !(l->asked && same(&l->asked_key, k) && l->err[0])) {
+	int64_t t = now_ms();
+	/* only the data moved under the same window: the shown diagnosis is
+	 * good enough for a while */
+	int throttled = l->asked && same_range(&l->asked_key, k) &&
+	                t - l->asked_ms < DX_LIVE_MIN_REFRESH_MS && l->has_shown;
+	if (!have && !coming && !throttled && !(l->asked && same(&l->asked_key, k) && l->err[0])) {
 		l->pending = *k;
 		l->has_pending = 1;
 		l->asked = 1;
 		l->asked_key = *k;
+		l->asked_ms = t;
 		pthread_cond_signal(&l->cv);
 	}
 	pthread_mutex_unlock(&l->mu);

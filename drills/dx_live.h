@@ -33,7 +33,8 @@ int dx_live_open(const char *db_path, const Model *m, DxLive **out, Err *err);
 void dx_live_close(DxLive *l);                 /* waits for the worker; NULL no-op */
 
 /* Asks for the diagnosis of k (a no-op when it is the one being computed or
- * already done) and returns the latest finished diagnosis, or NULL when
+ * already done; when only k's data version moved, at most once per 15 s)
+ * and returns the latest finished diagnosis, or NULL when
  * none has finished yet. *fresh (may be NULL) is set to 1 when it answers
  * k itself. The pointer is valid until the next dx_live_get() or
  * dx_live_close(). */
