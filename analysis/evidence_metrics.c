@@ -658,6 +658,62 @@ static int cpu_evidence(Store *st, Evidence *e, int pop, int64_t from, int64_t t
 	return 0;
 }
 
+/* ---- named gauges and the request rate ------------------------------------ */
+
+/* A gauge published under the evidence's own name (late_work.ratio, or its
+ * Prometheus spelling late_work_ratio) supplies the value when the spans
+ * could not: the mean over the window of the mean of each series. */
+static int named_gauge(Store *st, Evidence *e, const char *evname, int pop, int64_t from,
+                       int64_t to, Err *err)
+{
+	char name[200];
+	snprintf(name, sizeof name, "%s%s", evname, pop ? "@baseline" : "");
+	const EvValue *cur = evidence_get(e, name);
+	if (cur && !cur->missing)
+		return 0;
+	GScan g;
+	int rc = gauge_scan(st, evname, NULL, NULL, NULL, NULL, from, to, &g, err);
+	if (rc == 0 && g.n > 0) {
+		double t = gauge_total(&g) / g.n;
+		if (strcmp(g.unit, "%") == 0 || t > 1.5)
+			t /= 100;
+		ev_put(e, name, t, "ratio", EV_SRC_METRIC, EV_Q_NONE, g.points, 0,
+		       "metric %s: mean over the %s of %d series", g.family, pop ? "baseline" : "window",
+		       g.n);
+	}
+	free(g.s);
+	return rc;
+}
+
+/* Requests per second at the server from the OpenTelemetry request-duration
+ * histogram's count (every request, not only the sampled traces); replaces
+ * the span figure, which counts sampled traces. Needs a closed range. */
+static int request_rate(Store *st, Evidence *e, int pop, int64_t from, int64_t to, Err *err)
+{
+	if (from == INT64_MIN || to == INT64_MAX || to <= from)
+		return 0;
+	HScan h;
+	int rc = hist_scan(st, "http.server.request.duration", NULL, NULL, from, to, &h, err);
+	if (rc == 0) {
+		double *le, *cum;
+		int nb, single;
+		int merged = hist_merge(&h, &le, &cum, &nb, &single);
+		if (merged > 0 && !single && cum[nb - 1] > 0) {
+			char name[64];
+			snprintf(name, sizeof name, "ingress.rate_rps%s", pop ? "@baseline" : "");
+			double secs = (double)(to - from) / 1e9;
+			ev_put(e, name, cum[nb - 1] / secs, "1/s", EV_SRC_METRIC, EV_Q_NONE,
+			       (int64_t)cum[nb - 1], 0,
+			       "metric %s: count increase over %d series / %.0f s (%s)", h.family, merged,
+			       secs, pop ? "baseline" : "window");
+		}
+		free(le);
+		free(cum);
+	}
+	hscan_fini(&h);
+	return rc;
+}
+
 int ev_metrics(Store *st, const EvidenceOptions *opt, Evidence *e, Err *err)
 {
 	int64_t series, points, obs;
@@ -676,7 +732,10 @@ int ev_metrics(Store *st, const EvidenceOptions *opt, Evidence *e, Err *err)
 		for (int i = 0; m && i < m->n_pools; i++)
 			if (m->pools[i].name && (rc = pool_evidence(st, e, &m->pools[i], p, from, to, err)))
 				return rc;
-		if ((rc = cpu_evidence(st, e, p, from, to, err)))
+		if ((rc = cpu_evidence(st, e, p, from, to, err)) ||
+		    (rc = named_gauge(st, e, "late_work.ratio", p, from, to, err)) ||
+		    (rc = named_gauge(st, e, "omission.ratio", p, from, to, err)) ||
+		    (rc = request_rate(st, e, p, from, to, err)))
 			return rc;
 	}
 	return 0;

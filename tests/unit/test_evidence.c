@@ -213,6 +213,64 @@ static void test_empty_window(void **state)
 	model_free(m);
 }
 
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Figures spans cannot give, read from metrics: a gauge under the
+ * evidence's own name (Prometheus spelling), and the request rate from the
+ * request-duration histogram's count over the window. */
+static void test_named_metrics(void **state)
+{
+	(void)state;
+	char path[128], f1[160], f2[160];
+	tmp_db_path(path, sizeof path);
+	snprintf(f1, sizeof f1, "%s.a.prom", path);
+	snprintf(f2, sizeof f2, "%s.b.prom", path);
+	write_text(f1, "# TYPE late_work_ratio gauge\n"
+	               "late_work_ratio{instance=\"a\"} 0.03 1784052010000\n"
+	               "late_work_ratio{instance=\"b\"} 0.05 1784052010000\n"
+	               "# TYPE http_server_request_duration histogram\n"
+	               "http_server_request_duration_bucket{le=\"0.1\"} 100 1784051990000\n"
+	               "http_server_request_duration_bucket{le=\"+Inf\"} 100 1784051990000\n"
+	               "http_server_request_duration_count 100 1784051990000\n"
+	               "http_server_request_duration_sum 3 1784051990000\n");
+	write_text(f2, "# TYPE http_server_request_duration histogram\n"
+	               "http_server_request_duration_bucket{le=\"0.1\"} 700 1784052050000\n"
+	               "http_server_request_duration_bucket{le=\"+Inf\"} 700 1784052050000\n"
+	               "http_server_request_duration_count 700 1784052050000\n"
+	               "http_server_request_duration_sum 21 1784052050000\n");
+	Store *st = NULL;
+	Err err = {0};
+	assert_int_equal(store_open(path, 0, &st, &err), 0);
+	const char *files[] = {f1, f2};
+	for (int i = 0; i < 2; i++) {
+		ImportResult res;
+		ImportOptions io = {0};
+		if (import_file(st, files[i], &io, &res, &err))
+			fail_msg("%s", err.msg);
+	}
+	Model *m = mini_model();
+	EvidenceOptions o = {.model = m, .win_from = W0, .win_to = W1};
+	Evidence *e = NULL;
+	assert_int_equal(evidence_compute(st, &o, &e, &err), 0);
+	near(val(e, "late_work.ratio"), 0.04, "late work gauge");
+	assert_int_equal(evidence_get(e, "late_work.ratio")->source, EV_SRC_METRIC);
+	/* 600 more requests in the 60 s window */
+	near(val(e, "ingress.rate_rps"), 10, "request rate");
+	assert_false(evidence_value(e, "omission.ratio", &(double){0}));
+	evidence_free(e);
+	store_close(st);
+	rm_db(path);
+	unlink(f1);
+	unlink(f2);
+	model_free(m);
+}
+
 static void test_supply_and_derive(void **state)
 {
 	(void)state;
@@ -304,6 +362,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_requests_and_metrics),
 		cmocka_unit_test(test_empty_window),
+		cmocka_unit_test(test_named_metrics),
 		cmocka_unit_test(test_supply_and_derive),
 		cmocka_unit_test(test_mix_noise),
 		cmocka_unit_test(test_histogram_quantile),
