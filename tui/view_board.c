@@ -262,7 +262,7 @@ static int board_key(View *vv, TuiApp *app, Action act)
 		v->scroll = 0;
 		snprintf(v->check_for, sizeof v->check_for, "%s", h->id);
 		if (text == NULL)
-			snprintf(v->msg, sizeof v->msg, "check %s: %s", h->check, err);
+			snprintf(v->msg, sizeof v->msg, "check %.60s: %.220s", h->check, err);
 		else
 			v->msg[0] = '\0';
 		break;

@@ -174,7 +174,7 @@ static void submit(DrillView *v)
 	char *r = v->d->submit ? v->d->submit(v->d->ctx, buf_str(&b), err, sizeof err) : NULL;
 	buf_fini(&b);
 	if (r == NULL) {
-		snprintf(v->msg, sizeof v->msg, "could not score: %s", err[0] ? err : "no scorer");
+		snprintf(v->msg, sizeof v->msg, "could not score: %.200s", err[0] ? err : "no scorer");
 		return;
 	}
 	free(v->result);
