@@ -8,6 +8,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "cli.h"
@@ -175,7 +176,13 @@ int cmd_sim(int argc, char **argv)
 	       (unsigned long long)p.seed);
 	for (int i = 0; i < run.n_phases; i++)
 		print_phase(&run.phases[i], &run, hosts);
-	printf("next: tailtriage import --db DB %s\n", tpath);
+	/* the metrics file (when the scenario writes one) sits next to the traces */
+	char metrics[4200];
+	snprintf(metrics, sizeof metrics, "%s/metrics.jsonl", out);
+	if (access(metrics, R_OK) == 0)
+		printf("next: tailtriage import --db DB %s %s\n", tpath, metrics);
+	else
+		printf("next: tailtriage import --db DB %s\n", tpath);
 	sim_world_fini(&w);
 	return 0;
 }
