@@ -5,6 +5,8 @@
 #ifndef TT_CLI_H
 #define TT_CLI_H
 
+#include <stdint.h>
+
 #include "err.h"
 #include "model.h"
 #include "store.h"
@@ -25,6 +27,18 @@ const char *cli_default_db(void);
 
 /* Prints "tailtriage: msg" to stderr; returns 1. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The window and baseline every analysing command takes. */
+typedef struct CliRanges {
+	int64_t win_from, win_to;     /* INT64_MIN / INT64_MAX when open */
+	int has_baseline;
+	int64_t base_from, base_to;
+} CliRanges;
+
+/* Parses --window ("A..B", NULL: all data) and --baseline ("A..B", or
+ * "before": the same length just before a closed window; NULL: none) into
+ * r. Returns 0, or prints the error and returns 2 (a usage error). */
+int cli_ranges(const char *window, const char *baseline, CliRanges *r);
 
 /* True when arg is "-h" or "--help". */
 int cli_is_help(const char *arg);

@@ -41,6 +41,7 @@ int cmd_check(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *db = cli_default_db(), *model_path = NULL, *format = "text", *baseline = NULL;
+	const char *window = NULL;
 	CheckOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX};
 	Err err = {0};
 	int c, list = 0;
@@ -49,10 +50,7 @@ int cmd_check(int argc, char **argv)
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'm': model_path = optarg; break;
-		case 'w':
-			if (time_parse_range(optarg, &o.win_from, &o.win_to, &err))
-				return cli_fail("--window: %s", err.msg), 2;
-			break;
+		case 'w': window = optarg; break;
 		case 'b': baseline = optarg; break;
 		case 'n': o.node = optarg; break;
 		case 'c': o.wclass = optarg; break;
@@ -77,17 +75,14 @@ int cmd_check(int argc, char **argv)
 		return cli_fail("unknown check '%s' (tailtriage check --list)", name), 2;
 	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
 		return cli_fail("--format must be text or json, not '%s'", format), 2;
-	if (baseline) {
-		if (strcmp(baseline, "before") == 0) {
-			if (o.win_from == INT64_MIN || o.win_to == INT64_MAX)
-				return cli_fail("--baseline before needs a window with both ends"), 2;
-			o.base_from = o.win_from - (o.win_to - o.win_from);
-			o.base_to = o.win_from;
-		} else if (time_parse_range(baseline, &o.base_from, &o.base_to, &err)) {
-			return cli_fail("--baseline: %s", err.msg), 2;
-		}
-		o.has_baseline = 1;
-	}
+	CliRanges rg;
+	if (cli_ranges(window, baseline, &rg))
+		return 2;
+	o.win_from = rg.win_from;
+	o.win_to = rg.win_to;
+	o.has_baseline = rg.has_baseline;
+	o.base_from = rg.base_from;
+	o.base_to = rg.base_to;
 	if (access(db, F_OK) != 0)
 		return cli_fail("%s: no such database (import data first)", db);
 	Model *model = cli_load_model(model_path, &err);

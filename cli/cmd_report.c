@@ -25,7 +25,8 @@ static void usage(FILE *out)
 	      "  --model FILE     endpoint model (objective, mandatory/optional, core, budgets)\n"
 	      "  --window A..B    analysed range; A and B are RFC 3339 timestamps or epoch\n"
 	      "                   milliseconds, either may be empty (default: all data)\n"
-	      "  --baseline A..B  range to compare against (default: none)\n"
+	      "  --baseline A..B  range to compare against, or 'before': the same length just\n"
+	      "                   before a closed window (default: none)\n"
 	      "  --class C        only requests of workload class C\n"
 	      "  --format F       text (default) or json (schema: docs/report-json.md)\n",
 	      out);
@@ -44,6 +45,7 @@ int cmd_report(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *db = cli_default_db(), *model_path = NULL, *format = "text";
+	const char *window = NULL, *baseline = NULL;
 	AnalysisOptions ao = {.win_from = INT64_MIN, .win_to = INT64_MAX};
 	Err err = {0};
 	int c;
@@ -52,15 +54,8 @@ int cmd_report(int argc, char **argv)
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'm': model_path = optarg; break;
-		case 'w':
-			if (time_parse_range(optarg, &ao.win_from, &ao.win_to, &err))
-				return cli_fail("--window: %s", err.msg), 2;
-			break;
-		case 'b':
-			if (time_parse_range(optarg, &ao.base_from, &ao.base_to, &err))
-				return cli_fail("--baseline: %s", err.msg), 2;
-			ao.has_baseline = 1;
-			break;
+		case 'w': window = optarg; break;
+		case 'b': baseline = optarg; break;
 		case 'c': ao.wclass = optarg; break;
 		case 'f': format = optarg; break;
 		case 'h': usage(stdout); return 0;
@@ -74,6 +69,14 @@ int cmd_report(int argc, char **argv)
 	}
 	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
 		return cli_fail("--format must be text or json, not '%s'", format), 2;
+	CliRanges rg;
+	if (cli_ranges(window, baseline, &rg))
+		return 2;
+	ao.win_from = rg.win_from;
+	ao.win_to = rg.win_to;
+	ao.has_baseline = rg.has_baseline;
+	ao.base_from = rg.base_from;
+	ao.base_to = rg.base_to;
 	Model *model = cli_load_model(model_path, &err);
 	if (model_path && model == NULL)
 		return cli_fail("%s", err.msg);

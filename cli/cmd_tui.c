@@ -27,7 +27,8 @@ static void usage(FILE *out)
 	      "  --model FILE       endpoint model (objective, mandatory/optional, core, budgets)\n"
 	      "  --window A..B      analysed range; RFC 3339 or epoch ms, either side may be\n"
 	      "                     empty (default: all data, following new data)\n"
-	      "  --baseline A..B    range to compare against (default: none)\n"
+	      "  --baseline A..B    range to compare against, or 'before' (the same length\n"
+	      "                     just before a closed window; default: none)\n"
 	      "  --class C          only requests of workload class C\n"
 	      "  --refresh SECONDS  live tick (default 1; 0.05 to 60)\n"
 	      "  --ascii            ASCII line drawing and bars\n"
@@ -75,21 +76,15 @@ int cmd_tui(int argc, char **argv)
 	const char *model_path = NULL;
 	const char *listen = NULL, *token = getenv("TAILTRIAGE_TOKEN");
 	Err err = {0};
+	const char *window = NULL, *baseline = NULL;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "d:m:w:b:c:r:anL:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': to.db_path = optarg; break;
 		case 'm': model_path = optarg; break;
-		case 'w':
-			if (time_parse_range(optarg, &to.win_from, &to.win_to, &err))
-				return cli_fail("--window: %s", err.msg), 2;
-			break;
-		case 'b':
-			if (time_parse_range(optarg, &to.base_from, &to.base_to, &err))
-				return cli_fail("--baseline: %s", err.msg), 2;
-			to.has_baseline = 1;
-			break;
+		case 'w': window = optarg; break;
+		case 'b': baseline = optarg; break;
 		case 'c': to.wclass = optarg; break;
 		case 'r': {
 			char *end;
@@ -114,6 +109,14 @@ int cmd_tui(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	CliRanges rg;
+	if (cli_ranges(window, baseline, &rg))
+		return 2;
+	to.win_from = rg.win_from;
+	to.win_to = rg.win_to;
+	to.has_baseline = rg.has_baseline;
+	to.base_from = rg.base_from;
+	to.base_to = rg.base_to;
 	/* With --listen the receiver runs in this process on its own thread
 	 * and connection (it creates the database when missing). */
 	Receiver *rx = NULL;

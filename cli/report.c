@@ -11,8 +11,10 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "timefmt.h"
 
 void report_ms(char *out, size_t sz, double v, int64_t n, int applicable)
@@ -82,6 +84,28 @@ static void fmt_range(char *out, size_t sz, const PopSummary *p)
 	time_format(p->from_ns, a, sizeof a);
 	time_format(p->to_ns, b, sizeof b);
 	snprintf(out, sz, "%s .. %s", a, b);
+}
+
+/* Node ids by window critical-path share, largest first (ties: id), in a
+ * malloc'd array of a->n_nodes entries. */
+static const Analysis *g_crit_a;
+
+static int cmp_crit(const void *x, const void *y)
+{
+	const DagNode *p = &g_crit_a->nodes[*(const int *)x], *q = &g_crit_a->nodes[*(const int *)y];
+	if (p->crit[0].share != q->crit[0].share)
+		return p->crit[0].share < q->crit[0].share ? 1 : -1;
+	return (p->id > q->id) - (p->id < q->id);
+}
+
+static int *crit_order(const Analysis *a)
+{
+	int *order = xmalloc((size_t)(a->n_nodes ? a->n_nodes : 1) * sizeof *order);
+	for (int i = 0; i < a->n_nodes; i++)
+		order[i] = i;
+	g_crit_a = a;
+	qsort(order, (size_t)a->n_nodes, sizeof *order, cmp_crit);
+	return order;
 }
 
 void report_text(const Analysis *a, Buf *o)
@@ -195,18 +219,8 @@ void report_text(const Analysis *a, Buf *o)
 		buf_printf(o, " %10s", "base share");
 	buf_adds(o, "\n");
 	/* nodes by share, largest first; only those that own >= 1 % */
-	int order[4096];
-	int n = a->n_nodes < 4096 ? a->n_nodes : 4096;
-	for (int i = 0; i < n; i++)
-		order[i] = i;
-	for (int i = 1; i < n; i++) {
-		int x = order[i], j = i;
-		while (j > 0 && a->nodes[order[j - 1]].crit[0].share < a->nodes[x].crit[0].share) {
-			order[j] = order[j - 1];
-			j--;
-		}
-		order[j] = x;
-	}
+	int n = a->n_nodes;
+	int *order = crit_order(a);
 	for (int k = 0; k < n; k++) {
 		const DagNode *d = &a->nodes[order[k]];
 		const CritShare *c = &d->crit[0];
@@ -221,6 +235,7 @@ void report_text(const Analysis *a, Buf *o)
 			buf_printf(o, " %9.1f%%", 100 * d->crit[1].share);
 		buf_adds(o, "\n");
 	}
+	free(order);
 	buf_adds(o, "(ms columns: mean critical-path time per slow request)\n");
 
 	const DataQuality *q = &a->dq;
@@ -396,18 +411,8 @@ static cJSON *report_json_tree(const Analysis *a)
 	}
 
 	cJSON *cpa = cJSON_AddArrayToObject(r, "critical_path");
-	int order[4096];
-	int n = a->n_nodes < 4096 ? a->n_nodes : 4096;
-	for (int i = 0; i < n; i++)
-		order[i] = i;
-	for (int i = 1; i < n; i++) {
-		int x = order[i], j = i;
-		while (j > 0 && a->nodes[order[j - 1]].crit[0].share < a->nodes[x].crit[0].share) {
-			order[j] = order[j - 1];
-			j--;
-		}
-		order[j] = x;
-	}
+	int n = a->n_nodes;
+	int *order = crit_order(a);
 	for (int k = 0; k < n; k++) {
 		const DagNode *d = &a->nodes[order[k]];
 		if (d->crit[0].share <= 0)
@@ -424,6 +429,7 @@ static cJSON *report_json_tree(const Analysis *a)
 			cJSON_AddNumberToObject(e, "baseline_share", round(d->crit[1].share * 1e4) / 1e4);
 		cJSON_AddItemToArray(cpa, e);
 	}
+	free(order);
 
 	const DataQuality *q = &a->dq;
 	cJSON *dq = cJSON_AddObjectToObject(r, "data_quality");
