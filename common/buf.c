@@ -1,6 +1,8 @@
 /* buf.c - see buf.h. */
 #include "buf.h"
+#include "err.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,4 +147,29 @@ void buf_add_json_str(Buf *b, const char *s, size_t n)
 const char *buf_str(const Buf *b)
 {
 	return b->p ? b->p : "";
+}
+
+int buf_read_file(Buf *b, const char *path, size_t max, Err *err)
+{
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return err_set(err, TT_EIO, "%s: %s", path, strerror(errno));
+	char chunk[1 << 14];
+	size_t n;
+	size_t start = b->len;
+	int rc = 0;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+		if (b->len - start + n > max) {
+			rc = err_at(err, TT_EPARSE, path, 1, 1, "larger than %zu bytes: not a file of this kind",
+			            max);
+			break;
+		}
+		buf_add(b, chunk, n);
+	}
+	if (rc == 0 && ferror(f))
+		rc = err_set(err, TT_EIO, "%s: read error: %s", path, strerror(errno));
+	fclose(f);
+	if (b->p == NULL)
+		buf_add(b, "", 0);
+	return rc;
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct Err;
+
 typedef struct Buf {
 	char *p;      /* contents, NUL-terminated; NULL until first append */
 	size_t len;   /* bytes used, not counting the NUL */
@@ -28,6 +30,13 @@ void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3
 void buf_add_json_str(Buf *b, const char *s, size_t n);
 /* Returns b's contents ("" when empty); valid until the next change. */
 const char *buf_str(const Buf *b);
+
+/* Reads the whole file at path into b (appending; b stays NUL-terminated,
+ * "" for an empty file). Returns 0, TT_EIO ("path: reason") when it cannot
+ * be opened or read, or TT_EPARSE ("path:1:1: larger than ...") when it is
+ * bigger than max bytes, which is how every small input (models, sheets,
+ * drills, answers, catalogs) bounds its memory. */
+int buf_read_file(Buf *b, const char *path, size_t max, struct Err *err);
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

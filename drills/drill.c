@@ -978,23 +978,12 @@ int drill_parse(const char *name, const char *dir, const char *text_, size_t len
 int drill_load(const char *path, Drill **out, Err *err)
 {
 	*out = NULL;
-	FILE *f = fopen(path, "rb");
-	if (f == NULL)
-		return err_set(err, TT_EIO, "%s: %s", path, strerror(errno));
 	Buf b;
 	buf_init(&b);
-	char chunk[8192];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-		buf_add(&b, chunk, n);
-		if (b.len > DRILL_MAX_BYTES)
-			break;
-	}
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
+	int read_rc = buf_read_file(&b, path, DRILL_MAX_BYTES, err);
+	if (read_rc) {
 		buf_fini(&b);
-		return err_set(err, TT_EIO, "%s: read error", path);
+		return read_rc;
 	}
 	const char *slash = strrchr(path, '/');
 	char *dir = slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup(".");

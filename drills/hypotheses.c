@@ -208,20 +208,12 @@ int catalog_load(const char *path, Store *exprs, Catalog **out, Err *err)
 	char *text = NULL;
 	size_t len = 0;
 	if (path) {
-		FILE *f = fopen(path, "rb");
-		if (f == NULL)
-			return err_set(err, TT_EIO, "%s: cannot open the catalog", path);
 		Buf b;
 		buf_init(&b);
-		char chunk[8192];
-		size_t n;
-		while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < (8u << 20))
-			buf_add(&b, chunk, n);
-		int bad = ferror(f);
-		fclose(f);
-		if (bad) {
+		int read_rc = buf_read_file(&b, path, 8u << 20, err);
+		if (read_rc) {
 			buf_fini(&b);
-			return err_set(err, TT_EIO, "%s: read error", path);
+			return read_rc;
 		}
 		len = b.len;
 		text = xstrdup(buf_str(&b));

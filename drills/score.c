@@ -346,22 +346,11 @@ int answers_parse(const char *name, const char *text, size_t len, const Drill *d
 int answers_load(const char *path, const Drill *d, Answers **out, Err *err)
 {
 	*out = NULL;
-	FILE *f = fopen(path, "rb");
-	if (f == NULL)
-		return err_set(err, TT_EIO, "%s: %s", path, strerror(errno));
 	Buf b;
 	buf_init(&b);
-	char chunk[8192];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-		buf_add(&b, chunk, n);
-		if (b.len > ANSWERS_MAX_BYTES)
-			break;
-	}
-	int bad = ferror(f);
-	fclose(f);
-	int rc = bad ? err_set(err, TT_EIO, "%s: read error", path)
-	             : answers_parse(path, b.p ? b.p : "", b.len, d, out, err);
+	int rc = buf_read_file(&b, path, ANSWERS_MAX_BYTES, err);
+	if (rc == 0)
+		rc = answers_parse(path, buf_str(&b), b.len, d, out, err);
 	buf_fini(&b);
 	return rc;
 }

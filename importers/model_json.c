@@ -291,29 +291,11 @@ out:
 int model_load(const char *path, Model **out, Err *err)
 {
 	*out = NULL;
-	FILE *f = fopen(path, "rb");
-	if (f == NULL)
-		return err_set(err, TT_EIO, "%s: %s", path, strerror(errno));
 	Buf b;
 	buf_init(&b);
-	char chunk[8192];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-		buf_add(&b, chunk, n);
-		if (b.len > MODEL_MAX_BYTES) {
-			fclose(f);
-			buf_fini(&b);
-			return err_set(err, TT_EPARSE, "%s: larger than %d bytes: not a model", path,
-			               MODEL_MAX_BYTES);
-		}
-	}
-	int bad_read = ferror(f);
-	fclose(f);
-	if (bad_read) {
-		buf_fini(&b);
-		return err_set(err, TT_EIO, "%s: read error", path);
-	}
-	int rc = model_parse(path, buf_str(&b), b.len, out, err);
+	int rc = buf_read_file(&b, path, MODEL_MAX_BYTES, err);
+	if (rc == 0)
+		rc = model_parse(path, buf_str(&b), b.len, out, err);
 	buf_fini(&b);
 	return rc;
 }

@@ -430,13 +430,9 @@ static int slurp(FILE *f, const char *name, Buf *b, Err *err)
 int sheet_load(const char *path, Sheet **out, Err *err)
 {
 	*out = NULL;
-	FILE *f = fopen(path, "rb");
-	if (f == NULL)
-		return err_set(err, TT_EIO, "%s: %s", path, strerror(errno));
 	Buf b;
 	buf_init(&b);
-	int rc = slurp(f, path, &b, err);
-	fclose(f);
+	int rc = buf_read_file(&b, path, SHEET_MAX_BYTES, err);
 	if (rc == 0)
 		rc = sheet_parse(path, b.p, b.len, out, err);
 	buf_fini(&b);
