@@ -31,7 +31,10 @@ static void usage(FILE *out)
 	      "                   before the window (needs a closed window)\n"
 	      "  --sheet FILE     observation sheet; its values override computed ones\n"
 	      "  --catalog FILE   hypothesis catalog (default: the built-in one)\n"
-	      "  --format F       text (default) or json (docs/diagnosis.md)\n",
+	      "  --format F       text (default) or json (docs/diagnosis.md)\n"
+	      "  --decide ID      also judge this per-node decision, e.g. degrade:pricing or\n"
+	      "                   add-capacity:profile (repeatable); the nodes the leading\n"
+	      "                   hypotheses blame are always judged\n",
 	      out);
 }
 
@@ -45,18 +48,26 @@ int cmd_diagnose(int argc, char **argv)
 		{"sheet", required_argument, NULL, 's'},
 		{"catalog", required_argument, NULL, 'C'},
 		{"format", required_argument, NULL, 'f'},
+		{"decide", required_argument, NULL, 'D'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *db = NULL, *model_path = NULL, *sheet_path = NULL, *format = "text";
 	const char *baseline = NULL;
 	const char *window = NULL;
-	DiagnoseOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	const char *decide[33] = {NULL};
+	int n_decide = 0;
+	DiagnoseOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX, .decide = decide};
 	Err err = {0};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:m:w:b:s:C:f:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:m:w:b:s:C:f:D:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'D':
+			if (n_decide == 32)
+				return cli_fail("--decide: at most 32"), 2;
+			decide[n_decide++] = optarg;
+			break;
 		case 'd': db = optarg; break;
 		case 'm': model_path = optarg; break;
 		case 'w': window = optarg; break;

@@ -344,13 +344,14 @@ static int is_dep(const Evidence *e, const Model *m, const char *node)
 }
 
 void decisions_evaluate(const Evidence *e, const Model *m, const DxHypothesis *hyp, int n_hyp,
-                        DxDecision **out, int *n_out)
+                        const char *const *decide, DxDecision **out, int *n_out)
 {
 	Out o = {NULL, 0};
 	raise_concurrency(&o, e, m, n_hyp > 0 && hyp[0].score > 0 ? &hyp[0] : NULL);
 	add_hosts(&o, e);
-	/* nodes blamed by the three leading hypotheses */
-	char *nodes[3];
+	/* nodes blamed by the three leading hypotheses, then the nodes of the
+	 * per-node decisions asked for by name */
+	const char *nodes[3 + 32];
 	int nn = 0;
 	for (int i = 0; i < n_hyp && i < 3; i++) {
 		const char *nd = hyp[i].node;
@@ -361,6 +362,17 @@ void decisions_evaluate(const Evidence *e, const Model *m, const DxHypothesis *h
 			dup |= strcmp(nodes[k], nd) == 0;
 		if (!dup)
 			nodes[nn++] = hyp[i].node;
+	}
+	for (int i = 0; decide && decide[i] && nn < 3 + 32; i++) {
+		const char *colon = strchr(decide[i], ':');
+		if (colon == NULL || colon[1] == '\0')
+			continue;
+		const char *nd = colon + 1;
+		int dup = 0;
+		for (int k = 0; k < nn; k++)
+			dup |= strcmp(nodes[k], nd) == 0;
+		if (!dup && is_dep(e, m, nd))
+			nodes[nn++] = nd;
 	}
 	for (int k = 0; k < nn; k++)
 		degrade(&o, e, m, nodes[k], hyp, n_hyp);

@@ -89,7 +89,7 @@ int diagnose_run(Store *st, const DiagnoseOptions *opt, Diagnosis **out, Err *er
 	d->catalog = xstrdup(cat->path);
 	if ((rc = hypotheses_evaluate(cat, d->evidence, opt->model, exprs, &d->hyp, &d->n_hyp, err)))
 		goto fail;
-	decisions_evaluate(d->evidence, opt->model, d->hyp, d->n_hyp, &d->dec, &d->n_dec);
+	decisions_evaluate(d->evidence, opt->model, d->hyp, d->n_hyp, opt->decide, &d->dec, &d->n_dec);
 	catalog_free(cat);
 	store_close(exprs);
 	*out = d;

@@ -48,6 +48,10 @@ typedef struct DiagnoseOptions {
 	                              * copy of drills/catalog/hypotheses.json */
 	const Analysis *analysis;    /* an analysis of the same window/baseline to
 	                              * reuse (borrowed), or NULL to compute one */
+	const char *const *decide;   /* NULL-terminated decision ids to judge as
+	                              * well ("degrade:pricing"), besides those for
+	                              * the nodes the leading hypotheses blame; NULL:
+	                              * none. Borrowed for the call. */
 } DiagnoseOptions;
 
 /* Outcome of one predicate of a hypothesis or guard. */

@@ -46,7 +46,7 @@ void dx_hypothesis_fini(DxHypothesis *h);
 
 /* Evaluates the decisions on the ranked hypotheses. */
 void decisions_evaluate(const Evidence *e, const Model *m, const DxHypothesis *hyp, int n_hyp,
-                        DxDecision **out, int *n_out);
+                        const char *const *decide, DxDecision **out, int *n_out);
 
 /* The pool guarding dependency dep in the model (name), or NULL. */
 const char *dx_pool_of(const Model *m, const char *dep);

@@ -377,6 +377,38 @@ static void test_sheet_without_model(void **state)
 	sheet_free(sh);
 }
 
+
+/* A per-node decision asked for by name gets a verdict even when no
+ * leading hypothesis blames that node: degrading an optional node may be
+ * supported, degrading a core one is refused, an unknown node is ignored. */
+static void test_decide_by_name(void **state)
+{
+	(void)state;
+	Sheet *sh = NULL;
+	Model *m = NULL;
+	Err err = {0};
+	assert_int_equal(sheet_load(SHEET_PATH, &sh, &err), 0);
+	assert_int_equal(model_load(MODEL_PATH, &m, &err), 0);
+	const char *decide[] = {"degrade:inventory", "degrade:no-such-node", NULL};
+	DiagnoseOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX, .sheet = sh, .model = m,
+	                     .decide = decide};
+	Diagnosis *d = NULL;
+	assert_int_equal(diagnose_run(NULL, &o, &d, &err), 0);
+	const DxDecision *x = diagnosis_decision(d, "degrade:inventory");
+	assert_non_null(x);
+	assert_int_equal(x->verdict, DX_REFUSED); /* inventory is core in the model */
+	assert_non_null(strstr(x->reason, "core"));
+	assert_null(diagnosis_decision(d, "degrade:no-such-node"));
+	diagnosis_free(d);
+	/* without asking, inventory is not judged: nothing blames it */
+	o.decide = NULL;
+	assert_int_equal(diagnose_run(NULL, &o, &d, &err), 0);
+	assert_null(diagnosis_decision(d, "degrade:inventory"));
+	diagnosis_free(d);
+	sheet_free(sh);
+	model_free(m);
+}
+
 static void test_needs_input(void **state)
 {
 	(void)state;
@@ -517,6 +549,7 @@ int main(void)
 		cmocka_unit_test(test_needs_input),
 		cmocka_unit_test(test_matched_peak_sheet),
 		cmocka_unit_test(test_sheet_without_model),
+		cmocka_unit_test(test_decide_by_name),
 		cmocka_unit_test(test_quiet_window),
 		cmocka_unit_test(test_client_pool_wait),
 		cmocka_unit_test(test_class_mix_shift),
