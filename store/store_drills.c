@@ -71,38 +71,12 @@ static const char *const dsql[D_COUNT] = {
 
 void store_drills_finalize(Store *st)
 {
-	for (int i = 0; i < STORE_DRILLS_STMTS; i++) {
-		sqlite3_finalize(st->dstmt[i]);
-		st->dstmt[i] = NULL;
-	}
+	store_stmts_finalize(st->dstmt, STORE_DRILLS_STMTS);
 }
 
 static sqlite3_stmt *dstmt(Store *st, int i, Err *err)
 {
-	if (st->dstmt[i] == NULL &&
-	    sqlite3_prepare_v3(st->db, dsql[i], -1, SQLITE_PREPARE_PERSISTENT, &st->dstmt[i],
-	                       NULL) != SQLITE_OK) {
-		store_sqlerr(st, err, "preparing a drill statement");
-		return NULL;
-	}
-	return st->dstmt[i];
-}
-
-static void done(sqlite3_stmt *s)
-{
-	sqlite3_reset(s);
-	sqlite3_clear_bindings(s);
-}
-
-static const char *nz(const char *s)
-{
-	return s ? s : "";
-}
-
-static const char *col_text(sqlite3_stmt *s, int i)
-{
-	const unsigned char *t = sqlite3_column_text(s, i);
-	return t ? (const char *)t : "";
+	return store_stmt_lazy(st, &st->dstmt[i], dsql[i], "a drill statement", err);
 }
 
 int store_drill_attempt_add(Store *st, const StoreDrillAttempt *a, int64_t *id, Err *err)
@@ -114,9 +88,9 @@ int store_drill_attempt_add(Store *st, const StoreDrillAttempt *a, int64_t *id, 
 		return TT_ESTORE;
 	sqlite3_bind_text(s, 1, a->drill, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, a->drill_version);
-	sqlite3_bind_text(s, 3, nz(a->drill_digest), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, store_nz(a->drill_digest), -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 4, a->person, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, nz(a->mode), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, store_nz(a->mode), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 6, a->started_ms);
 	sqlite3_bind_int64(s, 7, a->finished_ms);
 	sqlite3_bind_text(s, 8, a->answers_json ? a->answers_json : "{}", -1, SQLITE_STATIC);
@@ -126,7 +100,7 @@ int store_drill_attempt_add(Store *st, const StoreDrillAttempt *a, int64_t *id, 
 	sqlite3_bind_text(s, 12, a->deductions_json ? a->deductions_json : "[]", -1,
 	                  SQLITE_STATIC);
 	int rc = sqlite3_step(s);
-	done(s);
+	store_stmt_done(s);
 	if (rc != SQLITE_DONE)
 		return store_sqlerr(st, err, "storing a drill attempt");
 	if (id)
@@ -147,24 +121,24 @@ int store_drill_attempts_scan(Store *st, const char *person, const char *drill,
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		StoreDrillAttempt a = {
-			.drill = col_text(s, 1),
+			.drill = store_col_text(s, 1),
 			.drill_version = sqlite3_column_int64(s, 2),
-			.drill_digest = col_text(s, 3),
-			.person = col_text(s, 4),
-			.mode = col_text(s, 5),
+			.drill_digest = store_col_text(s, 3),
+			.person = store_col_text(s, 4),
+			.mode = store_col_text(s, 5),
 			.started_ms = sqlite3_column_int64(s, 6),
 			.finished_ms = sqlite3_column_int64(s, 7),
-			.answers_json = col_text(s, 8),
+			.answers_json = store_col_text(s, 8),
 			.score = sqlite3_column_double(s, 9),
 			.max_score = sqlite3_column_double(s, 10),
 			.hints_used = sqlite3_column_int(s, 11),
-			.deductions_json = col_text(s, 12),
+			.deductions_json = store_col_text(s, 12),
 		};
 		if (fn(ctx, sqlite3_column_int64(s, 0), &a)) {
 			rc = SQLITE_DONE;
 			break;
 		}
 	}
-	done(s);
+	store_stmt_done(s);
 	return rc == SQLITE_DONE ? 0 : store_sqlerr(st, err, "reading drill attempts");
 }

@@ -240,39 +240,13 @@ int store_metrics_prepare(Store *st, Err *err)
 
 void store_metrics_finalize(Store *st)
 {
-	for (int i = 0; i < STORE_METRICS_STMTS; i++) {
-		sqlite3_finalize(st->mstmt[i]);
-		st->mstmt[i] = NULL;
-	}
+	store_stmts_finalize(st->mstmt, STORE_METRICS_STMTS);
 }
 
 /* The statement i, prepared on first use; NULL with err set on failure. */
 static sqlite3_stmt *stmt(Store *st, int i, Err *err)
 {
-	if (st->mstmt[i] == NULL &&
-	    sqlite3_prepare_v3(st->db, msql[i], -1, SQLITE_PREPARE_PERSISTENT, &st->mstmt[i],
-	                       NULL) != SQLITE_OK) {
-		store_sqlerr(st, err, "preparing a metrics statement");
-		return NULL;
-	}
-	return st->mstmt[i];
-}
-
-static void done(sqlite3_stmt *s)
-{
-	sqlite3_reset(s);
-	sqlite3_clear_bindings(s);
-}
-
-static const char *nz(const char *s)
-{
-	return s ? s : "";
-}
-
-static const char *col_text(sqlite3_stmt *s, int i)
-{
-	const unsigned char *t = sqlite3_column_text(s, i);
-	return t ? (const char *)t : "";
+	return store_stmt_lazy(st, &st->mstmt[i], msql[i], "a metrics statement", err);
 }
 
 /* ---- labels ------------------------------------------------------------ */
@@ -316,16 +290,16 @@ int store_metric_family_intern(Store *st, const StoreMetricFamily *f, int64_t *i
 	sqlite3_stmt *find = stmt(st, M_FAM_FIND, err);
 	if (find == NULL)
 		return TT_ESTORE;
-	const char *help = nz(f->help);
-	sqlite3_bind_text(find, 1, nz(f->name), -1, SQLITE_STATIC);
-	sqlite3_bind_text(find, 2, nz(f->type), -1, SQLITE_STATIC);
-	sqlite3_bind_text(find, 3, nz(f->unit), -1, SQLITE_STATIC);
-	sqlite3_bind_text(find, 4, nz(f->temporality), -1, SQLITE_STATIC);
+	const char *help = store_nz(f->help);
+	sqlite3_bind_text(find, 1, store_nz(f->name), -1, SQLITE_STATIC);
+	sqlite3_bind_text(find, 2, store_nz(f->type), -1, SQLITE_STATIC);
+	sqlite3_bind_text(find, 3, store_nz(f->unit), -1, SQLITE_STATIC);
+	sqlite3_bind_text(find, 4, store_nz(f->temporality), -1, SQLITE_STATIC);
 	int rc = sqlite3_step(find);
 	if (rc == SQLITE_ROW) {
 		*id = sqlite3_column_int64(find, 0);
-		int needs_help = *col_text(find, 1) == '\0' && *help != '\0';
-		done(find);
+		int needs_help = *store_col_text(find, 1) == '\0' && *help != '\0';
+		store_stmt_done(find);
 		if (!needs_help)
 			return 0;
 		sqlite3_stmt *up = stmt(st, M_FAM_HELP, err);
@@ -334,22 +308,22 @@ int store_metric_family_intern(Store *st, const StoreMetricFamily *f, int64_t *i
 		sqlite3_bind_int64(up, 1, *id);
 		sqlite3_bind_text(up, 2, help, -1, SQLITE_STATIC);
 		rc = sqlite3_step(up);
-		done(up);
+		store_stmt_done(up);
 		return rc == SQLITE_DONE ? 0 : store_sqlerr(st, err, "storing metric help");
 	}
-	done(find);
+	store_stmt_done(find);
 	if (rc != SQLITE_DONE)
 		return store_sqlerr(st, err, "looking up metric family");
 	sqlite3_stmt *add = stmt(st, M_FAM_ADD, err);
 	if (add == NULL)
 		return TT_ESTORE;
-	sqlite3_bind_text(add, 1, nz(f->name), -1, SQLITE_STATIC);
-	sqlite3_bind_text(add, 2, nz(f->type), -1, SQLITE_STATIC);
-	sqlite3_bind_text(add, 3, nz(f->unit), -1, SQLITE_STATIC);
-	sqlite3_bind_text(add, 4, nz(f->temporality), -1, SQLITE_STATIC);
+	sqlite3_bind_text(add, 1, store_nz(f->name), -1, SQLITE_STATIC);
+	sqlite3_bind_text(add, 2, store_nz(f->type), -1, SQLITE_STATIC);
+	sqlite3_bind_text(add, 3, store_nz(f->unit), -1, SQLITE_STATIC);
+	sqlite3_bind_text(add, 4, store_nz(f->temporality), -1, SQLITE_STATIC);
 	sqlite3_bind_text(add, 5, help, -1, SQLITE_STATIC);
 	rc = sqlite3_step(add);
-	done(add);
+	store_stmt_done(add);
 	if (rc != SQLITE_DONE)
 		return store_sqlerr(st, err, "storing metric family");
 	*id = sqlite3_last_insert_rowid(st->db);
@@ -369,7 +343,7 @@ int store_metric_series_intern(Store *st, int64_t family_id, const char *labels_
 	int rc = sqlite3_step(find);
 	if (rc == SQLITE_ROW)
 		*id = sqlite3_column_int64(find, 0);
-	done(find);
+	store_stmt_done(find);
 	if (rc == SQLITE_ROW)
 		return 0;
 	if (rc != SQLITE_DONE)
@@ -381,7 +355,7 @@ int store_metric_series_intern(Store *st, int64_t family_id, const char *labels_
 	sqlite3_bind_text(add, 2, labels, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(add, 3, resource_id);
 	rc = sqlite3_step(add);
-	done(add);
+	store_stmt_done(add);
 	if (rc != SQLITE_DONE)
 		return store_sqlerr(st, err, "storing metric series");
 	*id = sqlite3_last_insert_rowid(st->db);
@@ -412,7 +386,7 @@ static int add_parts(Store *st, int64_t pid, const StoreMetricPoint *p, Err *err
 			sqlite3_bind_double(s, 2, p->buckets[i].le);
 			sqlite3_bind_double(s, 3, p->buckets[i].count);
 			int rc = sqlite3_step(s);
-			done(s);
+			store_stmt_done(s);
 			if (rc != SQLITE_DONE)
 				return store_sqlerr(st, err, "storing histogram bucket");
 		}
@@ -428,7 +402,7 @@ static int add_parts(Store *st, int64_t pid, const StoreMetricPoint *p, Err *err
 			else
 				sqlite3_bind_double(s, 3, p->quantiles[i].value);
 			int rc = sqlite3_step(s);
-			done(s);
+			store_stmt_done(s);
 			if (rc != SQLITE_DONE)
 				return store_sqlerr(st, err, "storing summary quantile");
 		}
@@ -451,12 +425,12 @@ static int add_parts(Store *st, int64_t pid, const StoreMetricPoint *p, Err *err
 				sqlite3_bind_int64(s, 4, e->ts_ns);
 			else
 				sqlite3_bind_null(s, 4);
-			sqlite3_bind_text(s, 5, nz(e->trace_id), -1, SQLITE_STATIC);
-			sqlite3_bind_text(s, 6, nz(e->span_id), -1, SQLITE_STATIC);
+			sqlite3_bind_text(s, 5, store_nz(e->trace_id), -1, SQLITE_STATIC);
+			sqlite3_bind_text(s, 6, store_nz(e->span_id), -1, SQLITE_STATIC);
 			sqlite3_bind_text(s, 7, e->labels_json ? e->labels_json : "{}", -1,
 			                  SQLITE_STATIC);
 			int rc = sqlite3_step(s);
-			done(s);
+			store_stmt_done(s);
 			if (rc != SQLITE_DONE)
 				return store_sqlerr(st, err, "storing exemplar");
 		}
@@ -488,7 +462,7 @@ int store_metric_point_add(Store *st, int64_t source_id, const StoreMetricPoint 
 	sqlite3_bind_int(s, 11, nan);
 	sqlite3_bind_int(s, 12, p->flags);
 	int expo = p->scheme && strcmp(p->scheme, "exponential") == 0;
-	sqlite3_bind_text(s, 13, nz(p->scheme), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 13, store_nz(p->scheme), -1, SQLITE_STATIC);
 	if (expo) {
 		sqlite3_bind_int(s, 14, p->scale);
 		sqlite3_bind_double(s, 15, p->zero_count);
@@ -499,7 +473,7 @@ int store_metric_point_add(Store *st, int64_t source_id, const StoreMetricPoint 
 		sqlite3_bind_null(s, 16);
 	}
 	int rc = sqlite3_step(s);
-	done(s);
+	store_stmt_done(s);
 	if (rc != SQLITE_DONE)
 		return store_sqlerr(st, err, "storing metric point");
 	if (sqlite3_changes(st->db) == 0)
@@ -554,7 +528,7 @@ static int load_parts(Store *st, int64_t pid, int flags, Parts *pp, Err *err)
 			pp->b[pp->nb].count = sqlite3_column_double(s, 1);
 			pp->nb++;
 		}
-		done(s);
+		store_stmt_done(s);
 		if (rc != SQLITE_DONE)
 			return store_sqlerr(st, err, "reading histogram buckets");
 	}
@@ -571,7 +545,7 @@ static int load_parts(Store *st, int64_t pid, int flags, Parts *pp, Err *err)
 			pp->q[pp->nq].value = col_dbl_nan(s, 1);
 			pp->nq++;
 		}
-		done(s);
+		store_stmt_done(s);
 		if (rc != SQLITE_DONE)
 			return store_sqlerr(st, err, "reading summary quantiles");
 	}
@@ -596,12 +570,12 @@ static int load_parts(Store *st, int64_t pid, int flags, Parts *pp, Err *err)
 			/* Offsets now, pointers once the text buffer stops moving. */
 			for (int k = 0; k < 3; k++) {
 				pp->off[3 * pp->ne + k] = pp->text.len;
-				buf_adds(&pp->text, col_text(s, 3 + k));
+				buf_adds(&pp->text, store_col_text(s, 3 + k));
 				buf_addc(&pp->text, '\0');
 			}
 			pp->ne++;
 		}
-		done(s);
+		store_stmt_done(s);
 		for (int i = 0; i < pp->ne; i++) {
 			pp->e[i].trace_id = pp->text.p + pp->off[3 * i];
 			pp->e[i].span_id = pp->text.p + pp->off[3 * i + 1];
@@ -644,13 +618,13 @@ int store_metric_points_scan(Store *st, const StoreMetricQuery *q, StoreMetricFn
 		r.series_id = sqlite3_column_int64(s, 0);
 		r.point_id = sqlite3_column_int64(s, 1);
 		r.source_id = sqlite3_column_int64(s, 2);
-		r.family = col_text(s, 3);
-		r.type = col_text(s, 4);
-		r.unit = col_text(s, 5);
-		r.help = col_text(s, 6);
-		r.temporality = col_text(s, 7);
-		r.labels_json = col_text(s, 8);
-		r.service = col_text(s, 9);
+		r.family = store_col_text(s, 3);
+		r.type = store_col_text(s, 4);
+		r.unit = store_col_text(s, 5);
+		r.help = store_col_text(s, 6);
+		r.temporality = store_col_text(s, 7);
+		r.labels_json = store_col_text(s, 8);
+		r.service = store_col_text(s, 9);
 		r.ts_ns = sqlite3_column_int64(s, 10);
 		r.ts_explicit = sqlite3_column_int(s, 11);
 		r.has_start = sqlite3_column_type(s, 12) != SQLITE_NULL;
@@ -669,7 +643,7 @@ int store_metric_points_scan(Store *st, const StoreMetricQuery *q, StoreMetricFn
 			}
 		}
 		r.flags = sqlite3_column_int(s, 19);
-		r.scheme = col_text(s, 20);
+		r.scheme = store_col_text(s, 20);
 		r.scale = sqlite3_column_int(s, 21);
 		r.zero_count = sqlite3_column_double(s, 22);
 		r.zero_threshold = sqlite3_column_double(s, 23);
@@ -685,7 +659,7 @@ int store_metric_points_scan(Store *st, const StoreMetricQuery *q, StoreMetricFn
 	}
 	if (stopped || ret)
 		rc = SQLITE_DONE;
-	done(s);
+	store_stmt_done(s);
 	parts_fini(&parts);
 	if (ret)
 		return ret;
@@ -703,11 +677,11 @@ int store_metric_families_scan(Store *st, StoreMetricFamilyFn fn, void *ctx, Err
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		StoreMetricFamilyRow r = {
 			.id = sqlite3_column_int64(s, 0),
-			.name = col_text(s, 1),
-			.type = col_text(s, 2),
-			.unit = col_text(s, 3),
-			.help = col_text(s, 4),
-			.temporality = col_text(s, 5),
+			.name = store_col_text(s, 1),
+			.type = store_col_text(s, 2),
+			.unit = store_col_text(s, 3),
+			.help = store_col_text(s, 4),
+			.temporality = store_col_text(s, 5),
 			.series = sqlite3_column_int64(s, 6),
 			.points = sqlite3_column_int64(s, 7),
 			.min_ts_ns = sqlite3_column_int64(s, 8),
@@ -718,7 +692,7 @@ int store_metric_families_scan(Store *st, StoreMetricFamilyFn fn, void *ctx, Err
 			break;
 		}
 	}
-	done(s);
+	store_stmt_done(s);
 	return rc == SQLITE_DONE ? 0 : store_sqlerr(st, err, "reading metric families");
 }
 
@@ -735,25 +709,25 @@ int store_metric_exemplars_scan(Store *st, const char *family, int64_t from_ns, 
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		StoreExemplarRow r;
 		memset(&r, 0, sizeof r);
-		r.family = col_text(s, 0);
-		r.type = col_text(s, 1);
-		r.labels_json = col_text(s, 2);
-		r.service = col_text(s, 3);
+		r.family = store_col_text(s, 0);
+		r.type = store_col_text(s, 1);
+		r.labels_json = store_col_text(s, 2);
+		r.service = store_col_text(s, 3);
 		r.point_ts_ns = sqlite3_column_int64(s, 4);
 		r.ex.has_le = sqlite3_column_type(s, 5) != SQLITE_NULL;
 		r.ex.le = r.ex.has_le ? sqlite3_column_double(s, 5) : 0;
 		r.ex.value = col_dbl_nan(s, 6);
 		r.ex.has_ts = sqlite3_column_type(s, 7) != SQLITE_NULL;
 		r.ex.ts_ns = r.ex.has_ts ? sqlite3_column_int64(s, 7) : 0;
-		r.ex.trace_id = col_text(s, 8);
-		r.ex.span_id = col_text(s, 9);
-		r.ex.labels_json = col_text(s, 10);
+		r.ex.trace_id = store_col_text(s, 8);
+		r.ex.span_id = store_col_text(s, 9);
+		r.ex.labels_json = store_col_text(s, 10);
 		if (fn(ctx, &r)) {
 			rc = SQLITE_DONE;
 			break;
 		}
 	}
-	done(s);
+	store_stmt_done(s);
 	return rc == SQLITE_DONE ? 0 : store_sqlerr(st, err, "reading exemplars");
 }
 
@@ -772,7 +746,7 @@ int store_metric_counts(Store *st, int64_t *series, int64_t *points, int64_t *ob
 		if (observations)
 			*observations = sqlite3_column_int64(s, 2);
 	}
-	done(s);
+	store_stmt_done(s);
 	return rc == SQLITE_ROW ? 0 : store_sqlerr(st, err, "counting metrics");
 }
 
@@ -785,33 +759,33 @@ int store_observation_add(Store *st, int64_t source_id, const StoreObservation *
 	sqlite3_stmt *f = stmt(st, M_OBS_FIND, err);
 	if (f == NULL)
 		return TT_ESTORE;
-	sqlite3_bind_text(f, 1, nz(o->sheet), -1, SQLITE_STATIC);
-	sqlite3_bind_text(f, 2, nz(o->name), -1, SQLITE_STATIC);
-	sqlite3_bind_text(f, 3, nz(o->role), -1, SQLITE_STATIC);
+	sqlite3_bind_text(f, 1, store_nz(o->sheet), -1, SQLITE_STATIC);
+	sqlite3_bind_text(f, 2, store_nz(o->name), -1, SQLITE_STATIC);
+	sqlite3_bind_text(f, 3, store_nz(o->role), -1, SQLITE_STATIC);
 	sqlite3_bind_text(f, 4, labels, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(f);
 	if (rc == SQLITE_ROW) {
 		double v = sqlite3_column_double(f, 0);
-		int same = v == o->value && strcmp(col_text(f, 1), nz(o->unit)) == 0 &&
-		           strcmp(col_text(f, 2), nz(o->window)) == 0;
-		done(f);
+		int same = v == o->value && strcmp(store_col_text(f, 1), store_nz(o->unit)) == 0 &&
+		           strcmp(store_col_text(f, 2), store_nz(o->window)) == 0;
+		store_stmt_done(f);
 		*outcome = same ? STORE_OBS_SAME : STORE_OBS_CONFLICT;
 		if (old_value)
 			*old_value = v;
 		return 0;
 	}
-	done(f);
+	store_stmt_done(f);
 	if (rc != SQLITE_DONE)
 		return store_sqlerr(st, err, "looking up observation");
 	sqlite3_stmt *s = stmt(st, M_OBS_ADD, err);
 	if (s == NULL)
 		return TT_ESTORE;
 	sqlite3_bind_int64(s, 1, source_id);
-	sqlite3_bind_text(s, 2, nz(o->sheet), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, nz(o->endpoint), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, nz(o->name), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, nz(o->role), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 6, nz(o->window), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, store_nz(o->sheet), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, store_nz(o->endpoint), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, store_nz(o->name), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, store_nz(o->role), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, store_nz(o->window), -1, SQLITE_STATIC);
 	if (o->has_range) {
 		sqlite3_bind_int64(s, 7, o->from_ns);
 		sqlite3_bind_int64(s, 8, o->to_ns);
@@ -820,12 +794,12 @@ int store_observation_add(Store *st, int64_t source_id, const StoreObservation *
 		sqlite3_bind_null(s, 8);
 	}
 	sqlite3_bind_double(s, 9, o->value);
-	sqlite3_bind_text(s, 10, nz(o->unit), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 10, store_nz(o->unit), -1, SQLITE_STATIC);
 	sqlite3_bind_double(s, 11, o->norm);
-	sqlite3_bind_text(s, 12, nz(o->norm_unit), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 12, store_nz(o->norm_unit), -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 13, labels, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
-	done(s);
+	store_stmt_done(s);
 	if (rc != SQLITE_DONE)
 		return store_sqlerr(st, err, "storing observation");
 	*outcome = STORE_OBS_ADDED;
@@ -846,25 +820,25 @@ int store_observations_scan(Store *st, const char *sheet, const char *name,
 		memset(&r, 0, sizeof r);
 		r.id = sqlite3_column_int64(s, 0);
 		r.source_id = sqlite3_column_int64(s, 1);
-		r.o.sheet = col_text(s, 2);
-		r.o.endpoint = col_text(s, 3);
-		r.o.name = col_text(s, 4);
-		r.o.role = col_text(s, 5);
-		r.o.window = col_text(s, 6);
+		r.o.sheet = store_col_text(s, 2);
+		r.o.endpoint = store_col_text(s, 3);
+		r.o.name = store_col_text(s, 4);
+		r.o.role = store_col_text(s, 5);
+		r.o.window = store_col_text(s, 6);
 		r.o.has_range = sqlite3_column_type(s, 7) != SQLITE_NULL;
 		r.o.from_ns = r.o.has_range ? sqlite3_column_int64(s, 7) : 0;
 		r.o.to_ns = r.o.has_range ? sqlite3_column_int64(s, 8) : 0;
 		r.o.value = sqlite3_column_double(s, 9);
-		r.o.unit = col_text(s, 10);
+		r.o.unit = store_col_text(s, 10);
 		r.o.norm = sqlite3_column_double(s, 11);
-		r.o.norm_unit = col_text(s, 12);
-		r.o.labels_json = col_text(s, 13);
+		r.o.norm_unit = store_col_text(s, 12);
+		r.o.labels_json = store_col_text(s, 13);
 		if (fn(ctx, &r)) {
 			rc = SQLITE_DONE;
 			break;
 		}
 	}
-	done(s);
+	store_stmt_done(s);
 	return rc == SQLITE_DONE ? 0 : store_sqlerr(st, err, "reading observations");
 }
 
@@ -883,13 +857,7 @@ static sqlite3_stmt *pq_stmt(Store *st, int i, Err *err)
 		"SELECT source_id, url, name, query, eval_ns, result_type, samples"
 		" FROM promql_queries ORDER BY eval_ns, source_id",
 	};
-	if (st->mstmt[i] == NULL &&
-	    sqlite3_prepare_v3(st->db, text[i - PQ_ADD], -1, SQLITE_PREPARE_PERSISTENT,
-	                       &st->mstmt[i], NULL) != SQLITE_OK) {
-		store_sqlerr(st, err, "preparing a promql statement");
-		return NULL;
-	}
-	return st->mstmt[i];
+	return store_stmt_lazy(st, &st->mstmt[i], text[i - PQ_ADD], "a promql statement", err);
 }
 
 int store_promql_add(Store *st, int64_t source_id, const StorePromQuery *q, Err *err)
@@ -898,14 +866,14 @@ int store_promql_add(Store *st, int64_t source_id, const StorePromQuery *q, Err 
 	if (s == NULL)
 		return TT_ESTORE;
 	sqlite3_bind_int64(s, 1, source_id);
-	sqlite3_bind_text(s, 2, nz(q->url), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, nz(q->name), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, nz(q->query), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, store_nz(q->url), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, store_nz(q->name), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, store_nz(q->query), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 5, q->eval_ns);
-	sqlite3_bind_text(s, 6, nz(q->result_type), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, store_nz(q->result_type), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 7, q->samples);
 	int rc = sqlite3_step(s);
-	done(s);
+	store_stmt_done(s);
 	return rc == SQLITE_DONE ? 0 : store_sqlerr(st, err, "storing a promql query");
 }
 
@@ -917,11 +885,11 @@ int store_promql_scan(Store *st, StorePromQueryFn fn, void *ctx, Err *err)
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		StorePromQuery q = {
-			.url = col_text(s, 1),
-			.name = col_text(s, 2),
-			.query = col_text(s, 3),
+			.url = store_col_text(s, 1),
+			.name = store_col_text(s, 2),
+			.query = store_col_text(s, 3),
 			.eval_ns = sqlite3_column_int64(s, 4),
-			.result_type = col_text(s, 5),
+			.result_type = store_col_text(s, 5),
 			.samples = sqlite3_column_int64(s, 6),
 		};
 		if (fn(ctx, sqlite3_column_int64(s, 0), &q)) {
@@ -929,6 +897,6 @@ int store_promql_scan(Store *st, StorePromQueryFn fn, void *ctx, Err *err)
 			break;
 		}
 	}
-	done(s);
+	store_stmt_done(s);
 	return rc == SQLITE_DONE ? 0 : store_sqlerr(st, err, "reading promql queries");
 }

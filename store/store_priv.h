@@ -71,4 +71,48 @@ int store_drills_migration_count(void);
 const char *store_drills_migration(int i);
 void store_drills_finalize(Store *st);
 
+/* ---- helpers shared by the store's .c files ------------------------------ */
+
+/* *slot prepared from sql on first use (kept for the Store's life); NULL
+ * with err set ("preparing <what>: ...") when SQLite refuses it. */
+static inline sqlite3_stmt *store_stmt_lazy(Store *st, sqlite3_stmt **slot, const char *sql,
+                                            const char *what, Err *err)
+{
+	if (*slot == NULL &&
+	    sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, slot, NULL) != SQLITE_OK) {
+		err_set(err, TT_ESTORE, "preparing %s: %s", what, sqlite3_errmsg(st->db));
+		*slot = NULL;
+		return NULL;
+	}
+	return *slot;
+}
+
+/* Finalizes n statements and clears their slots. */
+static inline void store_stmts_finalize(sqlite3_stmt **s, int n)
+{
+	for (int i = 0; i < n; i++) {
+		sqlite3_finalize(s[i]);
+		s[i] = NULL;
+	}
+}
+
+/* Ready for the next use: reset and unbind. */
+static inline void store_stmt_done(sqlite3_stmt *s)
+{
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+}
+
+/* Column i as text, "" for NULL (valid until the next step). */
+static inline const char *store_col_text(sqlite3_stmt *s, int i)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+	return t ? (const char *)t : "";
+}
+
+static inline const char *store_nz(const char *s)
+{
+	return s ? s : "";
+}
+
 #endif

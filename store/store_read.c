@@ -59,33 +59,27 @@ void store_read_finalize(Store *st)
 		sqlite3_finalize(st->rstmt[i]);
 }
 
-static const char *col_text(sqlite3_stmt *s, int i)
-{
-	const unsigned char *t = sqlite3_column_text(s, i);
-	return t ? (const char *)t : "";
-}
-
 static int run_scan(Store *st, sqlite3_stmt *s, StoreSpanFn fn, void *ctx, Err *err)
 {
 	int rc;
 	int stopped = 0;
 	while (!stopped && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		StoreSpanRow r;
-		r.trace_id = col_text(s, 0);
-		r.span_id = col_text(s, 1);
-		r.parent_id = col_text(s, 2);
-		r.service = col_text(s, 3);
-		r.host = col_text(s, 4);
-		r.name = col_text(s, 5);
+		r.trace_id = store_col_text(s, 0);
+		r.span_id = store_col_text(s, 1);
+		r.parent_id = store_col_text(s, 2);
+		r.service = store_col_text(s, 3);
+		r.host = store_col_text(s, 4);
+		r.name = store_col_text(s, 5);
 		r.kind = sqlite3_column_int(s, 6);
 		r.start_ns = sqlite3_column_int64(s, 7);
 		r.end_ns = sqlite3_column_int64(s, 8);
 		r.status_code = sqlite3_column_int(s, 9);
-		r.wclass = col_text(s, 10);
+		r.wclass = store_col_text(s, 10);
 		r.has_queue = sqlite3_column_type(s, 11) != SQLITE_NULL;
 		r.queue_ns = r.has_queue ? sqlite3_column_int64(s, 11) : 0;
-		r.links_json = col_text(s, 12);
-		r.attrs_json = col_text(s, 13);
+		r.links_json = store_col_text(s, 12);
+		r.attrs_json = store_col_text(s, 13);
 		stopped = fn(ctx, &r);
 	}
 	if (stopped)
@@ -144,7 +138,7 @@ int store_root_operations(Store *st, int64_t from_ns, int64_t to_ns, StoreRootOp
 	sqlite3_bind_int64(s, 2, to_ns);
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (fn(ctx, col_text(s, 0), col_text(s, 1), sqlite3_column_int64(s, 2))) {
+		if (fn(ctx, store_col_text(s, 0), store_col_text(s, 1), sqlite3_column_int64(s, 2))) {
 			rc = SQLITE_DONE;
 			break;
 		}
