@@ -67,6 +67,11 @@ int store_source_add(Store *st, const char *path, const char *sha256,
                      const char *format, int64_t imported_at_ms,
                      int64_t *source_id, Err *err);
 
+/* Sets the sha256 of a source recorded with a placeholder digest (the
+ * importers hash the file while reading it, so the digest is known only at
+ * the end of the run). Inside the current transaction. */
+int store_source_set_sha256(Store *st, int64_t source_id, const char *sha256, Err *err);
+
 /* Stores final counts and outcome ("imported", "duplicate"). */
 int store_source_finish(Store *st, int64_t source_id,
                         const StoreSourceCounts *c, const char *outcome, Err *err);
