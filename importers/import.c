@@ -1,7 +1,15 @@
 /*
  * import.c - format detection, source digest and the one-file-one-
  * transaction rule shared by every importer.
+ *
+ * The SHA-256 of a trace source is computed while the importer reads it
+ * (the importer reads a stdio stream that hashes what passes through it),
+ * not in a pass of its own: a big file is read once. Its source row is
+ * added with an empty digest and gets the real one, and the "imported
+ * before" lookup, when the run has succeeded. Metric formats store the
+ * digest with their points, so they still hash first (digest_late()).
  */
+#define _GNU_SOURCE  /* fopencookie */
 #include "import.h"
 
 #include <errno.h>
@@ -75,29 +83,95 @@ void import_progress(ImportCtx *ctx, uint64_t done)
 		ctx->opt->progress(ctx->opt->progress_ctx, done, ctx->total_bytes);
 }
 
-/* Hashes the whole stream and rewinds it. */
-static int digest_stream(FILE *f, const char *name, char out[65], Err *err)
+/* A read-only stream over `in` that hashes every byte it delivers. Seeking
+ * is allowed only back to the start (an importer that reads its input
+ * twice), which restarts the digest; hash_finish() reads whatever the
+ * importer left unread, so the digest always covers the whole input. */
+typedef struct HashReader {
+	FILE *in;              /* borrowed */
+	EVP_MD_CTX *md;
+} HashReader;
+
+static ssize_t hash_read(void *c, char *buf, size_t size)
 {
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	if (md == NULL || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
-		EVP_MD_CTX_free(md);
-		return err_set(err, TT_ENOMEM, "%s: cannot start SHA-256", name);
+	HashReader *h = c;
+	size_t n = fread(buf, 1, size, h->in);
+	if (n == 0 && ferror(h->in))
+		return -1;
+	if (n)
+		EVP_DigestUpdate(h->md, buf, n);
+	return (ssize_t)n;
+}
+
+static int hash_seek(void *c, off64_t *pos, int whence)
+{
+	HashReader *h = c;
+	if (whence != SEEK_SET || *pos != 0) {
+		errno = ESPIPE;
+		return -1;
 	}
+	if (fseek(h->in, 0, SEEK_SET) != 0 || EVP_DigestInit_ex(h->md, EVP_sha256(), NULL) != 1)
+		return -1;
+	return 0;
+}
+
+static const cookie_io_functions_t hash_io = {.read = hash_read, .seek = hash_seek};
+
+/* Opens the hashing stream over in (positioned at its start). */
+static FILE *hash_open(HashReader *h, FILE *in)
+{
+	h->in = in;
+	h->md = EVP_MD_CTX_new();
+	if (h->md == NULL || EVP_DigestInit_ex(h->md, EVP_sha256(), NULL) != 1) {
+		EVP_MD_CTX_free(h->md);
+		h->md = NULL;
+		return NULL;
+	}
+	FILE *f = fopencookie(h, "rb", hash_io);
+	if (f == NULL) {
+		EVP_MD_CTX_free(h->md);
+		h->md = NULL;
+		return NULL;
+	}
+	setvbuf(f, NULL, _IOFBF, 1 << 16);
+	return f;
+}
+
+/* Reads the rest of f and writes the hex digest of everything to out. */
+static int hash_finish(HashReader *h, FILE *f, const char *name, char out[65], Err *err)
+{
 	char chunk[1 << 16];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		EVP_DigestUpdate(md, chunk, n);
-	int bad = ferror(f);
+	while (fread(chunk, 1, sizeof chunk, f) > 0)
+		;
+	if (ferror(f))
+		return err_set(err, TT_EIO, "%s: read error: %s", name, strerror(errno));
 	unsigned char dig[32];
 	unsigned int dlen = 0;
-	EVP_DigestFinal_ex(md, dig, &dlen);
-	EVP_MD_CTX_free(md);
-	if (bad)
-		return err_set(err, TT_EIO, "%s: read error: %s", name, strerror(errno));
-	for (int i = 0; i < 32; i++)
-		snprintf(out + 2 * i, 3, "%02x", dig[i]);
-	rewind(f);
+	EVP_DigestFinal_ex(h->md, dig, &dlen);
+	static const char hex[] = "0123456789abcdef";
+	for (int i = 0; i < 32; i++) {
+		out[2 * i] = hex[dig[i] >> 4];
+		out[2 * i + 1] = hex[dig[i] & 15];
+	}
+	out[64] = '\0';
 	return 0;
+}
+
+/* Formats whose rows do not refer to the source digest, so it can be
+ * computed while they read. Metric points without a timestamp are
+ * identified by (series, source sha256): metric formats hash first. */
+static int digest_late(const ImportFormat *fmt)
+{
+	return fmt->run == otlp_traces_run || fmt->run == jaeger_json_run ||
+	       fmt->run == zipkin_json_run;
+}
+
+static void hash_close(HashReader *h, FILE *f)
+{
+	if (f)
+		fclose(f);
+	EVP_MD_CTX_free(h->md);
+	h->md = NULL;
 }
 
 static int import_stream(Store *st, FILE *f, const char *name, uint64_t total,
@@ -132,19 +206,33 @@ static int import_stream(Store *st, FILE *f, const char *name, uint64_t total,
 	}
 	snprintf(res->format, sizeof res->format, "%s", fmt->name);
 
-	if (digest_stream(f, name, res->sha256, err))
-		return TT_EIO;
-	if (store_source_find_digest(st, res->sha256, &res->already, res->already_path,
-	                             sizeof res->already_path, err))
+	HashReader hr = {0};
+	FILE *hf = hash_open(&hr, f);
+	if (hf == NULL)
+		return err_set(err, TT_ENOMEM, "%s: cannot start SHA-256", name);
+	int late = digest_late(fmt);
+	if (!late) {
+		/* this format's rows refer to the digest: a pass of its own */
+		int rc = hash_finish(&hr, hf, name, res->sha256, err);
+		hash_close(&hr, hf);
+		hf = NULL;
+		if (rc)
+			return rc;
+		rewind(f);
+		if (store_source_find_digest(st, res->sha256, &res->already, res->already_path,
+		                             sizeof res->already_path, err))
+			return TT_ESTORE;
+	}
+	if (store_begin(st, err)) {
+		hash_close(&hr, hf);
 		return TT_ESTORE;
-
-	if (store_begin(st, err))
-		return TT_ESTORE;
+	}
 	int64_t source_id = 0;
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-	if (store_source_add(st, name, res->sha256, fmt->name, now_ms, &source_id, err))
+	if (store_source_add(st, name, late ? "" : res->sha256, fmt->name, now_ms, &source_id,
+	                     err))
 		goto fail;
 
 	ImportCtx ctx = {
@@ -157,7 +245,12 @@ static int import_stream(Store *st, FILE *f, const char *name, uint64_t total,
 		.total_bytes = total,
 		.err = err,
 	};
-	if (fmt->run(&ctx, f))
+	if (fmt->run(&ctx, late ? hf : f))
+		goto fail;
+	if (late && (hash_finish(&hr, hf, name, res->sha256, err) ||
+	             store_source_find_digest(st, res->sha256, &res->already, res->already_path,
+	                                      sizeof res->already_path, err) ||
+	             store_source_set_sha256(st, source_id, res->sha256, err)))
 		goto fail;
 	const StoreSourceCounts *c = &res->counts;
 	int nothing_new = c->spans_added == 0 && c->metrics_added == 0 && c->observations_added == 0;
@@ -168,8 +261,10 @@ static int import_stream(Store *st, FILE *f, const char *name, uint64_t total,
 		goto fail;
 	if (store_commit(st, err))
 		goto fail;
+	hash_close(&hr, hf);
 	return 0;
 fail:
+	hash_close(&hr, hf);
 	store_rollback(st);
 	memset(&res->counts, 0, sizeof res->counts);
 	return err && err->code ? err->code : TT_EPARSE;
