@@ -2,7 +2,14 @@
  * otlp_traces.c - OTLP/JSON traces: ExportTraceServiceRequest as one
  * document, or as JSON Lines (one request per line, what the OpenTelemetry
  * Collector's file exporter writes). One yajl handle with
- * yajl_allow_multiple_values reads both shapes, 64 KiB at a time.
+ * yajl_allow_multiple_values reads both shapes, 64 KiB at a time; a line
+ * that holds one whole value (and fits LINE_CAP) takes the simdjson fast
+ * path of otlp_simd.h instead, which reports the same events to the same
+ * callbacks. yajl stays the reference: a line simdjson rejects goes to yajl
+ * as it is, a line whose events fail a check is replayed through yajl for
+ * the located message, and a value spanning lines (a pretty-printed or
+ * single-line document too long for LINE_CAP) is streamed through yajl
+ * until a line ends at the top level again.
  *
  * What is read from the data (README.md cites this list):
  *  - service: resource attribute "service.name" ("" when missing);
@@ -61,8 +68,10 @@
 #include "buf.h"
 #include "formats.h"
 #include "otlp_common.h"
+#include "otlp_simd.h"
 
 #define CHUNK_SIZE (64 * 1024)
+#define LINE_CAP (4u << 20)           /* longest line for the fast path */
 #define MAX_DEPTH 128                 /* JSON nesting outside attributes */
 #define PROGRESS_STEP (4u << 20)
 
@@ -580,6 +589,10 @@ typedef struct Queue {
 typedef struct Parser {
 	ImportCtx *ctx;
 	yajl_handle h;
+	OtlpSimd *fast;         /* NULL: yajl only */
+	int simd;               /* the fast path is reporting events */
+	size_t simd_at;         /* its token offset in the line */
+	int any_token;          /* some token was seen */
 	OtlpLoc loc;
 	OtlpAttrs attrs;
 	int in_attrs;           /* events go to attrs until its list closes */
@@ -1143,7 +1156,8 @@ static int field_scalar(Parser *p, Frame *f, VType t, const char *s, size_t n)
 
 static void tok(Parser *p)
 {
-	otlp_loc_token(&p->loc, yajl_get_bytes_consumed(p->h));
+	p->any_token = 1;
+	otlp_loc_token(&p->loc, p->simd ? p->simd_at : yajl_get_bytes_consumed(p->h));
 }
 
 static int feed_attrs(Parser *p, OtlpEv ev, const char *s, size_t n)
@@ -1391,7 +1405,7 @@ static int syntax_error(Parser *p, yajl_status s)
 	otlp_loc_pos(&p->loc, off, &line, &col);
 	if (strcmp(msg, "premature EOF") == 0) {
 		otlp_loc_pos(&p->loc, eof, &line, &col);
-		if (p->loc.tok_end == 0 && p->depth == 0)
+		if (!p->any_token && p->depth == 0)
 			fail_at(p, line, col, "no JSON value in input (empty file?)");
 		else
 			fail_at(p, line, col, "unexpected end of input (truncated file?)");
@@ -1418,10 +1432,166 @@ int otlp_traces_sniff(const char *head, size_t len)
 	return 0;
 }
 
+/* Makes data (len bytes at absolute offset base, line `line`, column col)
+ * the current chunk of p->loc, whatever was fed before. */
+static void loc_restart(OtlpLoc *l, const unsigned char *data, size_t len, uint64_t base,
+                        long line, long col)
+{
+	l->prev = NULL;
+	l->prev_len = 0;
+	l->prev_base = base;
+	l->prev_line = line;
+	l->prev_col = col;
+	l->cur = data;
+	l->cur_len = data ? len : 0;
+	l->cur_base = base;
+	l->cur_line = line;
+	l->cur_col = col;
+	l->tok_from = l->tok_end = base;
+}
+
+/* The line splitter in front of the two parsers. */
+typedef struct Lines {
+	Buf line;               /* the current line, '\n' included */
+	uint64_t line_base;     /* its absolute offset */
+	long line_no;           /* its line number */
+	int stream;             /* yajl gets every byte until a line ends at the top */
+	int yajl_fed;           /* yajl has seen something other than white space */
+	int fast_values;        /* values the fast path reported */
+} Lines;
+
+static int all_space(const unsigned char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\n' && s[i] != '\r' && s[i] != '\t')
+			return 0;
+	return 1;
+}
+
+/* Hands n bytes to yajl; line >= 0 restarts locations at (base, line,
+ * col), else they continue from the previous feed. */
+static int feed_yajl_at(Parser *p, Lines *ln, const unsigned char *data, size_t n,
+                        uint64_t base, long line, long col)
+{
+	if (line >= 0)
+		loc_restart(&p->loc, NULL, 0, base, line, col);
+	otlp_loc_feed(&p->loc, data, n);
+	if (!ln->yajl_fed && !all_space(data, n))
+		ln->yajl_fed = 1;
+	yajl_status s = yajl_parse(p->h, data, n);
+	return s == yajl_status_ok ? 0 : syntax_error(p, s);
+}
+
+static int feed_yajl(Parser *p, Lines *ln, const unsigned char *data, size_t n, uint64_t base,
+                     long line)
+{
+	return feed_yajl_at(p, ln, data, n, base, line, 1);
+}
+
+/* One complete line (final: the input ends without a newline after it). */
+static int do_line(Parser *p, Lines *ln, int final)
+{
+	size_t len = ln->line.len;
+	int replay = 0;
+	if (p->fast && len <= LINE_CAP && !all_space((const unsigned char *)ln->line.p, len)) {
+		/* simdjson reads (and ignores) a few bytes past the end */
+		size_t pad = otlp_simd_padding();
+		if (ln->line.cap < len + pad + 1) {
+			for (size_t i = 0; i < pad; i++)
+				otlp_buf_addc(&ln->line, '\0');
+			ln->line.len = len;
+		}
+		const unsigned char *buf = (const unsigned char *)ln->line.p;
+		loc_restart(&p->loc, buf, len, ln->line_base, ln->line_no, 1);
+		p->simd = 1;
+		size_t rest = len;
+		int r = otlp_simd_walk(p->fast, (const char *)buf, len, &callbacks, p, &p->simd_at,
+		                       &rest);
+		p->simd = 0;
+		if (r == OTLP_SIMD_OK) {
+			ln->fast_values++;
+			if (rest >= len || all_space(buf + rest, len - rest))
+				return 0;
+			/* more values on this line: yajl takes the rest */
+			int rc = feed_yajl_at(p, ln, buf + rest, len - rest, ln->line_base + rest,
+			                      ln->line_no, 1 + (long)rest);
+			if (rc == 0 && p->depth > 0)
+				ln->stream = 1;
+			return rc;
+		}
+		if (p->stopped)
+			return TT_ESTORE;
+		if (r == OTLP_SIMD_CANCELED) {
+			/* a check failed: yajl says where (the import fails, so what
+			 * this line already handed to the store does not matter) */
+			err_clear(p->ctx->err);
+			p->depth = 0;
+			p->skip = 0;
+			p->in_attrs = 0;
+			replay = 1;
+		}
+	}
+	int rc = feed_yajl(p, ln, (const unsigned char *)ln->line.p, len, ln->line_base,
+	                   ln->line_no);
+	if (rc)
+		return rc;
+	if (replay) {
+		if (final) {
+			otlp_loc_feed(&p->loc, NULL, 0);
+			yajl_status s = yajl_complete_parse(p->h);
+			if (s != yajl_status_ok)
+				return syntax_error(p, s);
+		}
+		return err_at(p->ctx->err, TT_EPARSE, p->ctx->name, ln->line_no, 1,
+		              "internal error: the JSON fast path refused a line yajl accepts");
+	}
+	if (p->depth > 0)
+		ln->stream = 1;
+	return 0;
+}
+
+/* A piece of input at absolute offset at: a whole line or a line's end
+ * (nl set), or the part of a line that a chunk holds. */
+static int do_piece(Parser *p, Lines *ln, const unsigned char *s, size_t take, uint64_t at,
+                    int nl)
+{
+	int rc = 0;
+	if (!ln->stream && ln->line.len + take > LINE_CAP) {
+		/* too long for the fast path: yajl from the line's start */
+		if (ln->line.len)
+			rc = feed_yajl(p, ln, (const unsigned char *)ln->line.p, ln->line.len,
+			               ln->line_base, ln->line_no);
+		if (rc == 0)
+			rc = feed_yajl(p, ln, s, take, at, ln->line.len ? -1 : ln->line_no);
+		ln->stream = 1;
+		ln->line.len = 0;  /* its bytes stay: locations may still point there */
+	} else if (ln->stream) {
+		rc = feed_yajl(p, ln, s, take, at, -1);
+	} else {
+		otlp_buf_add(&ln->line, s, take);
+		if (!nl)
+			return 0;
+		rc = do_line(p, ln, 0);
+		ln->line.len = 0;
+		ln->line_no++;
+		ln->line_base = at + take;
+		return rc;
+	}
+	if (rc == 0 && nl) {
+		ln->line_no++;
+		ln->line_base = at + take;
+		if (p->depth == 0)
+			ln->stream = 0;
+	}
+	return rc;
+}
+
 int otlp_traces_run(ImportCtx *ctx, FILE *f)
 {
 	Parser *p = xcalloc(1, sizeof *p);
 	unsigned char *chunks = xmalloc(2 * (size_t)CHUNK_SIZE);
+	Lines ln = {.line_no = 1};
+	buf_init(&ln.line);
 	int rc = 0;
 	p->ctx = ctx;
 	p->class_key_len = strlen(ctx->class_key);
@@ -1436,13 +1606,15 @@ int otlp_traces_run(ImportCtx *ctx, FILE *f)
 		goto out;
 	}
 	yajl_config(p->h, yajl_allow_multiple_values, 1);
+	/* without it (out of memory) every line simply goes to yajl */
+	p->fast = otlp_simd_new(LINE_CAP);
 	p->pipe = pipe_new(ctx);
 	if (!p->pipe->started) {
 		rc = err_set(ctx->err, TT_ENOMEM, "%s: cannot start the store thread", ctx->name);
 		goto out;
 	}
 
-	uint64_t done = 0, shown = 0;
+	uint64_t done = 0, shown = 0, off = 0;
 	int which = 0;
 	for (;;) {
 		unsigned char *chunk = chunks + (size_t)which * CHUNK_SIZE;
@@ -1462,23 +1634,34 @@ int otlp_traces_run(ImportCtx *ctx, FILE *f)
 			data += 3;  /* a UTF-8 byte order mark; columns count after it */
 			n -= 3;
 		}
+		uint64_t base = off;  /* offsets count after a byte order mark */
+		off += n;
 		done += (size_t)(data - chunk) + n;
-		otlp_loc_feed(&p->loc, data, n);
-		yajl_status s = yajl_parse(p->h, data, n);
-		if (s != yajl_status_ok) {
-			rc = syntax_error(p, s);
-			goto fail;
+		for (size_t pos = 0; pos < n;) {
+			const unsigned char *s = data + pos;
+			const unsigned char *nl = memchr(s, '\n', n - pos);
+			size_t take = nl ? (size_t)(nl - s) + 1 : n - pos;
+			if ((rc = do_piece(p, &ln, s, take, base + pos, nl != NULL)) != 0)
+				goto fail;
+			pos += take;
 		}
 		if (done - shown >= PROGRESS_STEP) {
 			import_progress(ctx, done);
 			shown = done;
 		}
 	}
-	otlp_loc_feed(&p->loc, NULL, 0);
-	yajl_status s = yajl_complete_parse(p->h);
-	if (s != yajl_status_ok) {
-		rc = syntax_error(p, s);
-		goto fail;
+	if (!ln.stream && ln.line.len) {
+		/* the last line has no newline */
+		if ((rc = do_line(p, &ln, 1)) != 0)
+			goto fail;
+	}
+	if (ln.yajl_fed || ln.fast_values == 0 || p->depth > 0) {
+		otlp_loc_feed(&p->loc, NULL, 0);
+		yajl_status s = yajl_complete_parse(p->h);
+		if (s != yajl_status_ok) {
+			rc = syntax_error(p, s);
+			goto fail;
+		}
 	}
 	import_progress(ctx, done);
 	rc = pipe_finish(p->pipe, ctx, 1);
@@ -1492,6 +1675,8 @@ out:
 	pipe_free(p->pipe);
 	if (p->h)
 		yajl_free(p->h);
+	otlp_simd_free(p->fast);
+	buf_fini(&ln.line);
 #define FINI_BUF(n) buf_fini(&p->n);
 	PARSER_BUFS(FINI_BUF)
 #undef FINI_BUF

@@ -9,7 +9,7 @@ export TT_ROOT
 
 TT_PACKAGES=(
   build-essential cmake pkg-config
-  libsqlite3-dev sqlite3 libcjson-dev libyajl-dev libncurses-dev libssl-dev zlib1g-dev
+  libsqlite3-dev sqlite3 libcjson-dev libyajl-dev libsimdjson-dev libncurses-dev libssl-dev zlib1g-dev
   libmicrohttpd-dev libcurl4-openssl-dev
   libcmocka-dev tmux python3 ncurses-term
   prometheus curl

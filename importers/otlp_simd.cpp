@@ -1,0 +1,353 @@
+// otlp_simd.cpp - the simdjson fast path of otlp_simd.h (the project's only
+// C++; everything it exports is the C interface of that header).
+//
+// The On-Demand parser walks the value in document order and hands raw
+// number text to the callbacks (attribute JSON keeps a double's text as
+// written). What could make it fail after events were reported, on input
+// yajl accepts, is refused before the walk (see precheck()); what it
+// finds wrong during the walk yajl refuses too, so the caller's replay
+// through yajl reports it.
+#include "otlp_simd.h"
+
+#include <new>
+#include <string_view>
+#include <utility>
+
+#include <simdjson.h>
+
+namespace {
+
+constexpr size_t kMaxDepth = 256;  // deeper values go to yajl (which refuses them)
+
+struct Walk {
+	const char *base;
+	const yajl_callbacks *cb;
+	void *ctx;
+	size_t *at;
+	bool called = false;
+
+	void mark(const char *p)
+	{
+		if (p >= base)
+			*at = (size_t)(p - base);
+	}
+};
+
+// RFC 8259 number syntax (On-Demand hands raw tokens over unchecked).
+bool json_number(const char *s, size_t n)
+{
+	size_t i = 0;
+	if (i < n && s[i] == '-')
+		i++;
+	if (i == n)
+		return false;
+	if (s[i] == '0') {
+		i++;
+	} else if (s[i] >= '1' && s[i] <= '9') {
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+	} else {
+		return false;
+	}
+	if (i < n && s[i] == '.') {
+		i++;
+		size_t d = i;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == d)
+			return false;
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		size_t d = i;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == d)
+			return false;
+	}
+	return i == n;
+}
+
+int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0'
+	     : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	     : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+// Lines the fast path leaves to yajl before reporting anything, found in
+// one pass over the line:
+//  - brackets that do not balance to one complete value (or more) on the
+//    line: a value that goes on to the next line, or a line On-Demand would
+//    notice is broken only once part of it has been reported;
+//  - nesting deeper than kMaxDepth;
+//  - bytes below 0x20 other than the line's final '\n' (or "\r\n"): yajl
+//    refuses them inside strings, On-Demand does not look; between tokens
+//    (tabs) they are legal but rare;
+//  - \u escapes of UTF-16 surrogates (simdjson refuses a lone one that yajl
+//    accepts).
+bool precheck(const char *s, size_t n)
+{
+	size_t depth = 0, i = 0;
+	while (i < n) {
+		unsigned char c = (unsigned char)s[i++];
+		if (c == '"') {
+			for (;;) {
+				if (i >= n)
+					return false;
+				unsigned char d = (unsigned char)s[i++];
+				if (d == '"')
+					break;
+				if (d == '\\') {
+					if (i >= n)
+						return false;
+					if (s[i] == 'u' && i + 2 < n && hexval(s[i + 1]) == 0xd &&
+					    hexval(s[i + 2]) >= 8)
+						return false;
+					i++;
+				} else if (d < 0x20) {
+					return false;
+				}
+			}
+		} else if (c == '{' || c == '[') {
+			if (++depth > kMaxDepth)
+				return false;
+		} else if (c == '}' || c == ']') {
+			if (depth-- == 0)
+				return false;
+		} else if (c < 0x20 && !(c == '\n' && i == n) &&
+		           !(c == '\r' && i + 1 == n && s[i] == '\n')) {
+			return false;
+		}
+	}
+	return depth == 0;
+}
+
+// 0: a callback cancelled; 1: go on; -1: simdjson error
+int number_token(Walk &w, std::string_view tok)
+{
+	size_t n = tok.size();
+	while (n && (tok[n - 1] == ' ' || tok[n - 1] == '\t' || tok[n - 1] == '\n' ||
+	             tok[n - 1] == '\r'))
+		n--;
+	if (!json_number(tok.data(), n))
+		return -1;
+	w.mark(tok.data());
+	w.called = true;
+	return w.cb->yajl_number(w.ctx, tok.data(), n) ? 1 : 0;
+}
+
+int walk_value(Walk &w, simdjson::ondemand::value v);
+
+int walk_object(Walk &w, simdjson::ondemand::object obj)
+{
+	w.called = true;
+	if (!w.cb->yajl_start_map(w.ctx))
+		return 0;
+	for (auto res : obj) {
+		simdjson::ondemand::field f;
+		if (std::move(res).get(f))
+			return -1;
+		w.mark(f.key().raw() - 1);  // before unescaped_key(), which consumes it
+		std::string_view key;
+		if (f.unescaped_key().get(key))
+			return -1;
+		if (!w.cb->yajl_map_key(w.ctx, reinterpret_cast<const unsigned char *>(key.data()),
+		                        key.size()))
+			return 0;
+		int rc = walk_value(w, f.value());
+		if (rc != 1)
+			return rc;
+	}
+	return w.cb->yajl_end_map(w.ctx) ? 1 : 0;
+}
+
+int walk_array(Walk &w, simdjson::ondemand::array arr)
+{
+	w.called = true;
+	if (!w.cb->yajl_start_array(w.ctx))
+		return 0;
+	for (auto res : arr) {
+		simdjson::ondemand::value v;
+		if (std::move(res).get(v))
+			return -1;
+		int rc = walk_value(w, v);
+		if (rc != 1)
+			return rc;
+	}
+	return w.cb->yajl_end_array(w.ctx) ? 1 : 0;
+}
+
+int walk_value(Walk &w, simdjson::ondemand::value v)
+{
+	simdjson::ondemand::json_type t;
+	if (v.type().get(t))
+		return -1;
+	switch (t) {
+	case simdjson::ondemand::json_type::object: {
+		simdjson::ondemand::object o;
+		if (v.get_object().get(o))
+			return -1;
+		return walk_object(w, o);
+	}
+	case simdjson::ondemand::json_type::array: {
+		simdjson::ondemand::array a;
+		if (v.get_array().get(a))
+			return -1;
+		return walk_array(w, a);
+	}
+	case simdjson::ondemand::json_type::string: {
+		std::string_view tok = v.raw_json_token();
+		std::string_view s;
+		if (v.get_string().get(s))
+			return -1;
+		w.mark(tok.data());
+		w.called = true;
+		return w.cb->yajl_string(w.ctx, reinterpret_cast<const unsigned char *>(s.data()),
+		                         s.size()) ? 1 : 0;
+	}
+	case simdjson::ondemand::json_type::number:
+		return number_token(w, v.raw_json_token());
+	case simdjson::ondemand::json_type::boolean: {
+		std::string_view tok = v.raw_json_token();
+		bool b;
+		if (v.get_bool().get(b))
+			return -1;
+		w.mark(tok.data());
+		w.called = true;
+		return w.cb->yajl_boolean(w.ctx, b) ? 1 : 0;
+	}
+	default: {  // null
+		std::string_view tok = v.raw_json_token();
+		bool is_null;
+		if (v.is_null().get(is_null) || !is_null)
+			return -1;
+		w.mark(tok.data());
+		w.called = true;
+		return w.cb->yajl_null(w.ctx) ? 1 : 0;
+	}
+	}
+}
+
+// The top level: On-Demand treats a scalar document apart from a value.
+int walk_document(Walk &w, simdjson::ondemand::document &doc)
+{
+	simdjson::ondemand::json_type t;
+	if (doc.type().get(t))
+		return -1;
+	int rc;
+	switch (t) {
+	case simdjson::ondemand::json_type::object: {
+		simdjson::ondemand::object o;
+		if (doc.get_object().get(o))
+			return -1;
+		rc = walk_object(w, o);
+		break;
+	}
+	case simdjson::ondemand::json_type::array: {
+		simdjson::ondemand::array a;
+		if (doc.get_array().get(a))
+			return -1;
+		rc = walk_array(w, a);
+		break;
+	}
+	case simdjson::ondemand::json_type::string: {
+		std::string_view tok, s;
+		if (doc.raw_json_token().get(tok) || doc.get_string().get(s))
+			return -1;
+		w.mark(tok.data());
+		w.called = true;
+		rc = w.cb->yajl_string(w.ctx, reinterpret_cast<const unsigned char *>(s.data()),
+		                       s.size()) ? 1 : 0;
+		break;
+	}
+	case simdjson::ondemand::json_type::number: {
+		std::string_view tok;
+		if (doc.raw_json_token().get(tok))
+			return -1;
+		rc = number_token(w, tok);
+		break;
+	}
+	case simdjson::ondemand::json_type::boolean: {
+		std::string_view tok;
+		bool b;
+		if (doc.raw_json_token().get(tok) || doc.get_bool().get(b))
+			return -1;
+		w.mark(tok.data());
+		w.called = true;
+		rc = w.cb->yajl_boolean(w.ctx, b) ? 1 : 0;
+		break;
+	}
+	default: {
+		std::string_view tok;
+		bool is_null;
+		if (doc.raw_json_token().get(tok) || doc.is_null().get(is_null) || !is_null)
+			return -1;
+		w.mark(tok.data());
+		w.called = true;
+		rc = w.cb->yajl_null(w.ctx) ? 1 : 0;
+		break;
+	}
+	}
+	return rc;
+}
+
+}  // namespace
+
+struct OtlpSimd {
+	size_t max_len;
+	bool allocated = false;
+	simdjson::ondemand::parser od;
+
+	explicit OtlpSimd(size_t n) : max_len(n), od(n) {}
+};
+
+extern "C" size_t otlp_simd_padding(void)
+{
+	return simdjson::SIMDJSON_PADDING;
+}
+
+extern "C" OtlpSimd *otlp_simd_new(size_t max_len)
+{
+	return new (std::nothrow) OtlpSimd(max_len);
+}
+
+extern "C" void otlp_simd_free(OtlpSimd *s)
+{
+	delete s;
+}
+
+extern "C" int otlp_simd_walk(OtlpSimd *s, const char *buf, size_t len,
+                              const yajl_callbacks *cb, void *ctx, size_t *at, size_t *rest)
+{
+	if (len > s->max_len || !precheck(buf, len))
+		return OTLP_SIMD_REJECTED;
+	try {
+		if (!s->allocated) {
+			if (s->od.allocate(s->max_len, kMaxDepth))
+				return OTLP_SIMD_REJECTED;
+			s->allocated = true;
+		}
+		// stage 1 (structure, strings, UTF-8) runs here, before any event
+		simdjson::ondemand::document doc;
+		if (s->od.iterate(buf, len, len + simdjson::SIMDJSON_PADDING).get(doc))
+			return OTLP_SIMD_REJECTED;
+		Walk w{buf, cb, ctx, at};
+		int rc = walk_document(w, doc);
+		if (rc == 1) {
+			// another value may follow on the same line: the caller
+			// hands the rest to yajl
+			const char *p;
+			*rest = doc.current_location().get(p) ? len : (size_t)(p - buf);
+			return OTLP_SIMD_OK;
+		}
+		if (rc == -1 && !w.called)
+			return OTLP_SIMD_REJECTED;
+		return OTLP_SIMD_CANCELED;
+	} catch (...) {
+		// simdjson reports errors by value; only allocation can throw
+		return OTLP_SIMD_REJECTED;
+	}
+}
