@@ -123,6 +123,12 @@ static int exec(Store *st, const char *sql, Err *err)
 	return 0;
 }
 
+/* Migration numbers are positions in one sequence: the span migrations,
+ * then the metrics area's, then the drills area's. A database records only
+ * the last number it reached, so a new migration must go at the END of the
+ * sequence: appending to an area that is not the last one would renumber
+ * the areas after it and make existing databases skip or repeat steps.
+ * Add a new migration to the last area, or a new area after it. */
 static int migrate(Store *st, Err *err)
 {
 	int v = store_schema_version(st);
