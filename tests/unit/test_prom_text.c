@@ -18,46 +18,7 @@
 
 #include "import.h"
 #include "store.h"
-
-typedef struct Env {
-	char dir[64];
-	char db[128];
-	Store *st;
-} Env;
-
-static int setup(void **state)
-{
-	Env *e = calloc(1, sizeof *e);
-	snprintf(e->dir, sizeof e->dir, "/tmp/tt-prom-XXXXXX");
-	assert_non_null(mkdtemp(e->dir));
-	snprintf(e->db, sizeof e->db, "%s/t.db", e->dir);
-	Err err = {0};
-	assert_int_equal(store_open(e->db, 0, &e->st, &err), 0);
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	Env *e = *state;
-	store_close(e->st);
-	char p[200];
-	const char *sfx[] = {"", "-wal", "-shm"};
-	for (int i = 0; i < 3; i++) {
-		snprintf(p, sizeof p, "%s%s", e->db, sfx[i]);
-		unlink(p);
-	}
-	rmdir(e->dir);
-	free(e);
-	return 0;
-}
-
-static int import(Env *e, const char *path, const char *format, ImportResult *res, Err *err)
-{
-	ImportOptions o = {.format = format};
-	err_clear(err);
-	return import_file(e->st, path, &o, res, err);
-}
+#include "store_env.h"
 
 static void import_ok(Env *e, const char *path, const char *format, ImportResult *res)
 {
