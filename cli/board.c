@@ -212,6 +212,12 @@ static char *check_cb(void *ctx, const Analysis *a, const char *name, const char
 	return s;
 }
 
+static int ready_cb(void *ctx)
+{
+	CliBoard *b = ctx;
+	return dx_live_ready(b->live);
+}
+
 CliBoard *cli_board_open(const char *db_path, const Model *m, Err *err)
 {
 	CliBoard *b = xcalloc(1, sizeof *b);
@@ -222,6 +228,7 @@ CliBoard *cli_board_open(const char *db_path, const Model *m, Err *err)
 	b->model = m;
 	b->tb.snapshot = snapshot_cb;
 	b->tb.run_check = check_cb;
+	b->tb.ready = ready_cb;
 	b->tb.ctx = b;
 	return b;
 }

@@ -152,6 +152,14 @@ void dx_live_close(DxLive *l)
 	free(l);
 }
 
+int dx_live_ready(DxLive *l)
+{
+	pthread_mutex_lock(&l->mu);
+	int r = l->done != NULL;
+	pthread_mutex_unlock(&l->mu);
+	return r;
+}
+
 const Diagnosis *dx_live_get(DxLive *l, const DxLiveKey *k, int *fresh)
 {
 	pthread_mutex_lock(&l->mu);

@@ -44,6 +44,10 @@ const Diagnosis *dx_live_get(DxLive *l, const DxLiveKey *k, int *fresh);
  * when it returned NULL. */
 int dx_live_shown(DxLive *l, DxLiveKey *k);
 
+/* 1 when a finished diagnosis waits to be handed over by dx_live_get():
+ * the caller should redraw whatever shows it. Cheap; any thread. */
+int dx_live_ready(DxLive *l);
+
 /* Counts the diagnoses dx_live_get() has handed over (changes whenever the
  * returned pointer may have). */
 unsigned dx_live_generation(DxLive *l);

@@ -14,6 +14,7 @@
  *   first <ms from start to the first frame with data>  <analysis ms>  <epoch ms>
  */
 #include "tui.h"
+#include "tui_board.h"
 
 #include <errno.h>
 #include <locale.h>
@@ -186,6 +187,8 @@ int tui_run(const TuiOptions *opt, Err *err)
 				app.busy_ms = now - busy_since;
 				dirty = 1;
 			}
+			if (opt->board && opt->board->ready && opt->board->ready(opt->board->ctx))
+				dirty = 1; /* a diagnosis finished: board and budgets */
 			if (opt->status_extra) {
 				char extra[sizeof app.extra] = "";
 				opt->status_extra(opt->status_ctx, extra, sizeof extra);

@@ -53,6 +53,10 @@ typedef struct TuiBoard {
 	 * Called on the UI thread; it may take a moment. */
 	char *(*run_check)(void *ctx, const Analysis *a, const char *name, const char *node,
 	                   const char *wclass, char *err, size_t errsz);
+	/* 1 when a newer diagnosis is ready than the one on screen: the loop
+	 * then redraws on its tick, so the board and the header's budgets
+	 * appear without a key press. May be NULL. */
+	int (*ready)(void *ctx);
 	void *ctx;
 } TuiBoard;
 
