@@ -380,6 +380,22 @@ static int act_prev_pane(TuiApp *app)
 	return cycle_pane(app, -1);
 }
 
+/* '1'..'6': the pane with that number in the tab bar, when it is open. */
+static int act_goto_pane(TuiApp *app)
+{
+	int p = app->last_key - '1';
+	if (p < 0 || p >= PANE_COUNT)
+		return REACT_NONE;
+	if (!pane_available(app, p)) {
+		app_set_status(app, 0, p == PANE_TRACE ? "no trace open: Enter on a slowest trace in the node pane"
+		                       : "that pane is not available here");
+		return REACT_REDRAW;
+	}
+	app->pane = p;
+	app->n_history = 0;
+	return REACT_REDRAW;
+}
+
 static int act_back(TuiApp *app)
 {
 	if (app->n_history > 0) {
@@ -460,6 +476,7 @@ static const Handler handlers[] = {
 	{ACT_QUIT, act_quit},
 	{ACT_NEXT_PANE, act_next_pane},
 	{ACT_PREV_PANE, act_prev_pane},
+	{ACT_GOTO_PANE, act_goto_pane},
 	{ACT_BACK, act_back},
 	{ACT_CLASS, act_class},
 	{ACT_WINDOW, act_window},
@@ -498,6 +515,7 @@ int app_key(TuiApp *app, int key)
 	Action act = keymap_lookup(key);
 	if (act == ACT_NONE)
 		return REACT_NONE;
+	app->last_key = key;
 	if (app->help)
 		return help_key(app, act);
 	if (app->status[0] && !app->status_error)

@@ -90,6 +90,7 @@ typedef struct TuiApp {
 	/* panes */
 	View *views[PANE_COUNT];
 	int pane;                /* PANE_* shown */
+	int last_key;            /* the key being handled (for actions bound to several) */
 	int history[32];         /* panes to go back to with Esc */
 	int n_history;
 	int view_w, view_h;      /* size of the pane rectangle last drawn */

@@ -41,6 +41,7 @@ typedef enum Action {
 	ACT_BASELINE,
 	ACT_PAUSE,
 	ACT_FILTER,
+	ACT_GOTO_PANE,
 	/* handed to the active view */
 	ACT_UP,
 	ACT_DOWN,

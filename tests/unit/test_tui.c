@@ -423,6 +423,28 @@ static void test_tab_cycles_panes(void **state)
 	env_free(e);
 }
 
+
+/* The numbers of the tab bar jump to their pane; a pane that is not open
+ * (no trace loaded yet) says so and leaves the screen where it was. */
+static void test_number_keys_pick_panes(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	env_key(e, '3');
+	assert_int_equal(e->app.pane, PANE_OWNER);
+	env_key(e, '2');
+	assert_int_equal(e->app.pane, PANE_NODE);
+	env_key(e, '4');
+	assert_int_equal(e->app.pane, PANE_NODE);
+	char *s = screen(e);
+	assert_non_null(strstr(s, "no trace open"));
+	free(s);
+	env_key(e, '1');
+	assert_int_equal(e->app.pane, PANE_DAG);
+	env_free(e);
+}
+
 static void test_class_cycle_reruns(void **state)
 {
 	(void)state;
@@ -667,6 +689,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_dag_shows_splits_and_unknown),
 		cmocka_unit_test(test_open_node_then_trace_and_back),
 		cmocka_unit_test(test_tab_cycles_panes),
+		cmocka_unit_test(test_number_keys_pick_panes),
 		cmocka_unit_test(test_class_cycle_reruns),
 		cmocka_unit_test(test_window_and_baseline_prompts),
 		cmocka_unit_test(test_filter),
