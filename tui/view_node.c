@@ -1,8 +1,9 @@
 /*
  * view_node.c - one node in detail: what it is, percentiles per workload
  * class for the window and the baseline with their sample counts, the
- * split components, the window's latency distribution, its pool (until
- * pool metrics are imported: "no metrics"), and the slowest exemplar
+ * split components, the window's latency distribution, its pool (from the
+ * metrics through the evidence provider; "no metrics" without them), and
+ * the slowest exemplar
  * traces, which open the waterfall.
  *
  * The node shown is app->sel_node; Left/Right step through the DAG in
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "buf.h"
 #include "view.h"
 
 typedef struct NodeView {
@@ -371,9 +373,31 @@ static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 				pool = &app->model->pools[i];
 		x = 1 + canvas_text(cv, 1, y, -1, ROLE_HEADING, "pool ");
 		if (pool) {
-			snprintf(buf, sizeof buf, "%s (%s, %lld slots): occupancy, queue age: no metrics",
-			         pool->name, pool->kind ? pool->kind : "?", (long long)pool->size);
-			canvas_text(cv, x, y, r.w - x - 1, ROLE_DIM, buf);
+			/* figures from the metrics (through the evidence provider):
+			 * occupancy, the busiest host, pending and the wait p99 */
+			Buf line;
+			buf_init(&line);
+			buf_printf(&line, "%s (%s, %lld slots):", pool->name, pool->kind ? pool->kind : "?",
+			           (long long)pool->size);
+			int known = 0;
+			char name[200];
+			double val;
+			snprintf(name, sizeof name, "pool.%s.occupancy", pool->name);
+			if (app_evidence(app, name, &val) && ++known)
+				buf_printf(&line, " occupancy %.1f%%", 100 * val);
+			snprintf(name, sizeof name, "pool.%s.occupancy_host_max", pool->name);
+			if (app_evidence(app, name, &val) && ++known)
+				buf_printf(&line, " (busiest host %.1f%%)", 100 * val);
+			snprintf(name, sizeof name, "pool.%s.pending", pool->name);
+			if (app_evidence(app, name, &val) && ++known)
+				buf_printf(&line, "  pending %.1f", val);
+			snprintf(name, sizeof name, "pool.%s.wait.p99_ms", pool->name);
+			if (app_evidence(app, name, &val) && ++known)
+				buf_printf(&line, "  wait p99 %.1f ms (histogram)", val);
+			if (!known)
+				buf_adds(&line, " occupancy, queue age: no metrics");
+			canvas_text(cv, x, y, r.w - x - 1, known ? ROLE_NORMAL : ROLE_DIM, buf_str(&line));
+			buf_fini(&line);
 		} else if (mn && mn->pool) {
 			snprintf(buf, sizeof buf, "%s: not described in the model; no metrics", mn->pool);
 			canvas_text(cv, x, y, r.w - x - 1, ROLE_DIM, buf);

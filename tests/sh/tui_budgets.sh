@@ -15,7 +15,13 @@ tui_wait "GET /v2/home" "the dashboard did not open"
 # (the dashboard itself knows only the p99 budget: more than one evaluated
 # budget means the background diagnosis arrived and was drawn)
 tui_wait "budgets .*([2-9]|[1-9][0-9]) within" "the budgets never appeared without a key press" 30
-tui_keys BTab
+# the node pane shows the pricing pool from the imported metrics
+tui_keys 1
+for i in 1 2 3 4 5 6 7 8; do tui_keys j; done
+tui_keys Enter
+tui_wait "call mercury-api -> pricing" "the pricing node did not open"
+tui_wait "pool pricing \(client, [0-9]+ slots\): occupancy [0-9.]+%" "the pool line shows no occupancy"
+tui_keys 6
 tui_wait "hypotheses, most likely first" "the board did not open"
 tui_wait " 1 [a-z-]+ " "the board shows no ranked hypothesis"
 tui_quit
