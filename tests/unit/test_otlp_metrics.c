@@ -49,68 +49,9 @@ static void fingerprint(Env *e, char *out, size_t n)
 	sqlite3_close(db);
 }
 
-#define MAXP 8
-
-typedef struct Got {
-	int n;
-	StoreMetricRow r[MAXP];
-	char labels[MAXP][256], type[MAXP][32], unit[MAXP][32], temporality[MAXP][16];
-	char service[MAXP][32], scheme[MAXP][16], help[MAXP][64];
-	StoreMetricBucket b[MAXP][16];
-	StoreMetricQuantile q[MAXP][8];
-	StoreMetricExemplar ex[MAXP][4];
-	char ex_trace[MAXP][4][40], ex_span[MAXP][4][20], ex_labels[MAXP][4][200];
-} Got;
-
-static int collect(void *ctx, const StoreMetricRow *row)
-{
-	Got *g = ctx;
-	if (g->n >= MAXP)
-		return 1;
-	int i = g->n++;
-	g->r[i] = *row;
-	snprintf(g->labels[i], sizeof g->labels[i], "%s", row->labels_json);
-	snprintf(g->type[i], sizeof g->type[i], "%s", row->type);
-	snprintf(g->unit[i], sizeof g->unit[i], "%s", row->unit);
-	snprintf(g->temporality[i], sizeof g->temporality[i], "%s", row->temporality);
-	snprintf(g->service[i], sizeof g->service[i], "%s", row->service);
-	snprintf(g->scheme[i], sizeof g->scheme[i], "%s", row->scheme);
-	snprintf(g->help[i], sizeof g->help[i], "%s", row->help);
-	/* the row's pointers are borrowed: keep only the copies */
-	g->r[i].family = g->r[i].type = g->r[i].unit = g->r[i].help = NULL;
-	g->r[i].temporality = g->r[i].labels_json = g->r[i].service = g->r[i].scheme = NULL;
-	g->r[i].buckets = NULL;
-	g->r[i].quantiles = NULL;
-	g->r[i].exemplars = NULL;
-	for (int k = 0; k < row->n_buckets && k < 16; k++)
-		g->b[i][k] = row->buckets[k];
-	for (int k = 0; k < row->n_quantiles && k < 8; k++)
-		g->q[i][k] = row->quantiles[k];
-	for (int k = 0; k < row->n_exemplars && k < 4; k++) {
-		g->ex[i][k] = row->exemplars[k];
-		snprintf(g->ex_trace[i][k], 40, "%s", row->exemplars[k].trace_id);
-		snprintf(g->ex_span[i][k], 20, "%s", row->exemplars[k].span_id);
-		snprintf(g->ex_labels[i][k], 200, "%s", row->exemplars[k].labels_json);
-	}
-	return 0;
-}
-
 static Got *points(Env *e, const char *family, const char *labels, const char *service)
 {
-	static Got g;
-	memset(&g, 0, sizeof g);
-	StoreMetricQuery q = {
-		.family = family,
-		.labels_json = labels,
-		.service = service,
-		.from_ns = INT64_MIN,
-		.to_ns = INT64_MAX,
-		.flags = STORE_METRIC_BUCKETS | STORE_METRIC_QUANTILES | STORE_METRIC_EXEMPLARS,
-	};
-	Err err = {0};
-	if (store_metric_points_scan(e->st, &q, collect, &g, &err))
-		fail_msg("scan %s: %s", family, err.msg);
-	return &g;
+	return points_of(e, family, labels, service);
 }
 
 static void test_every_kind(void **state)

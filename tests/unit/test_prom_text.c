@@ -49,67 +49,9 @@ static void fingerprint(Env *e, char *out, size_t n)
 	sqlite3_close(db);
 }
 
-/* ---- reading points back ------------------------------------------------ */
-
-#define MAXP 16
-
-typedef struct Got {
-	int n;
-	StoreMetricRow r[MAXP];
-	char labels[MAXP][256];
-	char type[MAXP][32], unit[MAXP][32], help[MAXP][128], scheme[MAXP][16];
-	StoreMetricBucket b[MAXP][16];
-	StoreMetricQuantile q[MAXP][8];
-	StoreMetricExemplar ex[MAXP][8];
-	char ex_trace[MAXP][8][64], ex_span[MAXP][8][32], ex_labels[MAXP][8][256];
-} Got;
-
-static int collect(void *ctx, const StoreMetricRow *row)
-{
-	Got *g = ctx;
-	if (g->n >= MAXP)
-		return 1;
-	int i = g->n++;
-	g->r[i] = *row;
-	snprintf(g->labels[i], sizeof g->labels[i], "%s", row->labels_json);
-	snprintf(g->type[i], sizeof g->type[i], "%s", row->type);
-	snprintf(g->unit[i], sizeof g->unit[i], "%s", row->unit);
-	snprintf(g->help[i], sizeof g->help[i], "%s", row->help);
-	snprintf(g->scheme[i], sizeof g->scheme[i], "%s", row->scheme);
-	/* the row's pointers are borrowed: keep only the copies */
-	g->r[i].family = g->r[i].type = g->r[i].unit = g->r[i].help = NULL;
-	g->r[i].temporality = g->r[i].labels_json = g->r[i].service = g->r[i].scheme = NULL;
-	g->r[i].buckets = NULL;
-	g->r[i].quantiles = NULL;
-	g->r[i].exemplars = NULL;
-	for (int k = 0; k < row->n_buckets && k < 16; k++)
-		g->b[i][k] = row->buckets[k];
-	for (int k = 0; k < row->n_quantiles && k < 8; k++)
-		g->q[i][k] = row->quantiles[k];
-	for (int k = 0; k < row->n_exemplars && k < 8; k++) {
-		g->ex[i][k] = row->exemplars[k];
-		snprintf(g->ex_trace[i][k], 64, "%s", row->exemplars[k].trace_id);
-		snprintf(g->ex_span[i][k], 32, "%s", row->exemplars[k].span_id);
-		snprintf(g->ex_labels[i][k], 256, "%s", row->exemplars[k].labels_json);
-	}
-	return 0;
-}
-
 static Got *points(Env *e, const char *family, const char *labels)
 {
-	static Got g;
-	memset(&g, 0, sizeof g);
-	StoreMetricQuery q = {
-		.family = family,
-		.labels_json = labels,
-		.from_ns = INT64_MIN,
-		.to_ns = INT64_MAX,
-		.flags = STORE_METRIC_BUCKETS | STORE_METRIC_QUANTILES | STORE_METRIC_EXEMPLARS,
-	};
-	Err err = {0};
-	if (store_metric_points_scan(e->st, &q, collect, &g, &err))
-		fail_msg("scan %s: %s", family, err.msg);
-	return &g;
+	return points_of(e, family, labels, NULL);
 }
 
 /* ---- valid input ---------------------------------------------------------- */
