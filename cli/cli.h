@@ -40,6 +40,20 @@ typedef struct CliRanges {
  * r. Returns 0, or prints the error and returns 2 (a usage error). */
 int cli_ranges(const char *window, const char *baseline, CliRanges *r);
 
+/* Copies a CliRanges into any options struct with the same five fields
+ * (AnalysisOptions, DiagnoseOptions, CheckOptions, TuiOptions). */
+#define CLI_SET_RANGES(dst, r)                  \
+	do {                                        \
+		(dst).win_from = (r).win_from;          \
+		(dst).win_to = (r).win_to;              \
+		(dst).has_baseline = (r).has_baseline;  \
+		(dst).base_from = (r).base_from;        \
+		(dst).base_to = (r).base_to;            \
+	} while (0)
+
+/* 0 when format is "text" or "json"; else prints why and returns 2. */
+int cli_text_or_json(const char *format);
+
 /* True when arg is "-h" or "--help". */
 int cli_is_help(const char *arg);
 

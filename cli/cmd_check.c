@@ -73,16 +73,12 @@ int cmd_check(int argc, char **argv)
 	const char *name = argv[optind];
 	if (check_question(name) == NULL)
 		return cli_fail("unknown check '%s' (tailtriage check --list)", name), 2;
-	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
-		return cli_fail("--format must be text or json, not '%s'", format), 2;
+	if (cli_text_or_json(format))
+		return 2;
 	CliRanges rg;
 	if (cli_ranges(window, baseline, &rg))
 		return 2;
-	o.win_from = rg.win_from;
-	o.win_to = rg.win_to;
-	o.has_baseline = rg.has_baseline;
-	o.base_from = rg.base_from;
-	o.base_to = rg.base_to;
+	CLI_SET_RANGES(o, rg);
 	if (access(db, F_OK) != 0)
 		return cli_fail("%s: no such database (import data first)", db);
 	Model *model = cli_load_model(model_path, &err);

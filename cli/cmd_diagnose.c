@@ -84,16 +84,12 @@ int cmd_diagnose(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
-		return cli_fail("--format must be text or json, not '%s'", format), 2;
+	if (cli_text_or_json(format))
+		return 2;
 	CliRanges rg;
 	if (cli_ranges(window, baseline, &rg))
 		return 2;
-	o.win_from = rg.win_from;
-	o.win_to = rg.win_to;
-	o.has_baseline = rg.has_baseline;
-	o.base_from = rg.base_from;
-	o.base_to = rg.base_to;
+	CLI_SET_RANGES(o, rg);
 	Sheet *sheet = NULL;
 	if (sheet_path && sheet_load(sheet_path, &sheet, &err))
 		return cli_fail("%s", err.msg);

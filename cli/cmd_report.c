@@ -67,16 +67,12 @@ int cmd_report(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
-		return cli_fail("--format must be text or json, not '%s'", format), 2;
+	if (cli_text_or_json(format))
+		return 2;
 	CliRanges rg;
 	if (cli_ranges(window, baseline, &rg))
 		return 2;
-	ao.win_from = rg.win_from;
-	ao.win_to = rg.win_to;
-	ao.has_baseline = rg.has_baseline;
-	ao.base_from = rg.base_from;
-	ao.base_to = rg.base_to;
+	CLI_SET_RANGES(ao, rg);
 	Model *model = cli_load_model(model_path, &err);
 	if (model_path && model == NULL)
 		return cli_fail("%s", err.msg);

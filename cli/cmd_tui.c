@@ -112,11 +112,7 @@ int cmd_tui(int argc, char **argv)
 	CliRanges rg;
 	if (cli_ranges(window, baseline, &rg))
 		return 2;
-	to.win_from = rg.win_from;
-	to.win_to = rg.win_to;
-	to.has_baseline = rg.has_baseline;
-	to.base_from = rg.base_from;
-	to.base_to = rg.base_to;
+	CLI_SET_RANGES(to, rg);
 	/* With --listen the receiver runs in this process on its own thread
 	 * and connection (it creates the database when missing). */
 	Receiver *rx = NULL;

@@ -63,3 +63,10 @@ int cli_ranges(const char *window, const char *baseline, CliRanges *r)
 	r->has_baseline = 1;
 	return 0;
 }
+
+int cli_text_or_json(const char *format)
+{
+	if (strcmp(format, "text") == 0 || strcmp(format, "json") == 0)
+		return 0;
+	return cli_fail("--format must be text or json, not '%s'", format), 2;
+}
