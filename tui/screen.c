@@ -210,7 +210,7 @@ static void draw_budget_row(const TuiApp *app, Canvas *cv, int y)
 		tail_w += 1 + snprintf(tail, sizeof tail, " %d within  ", ok);
 	char unk[64] = "";
 	if (unknown)
-		tail_w += snprintf(unk, sizeof unk, "%d not evaluated (need metrics)", unknown);
+		tail_w += snprintf(unk, sizeof unk, "%d not evaluated (no evidence)", unknown);
 	int use_short = x0 + long_w + tail_w > cv->w;
 	int x = x0;
 	for (int k = 0; k < n_items; k++) {

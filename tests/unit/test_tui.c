@@ -305,7 +305,7 @@ static void test_header_breach_and_budgets(void **state)
 	assert_non_null(strstr(s, "BREACHED"));
 	assert_non_null(strstr(s, "BREACHED objective 300 ms"));
 	assert_non_null(strstr(s, "ingress p99 above 300 ms"));      /* breached budget */
-	assert_non_null(strstr(s, "2 not evaluated (need metrics)")); /* the others */
+	assert_non_null(strstr(s, "2 not evaluated (no evidence)")); /* the others */
 	assert_non_null(strstr(s, "enterprise 20.0%/10.0%"));        /* mix window/base */
 	free(s);
 	env_free(e);
