@@ -35,6 +35,7 @@
 #ifdef TT_HAVE_TUI
 #include "tui.h"
 #include "tui_drill.h"
+#include "sanitize.h"
 #endif
 
 static void usage(FILE *out)
@@ -798,14 +799,11 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 
 /* ---- history ----------------------------------------------------------------- */
 
-/* Copies s for a terminal: control bytes become '?'. The database may have
- * been written by anything. */
+/* Copies s for a terminal through the shared sanitizer: the database may
+ * have been written by anything. */
 static void printable(const char *s, char *out, size_t sz)
 {
-	size_t i = 0;
-	for (; s[i] && i + 1 < sz; i++)
-		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	out[i] = '\0';
+	san_clean(s ? s : "", out, sz);
 }
 
 typedef struct HistCtx {
@@ -849,12 +847,11 @@ static int hist_row(void *ctx, int64_t id, const StoreDrillAttempt *a)
 	printable(a->mode, mode, sizeof mode);
 	printf("%-4lld %-20s %-16.16s %-26.26s %9s  %s%s\n", (long long)id, when, person, drill, sc,
 	       mode, a->hints_used ? " +hints" : "");
-	Buf b;
-	buf_init(&b);
-	for (const char *c = a->answers_json; *c; c++)
-		buf_addc(&b, (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c);
-	printf("     answers %s\n", buf_str(&b));
-	buf_fini(&b);
+	size_t n = strlen(a->answers_json) * 3 + 1; /* U+FFFD is 3 bytes */
+	char *ans = xmalloc(n);
+	san_clean(a->answers_json, ans, n);
+	printf("     answers %s\n", ans);
+	free(ans);
 	return 0;
 }
 

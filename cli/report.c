@@ -4,7 +4,8 @@
  * Text conventions: "?" is an unknown value (e.g. a call whose server span
  * is missing), "-" a value that does not apply (a local span has no client
  * wait). Nothing unknown is ever printed as 0. Strings from the data are
- * printed through report_clean() so control bytes never reach a terminal.
+ * printed through the shared sanitizer (common/sanitize.h), so escape
+ * sequences and control bytes never reach a terminal.
  */
 #include "report.h"
 
@@ -16,6 +17,7 @@
 
 #include "buf.h"
 #include "timefmt.h"
+#include "sanitize.h"
 
 void report_ms(char *out, size_t sz, double v, int64_t n, int applicable)
 {
@@ -27,17 +29,10 @@ void report_ms(char *out, size_t sz, double v, int64_t n, int applicable)
 		snprintf(out, sz, "%.1f", v);
 }
 
-/* Copies s replacing control bytes and DEL with '?'. UTF-8 passes through
- * (the terminal sanitizer of the TUI does the full job; the report only
- * needs to be harmless). */
+/* Strings from data reach a terminal: the shared sanitizer. */
 static void clean(char *out, size_t sz, const char *s)
 {
-	size_t j = 0;
-	for (size_t i = 0; s && s[i] && j + 1 < sz; i++) {
-		unsigned char c = (unsigned char)s[i];
-		out[j++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-	}
-	out[j] = '\0';
+	san_clean(s ? s : "", out, sz);
 }
 
 static const char *edge_name(int e)

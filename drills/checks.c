@@ -18,6 +18,7 @@
 #include "drills_priv.h"
 #include "evidence.h"
 #include "timefmt.h"
+#include "sanitize.h"
 
 typedef int (*CheckFn)(Store *st, const CheckOptions *o, EvRequestSet *w, EvRequestSet *b,
                        CheckTable *t, Err *err);
@@ -113,12 +114,7 @@ static void f_int(char *o, int64_t v)
 
 static void f_str(char *o, const char *s)
 {
-	size_t j = 0;
-	for (size_t i = 0; s && s[i] && j + 1 < 48; i++) {
-		unsigned char c = (unsigned char)s[i];
-		o[j++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-	}
-	o[j] = '\0';
+	san_clean(s ? s : "", o, 48);
 }
 
 static int cmp_float(const void *a, const void *b)

@@ -17,6 +17,7 @@
 
 #include "drills_priv.h"
 #include "sheet.h"
+#include "sanitize.h"
 
 /* ---- running ------------------------------------------------------------ */
 
@@ -143,17 +144,10 @@ const DxDecision *diagnosis_decision(const Diagnosis *d, const char *id)
 
 /* ---- rendering helpers ------------------------------------------------------ */
 
-/* Copies s replacing control bytes: strings from data and sheets reach a
- * terminal. */
+/* Strings from data and sheets reach a terminal: the shared sanitizer. */
 static void clean(char *out, size_t sz, const char *s)
 {
-	size_t j = 0;
-	for (size_t i = 0; s && s[i] && j + 1 < sz; i++) {
-		unsigned char c = (unsigned char)s[i];
-		out[j++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-	}
-	if (sz)
-		out[j] = '\0';
+	san_clean(s ? s : "", out, sz);
 }
 
 static void fmt_value(const EvValue *v, char *out, size_t sz)

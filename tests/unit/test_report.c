@@ -182,11 +182,52 @@ static void test_json_fields(void **state)
 	rm_db(path);
 }
 
+
+/* Names from data with an OSC title sequence, a screen clear, a bell, a
+ * C1 CSI and broken UTF-8 reach the printed report harmlessly. */
+static void test_hostile_names(void **state)
+{
+	(void)state;
+	char path[128];
+	tmp_db_path(path, sizeof path);
+	Store *st = NULL;
+	Err err = {0};
+	assert_int_equal(store_open(path, 0, &st, &err), 0);
+	static const TSpanSpec sp[] = {
+		{"h1", "r", "", "api", "GET /\x1b]0;pwned\x07x", SPAN_KIND_SERVER, 0, 50, "gold\x1b[2J", 0},
+		{"h1", "c", "r", "api", "evil\xc2\x9b" "31m\xff\xfe.Get", SPAN_KIND_CLIENT, 5, 40, NULL, 0},
+		{"h1", "s", "c", "svc\x07", "Get", SPAN_KIND_SERVER, 10, 30, NULL, 0},
+	};
+	assert_int_equal(add_spans(st, sp, 3, T0), 0);
+	AnalysisOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	Analysis *a = NULL;
+	assert_int_equal(analysis_run(st, &o, &a, &err), 0);
+	Buf out;
+	buf_init(&out);
+	report_text(a, &out);
+	for (size_t i = 0; i < out.len; i++) {
+		unsigned char c = (unsigned char)out.p[i];
+		assert_false(c < 0x20 && c != '\n');
+		assert_false(c == 0x7f);
+	}
+	/* no C1 CSI (U+009B as UTF-8) and no invalid bytes left */
+	assert_null(strstr(out.p, "\xc2\x9b"));
+	assert_null(strstr(out.p, "\xff"));
+	/* what was there is still visible, with the bad parts marked */
+	assert_non_null(strstr(out.p, "svc\xef\xbf\xbd"));
+	assert_non_null(strstr(out.p, "GET /\xef\xbf\xbd"));
+	buf_fini(&out);
+	analysis_free(a);
+	store_close(st);
+	rm_db(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_golden),
 		cmocka_unit_test(test_json_fields),
+		cmocka_unit_test(test_hostile_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

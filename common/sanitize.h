@@ -1,6 +1,6 @@
 /*
- * sanitize.h - the one gate every string passes before it reaches the
- * terminal.
+ * sanitize.h - the one gate every string from data passes before it reaches
+ * a terminal: the dashboard's canvas and every text the CLI prints.
  *
  * Text from data (span names, services, attribute values, class names,
  * even the model's labels) is untrusted bytes. The sanitizer turns it into
@@ -51,6 +51,10 @@ int san_width(const char *s);
  * using at most max_cols columns (< 0: no limit). Whole characters only.
  * Returns the columns written. */
 int san_copy(const char *s, char *out, size_t outsz, int max_cols);
+
+/* san_copy() without a column limit: for text written to a terminal
+ * outside the dashboard (reports, diagnoses, check tables, drill output). */
+int san_clean(const char *s, char *out, size_t outsz);
 
 /* Encodes cp as UTF-8 into out (at least 4 bytes). Returns bytes. */
 int san_utf8_encode(uint32_t cp, char *out);

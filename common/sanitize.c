@@ -295,3 +295,8 @@ int san_copy(const char *s, char *out, size_t outsz, int max_cols)
 	out[o] = '\0';
 	return cols;
 }
+
+int san_clean(const char *s, char *out, size_t outsz)
+{
+	return san_copy(s, out, outsz, -1);
+}
