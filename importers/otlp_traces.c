@@ -355,9 +355,9 @@ static int sink_scope(Sink *k, const Batch *b, const Rec *r)
 	return 0;
 }
 
-static int sink_span(Sink *k, const Batch *b, Rec *r)
+/* Fills in the strings and the resource and scope of a span record. */
+static StoreSpan *sink_span(Sink *k, const Batch *b, Rec *r)
 {
-	ImportCtx *c = k->ctx;
 	StoreSpan *sp = &r->sp;
 	sp->name = rec_str(b, r, S_NAME);
 	sp->status_msg = rec_str(b, r, S_STATUS_MSG);
@@ -375,29 +375,37 @@ static int sink_span(Sink *k, const Batch *b, Rec *r)
 	}
 	if (k->has_scope)
 		sp->scope_id = k->scope_id;
-	int added = 0;
-	if (store_span_add(c->st, c->source_id, sp, &added, &k->err))
-		return sink_fail(k, r);
-	if (!added) {
-		c->counts->spans_duplicate++;
-		return 0;
-	}
-	c->counts->spans_added++;
-	if (!k->rs_first || !k->ss_first) {
-		int64_t id = store_last_rowid(c->st);
+	return sp;
+}
+
+/* Stores records [i, j) of b, all spans, in one call. A store error is
+ * reported at the first of them (such errors are about the database, not
+ * about one span). */
+static int sink_spans(Sink *k, Batch *b, int i, int j)
+{
+	ImportCtx *c = k->ctx;
+	const StoreSpan *sp[BATCH_RECS];
+	for (int x = i; x < j; x++)
+		sp[x - i] = sink_span(k, b, &b->recs[x]);
+	int64_t added, first;
+	if (store_spans_add(c->st, c->source_id, sp, j - i, &added, &first, &k->err))
+		return sink_fail(k, &b->recs[i]);
+	c->counts->spans_added += added;
+	c->counts->spans_duplicate += (j - i) - added;
+	if (added) {
 		if (!k->rs_first)
-			k->rs_first = id;
+			k->rs_first = first;
 		if (!k->ss_first)
-			k->ss_first = id;
+			k->ss_first = first;
 	}
 	return 0;
 }
 
 static int sink_batch(Sink *k, Batch *b)
 {
-	for (int i = 0; i < b->n; i++) {
+	for (int i = 0; i < b->n;) {
 		Rec *r = &b->recs[i];
-		int rc = 0;
+		int rc = 0, next = i + 1;
 		switch (r->op) {
 		case OP_RS:
 			k->has_res = 0;
@@ -409,10 +417,15 @@ static int sink_batch(Sink *k, Batch *b)
 			break;
 		case OP_RESOURCE: rc = sink_resource(k, b, r); break;
 		case OP_SCOPE: rc = sink_scope(k, b, r); break;
-		default: rc = sink_span(k, b, r); break;
+		default:
+			while (next < b->n && b->recs[next].op == OP_SPAN)
+				next++;
+			rc = sink_spans(k, b, i, next);
+			break;
 		}
 		if (rc)
 			return rc;
+		i = next;
 	}
 	return 0;
 }

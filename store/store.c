@@ -5,8 +5,12 @@
  * Invariants:
  *  - every statement is prepared once in store_open() and reset after use;
  *  - migrations only ever append: migration N takes user_version N-1 to N;
- *  - span identity is (trace_id, span_id), enforced by a UNIQUE index, and
- *    an insert that hits it is counted as a duplicate, not an error.
+ *  - span identity is (trace_id, span_id), enforced by a UNIQUE index on
+ *    (trace_key, span_id), and an insert that hits it is counted as a
+ *    duplicate, not an error. trace_key is the traces row of the span's
+ *    trace id: keys are handed out in the order traces are first stored, so
+ *    the spans of new traces land at the right edge of the index instead of
+ *    at random places in it (see store_span_add).
  */
 #include "store.h"
 #include "store_priv.h"
@@ -75,6 +79,36 @@ static const char *const migrations[] = {
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
+/* Span migrations added after the metrics and drills areas existed: they
+ * run after those (see migrate()). */
+static const char *const late_migrations[] = {
+	/* traces: one row per trace id; spans point at it with trace_key, and
+	 * span identity is enforced on (trace_key, span_id). A TEXT index on
+	 * (trace_id, span_id) receives random trace ids in random places: once
+	 * it outgrows the page cache (about a million spans), every insert
+	 * reads a page back, which made it the largest single cost of an
+	 * import. Keys grow with each new trace, so inserts stay near the end
+	 * of the index. trace_id stays in spans for readers. */
+	"CREATE TABLE traces("
+	"  id INTEGER PRIMARY KEY,"
+	"  trace_id TEXT NOT NULL UNIQUE);"
+	"INSERT INTO traces(trace_id) SELECT trace_id FROM spans GROUP BY trace_id ORDER BY min(id);"
+	"ALTER TABLE spans ADD COLUMN trace_key INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE spans SET trace_key = (SELECT t.id FROM traces t WHERE t.trace_id = spans.trace_id);"
+	"DROP INDEX spans_identity;"
+	"CREATE UNIQUE INDEX spans_identity ON spans(trace_key, span_id);",
+};
+
+#define N_LATE_MIGRATIONS ((int)(sizeof late_migrations / sizeof late_migrations[0]))
+
+/* The span insert without its VALUES rows; SPAN_PARAMS values per row. */
+#define SPAN_INSERT                                                                    \
+	"INSERT OR IGNORE INTO spans(trace_id, span_id, parent_id, source_id, resource_id," \
+	" scope_id, service, host, name, kind, start_ns, end_ns, status_code, status_msg,"  \
+	" wclass, queue_ns, trace_state, flags, attrs, events, links, dropped, trace_key)"  \
+	" VALUES "
+#define SPAN_PARAMS 23
+
 static const char *const sql_text[STMT_COUNT] = {
 	[STMT_SOURCE_FIND] =
 	    "SELECT path FROM sources WHERE sha256 = ?1 AND outcome IN ('imported','duplicate') LIMIT 1",
@@ -88,12 +122,11 @@ static const char *const sql_text[STMT_COUNT] = {
 	[STMT_SCOPE_FIND] =
 	    "SELECT id FROM scopes WHERE name = ?1 AND version = ?2 AND attrs = ?3",
 	[STMT_SCOPE_ADD] = "INSERT INTO scopes(name, version, attrs) VALUES (?1, ?2, ?3)",
-	[STMT_SPAN_ADD] =
-	    "INSERT OR IGNORE INTO spans(trace_id, span_id, parent_id, source_id, resource_id,"
-	    " scope_id, service, host, name, kind, start_ns, end_ns, status_code, status_msg,"
-	    " wclass, queue_ns, trace_state, flags, attrs, events, links, dropped)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
-	    " ?17, ?18, ?19, ?20, ?21, ?22)",
+	[STMT_TRACE_FIND] = "SELECT id FROM traces WHERE trace_id = ?1",
+	[STMT_TRACE_ADD] = "INSERT INTO traces(trace_id) VALUES (?1)",
+	[STMT_SPAN_ADD] = SPAN_INSERT
+	    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
+	    " ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
 	[STMT_SPAN_SET_RESOURCE] =
 	    "UPDATE spans SET resource_id = ?3, service = ?4, host = ?5"
 	    " WHERE source_id = ?1 AND id >= ?2 AND resource_id IS NULL",
@@ -124,25 +157,37 @@ static int exec(Store *st, const char *sql, Err *err)
 }
 
 /* Migration numbers are positions in one sequence: the span migrations,
- * then the metrics area's, then the drills area's. A database records only
- * the last number it reached, so a new migration must go at the END of the
- * sequence: appending to an area that is not the last one would renumber
- * the areas after it and make existing databases skip or repeat steps.
- * Add a new migration to the last area, or a new area after it. */
+ * then the metrics area's, then the drills area's, then the late span
+ * migrations. A database records only the last number it reached, so a new
+ * migration must go at the END of the sequence: appending to an area that
+ * is not the last one would renumber the areas after it and make existing
+ * databases skip or repeat steps. Add a new migration to the last area
+ * (late_migrations), or a new area after it. */
+static const char *migration_sql(int i)
+{
+	if (i < N_MIGRATIONS)
+		return migrations[i];
+	i -= N_MIGRATIONS;
+	if (i < store_metrics_migration_count())
+		return store_metrics_migration(i);
+	i -= store_metrics_migration_count();
+	if (i < store_drills_migration_count())
+		return store_drills_migration(i);
+	i -= store_drills_migration_count();
+	return late_migrations[i];
+}
+
 static int migrate(Store *st, Err *err)
 {
 	int v = store_schema_version(st);
-	int n_metrics = store_metrics_migration_count();
-	int total = N_MIGRATIONS + n_metrics + store_drills_migration_count();
+	int total = N_MIGRATIONS + store_metrics_migration_count() +
+	            store_drills_migration_count() + N_LATE_MIGRATIONS;
 	if (v > total)
 		return err_set(err, TT_ESTORE,
 		               "database schema version %d is newer than this tailtriage (%d)",
 		               v, total);
 	for (int i = v; i < total; i++) {
-		const char *sql = i < N_MIGRATIONS ? migrations[i]
-		                  : i < N_MIGRATIONS + n_metrics
-		                      ? store_metrics_migration(i - N_MIGRATIONS)
-		                      : store_drills_migration(i - N_MIGRATIONS - n_metrics);
+		const char *sql = migration_sql(i);
 		if (exec(st, "BEGIN IMMEDIATE", err))
 			return TT_ESTORE;
 		char pragma[64];
@@ -229,9 +274,11 @@ void store_close(Store *st)
 		return;
 	for (int i = 0; i < STMT_COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
+	sqlite3_finalize(st->span_rows);
 	store_read_finalize(st);
 	store_metrics_finalize(st);
 	store_drills_finalize(st);
+	free(st->tkeys.e);
 	sqlite3_close(st->db);
 	free(st->path);
 	free(st);
@@ -257,8 +304,19 @@ static int step_done(Store *st, sqlite3_stmt *s, Err *err, const char *what)
 	return 0;
 }
 
+/* Forgets every cached trace key (see StoreTraceKeys). */
+static void tkeys_forget(StoreTraceKeys *c)
+{
+	c->n = 0;
+	if (++c->gen == 0 && c->e) {  /* wrapped: old generations would match */
+		memset(c->e, 0, STORE_TKEY_CAP * sizeof *c->e);
+		c->gen = 1;
+	}
+}
+
 int store_begin(Store *st, Err *err)
 {
+	tkeys_forget(&st->tkeys);
 	return step_done(st, st->stmt[STMT_BEGIN], err, "begin transaction");
 }
 
@@ -269,6 +327,7 @@ int store_commit(Store *st, Err *err)
 
 void store_rollback(Store *st)
 {
+	tkeys_forget(&st->tkeys);
 	if (!sqlite3_get_autocommit(st->db))
 		step_done(st, st->stmt[STMT_ROLLBACK], NULL, "rollback");
 }
@@ -421,46 +480,141 @@ int store_scope_intern(Store *st, const char *name, const char *version,
 	return rc;
 }
 
+/* The traces.id of a trace id, adding the row when the trace is new. */
+static int trace_key(Store *st, const char *id, int64_t *key, Err *err)
+{
+	StoreTraceKeys *c = &st->tkeys;
+	if (c->e == NULL) {
+		c->e = xcalloc(STORE_TKEY_CAP, sizeof *c->e);
+		c->gen = 1;
+	}
+	size_t len = strnlen(id, sizeof c->e[0].id - 1);
+	uint64_t h = 14695981039346656037u; /* FNV-1a */
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)id[i]) * 1099511628211u;
+	unsigned mask = STORE_TKEY_CAP - 1, i = (unsigned)(h ^ (h >> 32)) & mask;
+	for (; c->e[i].gen == c->gen; i = (i + 1) & mask) {
+		if (memcmp(c->e[i].id, id, len) == 0 && c->e[i].id[len] == '\0') {
+			*key = c->e[i].key;
+			return 0;
+		}
+	}
+	sqlite3_stmt *f = st->stmt[STMT_TRACE_FIND], *a = st->stmt[STMT_TRACE_ADD];
+	sqlite3_bind_text(f, 1, id, (int)len, SQLITE_STATIC);
+	sqlite3_bind_text(a, 1, id, (int)len, SQLITE_STATIC);
+	int rc = intern(st, f, a, key, err, "storing trace");
+	sqlite3_clear_bindings(f);
+	sqlite3_clear_bindings(a);
+	if (rc)
+		return rc;
+	if (c->n >= STORE_TKEY_CAP / 4 * 3) {
+		tkeys_forget(c);
+		i = (unsigned)(h ^ (h >> 32)) & mask;
+	}
+	memcpy(c->e[i].id, id, len);
+	c->e[i].id[len] = '\0';
+	c->e[i].gen = c->gen;
+	c->e[i].key = *key;
+	c->n++;
+	return 0;
+}
+
+/* Binds sp as row `row` (0-based) of a span insert. */
+static void bind_span(sqlite3_stmt *s, int row, int64_t source_id, const StoreSpan *sp,
+                      int64_t tkey)
+{
+	int b = row * SPAN_PARAMS;
+	sqlite3_bind_text(s, b + 1, sp->trace_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, b + 2, sp->span_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, b + 3, sp->parent_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, b + 4, source_id);
+	if (sp->resource_id)
+		sqlite3_bind_int64(s, b + 5, sp->resource_id);
+	else
+		sqlite3_bind_null(s, b + 5);
+	if (sp->scope_id)
+		sqlite3_bind_int64(s, b + 6, sp->scope_id);
+	else
+		sqlite3_bind_null(s, b + 6);
+	sqlite3_bind_text(s, b + 7, store_nz(sp->service), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, b + 8, store_nz(sp->host), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, b + 9, store_nz(sp->name), -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, b + 10, sp->kind);
+	sqlite3_bind_int64(s, b + 11, sp->start_ns);
+	sqlite3_bind_int64(s, b + 12, sp->end_ns);
+	sqlite3_bind_int(s, b + 13, sp->status_code);
+	store_bind_text(s, b + 14, sp->status_msg);
+	store_bind_text(s, b + 15, sp->wclass);
+	if (sp->has_queue)
+		sqlite3_bind_int64(s, b + 16, sp->queue_ns);
+	else
+		sqlite3_bind_null(s, b + 16);
+	store_bind_text(s, b + 17, sp->trace_state);
+	sqlite3_bind_int64(s, b + 18, sp->flags);
+	store_bind_text(s, b + 19, sp->attrs_json);
+	store_bind_text(s, b + 20, sp->events_json);
+	store_bind_text(s, b + 21, sp->links_json);
+	sqlite3_bind_int64(s, b + 22, sp->dropped);
+	sqlite3_bind_int64(s, b + 23, tkey);
+}
+
+/* The insert of STORE_SPAN_ROWS spans in one statement, prepared on first
+ * use. */
+static sqlite3_stmt *span_add_rows(Store *st, Err *err)
+{
+	if (st->span_rows)
+		return st->span_rows;
+	Buf sql;
+	buf_init(&sql);
+	buf_adds(&sql, SPAN_INSERT);
+	for (int r = 0; r < STORE_SPAN_ROWS; r++) {
+		buf_adds(&sql, r ? ",(" : "(");
+		for (int c = 0; c < SPAN_PARAMS; c++)
+			buf_printf(&sql, c ? ",?%d" : "?%d", r * SPAN_PARAMS + c + 1);
+		buf_addc(&sql, ')');
+	}
+	sqlite3_stmt *s = store_stmt_lazy(st, &st->span_rows, sql.p, "span insert", err);
+	buf_fini(&sql);
+	return s;
+}
+
+int store_spans_add(Store *st, int64_t source_id, const StoreSpan *const *sp, int n,
+                    int64_t *n_added, int64_t *first_rowid, Err *err)
+{
+	*n_added = 0;
+	*first_rowid = 0;
+	int64_t tkey[STORE_SPAN_ROWS];
+	for (int i = 0; i < n;) {
+		int rows = n - i >= STORE_SPAN_ROWS ? STORE_SPAN_ROWS : 1;
+		sqlite3_stmt *s = rows > 1 ? span_add_rows(st, err) : st->stmt[STMT_SPAN_ADD];
+		if (s == NULL)
+			return TT_ESTORE;
+		for (int r = 0; r < rows; r++)
+			if (trace_key(st, sp[i + r]->trace_id, &tkey[r], err))
+				return TT_ESTORE;
+		for (int r = 0; r < rows; r++)
+			bind_span(s, r, source_id, sp[i + r], tkey[r]);
+		int rc = sqlite3_step(s);
+		sqlite3_reset(s);
+		if (rc != SQLITE_DONE)
+			return store_sqlerr(st, err, "storing span");
+		/* An INSERT gives each new row the largest rowid plus one, so the
+		 * rows this statement added are the last `changes` rowids. */
+		int changes = sqlite3_changes(st->db);
+		if (changes > 0 && *first_rowid == 0)
+			*first_rowid = sqlite3_last_insert_rowid(st->db) - changes + 1;
+		*n_added += changes;
+		i += rows;
+	}
+	return 0;
+}
+
 int store_span_add(Store *st, int64_t source_id, const StoreSpan *sp, int *added, Err *err)
 {
-	sqlite3_stmt *s = st->stmt[STMT_SPAN_ADD];
-	sqlite3_bind_text(s, 1, sp->trace_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, sp->span_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, sp->parent_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 4, source_id);
-	if (sp->resource_id)
-		sqlite3_bind_int64(s, 5, sp->resource_id);
-	else
-		sqlite3_bind_null(s, 5);
-	if (sp->scope_id)
-		sqlite3_bind_int64(s, 6, sp->scope_id);
-	else
-		sqlite3_bind_null(s, 6);
-	sqlite3_bind_text(s, 7, sp->service ? sp->service : "", -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 8, sp->host ? sp->host : "", -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 9, sp->name ? sp->name : "", -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 10, sp->kind);
-	sqlite3_bind_int64(s, 11, sp->start_ns);
-	sqlite3_bind_int64(s, 12, sp->end_ns);
-	sqlite3_bind_int(s, 13, sp->status_code);
-	store_bind_text(s, 14, sp->status_msg);
-	store_bind_text(s, 15, sp->wclass);
-	if (sp->has_queue)
-		sqlite3_bind_int64(s, 16, sp->queue_ns);
-	else
-		sqlite3_bind_null(s, 16);
-	store_bind_text(s, 17, sp->trace_state);
-	sqlite3_bind_int64(s, 18, sp->flags);
-	store_bind_text(s, 19, sp->attrs_json);
-	store_bind_text(s, 20, sp->events_json);
-	store_bind_text(s, 21, sp->links_json);
-	sqlite3_bind_int64(s, 22, sp->dropped);
-	int rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	if (rc != SQLITE_DONE)
-		return store_sqlerr(st, err, "storing span");
-	*added = sqlite3_changes(st->db) > 0;
-	return 0;
+	int64_t n_added, first;
+	int rc = store_spans_add(st, source_id, &sp, 1, &n_added, &first, err);
+	*added = n_added > 0;
+	return rc;
 }
 
 int64_t store_last_rowid(Store *st)

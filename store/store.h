@@ -131,6 +131,16 @@ typedef struct StoreSpan {
 int store_span_add(Store *st, int64_t source_id, const StoreSpan *sp,
                    int *added, Err *err);
 
+/* Inserts n spans in the current transaction, STORE_SPAN_ROWS per SQL
+ * statement (a bulk import spends about a third less time in SQLite than
+ * with one statement per span). *n_added counts the new ones (the others
+ * were already stored, or repeat an earlier span of the same call);
+ * *first_rowid is the rowid of the first new one, 0 when none. The spans'
+ * strings need to live only during the call. */
+#define STORE_SPAN_ROWS 16
+int store_spans_add(Store *st, int64_t source_id, const StoreSpan *const *sp, int n,
+                    int64_t *n_added, int64_t *first_rowid, Err *err);
+
 /* Rowid of the last row inserted on this connection (any table). */
 int64_t store_last_rowid(Store *st);
 
@@ -183,7 +193,7 @@ enum {
 
 /* Calls fn for every span of every trace that has a root span starting in
  * [from_ns, to_ns) (INT64_MIN/INT64_MAX for open ends), grouped by trace,
- * traces in order of trace id. Spans of traces without a root span
+ * traces in the order they were first stored. Spans of traces without a root span
  * are included when any of their spans starts in the range. */
 int store_spans_scan(Store *st, int64_t from_ns, int64_t to_ns, int flags,
                      StoreSpanFn fn, void *ctx, Err *err);
@@ -193,7 +203,7 @@ int store_spans_scan(Store *st, int64_t from_ns, int64_t to_ns, int flags,
 int store_spans_max_rowid(Store *st, int64_t *out, Err *err);
 
 /* Calls fn for every span with after_rowid < rowid <= upto_rowid, grouped
- * by trace (trace id order). Only the spans in that range are returned: a
+ * by trace (order first stored). Only the spans in that range are returned: a
  * trace that also has older rows is partial here (use store_trace_scan). */
 int store_spans_since(Store *st, int64_t after_rowid, int64_t upto_rowid, StoreSpanFn fn,
                       void *ctx, Err *err);

@@ -5,6 +5,7 @@
 #define TT_STORE_PRIV_H
 
 #include <sqlite3.h>
+#include <stdint.h>
 
 #include "store.h"
 
@@ -16,6 +17,8 @@ enum {
 	STMT_RESOURCE_ADD,
 	STMT_SCOPE_FIND,
 	STMT_SCOPE_ADD,
+	STMT_TRACE_FIND,
+	STMT_TRACE_ADD,
 	STMT_SPAN_ADD,
 	STMT_SPAN_SET_RESOURCE,
 	STMT_SPAN_SET_SCOPE,
@@ -40,6 +43,25 @@ enum {
 	RSTMT_COUNT
 };
 
+/* The writer's memory of trace id -> traces.id (trace_key), so that a span
+ * of a trace seen recently needs no lookup. Bounded: when three quarters
+ * full it is emptied (the traces table still knows every key). Emptied on
+ * begin and rollback too, since a rolled-back transaction takes its new
+ * traces rows with it; generations make that O(1). */
+#define STORE_TKEY_CAP (1u << 16)
+
+typedef struct StoreTraceKey {
+	char id[33];
+	uint32_t gen;             /* valid only when equal to the cache's gen */
+	int64_t key;
+} StoreTraceKey;
+
+typedef struct StoreTraceKeys {
+	StoreTraceKey *e;         /* STORE_TKEY_CAP entries, allocated on first use */
+	uint32_t gen;
+	unsigned n;
+} StoreTraceKeys;
+
 #define STORE_METRICS_STMTS 32
 #define STORE_DRILLS_STMTS 4
 
@@ -50,6 +72,8 @@ struct Store {
 	sqlite3_stmt *rstmt[RSTMT_COUNT];
 	sqlite3_stmt *mstmt[STORE_METRICS_STMTS]; /* owned by store_metrics.c */
 	sqlite3_stmt *dstmt[STORE_DRILLS_STMTS];  /* owned by store_drills.c */
+	StoreTraceKeys tkeys;
+	sqlite3_stmt *span_rows;  /* STORE_SPAN_ROWS spans per insert, lazily */
 };
 
 int store_sqlerr(Store *st, Err *err, const char *what);

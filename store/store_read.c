@@ -12,37 +12,37 @@
 	" coalesce(s.links, ''), " attrs
 
 /* A trace belongs to a window when its root span starts in it; a trace with
- * no root (only orphans) belongs where its earliest span starts. */
+ * no root (only orphans) belongs where its earliest span starts. Traces are
+ * grouped by trace_key (the order they were first stored), which the
+ * identity index (trace_key, span_id) delivers without a sort. */
+#define WINDOW_TRACES                                                              \
+	"WITH t(k) AS ("                                                                \
+	"  SELECT trace_key FROM spans WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2" \
+	"  UNION SELECT trace_key FROM spans GROUP BY trace_key"                       \
+	"    HAVING sum(parent_id = '') = 0 AND min(start_ns) >= ?1 AND min(start_ns) < ?2)"
+
 static const char *const rsql[RSTMT_COUNT] = {
-	[RSTMT_SCAN_ALL] = "SELECT " SPAN_COLS("''") " FROM spans s ORDER BY s.trace_id",
+	[RSTMT_SCAN_ALL] = "SELECT " SPAN_COLS("''") " FROM spans s ORDER BY s.trace_key",
 	[RSTMT_SCAN_ALL_ATTRS] =
-	    "SELECT " SPAN_COLS("coalesce(s.attrs, '')") " FROM spans s ORDER BY s.trace_id",
-	[RSTMT_SCAN_WINDOW] =
-	    "WITH t(trace_id) AS ("
-	    "  SELECT trace_id FROM spans WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2"
-	    "  UNION SELECT trace_id FROM spans GROUP BY trace_id"
-	    "    HAVING sum(parent_id = '') = 0 AND min(start_ns) >= ?1 AND min(start_ns) < ?2)"
-	    " SELECT " SPAN_COLS("''") " FROM t JOIN spans s ON s.trace_id = t.trace_id"
-	    " ORDER BY s.trace_id",
-	[RSTMT_SCAN_WINDOW_ATTRS] =
-	    "WITH t(trace_id) AS ("
-	    "  SELECT trace_id FROM spans WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2"
-	    "  UNION SELECT trace_id FROM spans GROUP BY trace_id"
-	    "    HAVING sum(parent_id = '') = 0 AND min(start_ns) >= ?1 AND min(start_ns) < ?2)"
-	    " SELECT " SPAN_COLS("coalesce(s.attrs, '')")
-	    " FROM t JOIN spans s ON s.trace_id = t.trace_id ORDER BY s.trace_id",
+	    "SELECT " SPAN_COLS("coalesce(s.attrs, '')") " FROM spans s ORDER BY s.trace_key",
+	[RSTMT_SCAN_WINDOW] = WINDOW_TRACES " SELECT " SPAN_COLS("''")
+	                      " FROM t JOIN spans s ON s.trace_key = t.k ORDER BY s.trace_key",
+	[RSTMT_SCAN_WINDOW_ATTRS] = WINDOW_TRACES " SELECT " SPAN_COLS("coalesce(s.attrs, '')")
+	                            " FROM t JOIN spans s ON s.trace_key = t.k ORDER BY s.trace_key",
 	[RSTMT_TRACE] = "SELECT " SPAN_COLS("coalesce(s.attrs, '')")
-	                " FROM spans s WHERE s.trace_id = ?1 ORDER BY s.start_ns, s.span_id",
+	                " FROM spans s WHERE s.trace_key = (SELECT id FROM traces WHERE trace_id = ?1)"
+	                " ORDER BY s.start_ns, s.span_id",
 	[RSTMT_SINCE] = "SELECT " SPAN_COLS("''")
-	                " FROM spans s WHERE s.id > ?1 AND s.id <= ?2 ORDER BY s.trace_id",
+	                " FROM spans s WHERE s.id > ?1 AND s.id <= ?2 ORDER BY s.trace_key",
 	[RSTMT_MAX_ROWID] = "SELECT coalesce(max(id), 0) FROM spans",
 	[RSTMT_ROOT_OPS] =
 	    "SELECT service, name, count(*) FROM spans"
 	    " WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2"
 	    " GROUP BY service, name ORDER BY count(*) DESC, service, name",
+	/* a traces row exists only with its first span (same transaction) */
 	[RSTMT_STATS] =
 	    "SELECT (SELECT count(*) FROM spans),"
-	    " (SELECT count(DISTINCT trace_id) FROM spans),"
+	    " (SELECT count(*) FROM traces),"
 	    " (SELECT count(*) FROM sources),"
 	    " (SELECT coalesce(min(start_ns), 0) FROM spans),"
 	    " (SELECT coalesce(max(end_ns), 0) FROM spans)",

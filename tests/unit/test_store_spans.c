@@ -1,0 +1,228 @@
+/*
+ * test_store_spans.c - span identity in the store: the batch insert, the
+ * writer's trace key memory, and the migration of databases written before
+ * the traces table existed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "buf.h"
+#include "helpers.h"
+#include "store_env.h"
+#include "store_priv.h"
+
+static int64_t q_int(const char *db, const char *sql)
+{
+	sqlite3 *h = NULL;
+	sqlite3_stmt *s = NULL;
+	int64_t v = -1;
+	if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(h, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(h);
+	return v;
+}
+
+/* Span i of trace t (both small numbers), 1 ms long. */
+static void mk_span(StoreSpan *s, int t, int i)
+{
+	memset(s, 0, sizeof *s);
+	snprintf(s->trace_id, sizeof s->trace_id, "%032x", t + 1);
+	snprintf(s->span_id, sizeof s->span_id, "%016x", i + 1);
+	s->service = "svc";
+	s->name = "op";
+	s->kind = SPAN_KIND_SERVER;
+	s->start_ns = T0 + MS(i);
+	s->end_ns = s->start_ns + MS(1);
+}
+
+static int64_t source(Env *e, const char *tag)
+{
+	Err err = {0};
+	int64_t src = 0;
+	assert_int_equal(store_source_add(e->st, "test", tag, "test", 0, &src, &err), 0);
+	return src;
+}
+
+static int count_trace(void *ctx, const StoreSpanRow *row)
+{
+	(void)row;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+static int spans_of(Store *st, int t)
+{
+	char id[33];
+	snprintf(id, sizeof id, "%032x", t + 1);
+	int n = 0;
+	Err err = {0};
+	assert_int_equal(store_trace_scan(st, id, count_trace, &n, &err), 0);
+	return n;
+}
+
+/* 40 spans take two full statements and eight single ones; repeats inside
+ * the call and of stored spans are not added, and the first new rowid is
+ * the one the first new span got. */
+static void test_batch_counts_repeats(void **state)
+{
+	Env *e = *state;
+	Err err = {0};
+	StoreSpan s[40];
+	const StoreSpan *p[40];
+	assert_int_equal(store_begin(e->st, &err), 0);
+	int64_t src = source(e, "a");
+	for (int i = 0; i < 5; i++) {
+		mk_span(&s[i], 0, i);
+		p[i] = &s[i];
+	}
+	int64_t added, first;
+	assert_int_equal(store_spans_add(e->st, src, p, 5, &added, &first, &err), 0);
+	assert_int_equal(added, 5);
+	assert_int_equal(first, 1);
+
+	/* 0..4 again (stored), 5..34 new (span j in trace 1 + j % 2), 35..39
+	 * repeat 30..34 of this call */
+	for (int i = 0; i < 40; i++) {
+		int j = i < 35 ? i : i - 5;
+		mk_span(&s[i], i < 5 ? 0 : 1 + j % 2, j);
+		p[i] = &s[i];
+	}
+	assert_int_equal(store_spans_add(e->st, src, p, 40, &added, &first, &err), 0);
+	assert_int_equal(added, 30);
+	assert_int_equal(first, 6);
+	assert_int_equal(store_commit(e->st, &err), 0);
+	assert_int_equal(q_int(e->db, "SELECT count(*) FROM spans"), 35);
+	assert_int_equal(q_int(e->db, "SELECT count(*) FROM traces"), 3);
+	assert_int_equal(spans_of(e->st, 0), 5);
+	assert_int_equal(spans_of(e->st, 1), 15);
+	assert_int_equal(spans_of(e->st, 2), 15);
+}
+
+/* A rolled-back transaction takes its new traces with it: a span of the
+ * same trace stored afterwards must point at a trace that exists. */
+static void test_rollback_forgets_trace_keys(void **state)
+{
+	Env *e = *state;
+	Err err = {0};
+	StoreSpan s;
+	int added;
+	assert_int_equal(store_begin(e->st, &err), 0);
+	int64_t src = source(e, "a");
+	mk_span(&s, 7, 0);
+	assert_int_equal(store_span_add(e->st, src, &s, &added, &err), 0);
+	store_rollback(e->st);
+
+	assert_int_equal(store_begin(e->st, &err), 0);
+	src = source(e, "b");
+	mk_span(&s, 8, 0); /* takes the traces id trace 7 had */
+	assert_int_equal(store_span_add(e->st, src, &s, &added, &err), 0);
+	mk_span(&s, 7, 0);
+	assert_int_equal(store_span_add(e->st, src, &s, &added, &err), 0);
+	assert_int_equal(added, 1);
+	assert_int_equal(store_commit(e->st, &err), 0);
+	assert_int_equal(spans_of(e->st, 7), 1);
+	assert_int_equal(spans_of(e->st, 8), 1);
+	assert_int_equal(q_int(e->db, "SELECT count(*) FROM spans s JOIN traces t"
+	                              " ON t.id = s.trace_key AND t.trace_id = s.trace_id"),
+	                 2);
+}
+
+/* More traces in one import than the writer remembers: spans of traces it
+ * has forgotten are still recognised as stored. */
+static void test_many_traces_one_import(void **state)
+{
+	Env *e = *state;
+	Err err = {0};
+	enum { N = STORE_TKEY_CAP }; /* it forgets at three quarters */
+	assert_int_equal(store_begin(e->st, &err), 0);
+	int64_t src = source(e, "a");
+	StoreSpan s;
+	int added;
+	for (int t = 0; t < N; t++) {
+		mk_span(&s, t, 0);
+		assert_int_equal(store_span_add(e->st, src, &s, &added, &err), 0);
+		assert_int_equal(added, 1);
+	}
+	for (int t = 0; t < N; t += 997) {
+		mk_span(&s, t, 0);
+		assert_int_equal(store_span_add(e->st, src, &s, &added, &err), 0);
+		assert_int_equal(added, 0);
+		mk_span(&s, t, 1);
+		assert_int_equal(store_span_add(e->st, src, &s, &added, &err), 0);
+		assert_int_equal(added, 1);
+	}
+	assert_int_equal(store_commit(e->st, &err), 0);
+	assert_int_equal(q_int(e->db, "SELECT count(*) FROM traces"), N);
+	assert_int_equal(q_int(e->db, "SELECT count(DISTINCT trace_key) FROM spans"), N);
+	assert_int_equal(spans_of(e->st, 997), 2);
+}
+
+/* A database written before the traces table is migrated on open: every
+ * span gets its trace's key, identity still holds, traces read back. */
+static void test_migrates_schema_v4(void **state)
+{
+	Env *e = *state;
+	store_close(e->st);
+	e->st = NULL;
+	unlink(e->db);
+	Buf sql;
+	buf_init(&sql);
+	Err err = {0};
+	assert_int_equal(buf_read_file(&sql, "fixtures/store/schema-v4.sql", 1 << 20, &err), 0);
+	sqlite3 *h = NULL;
+	assert_int_equal(sqlite3_open(e->db, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, sql.p, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+	buf_fini(&sql);
+	assert_int_equal(q_int(e->db, "PRAGMA user_version"), 4);
+
+	assert_int_equal(store_open(e->db, 0, &e->st, &err), 0);
+	assert_true(store_schema_version(e->st) > 4);
+	assert_int_equal(q_int(e->db, "SELECT count(*) FROM traces"), 3);
+	assert_int_equal(q_int(e->db, "SELECT count(*) FROM spans s JOIN traces t"
+	                              " ON t.id = s.trace_key AND t.trace_id = s.trace_id"),
+	                 7);
+	int n = 0;
+	assert_int_equal(
+	    store_trace_scan(e->st, "5b8efff798038103d269b633813fc60c", count_trace, &n, &err), 0);
+	assert_int_equal(n, 3);
+
+	/* a stored span is still a duplicate; a new one of a stored trace is not */
+	StoreSpan s;
+	memset(&s, 0, sizeof s);
+	snprintf(s.trace_id, sizeof s.trace_id, "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1");
+	snprintf(s.span_id, sizeof s.span_id, "00000000000000a2");
+	s.name = "db.query";
+	int added;
+	assert_int_equal(store_begin(e->st, &err), 0);
+	int64_t src = source(e, "c");
+	assert_int_equal(store_span_add(e->st, src, &s, &added, &err), 0);
+	assert_int_equal(added, 0);
+	snprintf(s.span_id, sizeof s.span_id, "00000000000000a3");
+	assert_int_equal(store_span_add(e->st, src, &s, &added, &err), 0);
+	assert_int_equal(added, 1);
+	assert_int_equal(store_commit(e->st, &err), 0);
+	assert_int_equal(q_int(e->db, "SELECT count(*) FROM traces"), 3);
+	n = 0;
+	assert_int_equal(
+	    store_trace_scan(e->st, "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", count_trace, &n, &err), 0);
+	assert_int_equal(n, 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_batch_counts_repeats, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rollback_forgets_trace_keys, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_many_traces_one_import, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_migrates_schema_v4, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
