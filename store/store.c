@@ -177,11 +177,16 @@ static const char *migration_sql(int i)
 	return late_migrations[i];
 }
 
+static int migration_count(void)
+{
+	return N_MIGRATIONS + store_metrics_migration_count() + store_drills_migration_count() +
+	       N_LATE_MIGRATIONS;
+}
+
 static int migrate(Store *st, Err *err)
 {
 	int v = store_schema_version(st);
-	int total = N_MIGRATIONS + store_metrics_migration_count() +
-	            store_drills_migration_count() + N_LATE_MIGRATIONS;
+	int total = migration_count();
 	if (v > total)
 		return err_set(err, TT_ESTORE,
 		               "database schema version %d is newer than this tailtriage (%d)",
@@ -255,6 +260,21 @@ int store_open(const char *path, int flags, Store **out, Err *err)
 		err_set(err, TT_EIO, "%s: empty database (nothing imported yet)", path);
 		store_close(st);
 		return TT_EIO;
+	} else if (store_schema_version(st) < migration_count()) {
+		/* written by an older tailtriage: readers migrate it too, through
+		 * a short-lived writing connection, rather than refuse it */
+		Store *rw = NULL;
+		int rc = store_open(path, 0, &rw, err);
+		store_close(rw);
+		if (rc) {
+			char m[sizeof err->msg];
+			snprintf(m, sizeof m, "%s", err ? err->msg : "");
+			err_set(err, rc, "%s: schema version %d is older than this tailtriage's (%d)"
+			        " and could not be migrated: %s", path, store_schema_version(st),
+			        migration_count(), m);
+			store_close(st);
+			return rc;
+		}
 	}
 	exec(st, "PRAGMA cache_size = -32768", NULL); /* 32 MiB */
 	exec(st, "PRAGMA temp_store = MEMORY", NULL);

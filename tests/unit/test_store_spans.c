@@ -164,11 +164,9 @@ static void test_many_traces_one_import(void **state)
 	assert_int_equal(spans_of(e->st, 997), 2);
 }
 
-/* A database written before the traces table is migrated on open: every
- * span gets its trace's key, identity still holds, traces read back. */
-static void test_migrates_schema_v4(void **state)
+/* Replaces the test's database with the schema-v4 fixture, closed. */
+static void load_v4(Env *e)
 {
-	Env *e = *state;
 	store_close(e->st);
 	e->st = NULL;
 	unlink(e->db);
@@ -182,7 +180,15 @@ static void test_migrates_schema_v4(void **state)
 	sqlite3_close(h);
 	buf_fini(&sql);
 	assert_int_equal(q_int(e->db, "PRAGMA user_version"), 4);
+}
 
+/* A database written before the traces table is migrated on open: every
+ * span gets its trace's key, identity still holds, traces read back. */
+static void test_migrates_schema_v4(void **state)
+{
+	Env *e = *state;
+	Err err = {0};
+	load_v4(e);
 	assert_int_equal(store_open(e->db, 0, &e->st, &err), 0);
 	assert_true(store_schema_version(e->st) > 4);
 	assert_int_equal(q_int(e->db, "SELECT count(*) FROM traces"), 3);
@@ -216,6 +222,23 @@ static void test_migrates_schema_v4(void **state)
 	assert_int_equal(n, 3);
 }
 
+/* Readers (report, tui) migrate an old database too instead of failing. */
+static void test_reader_migrates_schema_v4(void **state)
+{
+	Env *e = *state;
+	Err err = {0};
+	load_v4(e);
+	assert_int_equal(store_open(e->db, STORE_READONLY, &e->st, &err), 0);
+	int n = 0;
+	assert_int_equal(
+	    store_trace_scan(e->st, "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2", count_trace, &n, &err), 0);
+	assert_int_equal(n, 2);
+	StoreStats stats;
+	assert_int_equal(store_stats(e->st, &stats, &err), 0);
+	assert_int_equal(stats.spans, 7);
+	assert_int_equal(stats.traces, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +246,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rollback_forgets_trace_keys, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_many_traces_one_import, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_migrates_schema_v4, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_reader_migrates_schema_v4, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
