@@ -39,9 +39,10 @@ done
 if [ -z "${TT_BIN:-}" ]; then
   echo "== build (Release) in $ROOT/build-bench" >&2
   cmake -S "$ROOT" -B "$ROOT/build-bench" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$ROOT/build-bench" -j"$(nproc)" --target tailtriage >/dev/null
+  cmake --build "$ROOT/build-bench" -j"$(nproc)" --target tailtriage tt_store_floor >/dev/null
   TT_BIN=$ROOT/build-bench/cli/tailtriage
 fi
+FLOOR_BIN=${TT_FLOOR_BIN:-$(dirname "$TT_BIN")/../bench/tt_store_floor}
 [ -x "$TT_BIN" ] || { echo "bench: no binary at $TT_BIN" >&2; exit 2; }
 mkdir -p "$OUT"
 
@@ -113,6 +114,21 @@ for shape in lines doc; do
   else file=$OUT/doc/traces.json size=$size_doc label="one document"; fi
   measure "tailtriage $shape" "$file" "$TT_BIN" import -q --db "$OUT/bench.db" "$file"
   row "$label" "tailtriage import" "$size"
+  if [ $shape = lines ] && [ -x "$FLOOR_BIN" ]; then
+    # the store alone: the same rows through store_spans_add, no parsing
+    floor_best=""
+    for ((r = 0; r < repeat; r++)); do
+      rm -f "$OUT/floor.db" "$OUT/floor.db-wal" "$OUT/floor.db-shm"
+      sync
+      line=$("$FLOOR_BIN" "$OUT/bench.db" "$OUT/floor.db")
+      echo "   store alone: $line" >&2
+      s=$(sed -n 's/.* store_s=\([0-9.]*\).*/\1/p' <<< "$line")
+      if [ -z "$floor_best" ] || python3 -c "import sys; sys.exit(0 if $s < $floor_best else 1)"; then
+        floor_best=$s floor_line=$line
+      fi
+    done
+    rm -f "$OUT/floor.db" "$OUT/floor.db-wal" "$OUT/floor.db-shm"
+  fi
   if [ $peer = 1 ]; then
     measure "python peer $shape" "$file" python3 "$ROOT/bench/peer_import.py" "$file" "$OUT/bench.db"
     row "$label" "Python peer" "$size"
@@ -122,15 +138,28 @@ rm -f "$OUT/bench.db" "$OUT/bench.db-wal" "$OUT/bench.db-shm"
 
 header="| shape | importer | spans | file MiB | wall s | spans/s | CPU s | peak RSS MiB | load before |
 |---|---|---:|---:|---:|---:|---:|---:|---:|"
+floor=""
+if [ -n "${floor_line:-}" ]; then
+  floor=$(python3 - "$floor_line" <<'EOF'
+import sys
+f = dict(kv.split("=") for kv in sys.argv[1].split())
+print(f"The store alone (`tt_store_floor`: the same {int(f['spans']):,} rows through "
+      f"store_spans_add, nothing to read or parse): {f['insert_s']} s inserting + "
+      f"{f['commit_s']} s commit and checkpoint = {f['store_s']} s, "
+      f"**{float(f['spans_per_s']):,.0f} spans/s**.")
+EOF
+)
+fi
 echo "$header"
 printf '%s' "$rows"
+[ -z "$floor" ] || printf '\n%s\n' "$floor"
 
 [ $record = 1 ] || exit 0
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$ROOT" diff --quiet HEAD -- importers store common 2>/dev/null || commit="$commit (importers/store/common modified)"
-python3 - "$ROOT/bench/README.md" "$header" "$rows" "$commit" "$TT_BIN" "$gen_lines_s" "$gen_lines_kb" "$gen_doc_s" "$repeat" "$(python3 --version 2>&1)" "$(sqlite3 --version | cut -d' ' -f1)" <<'EOF'
+python3 - "$ROOT/bench/README.md" "$header" "$rows" "$commit" "$TT_BIN" "$gen_lines_s" "$gen_lines_kb" "$gen_doc_s" "$repeat" "$(python3 --version 2>&1)" "$(sqlite3 --version | cut -d' ' -f1)" "$floor" <<'EOF'
 import datetime, os, re, sys
-path, header, rows, commit, binary, gl, glkb, gd, repeat, py, sq = sys.argv[1:12]
+path, header, rows, commit, binary, gl, glkb, gd, repeat, py, sq, floor = sys.argv[1:13]
 cpu = "?"
 for line in open("/proc/cpuinfo"):
     if line.startswith("model name"):
@@ -149,7 +178,7 @@ Recorded {now} at commit {commit}; {os.cpu_count()} cores ({cpu}), {mem} RAM;
 
 {header}
 {rows.rstrip()}
-<!-- import-results:end -->"""
+{chr(10) + floor + chr(10) if floor else ""}<!-- import-results:end -->"""
 text = open(path).read()
 pat = re.compile(r"<!-- import-results:begin.*?<!-- import-results:end -->", re.S)
 if not pat.search(text):
