@@ -2,7 +2,7 @@
  * store_floor.c - what the store alone costs per span: the floor under any
  * importer that keeps what tailtriage keeps (bench/README.md, "Import").
  *
- * usage: tt_store_floor SRC.db DST.db
+ * usage: tt_store_floor SRC.db DST.db [INDEX...]
  *
  * Reads every span of SRC (a database `tailtriage import` wrote) in rowid
  * order with plain SQLite, and stores it into a fresh DST through the same
@@ -11,6 +11,11 @@
  * file to read and no JSON to parse. Only the time spent inside the store
  * calls and the commit (which includes the WAL checkpoint) is counted;
  * reading SRC is not. Prints one line of key=value pairs.
+ *
+ * INDEX names (spans_identity, spans_root_start) are dropped from DST
+ * before the run: what-if figures for what each index costs. A store
+ * without spans_identity no longer notices repeated spans, so those runs
+ * are measurements, not a way to import.
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -48,8 +53,8 @@ static const char *at(const Buf *arena, long off)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s SRC.db DST.db\n", argv[0]);
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s SRC.db DST.db [INDEX...]\n", argv[0]);
 		return 2;
 	}
 	sqlite3 *src = NULL;
@@ -67,8 +72,24 @@ int main(int argc, char **argv)
 	Store *st = NULL;
 	Err err = {0};
 	int64_t source_id = 0;
+	if (store_open(argv[2], 0, &st, &err)) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
+	for (int i = 3; i < argc; i++) {
+		sqlite3 *dst = NULL;
+		char sql[200];
+		snprintf(sql, sizeof sql, "DROP INDEX \"%s\"", argv[i]);
+		if (strchr(argv[i], '"') || sqlite3_open(argv[2], &dst) != SQLITE_OK ||
+		    sqlite3_exec(dst, sql, NULL, NULL, NULL) != SQLITE_OK) {
+			fprintf(stderr, "%s: cannot drop index %s: %s\n", argv[2], argv[i],
+			        dst ? sqlite3_errmsg(dst) : "out of memory");
+			return 1;
+		}
+		sqlite3_close(dst);
+	}
 	double t_store = 0, t0 = now_s();
-	if (store_open(argv[2], 0, &st, &err) || store_begin(st, &err) ||
+	if (store_begin(st, &err) ||
 	    store_source_add(st, argv[1], "store-floor", "otlp-json", 0, &source_id, &err)) {
 		fprintf(stderr, "%s\n", err.msg);
 		return 1;
@@ -143,11 +164,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}
+	double t_close = now_s();
 	store_close(st);
+	t_close = now_s() - t_close;
 	t_commit = now_s() - t_commit;
 	double all = t_store + t_commit;
-	printf("spans=%lld added=%lld insert_s=%.2f commit_s=%.2f store_s=%.2f spans_per_s=%.0f\n",
-	       (long long)total, (long long)added_total, t_store, t_commit, all,
+	printf("spans=%lld added=%lld insert_s=%.2f commit_s=%.2f close_s=%.2f store_s=%.2f"
+	       " spans_per_s=%.0f\n",
+	       (long long)total, (long long)added_total, t_store, t_commit, t_close, all,
 	       all > 0 ? (double)total / all : 0.0);
 	buf_fini(&arena);
 	sqlite3_finalize(q);
