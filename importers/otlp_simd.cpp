@@ -10,10 +10,15 @@
 #include "otlp_simd.h"
 
 #include <new>
+#include <stdint.h>
 #include <string_view>
 #include <utility>
 
 #include <simdjson.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace {
 
@@ -88,41 +93,173 @@ int hexval(char c)
 //    (tabs) they are legal but rare;
 //  - \u escapes of UTF-16 surrogates (simdjson refuses a lone one that yajl
 //    accepts).
-bool precheck(const char *s, size_t n)
+//
+// The scan is resumable: Scan carries what one byte needs from the ones
+// before it, so the byte loop and the block loop below can take turns.
+struct Scan {
+	size_t depth = 0;
+	bool in_str = false;
+};
+
+// The reference scan of s[*pi, end) (it may stop one byte past end, after
+// an escape); false as soon as the line is refused.
+bool precheck_bytes(const char *s, size_t n, size_t *pi, size_t end, Scan &st)
 {
-	size_t depth = 0, i = 0;
-	while (i < n) {
+	size_t i = *pi;
+	while (i < end) {
 		unsigned char c = (unsigned char)s[i++];
-		if (c == '"') {
-			for (;;) {
+		if (st.in_str) {
+			if (c == '"') {
+				st.in_str = false;
+			} else if (c == '\\') {
 				if (i >= n)
 					return false;
-				unsigned char d = (unsigned char)s[i++];
-				if (d == '"')
-					break;
-				if (d == '\\') {
-					if (i >= n)
-						return false;
-					if (s[i] == 'u' && i + 2 < n && hexval(s[i + 1]) == 0xd &&
-					    hexval(s[i + 2]) >= 8)
-						return false;
-					i++;
-				} else if (d < 0x20) {
+				if (s[i] == 'u' && i + 2 < n && hexval(s[i + 1]) == 0xd &&
+				    hexval(s[i + 2]) >= 8)
 					return false;
-				}
+				i++;
+			} else if (c < 0x20) {
+				return false;
 			}
+		} else if (c == '"') {
+			st.in_str = true;
 		} else if (c == '{' || c == '[') {
-			if (++depth > kMaxDepth)
+			if (++st.depth > kMaxDepth)
 				return false;
 		} else if (c == '}' || c == ']') {
-			if (depth-- == 0)
+			if (st.depth-- == 0)
 				return false;
 		} else if (c < 0x20 && !(c == '\n' && i == n) &&
 		           !(c == '\r' && i + 1 == n && s[i] == '\n')) {
 			return false;
 		}
 	}
-	return depth == 0;
+	*pi = i;
+	return true;
+}
+
+#if defined(__x86_64__)
+// Bit i of each mask: byte i of a 64-byte block is that kind of byte.
+struct BlockBits {
+	uint64_t quote, special, open, close;  // special: '\\' or below 0x20
+};
+
+// Bit i: the XOR of bits 0..i of x.
+inline uint64_t prefix_xor(uint64_t x)
+{
+	x ^= x << 1;
+	x ^= x << 2;
+	x ^= x << 4;
+	x ^= x << 8;
+	x ^= x << 16;
+	x ^= x << 32;
+	return x;
+}
+
+// One 64-byte block s[*pi, *pi + 64) (see precheck()).
+inline bool precheck_block(const char *s, size_t n, size_t *pi, const BlockBits &b, Scan &st)
+{
+	if (b.special)
+		return precheck_bytes(s, n, pi, *pi + 64, st);
+	*pi += 64;
+	uint64_t inside = prefix_xor(b.quote) ^ (st.in_str ? ~0ull : 0);
+	st.in_str = inside >> 63;
+	uint64_t open = b.open & ~inside, close = b.close & ~inside;
+	if (!(open | close))
+		return true;
+	size_t no = (size_t)__builtin_popcountll(open);
+	size_t nc = (size_t)__builtin_popcountll(close);
+	if (st.depth >= nc && st.depth + no <= kMaxDepth) {
+		// no prefix of the block can leave [0, kMaxDepth]
+		st.depth = st.depth + no - nc;
+		return true;
+	}
+	for (uint64_t m = open | close; m; m &= m - 1) {
+		if (open & m & (0 - m)) {
+			if (++st.depth > kMaxDepth)
+				return false;
+		} else if (st.depth-- == 0) {
+			return false;
+		}
+	}
+	return true;
+}
+
+// The block loop for any x86-64 (SSE2 is part of the base ISA); stops
+// before the last partial block.
+bool precheck_sse2(const char *s, size_t n, size_t *pi, Scan &st)
+{
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+	const __m128i ctl_max = _mm_set1_epi8(0x1f), lower = _mm_set1_epi8(0x20);
+	const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}');
+	while (*pi + 64 <= n) {
+		BlockBits b = {0, 0, 0, 0};
+		for (int k = 0; k < 4; k++) {
+			__m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + *pi + 16 * k));
+			// '[' and ']' are '{' and '}' without the 0x20 bit
+			__m128i xl = _mm_or_si128(x, lower);
+			// unsigned x <= 0x1f
+			__m128i ctl = _mm_cmpeq_epi8(_mm_max_epu8(x, ctl_max), ctl_max);
+			__m128i sp = _mm_or_si128(ctl, _mm_cmpeq_epi8(x, bslash));
+			unsigned sh = 16 * (unsigned)k;
+			b.quote |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, quote)) << sh;
+			b.special |= (uint64_t)(unsigned)_mm_movemask_epi8(sp) << sh;
+			b.open |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(xl, open)) << sh;
+			b.close |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(xl, close)) << sh;
+		}
+		if (!precheck_block(s, n, pi, b, st))
+			return false;
+	}
+	return true;
+}
+
+// The same with 32-byte vectors, for CPUs that have AVX2 (checked at run
+// time: the build targets plain x86-64).
+__attribute__((target("avx2,popcnt"))) bool precheck_avx2(const char *s, size_t n, size_t *pi,
+                                                          Scan &st)
+{
+	const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\');
+	const __m256i ctl_max = _mm256_set1_epi8(0x1f), lower = _mm256_set1_epi8(0x20);
+	const __m256i open = _mm256_set1_epi8('{'), close = _mm256_set1_epi8('}');
+	while (*pi + 64 <= n) {
+		BlockBits b = {0, 0, 0, 0};
+		for (int k = 0; k < 2; k++) {
+			__m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(s + *pi + 32 * k));
+			__m256i xl = _mm256_or_si256(x, lower);
+			__m256i ctl = _mm256_cmpeq_epi8(_mm256_max_epu8(x, ctl_max), ctl_max);
+			__m256i sp = _mm256_or_si256(ctl, _mm256_cmpeq_epi8(x, bslash));
+			unsigned sh = 32 * (unsigned)k;
+			b.quote |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, quote)) << sh;
+			b.special |= (uint64_t)(uint32_t)_mm256_movemask_epi8(sp) << sh;
+			b.open |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(xl, open)) << sh;
+			b.close |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(xl, close))
+			           << sh;
+		}
+		if (!precheck_block(s, n, pi, b, st))
+			return false;
+	}
+	return true;
+}
+
+const bool have_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+#endif
+
+// precheck_bytes() over the whole line, 64 bytes at a time where it can:
+// in a block without a backslash or a control byte only quotes and
+// brackets matter, and which brackets lie outside strings follows from
+// the quotes alone. Blocks with either (rare outside hostile input, and
+// the line's final '\n') take the byte loop, so both always agree.
+bool precheck(const char *s, size_t n)
+{
+	Scan st;
+	size_t i = 0;
+#if defined(__x86_64__)
+	if (!(have_avx2 ? precheck_avx2(s, n, &i, st) : precheck_sse2(s, n, &i, st)))
+		return false;
+#endif
+	if (!precheck_bytes(s, n, &i, n, st))
+		return false;
+	return !st.in_str && st.depth == 0;
 }
 
 // 0: a callback cancelled; 1: go on; -1: simdjson error
