@@ -241,7 +241,14 @@ __attribute__((target("avx2,popcnt"))) bool precheck_avx2(const char *s, size_t 
 	return true;
 }
 
-const bool have_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+// Asked once, on first use: a static initialiser could run before the
+// compiler's own CPU detection (hence __builtin_cpu_init()).
+bool have_avx2()
+{
+	static const bool yes = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") &&
+	                                                   __builtin_cpu_supports("popcnt"));
+	return yes;
+}
 #endif
 
 // precheck_bytes() over the whole line, 64 bytes at a time where it can:
@@ -254,7 +261,7 @@ bool precheck(const char *s, size_t n)
 	Scan st;
 	size_t i = 0;
 #if defined(__x86_64__)
-	if (!(have_avx2 ? precheck_avx2(s, n, &i, st) : precheck_sse2(s, n, &i, st)))
+	if (!(have_avx2() ? precheck_avx2(s, n, &i, st) : precheck_sse2(s, n, &i, st)))
 		return false;
 #endif
 	if (!precheck_bytes(s, n, &i, n, st))
