@@ -29,6 +29,7 @@ struct Walk {
 	const yajl_callbacks *cb;
 	void *ctx;
 	size_t *at;
+	bool plain;             // the line has no backslash: strings are their raw bytes
 	bool called = false;
 
 	void mark(const char *p)
@@ -82,6 +83,26 @@ int hexval(char c)
 	     : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
+// The first '"' at or after p: the end of a string on a plain line, which
+// has one, and the padding after the line keeps the 16-byte reads inside
+// the buffer.
+inline const char *closing_quote(const char *p)
+{
+#if defined(__x86_64__)
+	const __m128i quote = _mm_set1_epi8('"');
+	for (;; p += 16) {
+		__m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, quote));
+		if (m)
+			return p + __builtin_ctz(m);
+	}
+#else
+	while (*p != '"')
+		p++;
+	return p;
+#endif
+}
+
 // Lines the fast path leaves to yajl before reporting anything, found in
 // one pass over the line:
 //  - brackets that do not balance to one complete value (or more) on the
@@ -99,6 +120,7 @@ int hexval(char c)
 struct Scan {
 	size_t depth = 0;
 	bool in_str = false;
+	bool backslash = false;  // the line has one (the byte loop saw it)
 };
 
 // The reference scan of s[*pi, end) (it may stop one byte past end, after
@@ -112,6 +134,7 @@ bool precheck_bytes(const char *s, size_t n, size_t *pi, size_t end, Scan &st)
 			if (c == '"') {
 				st.in_str = false;
 			} else if (c == '\\') {
+				st.backslash = true;
 				if (i >= n)
 					return false;
 				if (s[i] == 'u' && i + 2 < n && hexval(s[i + 1]) == 0xd &&
@@ -123,6 +146,8 @@ bool precheck_bytes(const char *s, size_t n, size_t *pi, size_t end, Scan &st)
 			}
 		} else if (c == '"') {
 			st.in_str = true;
+		} else if (c == '\\') {
+			st.backslash = true;
 		} else if (c == '{' || c == '[') {
 			if (++st.depth > kMaxDepth)
 				return false;
@@ -256,7 +281,10 @@ bool have_avx2()
 // brackets matter, and which brackets lie outside strings follows from
 // the quotes alone. Blocks with either (rare outside hostile input, and
 // the line's final '\n') take the byte loop, so both always agree.
-bool precheck(const char *s, size_t n)
+//
+// *plain is set when the line holds no backslash at all (only the byte
+// loop can meet one): then no string on it has an escape.
+bool precheck(const char *s, size_t n, bool *plain)
 {
 	Scan st;
 	size_t i = 0;
@@ -266,6 +294,7 @@ bool precheck(const char *s, size_t n)
 #endif
 	if (!precheck_bytes(s, n, &i, n, st))
 		return false;
+	*plain = !st.backslash;
 	return !st.in_str && st.depth == 0;
 }
 
@@ -294,9 +323,12 @@ int walk_object(Walk &w, simdjson::ondemand::object obj)
 		simdjson::ondemand::field f;
 		if (std::move(res).get(f))
 			return -1;
-		w.mark(f.key().raw() - 1);  // before unescaped_key(), which consumes it
+		const char *raw = f.key().raw();
+		w.mark(raw - 1);
 		std::string_view key;
-		if (f.unescaped_key().get(key))
+		if (w.plain)
+			key = std::string_view(raw, (size_t)(closing_quote(raw) - raw));
+		else if (f.unescaped_key().get(key))
 			return -1;
 		if (!w.cb->yajl_map_key(w.ctx, reinterpret_cast<const unsigned char *>(key.data()),
 		                        key.size()))
@@ -345,8 +377,16 @@ int walk_value(Walk &w, simdjson::ondemand::value v)
 	case simdjson::ondemand::json_type::string: {
 		std::string_view tok = v.raw_json_token();
 		std::string_view s;
-		if (v.get_string().get(s))
+		if (w.plain) {
+			// nothing to unescape: skip the copy into simdjson's buffer
+			simdjson::ondemand::raw_json_string raw;
+			if (v.get_raw_json_string().get(raw))
+				return -1;
+			const char *b = tok.data() + 1;
+			s = std::string_view(b, (size_t)(closing_quote(b) - b));
+		} else if (v.get_string().get(s)) {
 			return -1;
+		}
 		w.mark(tok.data());
 		w.called = true;
 		return w.cb->yajl_string(w.ctx, reinterpret_cast<const unsigned char *>(s.data()),
@@ -466,7 +506,8 @@ extern "C" void otlp_simd_free(OtlpSimd *s)
 extern "C" int otlp_simd_walk(OtlpSimd *s, const char *buf, size_t len,
                               const yajl_callbacks *cb, void *ctx, size_t *at, size_t *rest)
 {
-	if (len > s->max_len || !precheck(buf, len))
+	bool plain = false;
+	if (len > s->max_len || !precheck(buf, len, &plain))
 		return OTLP_SIMD_REJECTED;
 	try {
 		if (!s->allocated) {
@@ -478,7 +519,7 @@ extern "C" int otlp_simd_walk(OtlpSimd *s, const char *buf, size_t len,
 		simdjson::ondemand::document doc;
 		if (s->od.iterate(buf, len, len + simdjson::SIMDJSON_PADDING).get(doc))
 			return OTLP_SIMD_REJECTED;
-		Walk w{buf, cb, ctx, at};
+		Walk w{buf, cb, ctx, at, plain};
 		int rc = walk_document(w, doc);
 		if (rc == 1) {
 			// another value may follow on the same line: the caller
