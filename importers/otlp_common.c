@@ -13,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
 /* ---- small value checks ---------------------------------------------- */
 
 /* Hex digit value + 1; 0 for anything else. */
@@ -111,56 +115,86 @@ int otlp_is_json_number(const char *s, size_t n)
 	return i == n;
 }
 
-/* 1 when one of the 8 bytes of x needs escaping in a JSON string: below
- * 0x20, '"', '\\' or DEL. The usual "has a zero byte" bit tricks; they give
- * no false positives for the question "any such byte in the word". */
-static int word_needs_escape(uint64_t x)
+/* A byte that otlp_json_str() escapes: below 0x20, '"', '\\' or DEL. */
+static int needs_escape(unsigned char c)
 {
-	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-	uint64_t ctl = (x - 0x20 * ones) & ~x & highs;
-	uint64_t q = x ^ (0x22 * ones), bs = x ^ (0x5c * ones), del = x ^ (0x7f * ones);
-	q = (q - ones) & ~q & highs;
-	bs = (bs - ones) & ~bs & highs;
-	del = (del - ones) & ~del & highs;
-	return (ctl | q | bs | del) != 0;
+	return c < 0x20 || c == '"' || c == '\\' || c == 0x7f;
 }
 
+#if defined(__x86_64__)
+/* Bit i: byte i of x needs escaping (SSE2 is part of x86-64). */
+static unsigned escape_mask(__m128i x)
+{
+	const __m128i ctl_max = _mm_set1_epi8(0x1f);
+	__m128i m = _mm_cmpeq_epi8(_mm_max_epu8(x, ctl_max), ctl_max);  /* unsigned <= 0x1f */
+	m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8('"')));
+	m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8('\\')));
+	m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7f)));
+	return (unsigned)_mm_movemask_epi8(m);
+}
+#endif
+
+/* Writes straight into b's memory: one reservation for the common case of
+ * nothing to escape, runs of clean bytes copied 16 at a time (each 16-byte
+ * store may write past the run; the room is there and later bytes
+ * overwrite it), and more room asked for only when an escape needs it.
+ * Invariant at the top of the loop: from o there is room for the rest of
+ * s as it is, one 16-byte store, the closing quote and the NUL. */
 void otlp_json_str(Buf *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
-	otlp_buf_addc(b, '"');
-	size_t run = 0, i = 0;
+	const size_t slack = 16 + 1;  /* a 16-byte store, the closing quote */
+	otlp_buf_reserve(b, 1 + n + slack);
+	char *o = b->p + b->len;
+	char *end = b->p + b->cap - 1;  /* the NUL's place at the latest */
+	*o++ = '"';
+	size_t i = 0;
 	while (i < n) {
-		/* skip clean words quickly; look at single bytes near specials */
-		if (i + 8 <= n) {
-			uint64_t w;
-			memcpy(&w, s + i, 8);
-			if (!word_needs_escape(w)) {
-				i += 8;
+#if defined(__x86_64__)
+		if (i + 16 <= n) {
+			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+			_mm_storeu_si128((__m128i *)(void *)o, x);
+			unsigned m = escape_mask(x);
+			if (m == 0) {
+				i += 16;
+				o += 16;
 				continue;
 			}
-		}
-		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) {
-			i++;
+			unsigned k = (unsigned)__builtin_ctz(m);
+			i += k;
+			o += k;
+		} else
+#endif
+		if (!needs_escape((unsigned char)s[i])) {
+			*o++ = s[i++];
 			continue;
 		}
-		otlp_buf_add(b, s + run, i - run);
-		run = ++i;
-		switch (c) {
-		case '"': otlp_buf_add(b, "\\\"", 2); break;
-		case '\\': otlp_buf_add(b, "\\\\", 2); break;
-		case '\n': otlp_buf_add(b, "\\n", 2); break;
-		case '\r': otlp_buf_add(b, "\\r", 2); break;
-		case '\t': otlp_buf_add(b, "\\t", 2); break;
-		default: {
-			char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-			otlp_buf_add(b, e, 6);
+		unsigned char c = (unsigned char)s[i++];
+		if ((size_t)(end - o) < 6 + (n - i) + slack) {
+			b->len = (size_t)(o - b->p);
+			buf_reserve(b, 6 + (n - i) + slack);
+			o = b->p + b->len;
+			end = b->p + b->cap - 1;
 		}
+		*o++ = '\\';
+		switch (c) {
+		case '"': *o++ = '"'; break;
+		case '\\': *o++ = '\\'; break;
+		case '\n': *o++ = 'n'; break;
+		case '\r': *o++ = 'r'; break;
+		case '\t': *o++ = 't'; break;
+		default:
+			o[0] = 'u';
+			o[1] = '0';
+			o[2] = '0';
+			o[3] = hex[c >> 4];
+			o[4] = hex[c & 15];
+			o += 5;
 		}
 	}
-	otlp_buf_add(b, s + run, n - run);
-	otlp_buf_addc(b, '"');
+	*o++ = '"';
+	*o = '\0';
+	b->len = (size_t)(o - b->p);
 }
 
 void otlp_json_int(Buf *b, int64_t v)
