@@ -27,11 +27,48 @@ static const unsigned char hex1[256] = {
 	['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
 };
 
+#if defined(__x86_64__)
+/* otlp_hex_id() for ids of 16 or 32 digits (all of OTLP's), 16 at a time:
+ * the same answer and the same output as the byte loop below. */
+static int hex_id_sse2(const char *s, size_t n, char *out)
+{
+	const __m128i lower = _mm_set1_epi8(0x20);
+	__m128i low[2];
+	unsigned bad = 0, zero = 0xffffffffu;
+	for (size_t k = 0; k < n / 16; k++) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * k));
+		__m128i l = _mm_or_si128(x, lower);  /* lowercases A-F, keeps digits */
+		/* signed compares: bytes >= 0x80 are negative and fail both */
+		__m128i digit = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('0' - 1)),
+		                              _mm_cmplt_epi8(x, _mm_set1_epi8('9' + 1)));
+		__m128i af = _mm_and_si128(_mm_cmpgt_epi8(l, _mm_set1_epi8('a' - 1)),
+		                           _mm_cmplt_epi8(l, _mm_set1_epi8('f' + 1)));
+		unsigned sh = 16 * (unsigned)k;
+		bad |= ((unsigned)_mm_movemask_epi8(_mm_or_si128(digit, af)) ^ 0xffffu) << sh;
+		zero &= ((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8('0'))) << sh) |
+		        ~(0xffffu << sh);
+		low[k] = l;
+	}
+	if (bad)
+		return OTLP_ID_NOT_HEX;
+	if (zero == 0xffffffffu)
+		return OTLP_ID_ZERO;
+	for (size_t k = 0; k < n / 16; k++)
+		_mm_storeu_si128((__m128i *)(void *)(out + 16 * k), low[k]);
+	out[n] = '\0';
+	return OTLP_ID_OK;
+}
+#endif
+
 int otlp_hex_id(const char *s, size_t n, size_t want, char *out)
 {
 	char tmp[64];
 	if (n != want || want >= sizeof tmp)
 		return OTLP_ID_LENGTH;
+#if defined(__x86_64__)
+	if (n == 16 || n == 32)
+		return hex_id_sse2(s, n, out);
+#endif
 	unsigned bad = 0, nonzero = 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned v = hex1[(unsigned char)s[i]];
