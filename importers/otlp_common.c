@@ -97,12 +97,15 @@ int otlp_parse_int(const char *s, size_t n, int64_t *out)
 		return OTLP_NUM_SYNTAX;
 	uint64_t v = 0;
 	const uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	/* v * 10 + d > limit, without a division per digit */
+	const uint64_t lim10 = limit / 10;
+	const unsigned limd = (unsigned)(limit % 10);
 	int range = 0;
 	for (; i < n; i++) {
 		unsigned d = (unsigned char)s[i] - '0';
 		if (d > 9)
 			return OTLP_NUM_SYNTAX;
-		if (v > (limit - d) / 10)
+		if (v > lim10 || (v == lim10 && d > limd))
 			range = 1;  /* keep scanning: junk after digits is a syntax error */
 		else
 			v = v * 10 + d;
@@ -158,6 +161,49 @@ static int needs_escape(unsigned char c)
 	return c < 0x20 || c == '"' || c == '\\' || c == 0x7f;
 }
 
+/* Nonzero when one of the bytes of x (a word of 8, or of 4 in the low
+ * half) needs escaping. The usual "has a zero byte" bit tricks: exact for
+ * the question "any such byte in the word", though not for which one. */
+static uint64_t word_needs_escape(uint64_t x, uint64_t ones)
+{
+	const uint64_t highs = ones << 7;
+	uint64_t ctl = (x - 0x20 * ones) & ~x & highs;
+	uint64_t q = x ^ (0x22 * ones), bs = x ^ (0x5c * ones), del = x ^ (0x7f * ones);
+	q = (q - ones) & ~q & highs;
+	bs = (bs - ones) & ~bs & highs;
+	del = (del - ones) & ~del & highs;
+	return ctl | q | bs | del;
+}
+
+/* Copies the last r (< 16) bytes of a string, s, to o when none needs
+ * escaping; 0 (nothing written) when one does. Two overlapping loads of 8
+ * (or 4) bytes cover r without reading outside s. */
+static int clean_tail(char *o, const char *s, size_t r)
+{
+	if (r >= 8) {
+		uint64_t a, b;
+		memcpy(&a, s, 8);
+		memcpy(&b, s + r - 8, 8);
+		const uint64_t ones = 0x0101010101010101ull;
+		if (word_needs_escape(a, ones) | word_needs_escape(b, ones))
+			return 0;
+		memcpy(o, &a, 8);
+		memcpy(o + r - 8, &b, 8);
+		return 1;
+	}
+	if (r >= 4) {
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + r - 4, 4);
+		if (word_needs_escape(a, 0x01010101u) | word_needs_escape(b, 0x01010101u))
+			return 0;
+		memcpy(o, &a, 4);
+		memcpy(o + r - 4, &b, 4);
+		return 1;
+	}
+	return 0;
+}
+
 #if defined(__x86_64__)
 /* Bit i: byte i of x needs escaping (SSE2 is part of x86-64). */
 static unsigned escape_mask(__m128i x)
@@ -202,7 +248,10 @@ void otlp_json_str(Buf *b, const char *s, size_t n)
 			o += k;
 		} else
 #endif
-		if (!needs_escape((unsigned char)s[i])) {
+		if (n - i < 16 && clean_tail(o, s + i, n - i)) {
+			o += n - i;
+			break;
+		} else if (!needs_escape((unsigned char)s[i])) {
 			*o++ = s[i++];
 			continue;
 		}
