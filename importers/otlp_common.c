@@ -684,7 +684,11 @@ static int on_end(OtlpAttrs *a, int is_map)
 	return fail(a, "internal error: bad attribute frame");
 }
 
-static int on_key(OtlpAttrs *a, const char *s, size_t n)
+/* on_key() and on_scalar() stay out of line (as on_start() and on_end()
+ * are anyway): inlined, they made otlp_attrs_feed(), which runs for every
+ * event of an attribute list, save and restore every register each time;
+ * out of line, it is a check and a tail call. */
+__attribute__((noinline)) static int on_key(OtlpAttrs *a, const char *s, size_t n)
 {
 	OtlpAttrFrame *f = &a->st[a->depth - 1];
 	if (f->type == A_SKIP)
@@ -699,7 +703,7 @@ static int on_key(OtlpAttrs *a, const char *s, size_t n)
 	return OTLP_ATTRS_MORE;
 }
 
-static int on_scalar(OtlpAttrs *a, OtlpEv ev, const char *s, size_t n)
+__attribute__((noinline)) static int on_scalar(OtlpAttrs *a, OtlpEv ev, const char *s, size_t n)
 {
 	OtlpAttrFrame *f = &a->st[a->depth - 1];
 	Buf *o = a->out;
