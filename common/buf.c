@@ -83,6 +83,11 @@ static void buf_grow(Buf *b, size_t extra)
 	b->cap = cap;
 }
 
+void buf_reserve(Buf *b, size_t extra)
+{
+	buf_grow(b, extra);
+}
+
 void buf_add(Buf *b, const void *p, size_t n)
 {
 	buf_grow(b, n);

@@ -25,6 +25,9 @@ void buf_reset(Buf *b);                 /* len = 0, keeps memory */
 void buf_add(Buf *b, const void *p, size_t n);
 void buf_adds(Buf *b, const char *s);
 void buf_addc(Buf *b, char c);
+/* Makes room for extra more bytes after len (and the NUL) without
+ * changing the contents, so a writer can fill b->p directly. */
+void buf_reserve(Buf *b, size_t extra);
 void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends s as a JSON string literal (with quotes and escapes). */
 void buf_add_json_str(Buf *b, const char *s, size_t n);

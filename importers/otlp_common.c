@@ -13,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
 /* ---- small value checks ---------------------------------------------- */
 
 /* Hex digit value + 1; 0 for anything else. */
@@ -23,11 +27,48 @@ static const unsigned char hex1[256] = {
 	['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
 };
 
+#if defined(__x86_64__)
+/* otlp_hex_id() for ids of 16 or 32 digits (all of OTLP's), 16 at a time:
+ * the same answer and the same output as the byte loop below. */
+static int hex_id_sse2(const char *s, size_t n, char *out)
+{
+	const __m128i lower = _mm_set1_epi8(0x20);
+	__m128i low[2];
+	unsigned bad = 0, zero = 0xffffffffu;
+	for (size_t k = 0; k < n / 16; k++) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * k));
+		__m128i l = _mm_or_si128(x, lower);  /* lowercases A-F, keeps digits */
+		/* signed compares: bytes >= 0x80 are negative and fail both */
+		__m128i digit = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('0' - 1)),
+		                              _mm_cmplt_epi8(x, _mm_set1_epi8('9' + 1)));
+		__m128i af = _mm_and_si128(_mm_cmpgt_epi8(l, _mm_set1_epi8('a' - 1)),
+		                           _mm_cmplt_epi8(l, _mm_set1_epi8('f' + 1)));
+		unsigned sh = 16 * (unsigned)k;
+		bad |= ((unsigned)_mm_movemask_epi8(_mm_or_si128(digit, af)) ^ 0xffffu) << sh;
+		zero &= ((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8('0'))) << sh) |
+		        ~(0xffffu << sh);
+		low[k] = l;
+	}
+	if (bad)
+		return OTLP_ID_NOT_HEX;
+	if (zero == 0xffffffffu)
+		return OTLP_ID_ZERO;
+	for (size_t k = 0; k < n / 16; k++)
+		_mm_storeu_si128((__m128i *)(void *)(out + 16 * k), low[k]);
+	out[n] = '\0';
+	return OTLP_ID_OK;
+}
+#endif
+
 int otlp_hex_id(const char *s, size_t n, size_t want, char *out)
 {
 	char tmp[64];
 	if (n != want || want >= sizeof tmp)
 		return OTLP_ID_LENGTH;
+#if defined(__x86_64__)
+	if (n == 16 || n == 32)
+		return hex_id_sse2(s, n, out);
+#endif
 	unsigned bad = 0, nonzero = 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned v = hex1[(unsigned char)s[i]];
@@ -56,12 +97,15 @@ int otlp_parse_int(const char *s, size_t n, int64_t *out)
 		return OTLP_NUM_SYNTAX;
 	uint64_t v = 0;
 	const uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	/* v * 10 + d > limit, without a division per digit */
+	const uint64_t lim10 = limit / 10;
+	const unsigned limd = (unsigned)(limit % 10);
 	int range = 0;
 	for (; i < n; i++) {
 		unsigned d = (unsigned char)s[i] - '0';
 		if (d > 9)
 			return OTLP_NUM_SYNTAX;
-		if (v > (limit - d) / 10)
+		if (v > lim10 || (v == lim10 && d > limd))
 			range = 1;  /* keep scanning: junk after digits is a syntax error */
 		else
 			v = v * 10 + d;
@@ -111,56 +155,132 @@ int otlp_is_json_number(const char *s, size_t n)
 	return i == n;
 }
 
-/* 1 when one of the 8 bytes of x needs escaping in a JSON string: below
- * 0x20, '"', '\\' or DEL. The usual "has a zero byte" bit tricks; they give
- * no false positives for the question "any such byte in the word". */
-static int word_needs_escape(uint64_t x)
+/* A byte that otlp_json_str() escapes: below 0x20, '"', '\\' or DEL. */
+static int needs_escape(unsigned char c)
 {
-	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	return c < 0x20 || c == '"' || c == '\\' || c == 0x7f;
+}
+
+/* Nonzero when one of the bytes of x (a word of 8, or of 4 in the low
+ * half) needs escaping. The usual "has a zero byte" bit tricks: exact for
+ * the question "any such byte in the word", though not for which one. */
+static uint64_t word_needs_escape(uint64_t x, uint64_t ones)
+{
+	const uint64_t highs = ones << 7;
 	uint64_t ctl = (x - 0x20 * ones) & ~x & highs;
 	uint64_t q = x ^ (0x22 * ones), bs = x ^ (0x5c * ones), del = x ^ (0x7f * ones);
 	q = (q - ones) & ~q & highs;
 	bs = (bs - ones) & ~bs & highs;
 	del = (del - ones) & ~del & highs;
-	return (ctl | q | bs | del) != 0;
+	return ctl | q | bs | del;
 }
 
+/* Copies the last r (< 16) bytes of a string, s, to o when none needs
+ * escaping; 0 (nothing written) when one does. Two overlapping loads of 8
+ * (or 4) bytes cover r without reading outside s. */
+static int clean_tail(char *o, const char *s, size_t r)
+{
+	if (r >= 8) {
+		uint64_t a, b;
+		memcpy(&a, s, 8);
+		memcpy(&b, s + r - 8, 8);
+		const uint64_t ones = 0x0101010101010101ull;
+		if (word_needs_escape(a, ones) | word_needs_escape(b, ones))
+			return 0;
+		memcpy(o, &a, 8);
+		memcpy(o + r - 8, &b, 8);
+		return 1;
+	}
+	if (r >= 4) {
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + r - 4, 4);
+		if (word_needs_escape(a, 0x01010101u) | word_needs_escape(b, 0x01010101u))
+			return 0;
+		memcpy(o, &a, 4);
+		memcpy(o + r - 4, &b, 4);
+		return 1;
+	}
+	return 0;
+}
+
+#if defined(__x86_64__)
+/* Bit i: byte i of x needs escaping (SSE2 is part of x86-64). */
+static unsigned escape_mask(__m128i x)
+{
+	const __m128i ctl_max = _mm_set1_epi8(0x1f);
+	__m128i m = _mm_cmpeq_epi8(_mm_max_epu8(x, ctl_max), ctl_max);  /* unsigned <= 0x1f */
+	m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8('"')));
+	m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8('\\')));
+	m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7f)));
+	return (unsigned)_mm_movemask_epi8(m);
+}
+#endif
+
+/* Writes straight into b's memory: one reservation for the common case of
+ * nothing to escape, runs of clean bytes copied 16 at a time (each 16-byte
+ * store may write past the run; the room is there and later bytes
+ * overwrite it), and more room asked for only when an escape needs it.
+ * Invariant at the top of the loop: from o there is room for the rest of
+ * s as it is, one 16-byte store, the closing quote and the NUL. */
 void otlp_json_str(Buf *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
-	otlp_buf_addc(b, '"');
-	size_t run = 0, i = 0;
+	const size_t slack = 16 + 1;  /* a 16-byte store, the closing quote */
+	otlp_buf_reserve(b, 1 + n + slack);
+	char *o = b->p + b->len;
+	char *end = b->p + b->cap - 1;  /* the NUL's place at the latest */
+	*o++ = '"';
+	size_t i = 0;
 	while (i < n) {
-		/* skip clean words quickly; look at single bytes near specials */
-		if (i + 8 <= n) {
-			uint64_t w;
-			memcpy(&w, s + i, 8);
-			if (!word_needs_escape(w)) {
-				i += 8;
+#if defined(__x86_64__)
+		if (i + 16 <= n) {
+			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+			_mm_storeu_si128((__m128i *)(void *)o, x);
+			unsigned m = escape_mask(x);
+			if (m == 0) {
+				i += 16;
+				o += 16;
 				continue;
 			}
-		}
-		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) {
-			i++;
+			unsigned k = (unsigned)__builtin_ctz(m);
+			i += k;
+			o += k;
+		} else
+#endif
+		if (n - i < 16 && clean_tail(o, s + i, n - i)) {
+			o += n - i;
+			break;
+		} else if (!needs_escape((unsigned char)s[i])) {
+			*o++ = s[i++];
 			continue;
 		}
-		otlp_buf_add(b, s + run, i - run);
-		run = ++i;
-		switch (c) {
-		case '"': otlp_buf_add(b, "\\\"", 2); break;
-		case '\\': otlp_buf_add(b, "\\\\", 2); break;
-		case '\n': otlp_buf_add(b, "\\n", 2); break;
-		case '\r': otlp_buf_add(b, "\\r", 2); break;
-		case '\t': otlp_buf_add(b, "\\t", 2); break;
-		default: {
-			char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-			otlp_buf_add(b, e, 6);
+		unsigned char c = (unsigned char)s[i++];
+		if ((size_t)(end - o) < 6 + (n - i) + slack) {
+			b->len = (size_t)(o - b->p);
+			buf_reserve(b, 6 + (n - i) + slack);
+			o = b->p + b->len;
+			end = b->p + b->cap - 1;
 		}
+		*o++ = '\\';
+		switch (c) {
+		case '"': *o++ = '"'; break;
+		case '\\': *o++ = '\\'; break;
+		case '\n': *o++ = 'n'; break;
+		case '\r': *o++ = 'r'; break;
+		case '\t': *o++ = 't'; break;
+		default:
+			o[0] = 'u';
+			o[1] = '0';
+			o[2] = '0';
+			o[3] = hex[c >> 4];
+			o[4] = hex[c & 15];
+			o += 5;
 		}
 	}
-	otlp_buf_add(b, s + run, n - run);
-	otlp_buf_addc(b, '"');
+	*o++ = '"';
+	*o = '\0';
+	b->len = (size_t)(o - b->p);
 }
 
 void otlp_json_int(Buf *b, int64_t v)
@@ -564,7 +684,11 @@ static int on_end(OtlpAttrs *a, int is_map)
 	return fail(a, "internal error: bad attribute frame");
 }
 
-static int on_key(OtlpAttrs *a, const char *s, size_t n)
+/* on_key() and on_scalar() stay out of line (as on_start() and on_end()
+ * are anyway): inlined, they made otlp_attrs_feed(), which runs for every
+ * event of an attribute list, save and restore every register each time;
+ * out of line, it is a check and a tail call. */
+__attribute__((noinline)) static int on_key(OtlpAttrs *a, const char *s, size_t n)
 {
 	OtlpAttrFrame *f = &a->st[a->depth - 1];
 	if (f->type == A_SKIP)
@@ -579,7 +703,7 @@ static int on_key(OtlpAttrs *a, const char *s, size_t n)
 	return OTLP_ATTRS_MORE;
 }
 
-static int on_scalar(OtlpAttrs *a, OtlpEv ev, const char *s, size_t n)
+__attribute__((noinline)) static int on_scalar(OtlpAttrs *a, OtlpEv ev, const char *s, size_t n)
 {
 	OtlpAttrFrame *f = &a->st[a->depth - 1];
 	Buf *o = a->out;

@@ -47,6 +47,13 @@ static inline void otlp_buf_add(Buf *b, const void *s, size_t n)
 	}
 }
 
+/* buf_reserve() without a function call when the room is there. */
+static inline void otlp_buf_reserve(Buf *b, size_t extra)
+{
+	if (b->len + extra + 1 > b->cap)
+		buf_reserve(b, extra);
+}
+
 /* ---- small value checks ---------------------------------------------- */
 
 enum {

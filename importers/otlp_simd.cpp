@@ -10,10 +10,15 @@
 #include "otlp_simd.h"
 
 #include <new>
+#include <stdint.h>
 #include <string_view>
 #include <utility>
 
 #include <simdjson.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace {
 
@@ -24,6 +29,7 @@ struct Walk {
 	const yajl_callbacks *cb;
 	void *ctx;
 	size_t *at;
+	bool plain;             // the line has no backslash: strings are their raw bytes
 	bool called = false;
 
 	void mark(const char *p)
@@ -77,6 +83,26 @@ int hexval(char c)
 	     : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
+// The first '"' at or after p: the end of a string on a plain line, which
+// has one, and the padding after the line keeps the 16-byte reads inside
+// the buffer.
+inline const char *closing_quote(const char *p)
+{
+#if defined(__x86_64__)
+	const __m128i quote = _mm_set1_epi8('"');
+	for (;; p += 16) {
+		__m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, quote));
+		if (m)
+			return p + __builtin_ctz(m);
+	}
+#else
+	while (*p != '"')
+		p++;
+	return p;
+#endif
+}
+
 // Lines the fast path leaves to yajl before reporting anything, found in
 // one pass over the line:
 //  - brackets that do not balance to one complete value (or more) on the
@@ -88,41 +114,188 @@ int hexval(char c)
 //    (tabs) they are legal but rare;
 //  - \u escapes of UTF-16 surrogates (simdjson refuses a lone one that yajl
 //    accepts).
-bool precheck(const char *s, size_t n)
+//
+// The scan is resumable: Scan carries what one byte needs from the ones
+// before it, so the byte loop and the block loop below can take turns.
+struct Scan {
+	size_t depth = 0;
+	bool in_str = false;
+	bool backslash = false;  // the line has one (the byte loop saw it)
+};
+
+// The reference scan of s[*pi, end) (it may stop one byte past end, after
+// an escape); false as soon as the line is refused.
+bool precheck_bytes(const char *s, size_t n, size_t *pi, size_t end, Scan &st)
 {
-	size_t depth = 0, i = 0;
-	while (i < n) {
+	size_t i = *pi;
+	while (i < end) {
 		unsigned char c = (unsigned char)s[i++];
-		if (c == '"') {
-			for (;;) {
+		if (st.in_str) {
+			if (c == '"') {
+				st.in_str = false;
+			} else if (c == '\\') {
+				st.backslash = true;
 				if (i >= n)
 					return false;
-				unsigned char d = (unsigned char)s[i++];
-				if (d == '"')
-					break;
-				if (d == '\\') {
-					if (i >= n)
-						return false;
-					if (s[i] == 'u' && i + 2 < n && hexval(s[i + 1]) == 0xd &&
-					    hexval(s[i + 2]) >= 8)
-						return false;
-					i++;
-				} else if (d < 0x20) {
+				if (s[i] == 'u' && i + 2 < n && hexval(s[i + 1]) == 0xd &&
+				    hexval(s[i + 2]) >= 8)
 					return false;
-				}
+				i++;
+			} else if (c < 0x20) {
+				return false;
 			}
+		} else if (c == '"') {
+			st.in_str = true;
+		} else if (c == '\\') {
+			st.backslash = true;
 		} else if (c == '{' || c == '[') {
-			if (++depth > kMaxDepth)
+			if (++st.depth > kMaxDepth)
 				return false;
 		} else if (c == '}' || c == ']') {
-			if (depth-- == 0)
+			if (st.depth-- == 0)
 				return false;
 		} else if (c < 0x20 && !(c == '\n' && i == n) &&
 		           !(c == '\r' && i + 1 == n && s[i] == '\n')) {
 			return false;
 		}
 	}
-	return depth == 0;
+	*pi = i;
+	return true;
+}
+
+#if defined(__x86_64__)
+// Bit i of each mask: byte i of a 64-byte block is that kind of byte.
+struct BlockBits {
+	uint64_t quote, special, open, close;  // special: '\\' or below 0x20
+};
+
+// Bit i: the XOR of bits 0..i of x.
+inline uint64_t prefix_xor(uint64_t x)
+{
+	x ^= x << 1;
+	x ^= x << 2;
+	x ^= x << 4;
+	x ^= x << 8;
+	x ^= x << 16;
+	x ^= x << 32;
+	return x;
+}
+
+// One 64-byte block s[*pi, *pi + 64) (see precheck()).
+inline bool precheck_block(const char *s, size_t n, size_t *pi, const BlockBits &b, Scan &st)
+{
+	if (b.special)
+		return precheck_bytes(s, n, pi, *pi + 64, st);
+	*pi += 64;
+	uint64_t inside = prefix_xor(b.quote) ^ (st.in_str ? ~0ull : 0);
+	st.in_str = inside >> 63;
+	uint64_t open = b.open & ~inside, close = b.close & ~inside;
+	if (!(open | close))
+		return true;
+	size_t no = (size_t)__builtin_popcountll(open);
+	size_t nc = (size_t)__builtin_popcountll(close);
+	if (st.depth >= nc && st.depth + no <= kMaxDepth) {
+		// no prefix of the block can leave [0, kMaxDepth]
+		st.depth = st.depth + no - nc;
+		return true;
+	}
+	for (uint64_t m = open | close; m; m &= m - 1) {
+		if (open & m & (0 - m)) {
+			if (++st.depth > kMaxDepth)
+				return false;
+		} else if (st.depth-- == 0) {
+			return false;
+		}
+	}
+	return true;
+}
+
+// The block loop for any x86-64 (SSE2 is part of the base ISA); stops
+// before the last partial block.
+bool precheck_sse2(const char *s, size_t n, size_t *pi, Scan &st)
+{
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+	const __m128i ctl_max = _mm_set1_epi8(0x1f), lower = _mm_set1_epi8(0x20);
+	const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}');
+	while (*pi + 64 <= n) {
+		BlockBits b = {0, 0, 0, 0};
+		for (int k = 0; k < 4; k++) {
+			__m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + *pi + 16 * k));
+			// '[' and ']' are '{' and '}' without the 0x20 bit
+			__m128i xl = _mm_or_si128(x, lower);
+			// unsigned x <= 0x1f
+			__m128i ctl = _mm_cmpeq_epi8(_mm_max_epu8(x, ctl_max), ctl_max);
+			__m128i sp = _mm_or_si128(ctl, _mm_cmpeq_epi8(x, bslash));
+			unsigned sh = 16 * (unsigned)k;
+			b.quote |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, quote)) << sh;
+			b.special |= (uint64_t)(unsigned)_mm_movemask_epi8(sp) << sh;
+			b.open |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(xl, open)) << sh;
+			b.close |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(xl, close)) << sh;
+		}
+		if (!precheck_block(s, n, pi, b, st))
+			return false;
+	}
+	return true;
+}
+
+// The same with 32-byte vectors, for CPUs that have AVX2 (checked at run
+// time: the build targets plain x86-64).
+__attribute__((target("avx2,popcnt"))) bool precheck_avx2(const char *s, size_t n, size_t *pi,
+                                                          Scan &st)
+{
+	const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\');
+	const __m256i ctl_max = _mm256_set1_epi8(0x1f), lower = _mm256_set1_epi8(0x20);
+	const __m256i open = _mm256_set1_epi8('{'), close = _mm256_set1_epi8('}');
+	while (*pi + 64 <= n) {
+		BlockBits b = {0, 0, 0, 0};
+		for (int k = 0; k < 2; k++) {
+			__m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(s + *pi + 32 * k));
+			__m256i xl = _mm256_or_si256(x, lower);
+			__m256i ctl = _mm256_cmpeq_epi8(_mm256_max_epu8(x, ctl_max), ctl_max);
+			__m256i sp = _mm256_or_si256(ctl, _mm256_cmpeq_epi8(x, bslash));
+			unsigned sh = 32 * (unsigned)k;
+			b.quote |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, quote)) << sh;
+			b.special |= (uint64_t)(uint32_t)_mm256_movemask_epi8(sp) << sh;
+			b.open |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(xl, open)) << sh;
+			b.close |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(xl, close))
+			           << sh;
+		}
+		if (!precheck_block(s, n, pi, b, st))
+			return false;
+	}
+	return true;
+}
+
+// Asked once, on first use: a static initialiser could run before the
+// compiler's own CPU detection (hence __builtin_cpu_init()).
+bool have_avx2()
+{
+	static const bool yes = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") &&
+	                                                   __builtin_cpu_supports("popcnt"));
+	return yes;
+}
+#endif
+
+// precheck_bytes() over the whole line, 64 bytes at a time where it can:
+// in a block without a backslash or a control byte only quotes and
+// brackets matter, and which brackets lie outside strings follows from
+// the quotes alone. Blocks with either (rare outside hostile input, and
+// the line's final '\n') take the byte loop, so both always agree.
+//
+// *plain is set when the line holds no backslash at all (only the byte
+// loop can meet one): then no string on it has an escape.
+bool precheck(const char *s, size_t n, bool *plain)
+{
+	Scan st;
+	size_t i = 0;
+#if defined(__x86_64__)
+	if (!(have_avx2() ? precheck_avx2(s, n, &i, st) : precheck_sse2(s, n, &i, st)))
+		return false;
+#endif
+	if (!precheck_bytes(s, n, &i, n, st))
+		return false;
+	*plain = !st.backslash;
+	return !st.in_str && st.depth == 0;
 }
 
 // 0: a callback cancelled; 1: go on; -1: simdjson error
@@ -150,9 +323,12 @@ int walk_object(Walk &w, simdjson::ondemand::object obj)
 		simdjson::ondemand::field f;
 		if (std::move(res).get(f))
 			return -1;
-		w.mark(f.key().raw() - 1);  // before unescaped_key(), which consumes it
+		const char *raw = f.key().raw();
+		w.mark(raw - 1);
 		std::string_view key;
-		if (f.unescaped_key().get(key))
+		if (w.plain)
+			key = std::string_view(raw, (size_t)(closing_quote(raw) - raw));
+		else if (f.unescaped_key().get(key))
 			return -1;
 		if (!w.cb->yajl_map_key(w.ctx, reinterpret_cast<const unsigned char *>(key.data()),
 		                        key.size()))
@@ -201,8 +377,16 @@ int walk_value(Walk &w, simdjson::ondemand::value v)
 	case simdjson::ondemand::json_type::string: {
 		std::string_view tok = v.raw_json_token();
 		std::string_view s;
-		if (v.get_string().get(s))
+		if (w.plain) {
+			// nothing to unescape: skip the copy into simdjson's buffer
+			simdjson::ondemand::raw_json_string raw;
+			if (v.get_raw_json_string().get(raw))
+				return -1;
+			const char *b = tok.data() + 1;
+			s = std::string_view(b, (size_t)(closing_quote(b) - b));
+		} else if (v.get_string().get(s)) {
 			return -1;
+		}
 		w.mark(tok.data());
 		w.called = true;
 		return w.cb->yajl_string(w.ctx, reinterpret_cast<const unsigned char *>(s.data()),
@@ -322,7 +506,8 @@ extern "C" void otlp_simd_free(OtlpSimd *s)
 extern "C" int otlp_simd_walk(OtlpSimd *s, const char *buf, size_t len,
                               const yajl_callbacks *cb, void *ctx, size_t *at, size_t *rest)
 {
-	if (len > s->max_len || !precheck(buf, len))
+	bool plain = false;
+	if (len > s->max_len || !precheck(buf, len, &plain))
 		return OTLP_SIMD_REJECTED;
 	try {
 		if (!s->allocated) {
@@ -334,7 +519,7 @@ extern "C" int otlp_simd_walk(OtlpSimd *s, const char *buf, size_t len,
 		simdjson::ondemand::document doc;
 		if (s->od.iterate(buf, len, len + simdjson::SIMDJSON_PADDING).get(doc))
 			return OTLP_SIMD_REJECTED;
-		Walk w{buf, cb, ctx, at};
+		Walk w{buf, cb, ctx, at, plain};
 		int rc = walk_document(w, doc);
 		if (rc == 1) {
 			// another value may follow on the same line: the caller
