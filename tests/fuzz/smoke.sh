@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# tests/fuzz/smoke.sh - a short, repeatable libFuzzer run of every parser
+# harness, as the last stage of scripts/test.sh.
+#
+# usage: tests/fuzz/smoke.sh BUILD_DIR [RUNS]
+#
+# Each harness starts from the test fixtures of its format (copied to a
+# temporary folder: libFuzzer writes new inputs into its corpus folder) and
+# runs RUNS inputs (default 20000) with a fixed seed, under ASan and UBSan.
+# The harnesses assert the importers' contract besides the sanitizers': a
+# failure carries a located message and leaves no rows. A crash, a sanitizer
+# report, a leak or a broken contract fails the stage; the input that did
+# it is kept in the printed folder. Longer runs to look for new bugs:
+# tests/fuzz/CMakeLists.txt.
+set -euo pipefail
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=$(cd "${1:?usage: smoke.sh BUILD_DIR [RUNS]}" && pwd)
+RUNS=${2:-20000}
+FIX=$SRC/tests/fixtures
+WORK=$(mktemp -d /tmp/tt-fuzz-smoke-XXXXXX)
+
+# harness  seed corpus (fixture folder)
+HARNESSES=(
+  "fuzz_otlp otlp"
+  "fuzz_import_otlp_json otlp"
+  "fuzz_import_prometheus prom"
+  "fuzz_import_openmetrics prom"
+  "fuzz_import_otlp_metrics otlp_metrics"
+  "fuzz_import_sheet sheets"
+  "fuzz_import_jaeger_json jaeger"
+  "fuzz_import_zipkin_json zipkin"
+)
+
+failed=0
+for h in "${HARNESSES[@]}"; do
+  read -r name corpus <<< "$h"
+  bin=$BUILD/tests/fuzz/$name
+  [ -x "$bin" ] || { echo "fuzz smoke: $bin is missing" >&2; exit 2; }
+  dir=$WORK/$name
+  mkdir -p "$dir/corpus" "$dir/found"
+  find "$FIX/$corpus" -type f -size -64k -exec cp {} "$dir/corpus/" \;
+  dict=()
+  case $name in *otlp*) dict=(-dict="$SRC/tests/fuzz/otlp.dict") ;; esac
+  start=$SECONDS
+  if (cd "$dir/found" && "$bin" -seed=1 -runs="$RUNS" -max_len=65536 -timeout=10 \
+        -rss_limit_mb=1024 -print_final_stats=0 "${dict[@]}" "$dir/corpus" \
+        > "$dir/log" 2>&1); then
+    echo "fuzz smoke: $name: $RUNS inputs from $corpus, ok ($((SECONDS - start)) s)"
+  else
+    echo "fuzz smoke: $name FAILED; input and log in $dir" >&2
+    tail -40 "$dir/log" >&2
+    failed=1
+  fi
+done
+[ $failed = 0 ] && rm -rf "$WORK"
+exit $failed
