@@ -539,6 +539,14 @@ static int trace_key(Store *st, const char *id, int64_t *key, Err *err)
 	return 0;
 }
 
+static void bind_int_or_null(sqlite3_stmt *s, int i, int has, int64_t v)
+{
+	if (has)
+		sqlite3_bind_int64(s, i, v);
+	else
+		sqlite3_bind_null(s, i);
+}
+
 /* Binds sp as row `row` (0-based) of a span insert. */
 static void bind_span(sqlite3_stmt *s, int row, int64_t source_id, const StoreSpan *sp,
                       int64_t tkey)
@@ -548,14 +556,8 @@ static void bind_span(sqlite3_stmt *s, int row, int64_t source_id, const StoreSp
 	sqlite3_bind_text(s, b + 2, sp->span_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, b + 3, sp->parent_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, b + 4, source_id);
-	if (sp->resource_id)
-		sqlite3_bind_int64(s, b + 5, sp->resource_id);
-	else
-		sqlite3_bind_null(s, b + 5);
-	if (sp->scope_id)
-		sqlite3_bind_int64(s, b + 6, sp->scope_id);
-	else
-		sqlite3_bind_null(s, b + 6);
+	bind_int_or_null(s, b + 5, sp->resource_id != 0, sp->resource_id);
+	bind_int_or_null(s, b + 6, sp->scope_id != 0, sp->scope_id);
 	sqlite3_bind_text(s, b + 7, store_nz(sp->service), -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, b + 8, store_nz(sp->host), -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, b + 9, store_nz(sp->name), -1, SQLITE_STATIC);
@@ -565,10 +567,7 @@ static void bind_span(sqlite3_stmt *s, int row, int64_t source_id, const StoreSp
 	sqlite3_bind_int(s, b + 13, sp->status_code);
 	store_bind_text(s, b + 14, sp->status_msg);
 	store_bind_text(s, b + 15, sp->wclass);
-	if (sp->has_queue)
-		sqlite3_bind_int64(s, b + 16, sp->queue_ns);
-	else
-		sqlite3_bind_null(s, b + 16);
+	bind_int_or_null(s, b + 16, sp->has_queue, sp->queue_ns);
 	store_bind_text(s, b + 17, sp->trace_state);
 	sqlite3_bind_int64(s, b + 18, sp->flags);
 	store_bind_text(s, b + 19, sp->attrs_json);
