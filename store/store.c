@@ -10,7 +10,7 @@
  *    duplicate, not an error. trace_key is the traces row of the span's
  *    trace id: keys are handed out in the order traces are first stored, so
  *    the spans of new traces land at the right edge of the index instead of
- *    at random places in it (see store_span_add).
+ *    at random places in it (see trace_key()).
  */
 #include "store.h"
 #include "store_priv.h"
