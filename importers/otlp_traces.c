@@ -9,7 +9,10 @@
  * as it is, a line whose events fail a check is replayed through yajl for
  * the located message, and a value spanning lines (a pretty-printed or
  * single-line document too long for LINE_CAP) is streamed through yajl
- * until a line ends at the top level again.
+ * until a line ends at the top level again. Within that stream, a line
+ * that starts with an item of the array yajl is in (a document written one
+ * resourceSpans item per line) takes the fast path too, yajl getting a
+ * muted placeholder in its place (see stream_fast()).
  *
  * What is read from the data (README.md cites this list):
  *  - service: resource attribute "service.name" ("" when missing);
@@ -604,7 +607,7 @@ typedef struct Parser {
 	yajl_handle h;
 	OtlpSimd *fast;         /* NULL: yajl only */
 	int simd;               /* the fast path is reporting events */
-	size_t simd_at;         /* its token offset in the line */
+	size_t simd_at;         /* its token offset in the bytes it walks */
 	size_t tok_at;          /* offset in p->loc's current chunk of the bytes
 	                           being parsed (yajl's or the fast path's) */
 	int mute;               /* yajl is parsing a placeholder: ignore it */
@@ -1606,8 +1609,9 @@ static long stream_fast_at(const Parser *p, const Lines *ln, const unsigned char
 }
 
 /* Stream mode, one whole line s (take bytes, otlp_simd_padding() more
- * readable: the chunk buffers have them) whose object at s[ws] is an array item (see stream_fast_at()):
- * the fast path reports the object into the Parser at its current depth,
+ * readable: the chunk buffers have them) whose object at s[ws] is an array
+ * item (see stream_fast_at()): the fast path reports the object into the
+ * Parser at its current depth,
  * yajl gets the placeholder "" (muted) in its place and then the rest of
  * the line, so yajl still checks what follows (',' or ']').
  *
