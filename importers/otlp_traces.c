@@ -9,7 +9,10 @@
  * as it is, a line whose events fail a check is replayed through yajl for
  * the located message, and a value spanning lines (a pretty-printed or
  * single-line document too long for LINE_CAP) is streamed through yajl
- * until a line ends at the top level again.
+ * until a line ends at the top level again. Within that stream, a line
+ * that starts with an item of the array yajl is in (a document written one
+ * resourceSpans item per line) takes the fast path too, yajl getting a
+ * muted placeholder in its place (see stream_fast()).
  *
  * What is read from the data (README.md cites this list):
  *  - service: resource attribute "service.name" ("" when missing);
@@ -604,7 +607,10 @@ typedef struct Parser {
 	yajl_handle h;
 	OtlpSimd *fast;         /* NULL: yajl only */
 	int simd;               /* the fast path is reporting events */
-	size_t simd_at;         /* its token offset in the line */
+	size_t simd_at;         /* its token offset in the bytes it walks */
+	size_t tok_at;          /* offset in p->loc's current chunk of the bytes
+	                           being parsed (yajl's or the fast path's) */
+	int mute;               /* yajl is parsing a placeholder: ignore it */
 	int any_token;          /* some token was seen */
 	OtlpLoc loc;
 	OtlpAttrs attrs;
@@ -1170,7 +1176,8 @@ static int field_scalar(Parser *p, Frame *f, VType t, const char *s, size_t n)
 static void tok(Parser *p)
 {
 	p->any_token = 1;
-	otlp_loc_token(&p->loc, p->simd ? p->simd_at : yajl_get_bytes_consumed(p->h));
+	otlp_loc_token(&p->loc,
+	               p->tok_at + (p->simd ? p->simd_at : yajl_get_bytes_consumed(p->h)));
 }
 
 static int feed_attrs(Parser *p, OtlpEv ev, const char *s, size_t n)
@@ -1226,6 +1233,8 @@ static int cb_number(void *c, const char *s, size_t n)
 static int cb_string(void *c, const unsigned char *s, size_t n)
 {
 	Parser *p = c;
+	if (p->mute)
+		return 1;  /* the placeholder of stream_fast() */
 	tok(p);
 	return on_scalar(p, OTLP_EV_STRING, V_STRING, (const char *)s, n);
 }
@@ -1387,7 +1396,7 @@ static int syntax_error(Parser *p, yajl_status s)
 {
 	if (s == yajl_status_client_canceled)
 		return p->ctx->err && p->ctx->err->code ? p->ctx->err->code : TT_EPARSE;
-	uint64_t off = p->loc.cur_base + yajl_get_bytes_consumed(p->h);
+	uint64_t off = p->loc.cur_base + p->tok_at + yajl_get_bytes_consumed(p->h);
 	uint64_t eof = p->loc.cur_base + p->loc.cur_len;
 	if (off > eof)
 		off = eof;
@@ -1471,14 +1480,34 @@ typedef struct Lines {
 	int stream;             /* yajl gets every byte until a line ends at the top */
 	int yajl_fed;           /* yajl has seen something other than white space */
 	int fast_values;        /* values the fast path reported */
+	unsigned char yajl_last;  /* the last byte yajl got other than white space */
 } Lines;
+
+static int is_space(unsigned char c)
+{
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
 
 static int all_space(const unsigned char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ' && s[i] != '\n' && s[i] != '\r' && s[i] != '\t')
+		if (!is_space(s[i]))
 			return 0;
 	return 1;
+}
+
+/* Hands n bytes to yajl, p->loc already knowing where they are. */
+static int yajl_take(Parser *p, Lines *ln, const unsigned char *data, size_t n)
+{
+	if (!ln->yajl_fed && !all_space(data, n))
+		ln->yajl_fed = 1;
+	size_t e = n;
+	while (e && is_space(data[e - 1]))
+		e--;
+	if (e)
+		ln->yajl_last = data[e - 1];
+	yajl_status s = yajl_parse(p->h, data, n);
+	return s == yajl_status_ok ? 0 : syntax_error(p, s);
 }
 
 /* Hands n bytes to yajl; line >= 0 restarts locations at (base, line,
@@ -1489,10 +1518,7 @@ static int feed_yajl_at(Parser *p, Lines *ln, const unsigned char *data, size_t 
 	if (line >= 0)
 		loc_restart(&p->loc, NULL, 0, base, line, col);
 	otlp_loc_feed(&p->loc, data, n);
-	if (!ln->yajl_fed && !all_space(data, n))
-		ln->yajl_fed = 1;
-	yajl_status s = yajl_parse(p->h, data, n);
-	return s == yajl_status_ok ? 0 : syntax_error(p, s);
+	return yajl_take(p, ln, data, n);
 }
 
 static int feed_yajl(Parser *p, Lines *ln, const unsigned char *data, size_t n, uint64_t base,
@@ -1563,6 +1589,95 @@ static int do_line(Parser *p, Lines *ln, int final)
 	return 0;
 }
 
+/* Stream mode: where the object that starts the whole line s (take bytes,
+ * its '\n' included) begins, when stream_fast() may try it; -1 when not.
+ * Only where yajl expects an item of the array the Parser is in (just
+ * after its '[' or a ','), so that a placeholder value there is exactly
+ * what yajl would accept in the object's place. At a line's start yajl is
+ * between tokens: a string cannot hold the '\n' it just took. */
+static long stream_fast_at(const Parser *p, const Lines *ln, const unsigned char *s,
+                           size_t take)
+{
+	if (!p->fast || p->skip || p->in_attrs || p->depth == 0 ||
+	    !is_array_frame(p->st[p->depth - 1].type) ||
+	    (ln->yajl_last != '[' && ln->yajl_last != ','))
+		return -1;
+	size_t ws = 0;
+	while (ws < take && s[ws] == ' ')
+		ws++;
+	return ws < take && s[ws] == '{' ? (long)ws : -1;
+}
+
+/* Stream mode, one whole line s (take bytes, otlp_simd_padding() more
+ * readable: the chunk buffers have them) whose object at s[ws] is an array
+ * item (see stream_fast_at()): the fast path reports the object into the
+ * Parser at its current depth,
+ * yajl gets the placeholder "" (muted) in its place and then the rest of
+ * the line, so yajl still checks what follows (',' or ']').
+ *
+ * p->loc is fed the whole line as the plain stream path feeds it, and
+ * p->tok_at shifts the offsets of the parts parsed into it, so every later
+ * location is what it would be had yajl taken the line. A line the fast
+ * path rejects goes to yajl unchanged; one where a check failed is
+ * replayed through yajl from the state before it, for yajl's message. */
+static int stream_fast(Parser *p, Lines *ln, const unsigned char *s, size_t take, size_t ws)
+{
+	otlp_loc_feed(&p->loc, s, take);
+	OtlpLoc loc = p->loc;
+	int depth = p->depth, any_token = p->any_token;
+	/* simdjson refuses a value followed by a lone ',': it stays for yajl */
+	size_t n = take;
+	while (n > ws && is_space(s[n - 1]))
+		n--;
+	if (n > ws && s[n - 1] == ',')
+		n--;
+	size_t rest = n;
+	p->simd = 1;
+	p->tok_at = ws;
+	int r = otlp_simd_walk(p->fast, (const char *)s + ws, n - ws, &callbacks, p,
+	                       &p->simd_at, &rest);
+	p->simd = 0;
+	p->tok_at = 0;
+	if (r != OTLP_SIMD_OK) {
+		if (p->stopped)
+			return TT_ESTORE;
+		int replay = r == OTLP_SIMD_CANCELED;
+		if (replay) {
+			/* the Parser's frames below depth are untouched; what the
+			 * object handed to the store does not matter (the import
+			 * fails) */
+			err_clear(p->ctx->err);
+			p->depth = depth;
+			p->skip = 0;
+			p->in_attrs = 0;
+			p->any_token = any_token;
+			p->loc = loc;
+		}
+		int rc = yajl_take(p, ln, s, take);
+		if (rc == 0 && replay)
+			rc = err_at(p->ctx->err, TT_EPARSE, p->ctx->name, ln->line_no, 1,
+			            "internal error: the JSON fast path refused a line yajl accepts");
+		return rc;
+	}
+	ln->fast_values++;
+	/* yajl's last token would have been the object's '}' */
+	size_t end = ws + rest;
+	while (end > ws && is_space(s[end - 1]))
+		end--;
+	otlp_loc_token(&p->loc, end);
+	p->mute = 1;
+	yajl_status st = yajl_parse(p->h, (const unsigned char *)"\"\"", 2);
+	p->mute = 0;
+	if (st != yajl_status_ok)
+		return err_at(p->ctx->err, TT_EPARSE, p->ctx->name, ln->line_no, 1,
+		              "internal error: yajl refused an array item in place of an object");
+	ln->yajl_last = '}';
+	p->tok_at = end;
+	int rc = yajl_take(p, ln, s + end, take - end);
+	p->tok_at = 0;
+	return rc;
+}
+
 /* A piece of input at absolute offset at: a whole line or a line's end
  * (nl set), or the part of a line that a chunk holds. */
 static int do_piece(Parser *p, Lines *ln, const unsigned char *s, size_t take, uint64_t at,
@@ -1579,7 +1694,11 @@ static int do_piece(Parser *p, Lines *ln, const unsigned char *s, size_t take, u
 		ln->stream = 1;
 		ln->line.len = 0;  /* its bytes stay: locations may still point there */
 	} else if (ln->stream) {
-		rc = feed_yajl(p, ln, s, take, at, -1);
+		long ws = nl && at == ln->line_base ? stream_fast_at(p, ln, s, take) : -1;
+		if (ws >= 0)
+			rc = stream_fast(p, ln, s, take, (size_t)ws);
+		else
+			rc = feed_yajl(p, ln, s, take, at, -1);
 	} else {
 		otlp_buf_add(&ln->line, s, take);
 		if (!nl)
@@ -1602,7 +1721,8 @@ static int do_piece(Parser *p, Lines *ln, const unsigned char *s, size_t take, u
 int otlp_traces_run(ImportCtx *ctx, FILE *f)
 {
 	Parser *p = xcalloc(1, sizeof *p);
-	unsigned char *chunks = xmalloc(2 * (size_t)CHUNK_SIZE);
+	/* zeroed padding: the fast path reads a little past a line (stream_fast) */
+	unsigned char *chunks = xcalloc(1, 2 * (size_t)CHUNK_SIZE + otlp_simd_padding());
 	Lines ln = {.line_no = 1};
 	buf_init(&ln.line);
 	int rc = 0;

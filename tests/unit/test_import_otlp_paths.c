@@ -261,11 +261,169 @@ static void test_errors_are_located_the_same(void **state)
 	free(c);
 }
 
+/* The request element i of req (one resourceSpans item, "{...}"). */
+static void element(Buf *out, int i, char sep)
+{
+	const char *inner = strchr(req[i], '[') + 1;
+	size_t n = strlen(inner) - 2; /* drop the closing ]} */
+	buf_addc(out, inner[0]);
+	buf_addc(out, sep);
+	buf_add(out, inner + 1, n - 1);
+}
+
+/* A document from a template: "@N" is element N of req and '~' is sep,
+ * put right after each array item's '{'. A tab there (legal white space
+ * for yajl, a control byte the fast path leaves alone) keeps every line
+ * on yajl; a space, at the same column, lets the stream-mode fast path
+ * take the items. */
+static void expand(Buf *out, const char *tpl, char sep)
+{
+	for (; *tpl; tpl++) {
+		if (*tpl == '@' && tpl[1] >= '0' && tpl[1] <= '2')
+			element(out, *++tpl - '0', sep);
+		else if (*tpl == '~')
+			buf_addc(out, sep);
+		else
+			buf_addc(out, *tpl);
+	}
+}
+
+/* Imports tpl expanded with sep; returns the fingerprint or NULL (then msg
+ * holds the error). */
+static char *import_tpl(const char *tpl, char sep, char *msg, size_t msz)
+{
+	Buf b;
+	buf_init(&b);
+	expand(&b, tpl, sep);
+	char *fp = import_text(b.p, msg, msz);
+	buf_fini(&b);
+	return fp;
+}
+
+/* One document, one resourceSpans item per line (the benchmark's shape):
+ * the items take the fast path inside the yajl stream, the rows are the
+ * same as from JSON Lines and from yajl alone. */
+static void test_document_items_store_the_same_rows(void **state)
+{
+	(void)state;
+	char *want = reference();
+	static const char *const same[] = {
+		"{\"resourceSpans\":[\n@0,\n@1,\n@2\n]}\n",
+		"{\"resourceSpans\":[\n  @0 ,\n\t@1,\r\n   @2]}",
+		/* two items on a line, an item ending the array, blank lines */
+		"{\"resourceSpans\":[\n@0, @1,\n\n@2]}\n",
+		"{\"resourceSpans\": [\n@0\n,\n@1\n,@2\n]\n}\n",
+		"{\"resourceSpans\":[@0,\n@1,\n@2\n]}\n",
+	};
+	for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+		for (int k = 0; k < 2; k++) {
+			char *got = import_tpl(same[i], k ? '\t' : ' ', NULL, 0);
+			assert_non_null(got);
+			assert_string_equal(got, want);
+			free(got);
+		}
+	}
+	/* deeper arrays: scopeSpans items and span items one per line */
+	static const char *const nested[] = {
+		"{\"resourceSpans\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\","
+		"\"value\":{\"stringValue\":\"api\"}}]},\"scopeSpans\":[\n"
+		"{~\"scope\":{\"name\":\"s\"},\"spans\":[{\"traceId\":\"0af7651916cd43dd8448eb211c80319c\","
+		"\"spanId\":\"b7ad6b7169203331\",\"name\":\"a\",\"startTimeUnixNano\":\"1\","
+		"\"endTimeUnixNano\":\"5\"}]},\n"
+		"{~\"spans\":[\n"
+		"{~\"traceId\":\"0af7651916cd43dd8448eb211c80319c\",\"spanId\":\"00f067aa0ba902b7\","
+		"\"parentSpanId\":\"b7ad6b7169203331\",\"name\":\"b\",\"startTimeUnixNano\":\"2\","
+		"\"endTimeUnixNano\":\"3\",\"events\":[\n"
+		"{~\"name\":\"queue.wait\",\"timeUnixNano\":\"2\",\"attributes\":[{\"key\":"
+		"\"duration_ns\",\"value\":{\"intValue\":\"7\"}}]},\n"
+		"{~\"name\":\"e\",\"timeUnixNano\":\"3\"}\n"
+		"]},\n"
+		"{~\"traceId\":\"0af7651916cd43dd8448eb211c80319c\",\"spanId\":\"1234567890abcdef\","
+		"\"name\":\"c\",\"startTimeUnixNano\":\"2\",\"endTimeUnixNano\":\"4\",\"unknown\":[\n"
+		"{~\"x\":1},\n"
+		"{~\"y\":[1,2]}\n"
+		"]}\n"
+		"]}\n"
+		"]}]}\n",
+	};
+	for (size_t i = 0; i < sizeof nested / sizeof nested[0]; i++) {
+		char *a = import_tpl(nested[i], ' ', NULL, 0);
+		char *c = import_tpl(nested[i], '\t', NULL, 0);
+		assert_non_null(a);
+		assert_non_null(c);
+		assert_string_equal(a, c);
+		assert_non_null(strstr(a, "queue.wait"));
+		free(a);
+		free(c);
+	}
+	free(want);
+}
+
+/* Broken documents of that shape: errors before, inside and after items
+ * the fast path takes are located exactly where yajl alone puts them. */
+static void test_document_item_errors_are_located_the_same(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *tpl;
+		const char *where;  /* ":line:col:" of the message, as yajl alone says */
+	} cases[] = {
+		/* before */
+		{"{\"resourceSpans\":[ 1,\n@0\n]}\n", ":1:20:"},
+		{"{\"resourceSpans\":[\n[~1],\n@0\n]}\n", ":2:1:"},
+		{"{\"resourceSpans\":[\n@0,\n{~\"scopeSpans\":[{\"spans\":\n[{\"traceId\":\"xyz\"}]}]},\n@1\n]}\n",
+		 ":4:13:"},
+		/* inside: a check fails, a field is missing, a syntax error */
+		{"{\"resourceSpans\":[\n@0,\n@1,\n{~\"scopeSpans\":[{\"spans\":[{\"traceId\":\"xyz\"}]}]},\n@2\n]}\n",
+		 ":4:38:"},
+		{"{\"resourceSpans\":[\n@0,\n{~\"scopeSpans\":[{\"spans\":[{\"spanId\":\"b7ad6b7169203331\","
+		 "\"name\":\"x\"}]}]},\n@2\n]}\n", ":3:27:"},
+		{"{\"resourceSpans\":[\n@0,\n{~\"resource\":{} \"scopeSpans\":[]},\n@2\n]}\n", ":3:19:"},
+		{"{\"resourceSpans\":[\n@0,\n{~\"scopeSpans\":[tru]},\n@2\n]}\n", ":3:20:"},
+		{"{\"resourceSpans\":[\n@0,\n{~\"scopeSpans\":[{\"spans\":[{\"kind\":1e999999}]}]},\n]}\n",
+		 ":3:35:"},
+		/* after: what follows an item */
+		{"{\"resourceSpans\":[\n@0\n@1\n]}\n", ":3:1:"},
+		{"{\"resourceSpans\":[\n@0,\n@1,\n]}\n", ":4:1:"},
+		{"{\"resourceSpans\":[\n@0,\n@1 x\n@2]}\n", ":3:479:"},
+		{"{\"resourceSpans\":[\n@0,,\n@1\n]}\n", ":2:1036:"},
+		{"{\"resourceSpans\":[\n@0,\n@1", ":3:478:"},
+		{"{\"resourceSpans\":[\n@0,\n@1\n]\n", ":5:1:"},
+		{"{\"resourceSpans\":[\n@0,\n@1\n]}\n{\"resourceSpans\":[\n@2,\n{~\"x\":1} ]}} \n", ":7:12:"},
+		{"{\"resourceSpans\":[\n@0,\n@1\n], \"resourceSpans\":[]}\n", ":4:4:"},
+		/* a span spanning lines, its events taken by the fast path, then
+		 * found without a traceId (located at its brace, lines back) */
+		{"{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[{\"spanId\":\"b7ad6b7169203331\","
+		 "\"events\":[\n{~\"name\":\"a\",\"timeUnixNano\":\"1\"},\n{~\"name\":\"b\"},\n"
+		 "{~\"name\":\"c\",\"timeUnixNano\":\"2\"}\n]}]}]}]}\n", ":4:1:"},
+		{"{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[\n{~\"spanId\":\"b7ad6b7169203331\"},\n"
+		 "{~\"traceId\":\"0af7651916cd43dd8448eb211c80319c\"}\n]}]}]}\n", ":2:1:"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char fast[512], slow[512];
+		fast[0] = slow[0] = '\0';
+		char *a = import_tpl(cases[i].tpl, ' ', fast, sizeof fast);
+		char *c = import_tpl(cases[i].tpl, '\t', slow, sizeof slow);
+		if (a || c)
+			print_error("case %zu imported\n", i);
+		assert_null(a);
+		assert_null(c);
+		if (strcmp(fast, slow) != 0)
+			print_error("case %zu: %s\n  yajl: %s\n", i, fast, slow);
+		assert_string_equal(fast, slow);
+		if (strncmp(fast, cases[i].where, strlen(cases[i].where)) != 0)
+			print_error("case %zu: %s\n", i, fast);
+		assert_int_equal(strncmp(fast, cases[i].where, strlen(cases[i].where)), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shapes_store_the_same_rows),
 		cmocka_unit_test(test_errors_are_located_the_same),
+		cmocka_unit_test(test_document_items_store_the_same_rows),
+		cmocka_unit_test(test_document_item_errors_are_located_the_same),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
