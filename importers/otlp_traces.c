@@ -1527,6 +1527,24 @@ static int feed_yajl(Parser *p, Lines *ln, const unsigned char *data, size_t n, 
 	return feed_yajl_at(p, ln, data, n, base, line, 1);
 }
 
+/* After the fast path cancelled (a check failed): the Parser back to depth
+ * with no error, for yajl to replay what it walked and say where. What the
+ * walk already handed to the store does not matter: the import fails. */
+static void fast_undo(Parser *p, int depth)
+{
+	err_clear(p->ctx->err);
+	p->depth = depth;
+	p->skip = 0;
+	p->in_attrs = 0;
+}
+
+/* yajl accepted what the fast path cancelled on: they disagree. */
+static int fast_refused(Parser *p, const Lines *ln)
+{
+	return err_at(p->ctx->err, TT_EPARSE, p->ctx->name, ln->line_no, 1,
+	              "internal error: the JSON fast path refused a line yajl accepts");
+}
+
 /* One complete line (final: the input ends without a newline after it). */
 static int do_line(Parser *p, Lines *ln, int final)
 {
@@ -1561,12 +1579,7 @@ static int do_line(Parser *p, Lines *ln, int final)
 		if (p->stopped)
 			return TT_ESTORE;
 		if (r == OTLP_SIMD_CANCELED) {
-			/* a check failed: yajl says where (the import fails, so what
-			 * this line already handed to the store does not matter) */
-			err_clear(p->ctx->err);
-			p->depth = 0;
-			p->skip = 0;
-			p->in_attrs = 0;
+			fast_undo(p, 0);
 			replay = 1;
 		}
 	}
@@ -1581,8 +1594,7 @@ static int do_line(Parser *p, Lines *ln, int final)
 			if (s != yajl_status_ok)
 				return syntax_error(p, s);
 		}
-		return err_at(p->ctx->err, TT_EPARSE, p->ctx->name, ln->line_no, 1,
-		              "internal error: the JSON fast path refused a line yajl accepts");
+		return fast_refused(p, ln);
 	}
 	if (p->depth > 0)
 		ln->stream = 1;
@@ -1643,21 +1655,13 @@ static int stream_fast(Parser *p, Lines *ln, const unsigned char *s, size_t take
 			return TT_ESTORE;
 		int replay = r == OTLP_SIMD_CANCELED;
 		if (replay) {
-			/* the Parser's frames below depth are untouched; what the
-			 * object handed to the store does not matter (the import
-			 * fails) */
-			err_clear(p->ctx->err);
-			p->depth = depth;
-			p->skip = 0;
-			p->in_attrs = 0;
+			/* the Parser's frames below depth are untouched */
+			fast_undo(p, depth);
 			p->any_token = any_token;
 			p->loc = loc;
 		}
 		int rc = yajl_take(p, ln, s, take);
-		if (rc == 0 && replay)
-			rc = err_at(p->ctx->err, TT_EPARSE, p->ctx->name, ln->line_no, 1,
-			            "internal error: the JSON fast path refused a line yajl accepts");
-		return rc;
+		return rc == 0 && replay ? fast_refused(p, ln) : rc;
 	}
 	ln->fast_values++;
 	/* yajl's last token would have been the object's '}' */
