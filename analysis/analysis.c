@@ -106,12 +106,15 @@ static void sv_quant(SVec *s, Quant *q)
 	q->n = s->n;
 	if (s->n == 0) {
 		q->p50 = q->p90 = q->p99 = q->max = NAN;
+		q->p90_lo = q->p90_hi = q->p99_lo = q->p99_hi = NAN;
 		return;
 	}
 	q->p50 = quant_rank(s->v, s->n, 50);
 	q->p90 = quant_rank(s->v, s->n, 90);
 	q->p99 = quant_rank(s->v, s->n, 99);
 	q->max = s->v[s->n - 1];
+	quant_ci(s->v, s->n, 90, &q->p90_lo, &q->p90_hi);
+	quant_ci(s->v, s->n, 99, &q->p99_lo, &q->p99_hi);
 }
 
 /* ---- state ------------------------------------------------------------- */

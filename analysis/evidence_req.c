@@ -40,7 +40,11 @@ typedef struct Pass {
 	char *root_svc, *root_op;
 	Trace tr;
 	uint64_t *present;        /* per request: bit per dependency (first 64) */
-	int64_t cap_r, cap_c, cap_p;
+	int64_t cap_r, cap_c, cap_p, cap_o;
+	int32_t *call_of;         /* per span of tr: its call index, or -1 */
+	int32_t *op_of;           /* per span of tr: its op (relative), or -1 */
+	int *kids;                /* scratch: children of one span */
+	int cap_span;
 } Pass;
 
 static int list_index(char ***list, int *n, const char *s, int max)
@@ -80,6 +84,100 @@ static void push_call(Pass *ps, const EvCall *c)
 		s->calls = xrealloc(s->calls, (size_t)ps->cap_c * sizeof *s->calls);
 	}
 	s->calls[s->n_calls++] = *c;
+}
+
+static EvOp *push_op(Pass *ps)
+{
+	EvRequestSet *s = ps->s;
+	if (s->n_ops == ps->cap_o) {
+		ps->cap_o = ps->cap_o ? ps->cap_o * 2 : 8192;
+		s->ops = xrealloc(s->ops, (size_t)ps->cap_o * sizeof *s->ops);
+	}
+	EvOp *o = &s->ops[s->n_ops++];
+	memset(o, 0, sizeof *o);
+	o->first_child = o->next_sibling = o->pred = o->call = -1;
+	return o;
+}
+
+static _Thread_local const Trace *t_sort;
+
+static int cmp_start(const void *a, const void *b)
+{
+	const TSpan *x = &t_sort->sp[*(const int *)a], *y = &t_sort->sp[*(const int *)b];
+	if (x->astart != y->astart)
+		return x->astart < y->astart ? -1 : 1;
+	if (x->aend != y->aend)
+		return x->aend < y->aend ? -1 : 1;
+	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* Adds span i and its subtree to the request's program; base is the
+ * request's first op. Returns the op index (relative). */
+static int32_t add_ops(Pass *ps, int i, int64_t base, int depth)
+{
+	Trace *t = &ps->tr;
+	const TSpan *sp = &t->sp[i];
+	EvOp *o = push_op(ps);
+	int32_t me = (int32_t)(ps->s->n_ops - 1 - base);
+	ps->op_of[i] = me;
+	o->dur_ms = (float)ms(sp->aend - sp->astart);
+	if (i == t->root)
+		o->role = EV_OP_ROOT;
+	else if (sp->kind == SPAN_KIND_CLIENT)
+		o->role = EV_OP_CLIENT;
+	else if (sp->client >= 0 && sp->parent == sp->client)
+		o->role = EV_OP_SERVER;
+	else
+		o->role = EV_OP_LOCAL;
+	if (o->role == EV_OP_CLIENT)
+		o->call = ps->call_of[i];
+	else if (o->role == EV_OP_SERVER)
+		o->call = ps->call_of[sp->client];
+	if (depth > 256)
+		return me;
+	/* the children that hold it: usable and ending inside it */
+	int nk = 0;
+	for (int c = sp->first_child; c >= 0; c = t->sp[c].next_sibling) {
+		const TSpan *cs = &t->sp[c];
+		if (!usable(cs) || cs->aend > sp->aend)
+			continue;
+		ps->kids[nk++] = c;
+	}
+	if (nk == 0)
+		return me;
+	int *kids = xmalloc((size_t)nk * sizeof *kids);
+	memcpy(kids, ps->kids, (size_t)nk * sizeof *kids);
+	t_sort = t;
+	qsort(kids, (size_t)nk, sizeof *kids, cmp_start);
+	int64_t last_end = INT64_MIN;
+	int32_t prev = -1;
+	for (int k = 0; k < nk; k++) {
+		const TSpan *cs = &t->sp[kids[k]];
+		/* the sibling it started after: the latest-ending earlier one
+		 * that had ended by its start */
+		int pred = -1;
+		for (int j = 0; j < k; j++) {
+			const TSpan *os = &t->sp[kids[j]];
+			if (os->aend <= cs->astart && (pred < 0 || os->aend > t->sp[pred].aend))
+				pred = kids[j];
+		}
+		int32_t c = add_ops(ps, kids[k], base, depth + 1);
+		EvOp *co = &ps->s->ops[base + c];
+		int64_t from = pred >= 0 ? t->sp[pred].aend : sp->astart;
+		co->gap_ms = cs->astart > from ? (float)ms(cs->astart - from) : 0;
+		co->pred = pred >= 0 ? ps->op_of[pred] : -1;
+		if (prev < 0)
+			ps->s->ops[base + me].first_child = c;
+		else
+			ps->s->ops[base + prev].next_sibling = c;
+		prev = c;
+		if (cs->aend > last_end)
+			last_end = cs->aend;
+	}
+	free(kids);
+	EvOp *self = &ps->s->ops[base + me];
+	self->tail_ms = sp->aend > last_end ? (float)ms(sp->aend - last_end) : 0;
+	return me;
 }
 
 static void finish_trace(Pass *ps)
@@ -126,6 +224,14 @@ static void finish_trace(Pass *ps)
 	                                 : INT64_MAX;
 	int late = t->n_late > 0 ? EV_LATE_ABANDONED : 0;
 	const char *root_svc = trace_str(t, root->svc);
+	if (t->n > ps->cap_span) {
+		ps->cap_span = t->n;
+		ps->call_of = xrealloc(ps->call_of, (size_t)t->n * sizeof *ps->call_of);
+		ps->op_of = xrealloc(ps->op_of, (size_t)t->n * sizeof *ps->op_of);
+		ps->kids = xrealloc(ps->kids, (size_t)t->n * sizeof *ps->kids);
+	}
+	for (int i = 0; i < t->n; i++)
+		ps->call_of[i] = ps->op_of[i] = -1;
 	for (int i = 0; i < t->n; i++) {
 		const TSpan *sp = &t->sp[i];
 		if (i == t->root || !usable(sp))
@@ -179,9 +285,13 @@ static void finish_trace(Pass *ps)
 		if (width > r->width)
 			r->width = (int16_t)width;
 		r->calls++;
+		ps->call_of[i] = (int32_t)s->n_calls;
 		push_call(ps, &c);
 	}
 	r->late = (uint8_t)late;
+	r->op_off = s->n_ops;
+	add_ops(ps, t->root, r->op_off, 0);
+	r->n_ops = (int32_t)(s->n_ops - r->op_off);
 	ps->present[ri] = mask;
 }
 
@@ -318,6 +428,9 @@ int evidence_requests_load(Store *st, const Model *m, const char *root_service,
 	*out = ps.s;
 	ps.s = NULL;
 out:
+	free(ps.call_of);
+	free(ps.op_of);
+	free(ps.kids);
 	free(ps.present);
 	free(ps.root_svc);
 	free(ps.root_op);
@@ -331,6 +444,7 @@ void evidence_requests_free(EvRequestSet *s)
 		return;
 	free(s->r);
 	free(s->calls);
+	free(s->ops);
 	for (int i = 0; i < s->n_classes; i++)
 		free(s->classes[i]);
 	free(s->classes);
@@ -358,15 +472,7 @@ static const char *word(int p)
 static void put_ratio(Evidence *e, const char *name, double num, int64_t den, const char *what,
                       int p)
 {
-	if (den <= 0) {
-		char why[256];
-		snprintf(why, sizeof why, "spans: no %s in the %s", what, word(p));
-		ev_missing(e, name, "ratio", why);
-		return;
-	}
-	ev_put(e, name, num / (double)den, "ratio", EV_SRC_SPANS, EV_Q_NONE, den,
-	       den < EV_MIN_RATIO_N, "spans: %.0f of %lld %s (%s)%s", num, (long long)den, what,
-	       word(p), den < EV_MIN_RATIO_N ? "; fewer than 30: noisy" : "");
+	ev_put_prop(e, name, num, den, what, p);
 }
 
 static void put_per(Evidence *e, const char *name, double num, int64_t den, const char *unit,
@@ -666,6 +772,8 @@ int ev_requests(Store *st, const EvidenceOptions *opt, const Analysis *a, Eviden
 	}
 	if (np == 2 && set[0]->n > 0 && set[1]->n > 0) {
 		reweight(e, set[0], set[1]);
+		double pct = opt->model && opt->model->objective_pct > 0 ? opt->model->objective_pct : 99;
+		ev_attribution(e, set[0], set[1], pct);
 		double best = NAN;
 		const char *bc = NULL;
 		for (int c = 0; c < e->n_classes; c++) {

@@ -419,6 +419,45 @@ static int lookup(void *ctx, const char *name, double *out)
 	return have;
 }
 
+/* The interval-aware tests of the predicates (store_expr.h): each reads
+ * name (and name@baseline for comparisons) and is recorded like ev(). */
+static int test(void *ctx, const char *op, const char *name, double a, double b, double *out)
+{
+	Reads *r = ctx;
+	double v;
+	int have = lookup(r, name, &v);
+	int cmp = strcmp(op, "rose") == 0 || strcmp(op, "fell") == 0 || strcmp(op, "steady") == 0;
+	if (cmp) {
+		char bn[320];
+		snprintf(bn, sizeof bn, "%s@baseline", name);
+		have &= lookup(r, bn, &v);
+	}
+	if (!have)
+		return 0;
+	int t;
+	if (strcmp(op, "lo") == 0 || strcmp(op, "hi") == 0) {
+		const EvValue *ev = evidence_get(r->e, name);
+		*out = !ev->has_ci ? ev->value : op[0] == 'l' ? ev->lo : ev->hi;
+		return !isinf(*out);
+	}
+	if (strcmp(op, "rose") == 0)
+		t = evidence_rose(r->e, name, a, b);
+	else if (strcmp(op, "fell") == 0)
+		t = evidence_fell(r->e, name, a, b);
+	else if (strcmp(op, "steady") == 0)
+		t = evidence_steady(r->e, name, a);
+	else if (strcmp(op, "above") == 0)
+		t = evidence_above(r->e, name, a);
+	else if (strcmp(op, "below") == 0)
+		t = evidence_below(r->e, name, a);
+	else
+		return 0;
+	if (t < 0)
+		return 0;
+	*out = t;
+	return 1;
+}
+
 static void strv_add(char ***v, int *n, const char *s)
 {
 	for (int i = 0; i < *n; i++)
@@ -468,7 +507,7 @@ static int eval_instance(const CatHyp *ch, const Inst *in, const Evidence *e, St
 		char *x = subst(ch->applies, in, e, 1);
 		Reads r = {.e = e};
 		double v = NAN;
-		int rc = x ? store_expr_eval(exprs, x, lookup, &r, &v, err) : 0;
+		int rc = x ? store_expr_eval_ex(exprs, x, lookup, test, &r, &v, err) : 0;
 		free(x);
 		strv_free_n(r.names, r.n);
 		strv_free_n(r.missing, r.n_missing);
@@ -506,7 +545,7 @@ static int eval_instance(const CatHyp *ch, const Inst *in, const Evidence *e, St
 			p->expr = xstrdup(cp->expr); /* an unknown fact: the names stay unresolved */
 		Reads r = {.e = e};
 		double v = NAN;
-		int rc = store_expr_eval(exprs, p->expr, lookup, &r, &v, err);
+		int rc = store_expr_eval_ex(exprs, p->expr, lookup, test, &r, &v, err);
 		if (rc) {
 			strv_free_n(r.names, r.n);
 			strv_free_n(r.missing, r.n_missing);

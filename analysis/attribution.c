@@ -1,0 +1,477 @@
+/*
+ * attribution.c - where the rise of the objective's percentile went, by
+ * counterfactual replay.
+ *
+ * Each window request carries its timing program (EvOp, built by the
+ * request pass): for every span, the sibling it started after, the gap
+ * before it, its own duration and the time it kept running after its last
+ * child. Replaying the program with the recorded durations gives back the
+ * request's latency exactly. A *locus* is one dependency (every call to
+ * it) or one part of its time: the pool wait before the call (queue), the
+ * client-side wait (client span minus server span), the server's own time
+ * (service), or the first two together (front); plus the queue before the
+ * endpoint's root span. For a locus, every window request is replayed with
+ * that locus's times replaced by draws from the baseline's distribution of
+ * the same locus for the same workload class (all classes when the class
+ * has fewer than ATTR_MIN_CLASS baseline observations; 0 ms when the
+ * baseline never called the dependency). Serial spans add up and parallel
+ * ones end with the last, exactly as the recorded spans did.
+ *
+ * The locus's explained share of the rise is
+ *     (Q_window - Q_counterfactual) / (Q_window - Q_baseline)
+ * with Q the objective's percentile (nearest rank). 1 means replacing the
+ * locus's times alone brings the percentile back to the baseline; 0 means
+ * it changes nothing; a negative share means the locus got faster. The
+ * 95 % interval comes from a bootstrap over window and baseline requests
+ * (the counterfactual draws stay paired with their request). When the
+ * rise itself is not significant (its bootstrap interval reaches 0),
+ * nothing is attributed and the values say why.
+ *
+ * Everything is deterministic: the random draws use a fixed seed.
+ */
+#include "evidence.h"
+#include "evidence_priv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+
+#define ATTR_MIN_CLASS 20      /* baseline observations before a class's own draws are used */
+#define ATTR_BOOT 120          /* bootstrap replicates */
+#define ATTR_MAX_DRAWS 12000   /* draws kept per locus: n * R */
+
+enum { F_TOTAL, F_WAIT, F_SERVICE, F_QUEUE, F_N };
+enum { M_ALL, M_FRONT, M_WAIT, M_SERVICE, M_QUEUE, M_EQUEUE, M_N };
+
+static const char *const MODE_NAME[M_N] = {"", ".front", ".wait", ".service", ".queue", ""};
+static const char *const MODE_WORD[M_N] = {
+	"all of its time (pool wait, client-side wait and service)",
+	"the time in front of it (pool wait and client-side wait)",
+	"its client-side wait (client span minus server span)",
+	"its server's own time",
+	"its pool wait before the call",
+	"the queue before the endpoint's root span",
+};
+
+typedef struct Draw {
+	float *v;
+	int64_t n, cap;
+} Draw;
+
+typedef struct Ctx {
+	const EvRequestSet *w, *b;
+	int *dep_map;              /* window dep -> baseline dep, -1 */
+	int *cls_map;              /* window class -> baseline class, -1 */
+	int nbc;                   /* baseline classes */
+	Draw *draws;               /* [bdep][1 + nbc][F_N]; slot 0: all classes */
+	Draw equeue[65];           /* endpoint queue: [0] all, [1 + c] class c */
+	uint64_t rng;
+	/* the locus being replayed */
+	int dep;                   /* window dep index, -1 for the endpoint queue */
+	int mode;
+	int cls;                   /* window class of the request, -1 */
+	double *ends;              /* scratch: op ends of one request */
+} Ctx;
+
+static uint64_t next_u64(uint64_t *s)
+{
+	/* splitmix64 */
+	uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+static int64_t below(uint64_t *s, int64_t n)
+{
+	return (int64_t)(next_u64(s) % (uint64_t)n);
+}
+
+static void draw_push(Draw *d, float x)
+{
+	if (isnan(x))
+		return;
+	if (d->n == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 64;
+		d->v = xrealloc(d->v, (size_t)d->cap * sizeof *d->v);
+	}
+	d->v[d->n++] = x;
+}
+
+static Draw *slot_of(Ctx *cx, int bdep, int slot, int f)
+{
+	return &cx->draws[((size_t)bdep * (size_t)(1 + cx->nbc) + (size_t)slot) * F_N + (size_t)f];
+}
+
+/* A baseline value of field f for the current locus and class; *none is
+ * set when the baseline has no value at all (0 is returned). */
+static double draw(Ctx *cx, int f, int *none)
+{
+	*none = 0;
+	Draw *d = NULL;
+	if (cx->dep < 0) {
+		int c = cx->cls >= 0 ? cx->cls_map[cx->cls] : -1;
+		d = c >= 0 && c < 64 && cx->equeue[1 + c].n >= ATTR_MIN_CLASS ? &cx->equeue[1 + c]
+		                                                              : &cx->equeue[0];
+	} else {
+		int bd = cx->dep_map[cx->dep];
+		if (bd < 0) {
+			*none = 1;
+			return 0; /* the baseline never called it */
+		}
+		int c = cx->cls >= 0 ? cx->cls_map[cx->cls] : -1;
+		d = slot_of(cx, bd, 0, f);
+		if (c >= 0) {
+			Draw *dc = slot_of(cx, bd, 1 + c, f);
+			if (dc->n >= ATTR_MIN_CLASS)
+				d = dc;
+		}
+	}
+	if (d->n == 0) {
+		*none = 1;
+		return 0;
+	}
+	return d->v[below(&cx->rng, d->n)];
+}
+
+static int targets(const Ctx *cx, const EvOp *o)
+{
+	return cx->dep >= 0 && o->call >= 0 && cx->w->calls[o->call].dep == cx->dep;
+}
+
+/* The end of op i (relative to request r) when it starts at start. */
+static double replay(Ctx *cx, const EvRequest *r, int32_t i, double start)
+{
+	const EvRequestSet *w = cx->w;
+	const EvOp *o = &w->ops[r->op_off + i];
+	int tgt = targets(cx, o);
+	int none;
+	if (tgt && o->role == EV_OP_CLIENT && cx->mode == M_ALL)
+		return start + draw(cx, F_TOTAL, &none);
+	if (tgt && o->role == EV_OP_SERVER && cx->mode == M_SERVICE) {
+		double v = draw(cx, F_SERVICE, &none);
+		return start + (none ? o->dur_ms : v);
+	}
+	if (o->first_child < 0)
+		return start + o->dur_ms;
+	double scale = 1, add = 0;
+	if (tgt && o->role == EV_OP_CLIENT && (cx->mode == M_WAIT || cx->mode == M_FRONT)) {
+		const EvCall *c = &w->calls[o->call];
+		if (!isnan(c->wait_ms)) {
+			double v = draw(cx, F_WAIT, &none);
+			if (!none) {
+				if (c->wait_ms > 1e-3)
+					scale = v / c->wait_ms;
+				else
+					add = v;
+			}
+		}
+	}
+	double last = -INFINITY;
+	for (int32_t k = o->first_child; k >= 0; k = w->ops[r->op_off + k].next_sibling) {
+		const EvOp *co = &w->ops[r->op_off + k];
+		double from = co->pred >= 0 ? cx->ends[co->pred] : start;
+		double gap = co->gap_ms;
+		if (o->role == EV_OP_CLIENT && co->role == EV_OP_SERVER)
+			gap = gap * scale + add;
+		if (co->role == EV_OP_CLIENT && targets(cx, co) &&
+		    (cx->mode == M_QUEUE || cx->mode == M_FRONT || cx->mode == M_ALL)) {
+			float q0 = w->calls[co->call].queue_ms;
+			if (!isnan(q0)) {
+				double q1 = draw(cx, F_QUEUE, &none);
+				gap = (gap > q0 ? gap - q0 : 0) + q1;
+			}
+		}
+		double e = replay(cx, r, k, from + gap);
+		cx->ends[k] = e;
+		if (e > last)
+			last = e;
+	}
+	return last + o->tail_ms * scale;
+}
+
+/* Counterfactual latency of request r at ingress. */
+static double replay_request(Ctx *cx, const EvRequest *r)
+{
+	if (r->n_ops == 0)
+		return r->ingress_ms;
+	double q = isnan(r->queue_ms) ? 0 : r->queue_ms;
+	if (cx->dep < 0 && cx->mode == M_EQUEUE && !isnan(r->queue_ms)) {
+		int none;
+		double v = draw(cx, F_QUEUE, &none);
+		if (!none)
+			q = v;
+	}
+	cx->ends[0] = 0;
+	return q + replay(cx, r, 0, 0);
+}
+
+/* nearest-rank p-quantile of v[0..n) (reordered) */
+static float select_rank(float *v, int64_t n, double p)
+{
+	int64_t k = (int64_t)ceil(p / 100.0 * (double)n) - 1;
+	if (k < 0)
+		k = 0;
+	if (k >= n)
+		k = n - 1;
+	int64_t lo = 0, hi = n - 1;
+	while (lo < hi) {
+		float pivot = v[lo + (hi - lo) / 2];
+		int64_t i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				float t = v[i];
+				v[i] = v[j];
+				v[j] = t;
+				i++;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[k];
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static int find(char **list, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(list[i], s) == 0)
+			return i;
+	return -1;
+}
+
+typedef struct Locus {
+	int dep, mode;
+	float *cf;                 /* [n * R] counterfactual latencies */
+	double point;
+	double *boot;              /* [ATTR_BOOT] */
+	int nboot;
+} Locus;
+
+void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, double pct)
+{
+	if (w->n == 0 || b->n == 0 || w->n_ops == 0)
+		return;
+	Ctx cx;
+	memset(&cx, 0, sizeof cx);
+	cx.w = w;
+	cx.b = b;
+	cx.rng = UINT64_C(0x7a11791a6e) ^ (uint64_t)w->n ^ ((uint64_t)b->n << 32);
+	cx.nbc = b->n_classes;
+	cx.dep_map = xmalloc((size_t)(w->n_deps ? w->n_deps : 1) * sizeof *cx.dep_map);
+	for (int d = 0; d < w->n_deps; d++)
+		cx.dep_map[d] = find(b->deps, b->n_deps, w->deps[d]);
+	cx.cls_map = xmalloc((size_t)(w->n_classes ? w->n_classes : 1) * sizeof *cx.cls_map);
+	for (int c = 0; c < w->n_classes; c++)
+		cx.cls_map[c] = find(b->classes, b->n_classes, w->classes[c]);
+	size_t nd = (size_t)(b->n_deps ? b->n_deps : 1) * (size_t)(1 + cx.nbc) * F_N;
+	cx.draws = xcalloc(nd, sizeof *cx.draws);
+	for (int64_t k = 0; k < b->n_calls; k++) {
+		const EvCall *c = &b->calls[k];
+		if (c->dep < 0)
+			continue;
+		int cls = b->r[c->req].cls;
+		float f[F_N] = {c->total_ms, c->wait_ms, c->service_ms, c->queue_ms};
+		for (int x = 0; x < F_N; x++) {
+			draw_push(slot_of(&cx, c->dep, 0, x), f[x]);
+			if (cls >= 0)
+				draw_push(slot_of(&cx, c->dep, 1 + cls, x), f[x]);
+		}
+	}
+	int w_has_equeue = 0;
+	for (int64_t i = 0; i < b->n; i++) {
+		draw_push(&cx.equeue[0], b->r[i].queue_ms);
+		if (b->r[i].cls >= 0 && b->r[i].cls < 64)
+			draw_push(&cx.equeue[1 + b->r[i].cls], b->r[i].queue_ms);
+	}
+	for (int64_t i = 0; i < w->n; i++)
+		w_has_equeue |= !isnan(w->r[i].queue_ms);
+	int32_t max_ops = 1;
+	for (int64_t i = 0; i < w->n; i++)
+		if (w->r[i].n_ops > max_ops)
+			max_ops = w->r[i].n_ops;
+	cx.ends = xmalloc((size_t)max_ops * sizeof *cx.ends);
+
+	/* which parts each dependency has in the window */
+	int nwd = w->n_deps;
+	uint8_t *parts = xcalloc((size_t)(nwd ? nwd : 1), 1);
+	for (int64_t k = 0; k < w->n_calls; k++) {
+		const EvCall *c = &w->calls[k];
+		if (c->dep < 0)
+			continue;
+		parts[c->dep] |= 1;
+		if (!isnan(c->wait_ms))
+			parts[c->dep] |= 2;
+		if (!isnan(c->queue_ms))
+			parts[c->dep] |= 4;
+	}
+	int nl = 0;
+	Locus *loci = xcalloc((size_t)nwd * M_N + 1, sizeof *loci);
+	for (int d = 0; d < nwd; d++) {
+		if (!parts[d])
+			continue;
+		loci[nl++] = (Locus){.dep = d, .mode = M_ALL};
+		if (parts[d] & 2) {
+			loci[nl++] = (Locus){.dep = d, .mode = M_FRONT};
+			loci[nl++] = (Locus){.dep = d, .mode = M_WAIT};
+			loci[nl++] = (Locus){.dep = d, .mode = M_SERVICE};
+		}
+		if (parts[d] & 4)
+			loci[nl++] = (Locus){.dep = d, .mode = M_QUEUE};
+	}
+	if (w_has_equeue && cx.equeue[0].n > 0)
+		loci[nl++] = (Locus){.dep = -1, .mode = M_EQUEUE};
+
+	int64_t n = w->n, m = b->n;
+	int R = (int)(ATTR_MAX_DRAWS / n);
+	if (R < 1)
+		R = 1;
+	if (R > 8)
+		R = 8;
+	float *actual = xmalloc((size_t)n * sizeof *actual);
+	float *base = xmalloc((size_t)m * sizeof *base);
+	for (int64_t i = 0; i < n; i++)
+		actual[i] = w->r[i].ingress_ms;
+	for (int64_t i = 0; i < m; i++)
+		base[i] = b->r[i].ingress_ms;
+	int64_t scratch_n = n * R > m ? n * R : m;
+	float *tmp = xmalloc((size_t)scratch_n * sizeof *tmp);
+
+	for (int l = 0; l < nl; l++) {
+		Locus *L = &loci[l];
+		cx.dep = L->dep;
+		cx.mode = L->mode;
+		L->cf = xmalloc((size_t)(n * R) * sizeof *L->cf);
+		for (int64_t i = 0; i < n; i++) {
+			cx.cls = w->r[i].cls;
+			for (int k = 0; k < R; k++)
+				L->cf[i * R + k] = (float)replay_request(&cx, &w->r[i]);
+		}
+		L->boot = xmalloc(ATTR_BOOT * sizeof *L->boot);
+	}
+
+	/* point estimates */
+	memcpy(tmp, actual, (size_t)n * sizeof *tmp);
+	double qw = select_rank(tmp, n, pct);
+	memcpy(tmp, base, (size_t)m * sizeof *tmp);
+	double qb = select_rank(tmp, m, pct);
+	for (int l = 0; l < nl; l++) {
+		memcpy(tmp, loci[l].cf, (size_t)(n * R) * sizeof *tmp);
+		double qc = select_rank(tmp, n * R, pct);
+		loci[l].point = qw - qb != 0 ? (qw - qc) / (qw - qb) : NAN;
+	}
+	/* bootstrap: the same resample of requests for every locus */
+	uint64_t brng = UINT64_C(0xb0075742a9) ^ (uint64_t)n;
+	int64_t *idx = xmalloc((size_t)n * sizeof *idx);
+	double rises[ATTR_BOOT];
+	int nrise = 0;
+	for (int bt = 0; bt < ATTR_BOOT; bt++) {
+		for (int64_t i = 0; i < n; i++)
+			idx[i] = below(&brng, n);
+		for (int64_t i = 0; i < n; i++)
+			tmp[i] = actual[idx[i]];
+		double bw = select_rank(tmp, n, pct);
+		for (int64_t i = 0; i < m; i++)
+			tmp[i] = base[below(&brng, m)];
+		double bb = select_rank(tmp, m, pct);
+		rises[nrise++] = bw - bb;
+		if (bw - bb <= 0)
+			continue; /* no rise in this replicate: no share */
+		for (int l = 0; l < nl; l++) {
+			Locus *L = &loci[l];
+			for (int64_t i = 0; i < n; i++)
+				memcpy(&tmp[i * R], &L->cf[idx[i] * R], (size_t)R * sizeof *tmp);
+			double bc = select_rank(tmp, n * R, pct);
+			L->boot[L->nboot++] = (bw - bc) / (bw - bb);
+		}
+	}
+	qsort(rises, (size_t)nrise, sizeof *rises, cmp_double);
+	double tail = (1 - QUANT_CI_LEVEL) / 2;
+	int lo_i = (int)floor(tail * (nrise - 1)), hi_i = (int)ceil((1 - tail) * (nrise - 1));
+	double rise_lo = rises[lo_i], rise_hi = rises[hi_i];
+	EvValue *rv = ev_put(e, "ingress.rise_ms", qw - qb, "ms", EV_SRC_SPANS, EV_Q_EXACT, n, 0,
+	                     "spans: window p%g minus baseline p%g (%lld and %lld requests); "
+	                     "interval by bootstrap",
+	                     pct, pct, (long long)n, (long long)m);
+	ev_ci(rv, rise_lo, rise_hi);
+	int significant = rise_lo > 0;
+	char why[320];
+	snprintf(why, sizeof why,
+	         "spans: the p%g did not rise significantly (%+.1f ms, 95 %% interval %+.1f to "
+	         "%+.1f ms): nothing to attribute",
+	         pct, qw - qb, rise_lo, rise_hi);
+	double best = -INFINITY;
+	char best_name[200] = "";
+	for (int l = 0; l < nl; l++) {
+		Locus *L = &loci[l];
+		char seg[96], name[200];
+		if (L->dep >= 0) {
+			evidence_segment(w->deps[L->dep], seg, sizeof seg);
+			snprintf(name, sizeof name, "dep.%s%s.explained", seg, MODE_NAME[L->mode]);
+		} else {
+			snprintf(name, sizeof name, "endpoint.queue.explained");
+		}
+		if (!significant) {
+			ev_missing(e, name, "ratio", why);
+			continue;
+		}
+		qsort(L->boot, (size_t)L->nboot, sizeof *L->boot, cmp_double);
+		double lo = NAN, hi = NAN;
+		if (L->nboot > 0) {
+			lo = L->boot[(int)floor(tail * (L->nboot - 1))];
+			hi = L->boot[(int)ceil((1 - tail) * (L->nboot - 1))];
+		}
+		EvValue *v = ev_put(e, name, L->point, "ratio", EV_SRC_SPANS, EV_Q_NONE, n, n < 100,
+		                    "spans: share of the p%g rise (%+.1f ms) removed by replaying %lld "
+		                    "requests with %s%s%s from the baseline (same class)",
+		                    pct, qw - qb, (long long)n, MODE_WORD[L->mode],
+		                    L->dep >= 0 ? " of " : "", L->dep >= 0 ? w->deps[L->dep] : "");
+		ev_ci(v, lo, hi);
+		if (L->mode == M_ALL || L->mode == M_EQUEUE) {
+			if (L->point > best) {
+				best = L->point;
+				snprintf(best_name, sizeof best_name, "%s",
+				         L->dep >= 0 ? w->deps[L->dep] : "endpoint queue");
+			}
+		}
+	}
+	if (significant && *best_name)
+		ev_fact(e, "explained.top", best_name);
+
+	for (int l = 0; l < nl; l++) {
+		free(loci[l].cf);
+		free(loci[l].boot);
+	}
+	free(loci);
+	free(idx);
+	free(tmp);
+	free(actual);
+	free(base);
+	free(parts);
+	free(cx.ends);
+	for (size_t i = 0; i < nd; i++)
+		free(cx.draws[i].v);
+	free(cx.draws);
+	for (int i = 0; i < 65; i++)
+		free(cx.equeue[i].v);
+	free(cx.dep_map);
+	free(cx.cls_map);
+}
