@@ -831,11 +831,70 @@ static void derive_pool_skew(Evidence *e)
 		       pool);
 }
 
+/* mix.<class>.top: 1 for the class whose share grew the most, relative
+ * to its baseline share, among those that grew significantly; 0 for the
+ * others. Class-mix-shift blames that class. */
+static void derive_mix_top(Evidence *e)
+{
+	double best = 0;
+	int top = -1;
+	for (int c = 0; c < e->n_classes; c++) {
+		char seg[96], nm[160];
+		evidence_segment(e->classes[c], seg, sizeof seg);
+		snprintf(nm, sizeof nm, "mix.%s", seg);
+		EvChange ch;
+		if (!evidence_change(e, nm, &ch))
+			continue;
+		if (evidence_rose(e, nm, 0, 1) == 1 && ch.r > best) {
+			best = ch.r;
+			top = c;
+		}
+	}
+	for (int c = 0; c < e->n_classes; c++) {
+		char seg[96], nm[160], tn[180];
+		evidence_segment(e->classes[c], seg, sizeof seg);
+		snprintf(nm, sizeof nm, "mix.%s", seg);
+		EvChange ch;
+		if (!evidence_change(e, nm, &ch))
+			continue;
+		snprintf(tn, sizeof tn, "mix.%s.top", seg);
+		ev_put(e, tn, c == top, "flag", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
+		       "derived: 1 for the class whose share grew the most against its baseline "
+		       "(significant growth only)%s%s", top >= 0 ? ": " : "",
+		       top >= 0 ? e->classes[top] : "");
+	}
+	if (top >= 0)
+		ev_fact(e, "mix.grew_most", e->classes[top]);
+}
+
+/* ingress.moved: 1 when the endpoint's latency rose significantly (p99
+ * or p90 up by 5 % or more with the interval of the change above 0), 0
+ * when neither did, missing without a baseline. The null hypothesis
+ * ranks first exactly when nothing moved (docs/diagnosis.md). */
+static void derive_moved(Evidence *e)
+{
+	int a = evidence_rose(e, "ingress.p99_ms", 0, 1.05);
+	int b = evidence_rose(e, "ingress.p90_ms", 0, 1.05);
+	EvChange c;
+	if (!evidence_change(e, "ingress.p99_ms", &c) && !evidence_change(e, "ingress.p90_ms", &c)) {
+		ev_missing(e, "ingress.moved", "flag", "derived: needs the endpoint's p99 or p90 in both "
+		                                      "window and baseline");
+		return;
+	}
+	ev_put(e, "ingress.moved", a == 1 || b == 1, "flag", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
+	       "derived: the endpoint's p99 or p90 rose by 5 %% or more, beyond sampling noise "
+	       "(p99: %s, p90: %s)",
+	       a == 1 ? "rose" : a == 0 ? "did not rise" : "cannot tell",
+	       b == 1 ? "rose" : b == 0 ? "did not rise" : "cannot tell");
+}
+
 void evidence_finish(Evidence *e)
 {
 	derive_pool_skew(e);
 	lists_from_names(e);
 	derive_mix(e);
+	derive_mix_top(e);
+	derive_moved(e);
 	derive_wait_rise(e);
 	derive_ratio(e, "ingress.p99_change_ratio", "ingress.p99_ms", "ingress.p99_ms@baseline",
 	             "window p99 / baseline p99 - 1");

@@ -459,6 +459,12 @@ void evidence_requests_free(EvRequestSet *s)
 
 /* ---- evidence from two request sets ------------------------------------ */
 
+static int cmp_double_asc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
 static const char *sfx(int p)
 {
 	return p ? "@baseline" : "";
@@ -486,6 +492,26 @@ static void put_per(Evidence *e, const char *name, double num, int64_t den, cons
 	       "spans: %s over %lld (%s)", what, (long long)den, word(p));
 }
 
+/* A mean of a per-request count (sum and sum of squares over den
+ * requests) with a normal-approximation 95 % interval. */
+static void put_mean(Evidence *e, const char *name, double sum, double sumsq, int64_t den,
+                     const char *unit, const char *what, int p)
+{
+	if (den <= 0) {
+		ev_missing(e, name, unit, "spans: nothing to divide by");
+		return;
+	}
+	double mean = sum / (double)den;
+	double var = den > 1 ? (sumsq - sum * mean) / (double)(den - 1) : 0;
+	double h = 1.959963984540054 * sqrt(var > 0 ? var : 0) / sqrt((double)den);
+	EvValue *v = ev_put(e, name, mean, unit, EV_SRC_SPANS, EV_Q_NONE, den, den < EV_MIN_RATIO_N,
+	                    "spans: %s over %lld (%s)", what, (long long)den, word(p));
+	if (den >= EV_MIN_RATIO_N)
+		ev_ci(v, mean - h, mean + h);
+	else
+		ev_ci(v, -INFINITY, INFINITY);
+}
+
 /* Index of name in list, -1 when absent. */
 static int idx(char **list, int n, const char *name)
 {
@@ -493,6 +519,98 @@ static int idx(char **list, int n, const char *name)
 		if (strcmp(list[i], name) == 0)
 			return i;
 	return -1;
+}
+
+/* The 95th percentile of the concentration index when k tail requests
+ * land on hosts in proportion to their request counts hr[] (total all). */
+static double placement_null95(const int64_t *hr, int nh, int64_t all, int64_t k, double expect)
+{
+	enum { RUNS = 400 };
+	double *cum = xmalloc((size_t)nh * sizeof *cum);
+	int64_t *cnt = xmalloc((size_t)nh * sizeof *cnt);
+	double acc = 0;
+	for (int h = 0; h < nh; h++) {
+		acc += (double)hr[h] / (double)all;
+		cum[h] = acc;
+	}
+	double idx[RUNS];
+	uint64_t rng = UINT64_C(0x91ace1e55) ^ (uint64_t)k ^ ((uint64_t)all << 20);
+	for (int r = 0; r < RUNS; r++) {
+		memset(cnt, 0, (size_t)nh * sizeof *cnt);
+		for (int64_t j = 0; j < k; j++) {
+			rng = rng * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+			double u = (double)(rng >> 11) / 9007199254740992.0 * acc;
+			int lo = 0, hi = nh - 1;
+			while (lo < hi) {
+				int mid = (lo + hi) / 2;
+				if (cum[mid] < u)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			cnt[lo]++;
+		}
+		double hh = 0;
+		for (int h = 0; h < nh; h++)
+			hh += ((double)cnt[h] / (double)k) * ((double)cnt[h] / (double)k);
+		idx[r] = hh / expect;
+	}
+	qsort(idx, RUNS, sizeof *idx, cmp_double_asc);
+	free(cum);
+	free(cnt);
+	return idx[(int)(0.95 * (RUNS - 1))];
+}
+
+/* What each class brings per request, for class-mix-shift: per class the
+ * calls to each dependency and the client time they hold, against the
+ * other classes; the fact demand.<class> names the dependency where the
+ * class stands out most ("holds pricing 3.1x longer per request than the
+ * other classes: 2.9 calls, 61 ms"). */
+static void demand_facts(Evidence *e, const EvRequestSet *s, const double *calls, const double *ms_,
+                         const int64_t *cls_n)
+{
+	int ncl = s->n_classes, nd = s->n_deps;
+	for (int c = 0; c < ncl; c++) {
+		if (cls_n[c] < 10)
+			continue;
+		double best = 0;
+		int bd = -1;
+		double bcalls = 0, bms = 0, ocalls = 0, oms = 0;
+		for (int d = 0; d < nd; d++) {
+			double mc = 0, mm = 0;
+			int64_t on = 0;
+			for (int o = 0; o <= ncl; o++) {
+				if (o == c)
+					continue;
+				mc += calls[(size_t)d * (size_t)(ncl + 1) + (size_t)o];
+				mm += ms_[(size_t)d * (size_t)(ncl + 1) + (size_t)o];
+				on += cls_n[o];
+			}
+			if (on == 0)
+				continue;
+			double cm = ms_[(size_t)d * (size_t)(ncl + 1) + (size_t)c] / (double)cls_n[c];
+			double om = mm / (double)on;
+			if (om <= 0 || cm <= 0)
+				continue;
+			if (cm / om > best) {
+				best = cm / om;
+				bd = d;
+				bcalls = calls[(size_t)d * (size_t)(ncl + 1) + (size_t)c] / (double)cls_n[c];
+				bms = cm;
+				ocalls = mc / (double)on;
+				oms = om;
+			}
+		}
+		if (bd < 0)
+			continue;
+		char fact[96], val[320];
+		snprintf(fact, sizeof fact, "demand.%s", s->classes[c]);
+		snprintf(val, sizeof val,
+		         "a %s request holds %s %.1fx as long as one of the other classes (%.1f calls, "
+		         "%.0f ms of client time per request, against %.1f calls and %.0f ms)",
+		         s->classes[c], s->deps[bd], best, bcalls, bms, ocalls, oms);
+		ev_fact(e, fact, val);
+	}
 }
 
 static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model *m,
@@ -544,6 +662,42 @@ static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model 
 	/* per dependency */
 	int nd = s->n_deps;
 	int64_t *dc = xcalloc((size_t)(nd ? nd : 1) * 7, sizeof *dc);
+	/* per-request logical calls per dependency, for the mean's interval,
+	 * and per-class demand (calls and client time per request) */
+	double *sq = xcalloc((size_t)(nd ? nd : 1), sizeof *sq);
+	int64_t *cur = xcalloc((size_t)(nd ? nd : 1), sizeof *cur);
+	int ncl = s->n_classes;
+	double *dem_calls = xcalloc((size_t)(nd ? nd : 1) * (size_t)(ncl + 1), sizeof *dem_calls);
+	double *dem_ms = xcalloc((size_t)(nd ? nd : 1) * (size_t)(ncl + 1), sizeof *dem_ms);
+	int64_t *cls_n = xcalloc((size_t)(ncl + 1), sizeof *cls_n);
+	for (int64_t i = 0; i < s->n; i++)
+		cls_n[s->r[i].cls >= 0 ? s->r[i].cls : ncl]++;
+	for (int64_t k = 0, req = -1; k <= s->n_calls; k++) {
+		int64_t rq = k < s->n_calls ? s->calls[k].req : -2;
+		if (rq != req) {
+			for (int d = 0; d < nd; d++) {
+				sq[d] += (double)cur[d] * (double)cur[d];
+				cur[d] = 0;
+			}
+			req = rq;
+		}
+		if (k == s->n_calls)
+			break;
+		const EvCall *c = &s->calls[k];
+		if (c->dep < 0)
+			continue;
+		if (!c->retry)
+			cur[c->dep]++;
+		int cl = s->r[c->req].cls >= 0 ? s->r[c->req].cls : ncl;
+		dem_calls[(size_t)c->dep * (size_t)(ncl + 1) + (size_t)cl] += 1;
+		dem_ms[(size_t)c->dep * (size_t)(ncl + 1) + (size_t)cl] += c->total_ms;
+	}
+	if (p == POP_WINDOW)
+		demand_facts(e, s, dem_calls, dem_ms, cls_n);
+	free(dem_calls);
+	free(dem_ms);
+	free(cls_n);
+	free(cur);
 	for (int64_t k = 0; k < s->n_calls; k++) {
 		const EvCall *c = &s->calls[k];
 		if (c->dep < 0)
@@ -568,8 +722,8 @@ static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model 
 		const int64_t *x = &dc[d * 7];
 		evidence_segment(e->deps[k], seg, sizeof seg);
 		snprintf(name, sizeof name, "dep.%s.calls_per_request%s", seg, sfx(p));
-		put_per(e, name, (double)(x[0] - x[3]), s->n, "count",
-		        "logical calls per request (retries not counted)", p);
+		put_mean(e, name, (double)(x[0] - x[3]), sq[d], s->n, "count",
+		         "logical calls per request (retries not counted)", p);
 		snprintf(name, sizeof name, "dep.%s.error_ratio%s", seg, sfx(p));
 		put_ratio(e, name, (double)x[1], x[0], "calls ending in error", p);
 		snprintf(name, sizeof name, "dep.%s.serial_ratio%s", seg, sfx(p));
@@ -579,13 +733,20 @@ static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model 
 		snprintf(name, sizeof name, "dep.%s.late_ratio%s", seg, sfx(p));
 		put_ratio(e, name, (double)x[4], x[0], "calls outlived by their server span", p);
 		snprintf(name, sizeof name, "dep.%s.attempts_per_call%s", seg, sfx(p));
-		if (x[0] > x[3])
-			ev_put(e, name, (double)x[0] / (double)(x[0] - x[3]), "count", EV_SRC_SPANS,
-			       EV_Q_NONE, x[0], x[0] < EV_MIN_RATIO_N,
-			       "spans: %lld attempts for %lld logical calls (%s)", (long long)x[0],
-			       (long long)(x[0] - x[3]), word(p));
+		if (x[0] > x[3]) {
+			EvValue *v = ev_put(e, name, (double)x[0] / (double)(x[0] - x[3]), "count",
+			                    EV_SRC_SPANS, EV_Q_NONE, x[0], x[0] < EV_MIN_RATIO_N,
+			                    "spans: %lld attempts for %lld logical calls (%s)",
+			                    (long long)x[0], (long long)(x[0] - x[3]), word(p));
+			/* attempts per call = 1 / (1 - retry share): the Wilson
+			 * interval of the retry share, mapped */
+			double qlo, qhi;
+			evidence_wilson((double)x[3], (double)x[0], &qlo, &qhi);
+			ev_ci(v, 1 / (1 - qlo), qhi < 1 ? 1 / (1 - qhi) : INFINITY);
+		}
 	}
 	free(dc);
+	free(sq);
 	snprintf(name, sizeof name, "attempts.per_call%s", sfx(p));
 	if (calls > retries)
 		ev_put(e, name, (double)calls / (double)(calls - retries), "count", EV_SRC_SPANS,
@@ -631,11 +792,20 @@ static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model 
 		/* expected Herfindahl of slow_host requests dropped on hosts in
 		 * proportion to their traffic: sum p^2 + (1 - sum p^2) / k */
 		double expect = hhi_all + (1 - hhi_all) / (double)slow_host;
-		ev_put(e, name, hhi_slow / expect, "ratio", EV_SRC_SPANS, EV_Q_NONE, slow_host,
-		       slow_host < TAIL_MIN,
-		       "spans: Herfindahl of the %lld tail requests over %d hosts / its value if "
-		       "they followed traffic (1 = no concentration) (%s)",
-		       (long long)slow_host, s->n_hosts, word(p));
+		EvValue *cv = ev_put(e, name, hhi_slow / expect, "index", EV_SRC_SPANS, EV_Q_NONE,
+		                     slow_host, slow_host < TAIL_MIN,
+		                     "spans: Herfindahl of the %lld tail requests over %d hosts / its "
+		                     "value if they followed traffic (1 = no concentration) (%s)",
+		                     (long long)slow_host, s->n_hosts, word(p));
+		/* what chance alone gives: the same number of tail requests
+		 * dropped on hosts in proportion to their traffic, many times;
+		 * the 95th percentile of that index is the bar to clear */
+		double null95 = placement_null95(hr, s->n_hosts, with_host, slow_host, expect);
+		(void)cv;
+		snprintf(name, sizeof name, "placement.concentration.chance95%s", sfx(p));
+		ev_put(e, name, null95, "index", EV_SRC_SPANS, EV_Q_NONE, slow_host, 0,
+		       "spans: 95th percentile of the index when %lld tail requests follow traffic "
+		       "(400 random placements) (%s)", (long long)slow_host, word(p));
 		snprintf(name, sizeof name, "placement.top_lift%s", sfx(p));
 		if (top >= 0) {
 			ev_put(e, name, top_lift, "ratio", EV_SRC_SPANS, EV_Q_NONE, hs[top], hs[top] < 5,

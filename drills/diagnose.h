@@ -65,6 +65,7 @@ typedef struct DxPredicate {
 	int outcome;                 /* DX_HOLDS, DX_NOT or DX_MISSING */
 	char **names;                /* evidence names the expression read */
 	int n_names;
+	char *why;                   /* why its thresholds are what they are, or NULL */
 } DxPredicate;
 
 typedef struct DxHypothesis {
@@ -89,6 +90,12 @@ typedef struct DxHypothesis {
 	int n_missing;
 	DxPredicate *preds;          /* every predicate with its outcome */
 	int n_preds;
+	char *explains;              /* evidence name of the share of the percentile's
+	                              * rise its locus explains (attribution), or NULL */
+	char *detail;                /* one line on what it blames (e.g. what the
+	                              * grown class brings per request), or NULL */
+	char *rank_note;             /* why it sits where it does when a ranking rule
+	                              * (not the score) placed it, or NULL */
 } DxHypothesis;
 
 enum { DX_SUPPORTED, DX_UNSUPPORTED, DX_REFUSED };

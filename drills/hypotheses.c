@@ -122,6 +122,9 @@ static int load_preds(const cJSON *arr, int against, CatHyp *h, Store *exprs, co
 		const cJSON *x = cJSON_GetObjectItemCaseSensitive(p, "expr");
 		const cJSON *wt = cJSON_GetObjectItemCaseSensitive(p, "weight");
 		const cJSON *sg = cJSON_GetObjectItemCaseSensitive(p, "signature");
+		const cJSON *wy = cJSON_GetObjectItemCaseSensitive(p, "why");
+		if (wy && !cJSON_IsString(wy))
+			return err_set(err, TT_EPARSE, "%s: \"why\" must be a string", w);
 		if (!cJSON_IsString(t) || !cJSON_IsString(x))
 			return err_set(err, TT_EPARSE, "%s: needs \"text\" and \"expr\" strings", w);
 		if (!cJSON_IsNumber(wt) || !(wt->valuedouble > 0) || wt->valuedouble > 100)
@@ -137,6 +140,7 @@ static int load_preds(const cJSON *arr, int against, CatHyp *h, Store *exprs, co
 		CatPred *cp = &h->preds[h->n_preds++];
 		cp->text = xstrdup(t->valuestring);
 		cp->expr = xstrdup(x->valuestring);
+		cp->why = wy ? xstrdup(wy->valuestring) : NULL;
 		cp->weight = wt->valuedouble;
 		cp->against = against;
 		cp->signature = sg && cJSON_IsTrue(sg);
@@ -160,6 +164,8 @@ static int load_hyp(const cJSON *o, int i, Catalog *c, Store *exprs, Err *err)
 	h->param = str_field(o, "param");
 	h->blames = str_field(o, "blames");
 	h->applies = str_field(o, "applies");
+	h->explains = str_field(o, "explains");
+	h->detail = str_field(o, "detail");
 	if (h->id == NULL || h->title == NULL || h->mechanism == NULL || h->blames == NULL)
 		return err_set(err, TT_EPARSE, "%s: needs \"id\", \"title\", \"mechanism\" and \"blames\"",
 		               where);
@@ -275,9 +281,12 @@ void catalog_free(Catalog *c)
 		free(h->check_node);
 		free(h->check_class);
 		free(h->check_why);
+		free(h->explains);
+		free(h->detail);
 		for (int k = 0; k < h->n_preds; k++) {
 			free(h->preds[k].text);
 			free(h->preds[k].expr);
+			free(h->preds[k].why);
 		}
 		free(h->preds);
 	}
@@ -397,6 +406,31 @@ static char *subst(const char *tmpl, const Inst *in, const Evidence *e, int seg_
 	return s;
 }
 
+/* Replaces {dep}, {class} and {pool} (names as the data spells them) and
+ * leaves every other placeholder for subst(). */
+static char *subst_params(const char *tmpl, const Inst *in)
+{
+	Buf b;
+	buf_init(&b);
+	for (const char *p = tmpl; *p; p++) {
+		if (in->value && strncmp(p, "{dep}", 5) == 0) {
+			buf_adds(&b, in->value);
+			p += 4;
+		} else if (in->value && strncmp(p, "{class}", 7) == 0) {
+			buf_adds(&b, in->value);
+			p += 6;
+		} else if (in->value && strncmp(p, "{pool}", 6) == 0) {
+			buf_adds(&b, in->pool);
+			p += 5;
+		} else {
+			buf_addc(&b, *p);
+		}
+	}
+	char *s = xstrdup(buf_str(&b));
+	buf_fini(&b);
+	return s;
+}
+
 typedef struct Reads {
 	const Evidence *e;
 	char **names;
@@ -491,9 +525,13 @@ void dx_hypothesis_fini(DxHypothesis *h)
 	for (int i = 0; i < h->n_preds; i++) {
 		free(h->preds[i].text);
 		free(h->preds[i].expr);
+		free(h->preds[i].why);
 		strv_free_n(h->preds[i].names, h->preds[i].n_names);
 	}
 	free(h->preds);
+	free(h->explains);
+	free(h->detail);
+	free(h->rank_note);
 	memset(h, 0, sizeof *h);
 }
 
@@ -532,12 +570,21 @@ static int eval_instance(const CatHyp *ch, const Inst *in, const Evidence *e, St
 	h->check_node = ch->check_node ? subst(ch->check_node, in, e, 0) : NULL;
 	h->check_class = ch->check_class ? subst(ch->check_class, in, e, 0) : NULL;
 	h->check_why = ch->check_why ? xstrdup(ch->check_why) : NULL;
+	if (ch->explains)
+		h->explains = subst(ch->explains, in, e, 1);
+	if (ch->detail) {
+		/* parameters first (a fact's name may hold one), then facts */
+		char *once = subst_params(ch->detail, in);
+		h->detail = subst(once, in, e, 0);
+		free(once);
+	}
 	h->preds = xcalloc((size_t)ch->n_preds, sizeof *h->preds);
 	h->n_preds = ch->n_preds;
 	for (int k = 0; k < ch->n_preds; k++) {
 		const CatPred *cp = &ch->preds[k];
 		DxPredicate *p = &h->preds[k];
 		p->text = xstrdup(cp->text);
+		p->why = cp->why ? xstrdup(cp->why) : NULL;
 		p->weight = cp->weight;
 		p->against = cp->against;
 		p->expr = subst(cp->expr, in, e, 1);
@@ -603,6 +650,59 @@ static int cmp_ranked(const void *x, const void *y)
 	if (a->h.signature != b->h.signature)
 		return a->h.signature ? -1 : 1;
 	return a->order - b->order;
+}
+
+/* The null hypothesis (the one without a signature) is not ranked by its
+ * score alone:
+ *  - below every hypothesis whose signature holds while the objective is
+ *    breached or the endpoint's latency rose significantly (a signature's
+ *    tests are significance tests, so it holding is not noise);
+ *  - otherwise first when nothing moved significantly (ingress.moved is 0)
+ *    or when the window has too few requests for its percentile;
+ *  - otherwise where its score puts it. */
+static void place_null(Ranked *rk, int n, const Evidence *e)
+{
+	int ni = -1;
+	for (int i = 0; i < n; i++)
+		if (rk[i].null_hyp && ni < 0)
+			ni = i;
+	if (ni < 0)
+		return;
+	double moved = NAN, p99, obj, nreq;
+	evidence_value(e, "ingress.moved", &moved);
+	int breached = evidence_value(e, "ingress.p99_ms", &p99) &&
+	               evidence_value(e, "objective.p99_ms", &obj) && p99 > obj;
+	int thin = evidence_value(e, "ingress.requests", &nreq) && nreq < 100;
+	int last_sig = -1;
+	if ((breached || moved == 1) && !thin)
+		for (int i = 0; i < n; i++)
+			if (!rk[i].null_hyp && rk[i].h.signature)
+				last_sig = i;
+	int to = ni;
+	const char *why = NULL;
+	if (last_sig >= 0) {
+		if (ni < last_sig) {
+			to = last_sig;
+			why = "placed below every hypothesis whose signature holds beyond sampling noise "
+			      "while the endpoint is slower or over its objective";
+		}
+	} else if (moved == 0 || thin) {
+		to = 0;
+		if (ni != 0)
+			why = thin ? "placed first: fewer than 100 requests in the window, too few for a "
+			             "p99 to say anything"
+			           : "placed first: nothing moved beyond sampling noise (the endpoint's p99 "
+			             "and p90 did not rise significantly)";
+	}
+	if (to == ni)
+		return;
+	Ranked null = rk[ni];
+	if (to > ni)
+		memmove(&rk[ni], &rk[ni + 1], (size_t)(to - ni) * sizeof *rk);
+	else
+		memmove(&rk[to + 1], &rk[to], (size_t)(ni - to) * sizeof *rk);
+	rk[to] = null;
+	rk[to].h.rank_note = xstrdup(why);
 }
 
 int hypotheses_evaluate(const Catalog *c, const Evidence *e, const Model *m, Store *exprs,
@@ -671,6 +771,7 @@ int hypotheses_evaluate(const Catalog *c, const Evidence *e, const Model *m, Sto
 		rk[i].null_hyp = !ch->has_signature;
 	}
 	qsort(rk, (size_t)c->n, sizeof *rk, cmp_ranked);
+	place_null(rk, c->n, e);
 	DxHypothesis *hs = xcalloc((size_t)c->n, sizeof *hs);
 	for (int i = 0; i < c->n; i++) {
 		hs[i] = rk[i].h;
