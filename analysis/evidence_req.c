@@ -601,8 +601,8 @@ static void demand_facts(Evidence *e, const EvRequestSet *s, const double *calls
 				oms = om;
 			}
 		}
-		if (bd < 0)
-			continue;
+		if (bd < 0 || best < 1.2)
+			continue; /* nothing stands out */
 		char fact[96], val[320];
 		snprintf(fact, sizeof fact, "demand.%s", s->classes[c]);
 		snprintf(val, sizeof val,

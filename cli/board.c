@@ -104,8 +104,11 @@ static void snap_build(CliBoard *b, const Diagnosis *d)
 {
 	snap_clear(b);
 	int total = 0;
-	for (int i = 0; i < d->n_hyp; i++)
-		total += d->hyp[i].n_preds + 1;
+	for (int i = 0; i < d->n_hyp; i++) {
+		total += d->hyp[i].n_preds + 1 + 3 + d->n_warnings;
+		for (int k = 0; k < d->hyp[i].n_preds; k++)
+			total += d->hyp[i].preds[k].n_names;
+	}
 	b->lines = xcalloc((size_t)(total ? total : 1), sizeof *b->lines);
 	b->hyps = xcalloc((size_t)(d->n_hyp ? d->n_hyp : 1), sizeof *b->hyps);
 	int li = 0;
@@ -120,6 +123,22 @@ static void snap_build(CliBoard *b, const Diagnosis *d)
 		t->rank = h->rank;
 		t->signature = h->signature;
 		t->lines = &b->lines[li];
+		char xl[512];
+		if (i == 0)
+			for (int k = 0; k < d->n_warnings; k++) {
+				Buf l;
+				buf_init(&l);
+				buf_printf(&l, "! %s", d->warnings[k]);
+				b->lines[li++] = keep(b, buf_str(&l));
+				buf_fini(&l);
+			}
+		diagnosis_format_explained(d, h, xl, sizeof xl);
+		if (*xl)
+			b->lines[li++] = keep(b, xl);
+		if (h->detail)
+			b->lines[li++] = keep(b, h->detail);
+		if (h->rank_note)
+			b->lines[li++] = keep(b, h->rank_note);
 		for (int k = 0; k < h->n_preds; k++) {
 			const DxPredicate *p = &h->preds[k];
 			if (p->outcome == DX_NOT)
@@ -133,6 +152,22 @@ static void snap_build(CliBoard *b, const Diagnosis *d)
 				buf_printf(&l, "? cannot tell: %s", p->text);
 			b->lines[li++] = keep(b, buf_str(&l));
 			buf_fini(&l);
+			/* the values it read, with their n and interval */
+			for (int j = 0; j < p->n_names; j++) {
+				const EvValue *v = evidence_get(d->evidence, p->names[j]);
+				if (v == NULL)
+					continue;
+				char ci[96];
+				diagnosis_format_interval(v, ci, sizeof ci);
+				Buf vl;
+				buf_init(&vl);
+				if (v->missing)
+					buf_printf(&vl, "    %s: missing", v->name);
+				else
+					buf_printf(&vl, "    %s = %.4g %s %s", v->name, v->value, v->unit, ci);
+				b->lines[li++] = keep(b, buf_str(&vl));
+				buf_fini(&vl);
+			}
 		}
 		if (h->n_missing > 0) {
 			Buf l;

@@ -114,6 +114,10 @@ typedef struct Diagnosis {
 	                              * ones expanded per node */
 	int n_dec;
 	char *catalog;               /* catalog path or "built-in" */
+	char **warnings;             /* what makes the comparison weaker (a thin
+	                              * window, a baseline whose population differs),
+	                              * shown before the ranking */
+	int n_warnings;
 } Diagnosis;
 
 /* Runs the diagnosis. st may be NULL when opt->sheet is given (a sheet
@@ -121,7 +125,15 @@ typedef struct Diagnosis {
  * 0 and *out, or a negative TT_E* code with err set (bad catalog, store
  * error, neither store nor sheet). */
 int diagnose_run(Store *st, const DiagnoseOptions *opt, Diagnosis **out, Err *err);
-void diagnosis_free(Diagnosis *d);            /* NULL is a no-op */
+void diagnosis_free(Diagnosis *d);
+
+/* "[281.2, 330.5 ms] n=3000" for a value with an interval ("?" for an
+ * unbounded side: too few observations); "" without one. */
+void diagnosis_format_interval(const EvValue *v, char *out, size_t sz);
+
+/* "explains 64 % of the rise (95 % interval 41 to 88 %)" for a hypothesis
+ * whose locus has an attribution; "" when it has none. */
+void diagnosis_format_explained(const Diagnosis *d, const DxHypothesis *h, char *out, size_t sz);            /* NULL is a no-op */
 
 /* Accessors (NULL / -1 when absent). */
 const DxHypothesis *diagnosis_hypothesis(const Diagnosis *d, const char *id);
