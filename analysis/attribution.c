@@ -44,9 +44,9 @@
 #define ATTR_MAX_DRAWS 12000   /* draws kept per locus: n * R */
 
 enum { F_TOTAL, F_WAIT, F_SERVICE, F_QUEUE, F_N };
-enum { M_ALL, M_FRONT, M_WAIT, M_SERVICE, M_QUEUE, M_EQUEUE, M_N };
+enum { M_ALL, M_FRONT, M_WAIT, M_SERVICE, M_QUEUE, M_EQUEUE, M_PLACE, M_N };
 
-static const char *const MODE_NAME[M_N] = {"", ".front", ".wait", ".service", ".queue", ""};
+static const char *const MODE_NAME[M_N] = {"", ".front", ".wait", ".service", ".queue", "", ""};
 static const char *const MODE_WORD[M_N] = {
 	"all of its time (pool wait, client-side wait and service)",
 	"the time in front of it (pool wait and client-side wait)",
@@ -54,6 +54,7 @@ static const char *const MODE_WORD[M_N] = {
 	"its server's own time",
 	"its pool wait before the call",
 	"the queue before the endpoint's root span",
+	"the requests of the hosts that hold the tail replaced by requests of the other hosts",
 };
 
 typedef struct Draw {
@@ -324,7 +325,7 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 			parts[c->dep] |= 4;
 	}
 	int nl = 0;
-	Locus *loci = xcalloc((size_t)nwd * M_N + 1, sizeof *loci);
+	Locus *loci = xcalloc((size_t)nwd * M_N + 2, sizeof *loci);
 	for (int d = 0; d < nwd; d++) {
 		if (!parts[d])
 			continue;
@@ -366,6 +367,61 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 				L->cf[i * R + k] = (float)replay_request(&cx, &w->r[i]);
 		}
 		L->boot = xmalloc(ATTR_BOOT * sizeof *L->boot);
+	}
+
+	/* placement: the hosts whose share of the tail is three times their
+	 * share of requests (and 3 tail requests or more); their requests are
+	 * replaced by requests of the other hosts of the same class */
+	char hot_names[256] = "";
+	if (w->n_hosts >= 2) {
+		int64_t *hr = xcalloc((size_t)w->n_hosts, sizeof *hr), *hs = xcalloc((size_t)w->n_hosts, sizeof *hs);
+		int64_t all = 0, slow = 0;
+		for (int64_t i = 0; i < n; i++) {
+			if (w->r[i].host < 0)
+				continue;
+			hr[w->r[i].host]++;
+			hs[w->r[i].host] += w->r[i].slow;
+			all++;
+			slow += w->r[i].slow;
+		}
+		uint8_t *hot = xcalloc((size_t)w->n_hosts, 1);
+		int nhot = 0;
+		for (int h = 0; h < w->n_hosts && slow > 0 && all > 0; h++)
+			if (hs[h] >= 3 && (double)hs[h] / (double)slow >= 3 * (double)hr[h] / (double)all) {
+				hot[h] = 1;
+				nhot++;
+				size_t l = strlen(hot_names);
+				snprintf(hot_names + l, sizeof hot_names - l, "%s%s", l ? ", " : "", w->hosts[h]);
+			}
+		/* the other hosts' requests, per class */
+		int64_t *pool = xmalloc((size_t)n * sizeof *pool);
+		int64_t np_ = 0;
+		for (int64_t i = 0; i < n; i++)
+			if (w->r[i].host >= 0 && !hot[w->r[i].host])
+				pool[np_++] = i;
+		if (nhot > 0 && np_ > 0) {
+			Locus *L = &loci[nl++];
+			*L = (Locus){.dep = -2, .mode = M_PLACE};
+			L->cf = xmalloc((size_t)(n * R) * sizeof *L->cf);
+			L->boot = xmalloc(ATTR_BOOT * sizeof *L->boot);
+			for (int64_t i = 0; i < n; i++)
+				for (int k = 0; k < R; k++) {
+					float v = actual[i];
+					if (w->r[i].host >= 0 && hot[w->r[i].host]) {
+						/* a request of the same class from another host
+						 * (a few tries, then any class) */
+						int64_t j = pool[below(&cx.rng, np_)];
+						for (int t = 0; t < 16 && w->r[j].cls != w->r[i].cls; t++)
+							j = pool[below(&cx.rng, np_)];
+						v = actual[j];
+					}
+					L->cf[i * R + k] = v;
+				}
+		}
+		free(pool);
+		free(hot);
+		free(hr);
+		free(hs);
 	}
 
 	/* point estimates */
@@ -426,6 +482,8 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 		if (L->dep >= 0) {
 			evidence_segment(w->deps[L->dep], seg, sizeof seg);
 			snprintf(name, sizeof name, "dep.%s%s.explained", seg, MODE_NAME[L->mode]);
+		} else if (L->mode == M_PLACE) {
+			snprintf(name, sizeof name, "placement.explained");
 		} else {
 			snprintf(name, sizeof name, "endpoint.queue.explained");
 		}
@@ -439,11 +497,18 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 			lo = L->boot[(int)floor(tail * (L->nboot - 1))];
 			hi = L->boot[(int)ceil((1 - tail) * (L->nboot - 1))];
 		}
-		EvValue *v = ev_put(e, name, L->point, "ratio", EV_SRC_SPANS, EV_Q_NONE, n, n < 100,
-		                    "spans: share of the p%g rise (%+.1f ms) removed by replaying %lld "
-		                    "requests with %s%s%s from the baseline (same class)",
-		                    pct, qw - qb, (long long)n, MODE_WORD[L->mode],
-		                    L->dep >= 0 ? " of " : "", L->dep >= 0 ? w->deps[L->dep] : "");
+		EvValue *v;
+		if (L->mode == M_PLACE)
+			v = ev_put(e, name, L->point, "ratio", EV_SRC_SPANS, EV_Q_NONE, n, n < 100,
+			           "spans: share of the p%g rise (%+.1f ms) removed when the requests of the "
+			           "hosts holding the tail (%s) are replaced by requests of the other hosts "
+			           "(same class)", pct, qw - qb, hot_names);
+		else
+			v = ev_put(e, name, L->point, "ratio", EV_SRC_SPANS, EV_Q_NONE, n, n < 100,
+			           "spans: share of the p%g rise (%+.1f ms) removed by replaying %lld "
+			           "requests with %s%s%s from the baseline (same class)",
+			           pct, qw - qb, (long long)n, MODE_WORD[L->mode], L->dep >= 0 ? " of " : "",
+			           L->dep >= 0 ? w->deps[L->dep] : "");
 		ev_ci(v, lo, hi);
 		if (L->mode == M_ALL || L->mode == M_EQUEUE) {
 			if (L->point > best) {

@@ -638,6 +638,7 @@ typedef struct Ranked {
 	DxHypothesis h;
 	int order;                  /* catalog order */
 	int null_hyp;               /* no signature predicates */
+	int specific;               /* defined for a subset of loci ("applies") */
 } Ranked;
 
 static int cmp_ranked(const void *x, const void *y)
@@ -649,6 +650,9 @@ static int cmp_ranked(const void *x, const void *y)
 		return a->null_hyp ? -1 : 1;
 	if (a->h.signature != b->h.signature)
 		return a->h.signature ? -1 : 1;
+	/* the more specific mechanism first when both blame the same node */
+	if (a->specific != b->specific && a->h.node && b->h.node && strcmp(a->h.node, b->h.node) == 0)
+		return a->specific ? -1 : 1;
 	return a->order - b->order;
 }
 
@@ -769,6 +773,7 @@ int hypotheses_evaluate(const Catalog *c, const Evidence *e, const Model *m, Sto
 		}
 		rk[i].order = i;
 		rk[i].null_hyp = !ch->has_signature;
+		rk[i].specific = ch->applies != NULL;
 	}
 	qsort(rk, (size_t)c->n, sizeof *rk, cmp_ranked);
 	place_null(rk, c->n, e);
