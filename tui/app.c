@@ -68,6 +68,7 @@ void app_init(TuiApp *app, const TuiOptions *opt)
 	app->base_from = opt->base_from;
 	app->base_to = opt->base_to;
 	app->wclass = opt->wclass ? xstrdup(opt->wclass) : NULL;
+	app->skew = opt->skew;
 	app->opt_gen = 1;
 	app->views[PANE_DAG] = view_dag_new();
 	app->views[PANE_NODE] = view_node_new();
@@ -102,6 +103,7 @@ void app_options(const TuiApp *app, AnalysisOptions *out)
 	out->base_to = app->base_to;
 	out->wclass = app->wclass;
 	out->model = app->model;
+	out->skew = app->skew;
 }
 
 void app_set_status(TuiApp *app, int error, const char *fmt, ...)

@@ -63,6 +63,7 @@ typedef struct TuiApp {
 	int has_baseline;
 	int64_t base_from, base_to;
 	char *wclass;            /* owned; NULL: all classes */
+	SkewTolerance skew;      /* sibling skew tolerance (zero: the default) */
 	unsigned opt_gen;        /* bumped whenever the options change */
 
 	/* data on screen */

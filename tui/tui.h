@@ -33,6 +33,7 @@ typedef struct TuiOptions {
 	int has_baseline;
 	int64_t base_from, base_to;
 	const char *wclass;         /* only this workload class, NULL: all */
+	SkewTolerance skew;         /* sibling skew tolerance; zero: the default */
 	int refresh_ms;             /* live tick; <= 0 means 1000 */
 	int ascii;                  /* ASCII line drawing and bars */
 	int no_color;               /* monochrome even on a colour terminal

@@ -87,7 +87,7 @@ static int env_key(Env *e, int key)
 	if (f & REACT_TRACE) {
 		TraceView *tv = NULL;
 		Err err = {0};
-		assert_int_equal(trace_view_load(e->st, e->app.want_trace, &tv, &err), 0);
+		assert_int_equal(trace_view_load(e->st, e->app.want_trace, &e->app.skew, &tv, &err), 0);
 		app_set_trace(&e->app, tv);
 	}
 	return f;
