@@ -236,6 +236,7 @@ static void test_path_adds_up_on_random_trees(void **state)
 	trace_init(&t);
 	static const int kinds[] = {SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT, SPAN_KIND_SERVER};
 	int64_t st[64], en[64];
+	int skewed = 0; /* trees with a pair of siblings serial within the tolerance */
 	for (int iter = 0; iter < 3000; iter++) {
 		SkewTolerance tol = {.set = 1, .abs_ns = rnd_in(0, 3) * 20000,
 		                     .frac = (double)rnd_in(0, 4) / 100.0};
@@ -294,8 +295,18 @@ static void test_path_adds_up_on_random_trees(void **state)
 		if (sum != en[0] - st[0])
 			fail_msg("iteration %d: path %lld ns, root %lld ns", iter, (long long)sum,
 			         (long long)(en[0] - st[0]));
+		int any = 0;
+		for (int i = 0; i < t.n && !any; i++)
+			for (int k = 0; k < t.n && !any; k++)
+				any = i != k && t.sp[i].parent >= 0 && t.sp[i].parent == t.sp[k].parent &&
+				      trace_skew_serial(&t, t.sp[i].astart, t.sp[i].aend, t.sp[k].astart,
+				                        t.sp[k].aend);
+		skewed += any;
 	}
 	trace_fini(&t);
+	/* the trees did exercise the tolerance */
+	if (skewed < 300)
+		fail_msg("only %d of 3000 trees had siblings within the tolerance", skewed);
 }
 
 int main(void)
