@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "analysis.h"
+#include "cli.h"
 #include "helpers.h"
 #include "trace_build.h"
 
@@ -309,6 +310,35 @@ static void test_path_adds_up_on_random_trees(void **state)
 		fail_msg("only %d of 3000 trees had siblings within the tolerance", skewed);
 }
 
+/* --skew-tolerance: ABS, PCT% or ABS+PCT%, or 0 / off. */
+static void test_tolerance_option(void **state)
+{
+	(void)state;
+	SkewTolerance k;
+	assert_int_equal(cli_skew_tolerance("50us+1%", &k), 0);
+	assert_int_equal(k.set, 1);
+	assert_int_equal(k.abs_ns, 50000);
+	assert_float_equal(k.frac, 0.01, 1e-12);
+	assert_int_equal(cli_skew_tolerance("1.5ms", &k), 0);
+	assert_int_equal(k.abs_ns, 1500000);
+	assert_float_equal(k.frac, 0, 0);
+	assert_int_equal(cli_skew_tolerance("2.5%", &k), 0);
+	assert_int_equal(k.abs_ns, 0);
+	assert_float_equal(k.frac, 0.025, 1e-12);
+	assert_int_equal(cli_skew_tolerance("300ns+0%", &k), 0);
+	assert_int_equal(k.abs_ns, 300);
+	assert_int_equal(cli_skew_tolerance("off", &k), 0);
+	assert_int_equal(k.set, 1);
+	assert_int_equal(k.abs_ns, 0);
+	assert_float_equal(k.frac, 0, 0);
+	/* usage errors (each prints a message to stderr) */
+	static const char *bad[] = {"", "50", "50 us", "-1us", "1%+50us", "60%", "61s", "us",
+	                            "1e999us", "5us+", "+1%", "nan%"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (cli_skew_tolerance(bad[i], &k) != 2)
+			fail_msg("'%s' was accepted", bad[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_parallel_siblings_stay_parallel),
 		cmocka_unit_test(test_nested_skew),
 		cmocka_unit_test(test_path_adds_up_on_random_trees),
+		cmocka_unit_test(test_tolerance_option),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
