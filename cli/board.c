@@ -246,6 +246,7 @@ void cli_board_wire(CliBoard *b, TuiOptions *to)
 {
 	if (b == NULL)
 		return;
+	dx_live_set_skew(b->live, &to->skew);
 	to->evidence = evidence_cb;
 	to->evidence_ctx = b;
 	to->board = &b->tb;

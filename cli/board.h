@@ -17,7 +17,8 @@ typedef struct CliBoard CliBoard;
 CliBoard *cli_board_open(const char *db_path, const Model *m, Err *err);
 void cli_board_close(CliBoard *b);           /* NULL is a no-op */
 
-/* Points the options' evidence callback and board at b. */
+/* Points the options' evidence callback and board at b; its diagnoses
+ * use the options' skew tolerance (set it before). */
 void cli_board_wire(CliBoard *b, TuiOptions *to);
 
 #endif

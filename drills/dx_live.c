@@ -18,6 +18,7 @@
 
 struct DxLive {
 	const Model *model;
+	SkewTolerance skew;          /* for every diagnosis (under mu) */
 	Store *ui, *wk;              /* caller's and worker's connections */
 	pthread_t th;
 	pthread_mutex_t mu;
@@ -78,6 +79,7 @@ static void *worker(void *arg)
 		if (l->stop)
 			break;
 		DxLiveKey k = l->pending;
+		SkewTolerance skew = l->skew;
 		l->has_pending = 0;
 		l->running = 1;
 		l->running_key = k;
@@ -85,7 +87,7 @@ static void *worker(void *arg)
 
 		DiagnoseOptions o = {.model = l->model, .win_from = k.win_from, .win_to = k.win_to,
 		                     .has_baseline = k.has_baseline, .base_from = k.base_from,
-		                     .base_to = k.base_to};
+		                     .base_to = k.base_to, .skew = skew};
 		Diagnosis *d = NULL;
 		Err err = {0};
 		int rc = diagnose_run(l->wk, &o, &d, &err);
@@ -105,6 +107,16 @@ static void *worker(void *arg)
 	}
 	pthread_mutex_unlock(&l->mu);
 	return NULL;
+}
+
+void dx_live_set_skew(DxLive *l, const SkewTolerance *skew)
+{
+	pthread_mutex_lock(&l->mu);
+	if (skew)
+		l->skew = *skew;
+	else
+		memset(&l->skew, 0, sizeof l->skew);
+	pthread_mutex_unlock(&l->mu);
 }
 
 int dx_live_open(const char *db_path, const Model *m, DxLive **out, Err *err)

@@ -32,6 +32,10 @@ typedef struct DxLiveKey {
 int dx_live_open(const char *db_path, const Model *m, DxLive **out, Err *err);
 void dx_live_close(DxLive *l);                 /* waits for the worker; NULL no-op */
 
+/* The sibling skew tolerance of the diagnoses asked for from now on (NULL:
+ * the default). */
+void dx_live_set_skew(DxLive *l, const SkewTolerance *skew);
+
 /* Asks for the diagnosis of k (a no-op when it is the one being computed or
  * already done; when only k's data version moved, at most once per 15 s)
  * and returns the latest finished diagnosis, or NULL when

@@ -61,6 +61,8 @@ echo "$out" | grep -q "checkout=0.1670" || fail "strict path: $out"
 grep -q "skew-tolerance" "$TMP/err" || fail "message: $(cat "$TMP/err")"
 for cmd in report tui diagnose; do
   "$BIN" "$cmd" --help | grep -q -- "--skew-tolerance" || fail "$cmd --help does not document it"
+  "$BIN" "$cmd" --db "$TMP/a.db" --skew-tolerance 1%+5us >/dev/null 2>&1 </dev/null
+  [ $? -eq 2 ] || fail "$cmd accepted --skew-tolerance 1%+5us"
 done
 "$BIN" diagnose --db "$TMP/a.db" --skew-tolerance 20us+2% >/dev/null || fail "diagnose with a tolerance"
 
