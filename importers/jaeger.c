@@ -846,6 +846,8 @@ static void split_shared(J *j)
 				memcpy(s->orig_id, s->span_id, sizeof s->orig_id);
 				tj_shared_server_id(j->trace_id, s->orig_id, s->span_id);
 				memcpy(s->parent_id, s->orig_id, sizeof s->parent_id);
+				s->pid_node = s->sid_node; /* its parent is the id it was written with */
+				s->pid_opaque = s->sid_opaque;
 				s->parent_ref = -1;
 			}
 			if (j->nshared == j->capshared) {

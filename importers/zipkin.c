@@ -574,8 +574,11 @@ static int span_write(Z *z, const ZSpan *s)
 		tj_attrs_add_str(&z->attrs, "tailtriage.original_trace_id", s->tid->text, s->tid->len);
 	if (s->id_opaque)
 		tj_attrs_add_str(&z->attrs, "tailtriage.original_span_id", s->id->text, s->id->len);
-	if (s->pid_opaque)
-		tj_attrs_add_str(&z->attrs, "tailtriage.original_parent_id", s->pid->text, s->pid->len);
+	if (server_half ? s->id_opaque : s->pid_opaque) {
+		/* a server half's parent is the client, named by the shared id */
+		const TjNode *po = server_half ? s->id : s->pid;
+		tj_attrs_add_str(&z->attrs, "tailtriage.original_parent_id", po->text, po->len);
+	}
 	buf_reset(&z->attrs_json);
 	tj_attrs_write(&z->attrs, &z->attrs_json);
 

@@ -426,6 +426,27 @@ static void test_opaque_ids(void **state)
 	         "WHERE span_id = ?", g, "root");
 	free(jtree);
 	free(ztree);
+	/* a shared client/server id that is opaque: the server half gets its
+	 * derived id, its parent is the client, and the server's child
+	 * follows it */
+	static const char shared[] =
+		"[{\"traceId\":\"order-8\",\"id\":\"call\",\"kind\":\"CLIENT\",\"name\":\"get\","
+		"\"timestamp\":1700000000000000,\"duration\":100,\"localEndpoint\":{\"serviceName\":\"a\"}},"
+		"{\"traceId\":\"order-8\",\"id\":\"call\",\"kind\":\"SERVER\",\"shared\":true,"
+		"\"name\":\"serve\",\"timestamp\":1700000000000010,\"duration\":80,"
+		"\"localEndpoint\":{\"serviceName\":\"b\"}},"
+		"{\"traceId\":\"order-8\",\"id\":\"q\",\"parentId\":\"call\",\"name\":\"query\","
+		"\"timestamp\":1700000000000020,\"duration\":50,\"localEndpoint\":{\"serviceName\":\"b\"}}]";
+	assert_int_equal(imp_mem(z, "shared.json", shared, strlen(shared), NULL, &err), 0);
+	char t8[33], call[17], half[17];
+	tj_opaque_id("order-8", 7, 32, t8);
+	tj_opaque_id("call", 4, 16, call);
+	tj_shared_server_id(t8, call, half);
+	ASSERT_Q(z, "SELECT parent_id||' '||json_extract(attrs, '$.\"tailtriage.original_span_id\"')"
+	         "||' '||json_extract(attrs, '$.\"tailtriage.original_parent_id\"') FROM spans "
+	         "WHERE name = 'serve'", NULL, (snprintf(want, sizeof want, "%s call call", call), want));
+	ASSERT_Q(z, "SELECT parent_id FROM spans WHERE name = 'query'", NULL, half);
+	ASSERT_Q(z, "SELECT span_id FROM spans WHERE name = 'serve'", NULL, half);
 	db_free(z);
 
 	/* the analysis sees one request with three children */
