@@ -680,6 +680,9 @@ typedef struct Hist {
 	char answers[4][256];
 	double score[4];
 	int64_t at[4];
+	int has_seed[4];
+	int64_t seed[4];
+	char shown[4][256];
 } Hist;
 
 static int hist_cb(void *ctx, int64_t id, const StoreDrillAttempt *a)
@@ -691,6 +694,9 @@ static int hist_cb(void *ctx, int64_t id, const StoreDrillAttempt *a)
 		snprintf(h->answers[h->n], 256, "%s", a->answers_json);
 		h->score[h->n] = a->score;
 		h->at[h->n] = a->finished_ms;
+		h->has_seed[h->n] = a->has_seed;
+		h->seed[h->n] = a->seed;
+		snprintf(h->shown[h->n], 256, "%s", a->shown_json ? a->shown_json : "(null)");
 	}
 	h->n++;
 	return 0;
@@ -708,9 +714,12 @@ static void test_history(void **state)
 	                       .person = "ana", .mode = "answers", .started_ms = 1000,
 	                       .finished_ms = 2000, .answers_json = "{\"decision\":\"hold-rollout\"}",
 	                       .score = 57.5, .max_score = 100, .hints_used = 1,
-	                       .deductions_json = "[]"};
+	                       .deductions_json = "[]", .has_seed = 1, .seed = 4294967295,
+	                       .shown_json = "{\"seed\":4294967295,\"hypotheses\":[\"a\"]}"};
 	int64_t id1 = 0, id2 = 0;
 	assert_int_equal(store_drill_attempt_add(st, &a, &id1, &err), 0);
+	a.has_seed = 0; /* answers prepared elsewhere: the order is not known */
+	a.shown_json = NULL;
 	a.person = "bob";
 	a.finished_ms = 3000;
 	a.score = 100;
@@ -731,6 +740,12 @@ static void test_history(void **state)
 	assert_true(h.score[0] == 57.5);
 	assert_true(h.at[1] == 3000);
 	assert_string_equal(h.answers[1], "{\"decision\":\"degrade:pricing\"}");
+	/* the seed and the order shown come back; an unknown order stays unknown */
+	assert_true(h.has_seed[0]);
+	assert_true(h.seed[0] == 4294967295);
+	assert_string_equal(h.shown[0], "{\"seed\":4294967295,\"hypotheses\":[\"a\"]}");
+	assert_false(h.has_seed[1]);
+	assert_string_equal(h.shown[1], "(null)");
 	memset(&h, 0, sizeof h);
 	assert_int_equal(store_drill_attempts_scan(st, "bob", NULL, hist_cb, &h, &err), 0);
 	assert_int_equal(h.n, 1);
