@@ -441,11 +441,10 @@ static int session_prepare(Session *s, Err *err)
 		.base_to = s->w.base_to,
 		.sheet = s->sheet,
 	};
-	/* every decision the drill offers gets the engine's verdict, so a
-	 * tempting wrong choice is explained by the engine's guards too */
-	const char **decide = xcalloc((size_t)d->n_decision_choices + 1, sizeof *decide);
-	for (int i = 0; i < d->n_decision_choices; i++)
-		decide[i] = d->decision_choices[i].id;
+	/* every decision the drill offers (but its local ones) gets the
+	 * engine's verdict, so a tempting wrong choice is explained by the
+	 * engine's guards too */
+	const char **decide = drill_engine_decisions(d);
 	dopt.decide = decide;
 	rc = diagnose_run(st, &dopt, &s->dx, err);
 	free(decide);

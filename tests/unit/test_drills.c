@@ -198,13 +198,33 @@ static void test_catalog_replays_and_scores_key(void **state)
 			assert_int_equal(model_load(d->model_path, &m, &err), 0);
 			if (d->sheet_path)
 				assert_int_equal(sheet_load(d->sheet_path, &sh, &err), 0);
+			const char **decide = drill_engine_decisions(d);
 			DiagnoseOptions o = {.model = m, .win_from = w.win_from, .win_to = w.win_to,
 			                     .has_baseline = 1, .base_from = w.base_from,
-			                     .base_to = w.base_to, .sheet = sh};
+			                     .base_to = w.base_to, .sheet = sh, .decide = decide};
 			if (diagnose_run(st, &o, &dx, &err))
 				fail_msg("%s: %s", d->id, err.msg);
 			store_close(st);
 			sheet_free(sh);
+			/* every decision the drill asks about has the engine's verdict,
+			 * whatever the engine ranks first; a core node is never
+			 * degraded */
+			for (int k = 0; decide[k]; k++) {
+				const DxDecision *x = diagnosis_decision(dx, decide[k]);
+				if (x == NULL)
+					fail_msg("%s: the engine does not judge %s", d->id, decide[k]);
+				char base[64];
+				const char *node = drill_split_id(decide[k], base, sizeof base);
+				const ModelNode *mn = NULL;
+				for (int j = 0; node && j < m->n_nodes; j++)
+					if (m->nodes[j].service && strcmp(m->nodes[j].service, node) == 0)
+						mn = &m->nodes[j];
+				if (strcmp(base, "degrade") == 0 && mn && mn->core == 1 &&
+				    x->verdict != DX_REFUSED)
+					fail_msg("%s: degrading core node %s is %s", d->id, node,
+					         dx_verdict_name(x->verdict));
+			}
+			free(decide);
 			model_free(m);
 			/* the key never asks for something the engine refuses */
 			for (int k = 0; k < d->n_key_decisions; k++) {
