@@ -34,6 +34,7 @@
 #include "sheet.h"
 #include "timefmt.h"
 #ifdef TT_HAVE_TUI
+#include "board.h"
 #include "tui.h"
 #include "tui_drill.h"
 #include "sanitize.h"
@@ -611,8 +612,17 @@ static int train_tui(Session *s)
 		.base_to = s->w.base_to,
 		.drill = &td,
 	};
+	/* the Board and the header's budgets: the engine on the drill's data,
+	 * with its sheet and the decisions the drill asks about */
 	Err err = {0};
+	const char **decide = drill_engine_decisions(d);
+	CliBoard *board = cli_board_open_drill(s->data_db, s->model, s->sheet, decide, &err);
+	if (board == NULL)
+		fprintf(stderr, "tailtriage: no Board: %s\n", err.msg);
+	cli_board_wire(board, &to);
 	int rc = tui_run(&to, &err);
+	cli_board_close(board);
+	free(decide);
 	free(h);
 	free(c);
 	free(dc);
@@ -791,7 +801,10 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 		}
 		store_close(st);
 		Model *model = NULL;
-		if (d->model_path && model_load(d->model_path, &model, &err)) {
+		Sheet *sheet = NULL;
+		if ((d->model_path && model_load(d->model_path, &model, &err)) ||
+		    (d->sheet_path && sheet_load(d->sheet_path, &sheet, &err))) {
+			model_free(model);
 			replay_free(j->r);
 			free(j);
 			drill_free(d);
@@ -801,6 +814,7 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 		pthread_t th;
 		if (pthread_create(&th, NULL, replay_thread, j) != 0) {
 			model_free(model);
+			sheet_free(sheet);
 			replay_free(j->r);
 			free(j);
 			drill_free(d);
@@ -817,10 +831,18 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 			.status_extra = replay_status,
 			.status_ctx = j,
 		};
+		/* the Board and the header's budgets follow the data as it arrives */
+		Err berr = {0};
+		const char **decide = drill_engine_decisions(d);
+		CliBoard *board = cli_board_open_drill(db, model, sheet, decide, &berr);
+		cli_board_wire(board, &to);
 		Err terr = {0};
 		int trc = tui_run(&to, &terr);
 		atomic_store(&j->stop, 1);
 		pthread_join(th, NULL);
+		cli_board_close(board);
+		free(decide);
+		sheet_free(sheet);
 		model_free(model);
 		if (trc)
 			rc = cli_fail("%s", terr.msg);

@@ -39,11 +39,13 @@ tui_wait "\[5 Drill\]" "the Drill tab is not active"
 tui_wait "First paragraph of the brief" "the brief is not shown"
 tui_keys Enter
 tui_wait "rank 1 of 3: pick the hypothesis you rank #1" "no ranking step"
-# the DAG stays one key away while answering
+# the Board and the DAG stay a key away while answering
+tui_keys Tab
+tui_wait "\[6 Board\]" "Tab does not reach the Board"
 tui_keys Tab
 tui_wait "\[1 DAG\]" "Tab does not reach the DAG"
 tui_wait "pricing" "the DAG does not show the drill's data"
-tui_keys BTab
+tui_keys BTab BTab
 tui_wait "\[5 Drill\]" "Shift-Tab does not come back to the drill"
 # the list is in the attempt's shuffled order, not the file's
 first=$(shown hypotheses | head -1)
