@@ -61,6 +61,7 @@ void app_init(TuiApp *app, const TuiOptions *opt)
 	app->ascii = opt->ascii;
 	app->refresh_ms = opt->refresh_ms > 0 ? opt->refresh_ms : 1000;
 	app->evidence = opt->evidence;
+	app->evidence_pending = opt->evidence_pending;
 	app->evidence_ctx = opt->evidence_ctx;
 	app->win_from = opt->win_from;
 	app->win_to = opt->win_to;
@@ -178,6 +179,13 @@ int app_evidence(const TuiApp *app, const char *name, double *v)
 	if (app->evidence)
 		return app->evidence(app->evidence_ctx, a, name, v);
 	return 0;
+}
+
+int app_evidence_pending(const TuiApp *app)
+{
+	if (app->a == NULL)
+		return app->computing;
+	return app->evidence_pending && app->evidence_pending(app->evidence_ctx, app->a);
 }
 
 /* ---- prompts ----------------------------------------------------------- */

@@ -40,6 +40,11 @@ typedef struct TuiOptions {
 	                             * (the NO_COLOR variable also does this) */
 	const char *latency_log;    /* append timing lines (bench), or NULL */
 	TuiEvidenceFn evidence;     /* extra budget evidence, or NULL */
+	/* 1 while the provider is still computing the evidence for the
+	 * analysis on screen (the header then says "evaluating..." instead of
+	 * counting the budgets it cannot evaluate); NULL: never. Called on
+	 * the UI thread with the evidence context. */
+	int (*evidence_pending)(void *ctx, const Analysis *a);
 	void *evidence_ctx;
 	/* Extra text for the status line, asked for on every tick (e.g. the
 	 * receiver's counters with `tui --listen`): writes a NUL-terminated

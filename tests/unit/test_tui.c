@@ -342,6 +342,34 @@ static void test_budget_evidence_hook(void **state)
 	env_free(e);
 }
 
+/* While the provider is still computing, the header says so instead of
+ * calling the values missing; once it is done, missing is missing. */
+static int fake_pending(void *ctx, const Analysis *a)
+{
+	(void)a;
+	return *(int *)ctx;
+}
+
+static void test_budgets_evaluating(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	int pending = 1;
+	e->app.evidence_pending = fake_pending;
+	e->app.evidence_ctx = &pending;
+	env_compute(e);
+	char *s = screen(e);
+	assert_non_null(strstr(s, "2 evaluating..."));
+	assert_null(strstr(s, "no evidence"));
+	free(s);
+	pending = 0;
+	s = screen(e);
+	assert_non_null(strstr(s, "2 not evaluated (no evidence)"));
+	assert_null(strstr(s, "evaluating"));
+	free(s);
+	env_free(e);
+}
+
 static void test_dag_shows_splits_and_unknown(void **state)
 {
 	(void)state;
@@ -686,6 +714,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_too_small),
 		cmocka_unit_test(test_header_breach_and_budgets),
 		cmocka_unit_test(test_budget_evidence_hook),
+		cmocka_unit_test(test_budgets_evaluating),
 		cmocka_unit_test(test_dag_shows_splits_and_unknown),
 		cmocka_unit_test(test_open_node_then_trace_and_back),
 		cmocka_unit_test(test_tab_cycles_panes),
