@@ -370,6 +370,7 @@ static void dq_add(DataQuality *to, const DataQuality *d, int sign)
 	to->skew += sign * d->skew;
 	to->outside_parent += sign * d->outside_parent;
 	to->late_server += sign * d->late_server;
+	to->skew_serial += sign * d->skew_serial;
 	if (sign > 0 && d->skew_max_ms > to->skew_max_ms)
 		to->skew_max_ms = d->skew_max_ms;
 }
@@ -531,8 +532,10 @@ static void record_unit(AnalysisState *g, Trace *t, int s, int p, int cls, Trace
 		exemplar_offer(n, t->trace_id, o.f[F_TOTAL], cls);
 }
 
-/* Siblings overlapping in time are a parallel group; the rest serial. */
-static void vote_edges(AnalysisState *g, Trace *t, const int *units, int nu)
+/* Siblings overlapping in time are a parallel group; the rest serial,
+ * including pairs whose overlap is within the skew tolerance (counted in
+ * *skew_pairs, each pair once). */
+static void vote_edges(AnalysisState *g, Trace *t, const int *units, int nu, int64_t *skew_pairs)
 {
 	for (int i = 0; i < nu; i++) {
 		const TSpan *a = &t->sp[units[i]];
@@ -541,10 +544,15 @@ static void vote_edges(AnalysisState *g, Trace *t, const int *units, int nu)
 			if (i == j)
 				continue;
 			const TSpan *b = &t->sp[units[j]];
-			if (a->astart < b->aend && b->astart < a->aend) {
-				if (first < 0 || t->sp[units[j]].astart < t->sp[first].astart)
-					first = units[j];
+			if (!(a->astart < b->aend && b->astart < a->aend))
+				continue;
+			if (!trace_siblings_parallel(t, units[i], units[j])) {
+				if (j > i)
+					(*skew_pairs)++;
+				continue;
 			}
+			if (first < 0 || t->sp[units[j]].astart < t->sp[first].astart)
+				first = units[j];
 		}
 		TmpNode *n = &g->nodes[a->node];
 		if (first >= 0) {
@@ -560,6 +568,7 @@ static void vote_edges(AnalysisState *g, Trace *t, const int *units, int nu)
 typedef struct Units {
 	int *s;
 	int n, cap;
+	int64_t skew_pairs;       /* sibling pairs taken as serial within the skew tolerance */
 } Units;
 
 static void units_push(Units *u, int s)
@@ -585,7 +594,7 @@ static void assign_children(AnalysisState *g, Trace *t, int content, int node, i
 		if (nu < 256 && !t->sp[c].outside)
 			units[nu++] = c;
 	}
-	vote_edges(g, t, units, nu);
+	vote_edges(g, t, units, nu, &u->skew_pairs);
 }
 
 static void assign_nodes(AnalysisState *g, Trace *t, int s, int parent_node, int depth, Units *u)
@@ -750,6 +759,7 @@ static void process_trace(AnalysisState *g, TraceRec *rec)
 			if (t->sp[i].orphan)
 				assign_nodes(g, t, i, on, 1, &u);
 	}
+	d.skew_serial = u.skew_pairs;
 	/* the path starts at the root, so orphan subtrees never own path time */
 	trace_critical_path(t);
 	rec->obs_off = g->n_refs;
@@ -857,6 +867,7 @@ AnalysisState *analysis_state_new(const AnalysisOptions *opt)
 	}
 	buf_init(&g->key);
 	trace_init(&g->tr);
+	trace_set_skew(&g->tr, &opt->skew);
 	for (int p = 0; p < 2; p++) {
 		g->min_start[p] = INT64_MAX;
 		g->max_end[p] = INT64_MIN;

@@ -54,11 +54,13 @@ static void emit(const Trace *t, int s, int parent_out, int depth, TraceView *tv
 		emit(t, c, me, depth + 1, tv, done);
 }
 
-int trace_view_load(Store *st, const char *trace_id, TraceView **out, Err *err)
+int trace_view_load(Store *st, const char *trace_id, const SkewTolerance *skew,
+                    TraceView **out, Err *err)
 {
 	*out = NULL;
 	Trace t;
 	trace_init(&t);
+	trace_set_skew(&t, skew);
 	trace_reset(&t, trace_id);
 	if (store_trace_scan(st, trace_id, on_row, &t, err)) {
 		trace_fini(&t);

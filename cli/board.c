@@ -76,6 +76,18 @@ static int evidence_cb(void *ctx, const Analysis *a, const char *name, double *v
 	return d ? evidence_value(d->evidence, name, value) : 0;
 }
 
+/* No diagnosis of a's window and baseline is on hand yet, and one is on
+ * its way (asked for, or computing): the header says "evaluating...". A
+ * failed diagnosis is not pending: the values are then truly missing. */
+static int pending_cb(void *ctx, const Analysis *a)
+{
+	CliBoard *b = ctx;
+	int fresh;
+	if (current(b, a, &fresh) != NULL)
+		return 0;
+	return dx_live_busy(b->live) || dx_live_error(b->live)[0] == '\0';
+}
+
 static const char *keep(CliBoard *b, const char *s)
 {
 	b->strs = xrealloc(b->strs, (size_t)(b->n_strs + 1) * sizeof *b->strs);
@@ -255,8 +267,15 @@ static int ready_cb(void *ctx)
 
 CliBoard *cli_board_open(const char *db_path, const Model *m, Err *err)
 {
+	return cli_board_open_drill(db_path, m, NULL, NULL, err);
+}
+
+CliBoard *cli_board_open_drill(const char *db_path, const Model *m, const struct Sheet *sheet,
+                               const char *const *decide, Err *err)
+{
 	CliBoard *b = xcalloc(1, sizeof *b);
-	if (dx_live_open(db_path, m, &b->live, err)) {
+	DiagnoseOptions base = {.model = m, .sheet = sheet, .decide = decide};
+	if (dx_live_open_with(db_path, &base, &b->live, err)) {
 		free(b);
 		return NULL;
 	}
@@ -281,7 +300,9 @@ void cli_board_wire(CliBoard *b, TuiOptions *to)
 {
 	if (b == NULL)
 		return;
+	dx_live_set_skew(b->live, &to->skew);
 	to->evidence = evidence_cb;
+	to->evidence_pending = pending_cb;
 	to->evidence_ctx = b;
 	to->board = &b->tb;
 }

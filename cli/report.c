@@ -251,6 +251,8 @@ void report_text(const Analysis *a, Buf *o)
 	DQ(clipped, "server spans overrunning their client by <= 1 % (clipped)")
 	DQ(outside_parent, "spans wholly outside their parent (off the critical path)")
 	DQ(late_server, "server spans still running after their caller gave up (late work; clipped to the call)")
+	DQ(skew_serial, "sibling pairs overlapping within the skew tolerance (taken as serial; "
+	                "the overlap is split on the critical path)")
 #undef DQ
 	if (q->skew) {
 		buf_printf(o, "  %lld clock-skew findings: server span overruns its client by more than 1 %% "
@@ -441,6 +443,7 @@ static cJSON *report_json_tree(const Analysis *a)
 	cJSON_AddNumberToObject(dq, "clock_skew_max_ms", round(q->skew_max_ms * 1000) / 1000);
 	cJSON_AddNumberToObject(dq, "outside_parent", (double)q->outside_parent);
 	cJSON_AddNumberToObject(dq, "late_server", (double)q->late_server);
+	cJSON_AddNumberToObject(dq, "skew_serial_pairs", (double)q->skew_serial);
 	return r;
 }
 

@@ -531,6 +531,11 @@ typedef struct StoreDrillAttempt {
 	double score, max_score;
 	int hints_used;
 	const char *deductions_json; /* [{part, lost, reason}, ...]; NULL: [] */
+	int has_seed;                /* the choices were shown in an order from seed */
+	int64_t seed;                /* the shuffle's seed (drills/order.h) */
+	const char *shown_json;      /* the choice ids in the order shown (JSON text);
+	                              * NULL: not recorded (attempts stored before
+	                              * shuffling, or answers prepared elsewhere) */
 } StoreDrillAttempt;
 
 /* Records an attempt (its own statement; wrap it in store_begin/commit to

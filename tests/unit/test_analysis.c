@@ -297,7 +297,7 @@ static void test_trace_view(void **state)
 	hexpad(tid, 32, "t1");
 	TraceView *tv = NULL;
 	Err err = {0};
-	assert_int_equal(trace_view_load(f->st, tid, &tv, &err), 0);
+	assert_int_equal(trace_view_load(f->st, tid, NULL, &tv, &err), 0);
 	assert_int_equal(tv->n_spans, 5);
 	assert_int_equal(tv->spans[0].depth, 0);
 	assert_string_equal(tv->spans[0].name, "GET /x");
@@ -308,7 +308,7 @@ static void test_trace_view(void **state)
 	assert_int_equal(tv->spans[1].paired, 1);
 	assert_float_equal(tv->spans[1].client_wait_ms, 10, 1e-6);
 	trace_view_free(tv);
-	assert_int_equal(trace_view_load(f->st, "00000000000000000000000000000000", &tv, &err),
+	assert_int_equal(trace_view_load(f->st, "00000000000000000000000000000000", NULL, &tv, &err),
 	                 TT_ENOTFOUND);
 	fx_free(f);
 }

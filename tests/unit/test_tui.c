@@ -87,7 +87,7 @@ static int env_key(Env *e, int key)
 	if (f & REACT_TRACE) {
 		TraceView *tv = NULL;
 		Err err = {0};
-		assert_int_equal(trace_view_load(e->st, e->app.want_trace, &tv, &err), 0);
+		assert_int_equal(trace_view_load(e->st, e->app.want_trace, &e->app.skew, &tv, &err), 0);
 		app_set_trace(&e->app, tv);
 	}
 	return f;
@@ -338,6 +338,34 @@ static void test_budget_evidence_hook(void **state)
 	assert_non_null(strstr(s, "p99 (357.8 ms)"));
 	assert_non_null(strstr(s, "pool_occupancy (91.0%)"));
 	assert_non_null(strstr(s, "1 not evaluated"));
+	free(s);
+	env_free(e);
+}
+
+/* While the provider is still computing, the header says so instead of
+ * calling the values missing; once it is done, missing is missing. */
+static int fake_pending(void *ctx, const Analysis *a)
+{
+	(void)a;
+	return *(int *)ctx;
+}
+
+static void test_budgets_evaluating(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	int pending = 1;
+	e->app.evidence_pending = fake_pending;
+	e->app.evidence_ctx = &pending;
+	env_compute(e);
+	char *s = screen(e);
+	assert_non_null(strstr(s, "2 evaluating..."));
+	assert_null(strstr(s, "no evidence"));
+	free(s);
+	pending = 0;
+	s = screen(e);
+	assert_non_null(strstr(s, "2 not evaluated (no evidence)"));
+	assert_null(strstr(s, "evaluating"));
 	free(s);
 	env_free(e);
 }
@@ -686,6 +714,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_too_small),
 		cmocka_unit_test(test_header_breach_and_budgets),
 		cmocka_unit_test(test_budget_evidence_hook),
+		cmocka_unit_test(test_budgets_evaluating),
 		cmocka_unit_test(test_dag_shows_splits_and_unknown),
 		cmocka_unit_test(test_open_node_then_trace_and_back),
 		cmocka_unit_test(test_tab_cycles_panes),
