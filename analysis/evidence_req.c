@@ -159,7 +159,9 @@ static int32_t add_ops(Pass *ps, int i, int64_t base, int depth)
 		int pred = -1;
 		for (int j = 0; j < k; j++) {
 			const TSpan *os = &t->sp[kids[j]];
-			if (os->aend <= cs->astart && (pred < 0 || os->aend > t->sp[pred].aend))
+			int before = os->aend <= cs->astart ||
+			             trace_skew_serial(t, os->astart, os->aend, cs->astart, cs->aend);
+			if (before && (pred < 0 || os->aend > t->sp[pred].aend))
 				pred = kids[j];
 		}
 		int32_t c = add_ops(ps, kids[k], base, depth + 1);
