@@ -1062,6 +1062,11 @@ Analysis *analysis_state_result(AnalysisState *g, Store *st)
 	if (g->wclass)
 		a->class_filter = xstrdup(g->wclass);
 	a->dq = g->dq;
+	if (st) {
+		Err e = {0};
+		if (store_sources_unrecognised(st, &a->dq.unrecognised_sources, &e) != 0)
+			a->dq.unrecognised_sources = 0; /* a finding, not worth failing the analysis */
+	}
 
 	/* classes sorted by name */
 	int nc = g->n_classes;

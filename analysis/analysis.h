@@ -105,6 +105,9 @@ typedef struct DataQuality {
 	int64_t late_server;       /* server spans that started inside their client
 	                            * call but outlived it (the caller gave up) */
 	int64_t outside_parent;    /* children wholly outside their parent (off the path) */
+	int64_t unrecognised_sources; /* files or request bodies that held nothing
+	                            * their format reads (whole database, not
+	                            * windowed; e.g. a traces body on /v1/metrics) */
 } DataQuality;
 
 typedef struct PopSummary {

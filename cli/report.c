@@ -251,6 +251,7 @@ void report_text(const Analysis *a, Buf *o)
 	DQ(clipped, "server spans overrunning their client by <= 1 % (clipped)")
 	DQ(outside_parent, "spans wholly outside their parent (off the critical path)")
 	DQ(late_server, "server spans still running after their caller gave up (late work; clipped to the call)")
+	DQ(unrecognised_sources, "files or request bodies with nothing their format reads (nothing stored; e.g. a traces body sent to /v1/metrics)")
 #undef DQ
 	if (q->skew) {
 		buf_printf(o, "  %lld clock-skew findings: server span overruns its client by more than 1 %% "
@@ -436,6 +437,7 @@ static cJSON *report_json_tree(const Analysis *a)
 	cJSON_AddNumberToObject(dq, "orphan_spans", (double)q->orphan_spans);
 	cJSON_AddNumberToObject(dq, "extra_roots", (double)q->extra_roots);
 	cJSON_AddNumberToObject(dq, "unpaired_calls", (double)q->unpaired_calls);
+	cJSON_AddNumberToObject(dq, "unrecognised_sources", (double)q->unrecognised_sources);
 	cJSON_AddNumberToObject(dq, "clipped", (double)q->clipped);
 	cJSON_AddNumberToObject(dq, "clock_skew", (double)q->skew);
 	cJSON_AddNumberToObject(dq, "clock_skew_max_ms", round(q->skew_max_ms * 1000) / 1000);

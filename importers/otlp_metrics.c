@@ -954,8 +954,13 @@ static int request(M *m, const JpVal *root)
 	if (want_type(m, root, JP_OBJ, "an ExportMetricsServiceRequest"))
 		return TT_EPARSE;
 	const JpVal *rms = jp_get_nn(root, "resourceMetrics");
-	if (rms == NULL)
+	if (rms == NULL) {
+		/* OTLP: an empty request is valid and unknown fields are ignored;
+		 * a request with fields but none of ours (a traces body) is counted */
+		if (root->len > 0 && jp_get(root, "resourceMetrics") == NULL)
+			m->ctx->unrecognised++;
 		return 0;
+	}
 	if (want_type(m, rms, JP_ARR, "resourceMetrics"))
 		return TT_EPARSE;
 	for (size_t i = 0; i < rms->len; i++) {

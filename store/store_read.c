@@ -35,6 +35,7 @@ static const char *const rsql[RSTMT_COUNT] = {
 	[RSTMT_SINCE] = "SELECT " SPAN_COLS("''")
 	                " FROM spans s WHERE s.id > ?1 AND s.id <= ?2 ORDER BY s.trace_key",
 	[RSTMT_MAX_ROWID] = "SELECT coalesce(max(id), 0) FROM spans",
+	[RSTMT_UNRECOGNISED] = "SELECT count(*) FROM sources WHERE outcome = 'unrecognised'",
 	[RSTMT_ROOT_OPS] =
 	    "SELECT service, name, count(*) FROM spans"
 	    " WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2"
@@ -128,6 +129,19 @@ int store_stats(Store *st, StoreStats *out, Err *err)
 		return store_sqlerr(st, err, "reading statistics");
 	int64_t series = 0;
 	return store_metric_counts(st, &series, &out->metric_points, &out->observations, err);
+}
+
+int store_sources_unrecognised(Store *st, int64_t *out, Err *err)
+{
+	*out = 0;
+	sqlite3_stmt *s = st->rstmt[RSTMT_UNRECOGNISED];
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	if (rc != SQLITE_ROW)
+		return store_sqlerr(st, err, "counting unrecognised sources");
+	return 0;
 }
 
 int store_root_operations(Store *st, int64_t from_ns, int64_t to_ns, StoreRootOpFn fn,
