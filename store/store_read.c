@@ -6,10 +6,18 @@
 
 #include <string.h>
 
+/* DB_SYSTEM: for a CLIENT span (kind 3) whose attributes name a database
+ * system (OpenTelemetry's db.system.name, or db.system before semantic
+ * conventions 1.26), that name; else ''. instr() keeps the JSON functions
+ * off every other span. */
+#define DB_SYSTEM                                                                   \
+	"CASE WHEN s.kind = 3 AND instr(coalesce(s.attrs, ''), '\"db.system') > 0"       \
+	" AND json_valid(s.attrs) THEN coalesce(json_extract(s.attrs, '$.\"db.system.name\"'),"  \
+	" json_extract(s.attrs, '$.\"db.system\"'), '') ELSE '' END"
 #define SPAN_COLS(attrs)                                                         \
 	"s.trace_id, s.span_id, s.parent_id, s.service, s.host, s.name, s.kind,"     \
 	" s.start_ns, s.end_ns, s.status_code, coalesce(s.wclass, ''), s.queue_ns,"  \
-	" coalesce(s.links, ''), " attrs
+	" coalesce(s.links, ''), " attrs ", " DB_SYSTEM
 
 /* A trace belongs to a window when its root span starts in it; a trace with
  * no root (only orphans) belongs where its earliest span starts. Traces are
@@ -81,6 +89,7 @@ static int run_scan(Store *st, sqlite3_stmt *s, StoreSpanFn fn, void *ctx, Err *
 		r.queue_ns = r.has_queue ? sqlite3_column_int64(s, 11) : 0;
 		r.links_json = store_col_text(s, 12);
 		r.attrs_json = store_col_text(s, 13);
+		r.db_system = store_col_text(s, 14);
 		stopped = fn(ctx, &r);
 	}
 	if (stopped)
