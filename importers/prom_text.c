@@ -2076,7 +2076,8 @@ static int prom_comment(Parser *p, Cur *c)
 		                         (tn == 4 && memcmp(t, "UNIT", 4) == 0)))
 			return perr(p, ln, col_of(p, t),
 			            "'# %.*s' is OpenMetrics, but the start of the file looked like "
-			            "Prometheus 0.0.4 text; run again with --format openmetrics",
+			            "Prometheus 0.0.4 text; run again with --format openmetrics (or "
+			            "--format prometheus, which reads it as a comment, as Prometheus does)",
 			            (int)tn, t);
 		return 0; /* a plain comment */
 	}
