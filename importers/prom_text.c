@@ -14,7 +14,8 @@
  *    timestamps int64 milliseconds, escapes \\ \" \n decoded and any
  *    other kept as written, no exemplars, the last line feed optional.
  *    A family's samples need not be grouped and its HELP/TYPE may come
- *    after them or repeat (see docs/formats.md for the exact rules).
+ *    after them or repeat; UTF-8 metric and label names may be quoted,
+ *    the metric name inside the braces (docs/formats/prometheus-text.md).
  *  - OpenMetrics 1.0 (its ABNF is followed literally): single spaces, no
  *    empty lines, only # TYPE/# HELP/# UNIT/# EOF comments, "# EOF" last and
  *    nothing after it, eight types with their sample suffixes (_total,
@@ -648,6 +649,10 @@ typedef struct Parser {
 	const char *name;
 	size_t name_len;
 	long name_col;
+	int qname_ok;             /* Prom: a quoted metric name may come in the braces */
+	int has_qname;            /* ...and did: decoded at dec + qname_off */
+	size_t qname_off, qname_len;
+	long qname_col;
 	Lbl *lbl;
 	int nl, cl;
 	Lbl *xl;
@@ -1095,26 +1100,60 @@ static int read_labels(Parser *p, Cur *c, Lbl **arr, int *n, int *cap, int exemp
 		if (c->s >= c->e)
 			return perr(p, p->rd.lineno, col_of(p, c->s), "label set is not closed by '}'");
 		const char *k = c->s;
-		if (!label_start((unsigned char)*k)) {
-			if (*k == '"' && !om)
-				return perr(p, p->rd.lineno, col_of(p, k),
-				            "quoted label names are not part of the 0.0.4 text format");
-			return perr(p, p->rd.lineno, col_of(p, k),
-			            "expected a label name ([a-zA-Z_][a-zA-Z0-9_]*)");
-		}
-		while (c->s < c->e && label_char((unsigned char)*c->s))
-			c->s++;
-		size_t kn = (size_t)(c->s - k);
 		long kcol = col_of(p, k);
-		if (!om && kn == 8 && memcmp(k, "__name__", 8) == 0)
+		size_t koff = p->dec.len, kn;
+		if (*k == '"' && !om && !exemplar) {
+			/* Prometheus (UTF-8 names): a quoted label name, or the quoted
+			 * metric name when a ',' or '}' follows it */
+			int rc = read_quoted(p, c, &p->dec, "quoted name");
+			if (rc)
+				return rc;
+			kn = p->dec.len - koff;
+			skip_blanks(c);
+			if (c->s < c->e && (*c->s == ',' || *c->s == '}')) {
+				if (!p->qname_ok || p->has_qname)
+					return perr(p, p->rd.lineno, kcol,
+					            p->has_qname || p->name ? "the metric name is already given"
+					                                    : "expected a label name");
+				if (kn == 0 || memchr(p->dec.p + koff, '\0', kn))
+					return perr(p, p->rd.lineno, kcol, "invalid metric name");
+				p->has_qname = 1;
+				p->qname_off = koff;
+				p->qname_len = kn;
+				p->qname_col = kcol;
+				if (*c->s == '}') {
+					c->s++;
+					return 0;
+				}
+				c->s++;
+				skip_blanks(c);
+				if (c->s < c->e && *c->s == '}') {
+					c->s++;
+					return 0;
+				}
+				continue;
+			}
+			if (kn == 0 || memchr(p->dec.p + koff, '\0', kn))
+				return perr(p, p->rd.lineno, kcol, "invalid label name");
+		} else {
+			if (!label_start((unsigned char)*k))
+				return perr(p, p->rd.lineno, kcol, "expected a label name ([a-zA-Z_][a-zA-Z0-9_]*)");
+			while (c->s < c->e && label_char((unsigned char)*c->s))
+				c->s++;
+			kn = (size_t)(c->s - k);
+			buf_add(&p->dec, k, kn);
+		}
+		const char *key = p->dec.p + koff;
+		if (!om && kn == 8 && memcmp(key, "__name__", 8) == 0)
 			return perr(p, p->rd.lineno, kcol, "label name '__name__' is reserved");
-		if (om && k[0] == '_')
+		if (om && key[0] == '_')
 			return perr(p, p->rd.lineno, kcol,
 			            "label names starting with '_' are reserved in OpenMetrics");
 		for (int i = 0; i < *n; i++) {
 			Lbl *o = &(*arr)[i];
-			if (o->kn == kn && memcmp(p->dec.p + o->k, k, kn) == 0)
-				return perr(p, p->rd.lineno, kcol, "duplicate label name '%.*s'", (int)kn, k);
+			if (o->kn == kn && memcmp(p->dec.p + o->k, key, kn) == 0)
+				return perr(p, p->rd.lineno, kcol, "duplicate label name '%.*s'",
+				            (int)(kn > 60 ? 60 : kn), key);
 		}
 		if (!om)
 			skip_blanks(c);
@@ -1131,9 +1170,8 @@ static int read_labels(Parser *p, Cur *c, Lbl **arr, int *n, int *cap, int exemp
 		}
 		Lbl *l = &(*arr)[(*n)++];
 		l->col = kcol;
-		l->k = p->dec.len;
+		l->k = koff;
 		l->kn = kn;
-		buf_add(&p->dec, k, kn);
 		l->v = p->dec.len;
 		int rc = read_quoted(p, c, &p->dec, what);
 		if (rc)
@@ -1188,13 +1226,32 @@ static int parse_sample(Parser *p)
 	buf_reset(&p->dec);
 	p->nl = p->nxl = 0;
 	p->has_ts = p->has_ex = p->ex_has_ts = 0;
+	p->name = NULL;
+	p->qname_ok = p->has_qname = 0;
 	if (!om)
 		skip_blanks(&c);
-	if (c.s < c.e && *c.s == '{')
-		return perr(p, p->rd.lineno, col_of(p, c.s),
-		            om ? "a sample must start with its metric name"
-		               : "quoted metric names inside braces are not part of the 0.0.4 text "
-		                 "format");
+	const char *after = NULL;
+	int braces = 0;
+	if (c.s < c.e && *c.s == '{') {
+		if (om)
+			return perr(p, p->rd.lineno, col_of(p, c.s), "a sample must start with its metric name");
+		/* Prometheus (UTF-8 names, as its scrape parser and prometheus/common
+		 * read them): {"metric.name", label="v"} */
+		const char *open = c.s;
+		p->qname_ok = 1;
+		int rc = read_labels(p, &c, &p->lbl, &p->nl, &p->cl, 0);
+		p->qname_ok = 0;
+		if (rc)
+			return rc;
+		if (!p->has_qname)
+			return perr(p, p->rd.lineno, col_of(p, open),
+			            "no metric name: give it before the braces or quoted inside them");
+		p->name = p->dec.p + p->qname_off; /* dec is complete: labels are read */
+		p->name_len = p->qname_len;
+		p->name_col = p->qname_col;
+		braces = 1;
+		goto value;
+	}
 	if (c.s >= c.e || !name_start((unsigned char)*c.s))
 		return perr(p, p->rd.lineno, col_of(p, c.s),
 		            "expected a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)");
@@ -1203,10 +1260,9 @@ static int parse_sample(Parser *p)
 		c.s++;
 	p->name_len = (size_t)(c.s - p->name);
 	p->name_col = col_of(p, p->name);
-	const char *after = c.s;
+	after = c.s;
 	if (!om)
 		skip_blanks(&c);
-	int braces = 0;
 	if (c.s < c.e && *c.s == '{') {
 		int rc = read_labels(p, &c, &p->lbl, &p->nl, &p->cl, 0);
 		if (rc)
@@ -1215,7 +1271,7 @@ static int parse_sample(Parser *p)
 	} else if (c.s == after && c.s < c.e && !blank((unsigned char)*c.s)) {
 		return perr(p, p->rd.lineno, col_of(p, c.s), "invalid character in metric name");
 	}
-	/* value */
+value:
 	if (om) {
 		if (c.s >= c.e || *c.s != ' ')
 			return perr(p, p->rd.lineno, col_of(p, c.s), "expected a single space and the value");
@@ -2085,10 +2141,24 @@ static int prom_comment(Parser *p, Cur *c)
 	if (c->s == c->e)
 		return 0; /* a bare "# HELP" is a plain comment to both reference parsers */
 	const char *name;
-	size_t nn = metric_name_token(c, &name);
-	if (nn == 0)
-		return perr(p, ln, col_of(p, name), "# %s needs a valid metric name", desc_names[kind]);
-	int rc = desc_family(p, name, nn, kind, col_of(p, name));
+	size_t nn;
+	long ncol = col_of(p, c->s);
+	if (*c->s == '"') {
+		/* a quoted (UTF-8) metric name, as Prometheus reads it */
+		buf_reset(&p->dec);
+		int rc = read_quoted(p, c, &p->dec, "quoted metric name");
+		if (rc)
+			return rc;
+		name = p->dec.p;
+		nn = p->dec.len;
+		if (nn == 0 || memchr(name, '\0', nn) || (c->s < c->e && !blank((unsigned char)*c->s)))
+			return perr(p, ln, ncol, "# %s needs a valid metric name", desc_names[kind]);
+	} else {
+		nn = metric_name_token(c, &name);
+		if (nn == 0)
+			return perr(p, ln, ncol, "# %s needs a valid metric name", desc_names[kind]);
+	}
+	int rc = desc_family(p, name, nn, kind, ncol);
 	if (rc)
 		return rc;
 	skip_blanks(c);

@@ -439,7 +439,7 @@ static void test_prom_lenient(void **state)
 	static const char *const files[] = {
 	    "unknown-escape", "help-bad-escape", "interleaved-families", "interleaved-histogram",
 	    "no-final-newline", "quantiles-decreasing", "second-help", "type-after-samples",
-	    "type-without-type", "uppercase-type",
+	    "type-without-type", "uppercase-type", "quoted-metric-name",
 	};
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		char path[128];
@@ -464,6 +464,16 @@ static void test_prom_lenient(void **state)
 	assert_true(g->r[0].sum == 20 && g->r[0].count == 4);
 	assert_string_equal(points(e, "late", NULL)->type[0], "counter");
 	assert_true(points(e, "last", NULL)->r[0].value == 7);
+
+	/* UTF-8 names quoted inside the braces, as Prometheus reads them */
+	import_ok(e, "fixtures/prom/good/lenient/quoted-names.prom", "prometheus", &res);
+	g = points(e, "http.server.duration", NULL);
+	assert_int_equal(g->n, 1);
+	assert_string_equal(g->type[0], "histogram");
+	assert_string_equal(g->help[0], "Request time.");
+	assert_string_equal(g->labels[0], "{\"http.route\":\"/a\"}");
+	assert_true(g->r[0].count == 3 && g->r[0].sum == 0.5 && g->r[0].n_buckets == 1);
+	assert_true(points(e, "odd \"name\"", NULL)->r[0].value == 7);
 }
 
 /* ---- malformed input -------------------------------------------------- */
@@ -547,7 +557,10 @@ static const Bad bad_cases[] = {
 	{"crlf.prom", PR, 1, 4, "carriage return"},
 	{"duplicate-series.prom", PR, 2, 1, "duplicate sample"},
 	{"reserved-name-label.prom", PR, 1, 3, "'__name__' is reserved"},
-	{"quoted-metric-name.prom", PR, 1, 1, "quoted metric names"},
+	{"quoted-name-twice.prom", PR, 1, 3, "metric name is already given"},
+	{"two-quoted-names.prom", PR, 1, 6, "metric name is already given"},
+	{"no-metric-name.prom", PR, 1, 1, "no metric name"},
+	{"quoted-name-dot.prom", PR, 1, 7, "expected '=' after label name"},
 	{"negative-bucket-count.prom", PR, 2, 21, "non-negative"},
 	{"timestamp-overflow.prom", PR, 1, 5, "out of range"},
 	{"unterminated-labels.prom", PR, 1, 9, "expected ',' or '}'"},
