@@ -179,7 +179,7 @@ static void test_database_calls(void **state)
 	TraceView *tv = NULL;
 	char tid[33];
 	hexpad(tid, 32, "tdb");
-	assert_int_equal(trace_view_load(f->st, tid, &tv, &err), 0);
+	assert_int_equal(trace_view_load(f->st, tid, NULL, &tv, &err), 0);
 	int dbs = 0;
 	for (int i = 0; i < tv->n_spans; i++)
 		dbs += tv->spans[i].db_call;
