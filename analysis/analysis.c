@@ -120,7 +120,7 @@ static void sv_quant(SVec *s, Quant *q)
 /* ---- state ------------------------------------------------------------- */
 
 typedef struct Counts {
-	int64_t calls, unknown, requests;
+	int64_t calls, unknown, requests, db;
 } Counts;
 
 typedef struct PopNode {
@@ -155,7 +155,7 @@ typedef struct ObsRef {
 	float f[F_COUNT];         /* ms; NAN when unknown */
 } ObsRef;
 
-enum { OBS_REQUEST = 1, OBS_UNKNOWN = 2 };
+enum { OBS_REQUEST = 1, OBS_UNKNOWN = 2, OBS_DB = 4 };
 
 typedef struct CpCredit {
 	int node;
@@ -366,6 +366,7 @@ static void dq_add(DataQuality *to, const DataQuality *d, int sign)
 	to->orphan_spans += sign * d->orphan_spans;
 	to->cycles += sign * d->cycles;
 	to->unpaired_calls += sign * d->unpaired_calls;
+	to->db_calls += sign * d->db_calls;
 	to->clipped += sign * d->clipped;
 	to->skew += sign * d->skew;
 	to->outside_parent += sign * d->outside_parent;
@@ -394,6 +395,8 @@ static void rec_remove(AnalysisState *g, TraceRec *r)
 			c->calls--;
 			if (o->flags & OBS_UNKNOWN)
 				c->unknown--;
+			if (o->flags & OBS_DB)
+				c->db--;
 			if (o->flags & OBS_REQUEST)
 				c->requests--;
 		}
@@ -495,6 +498,12 @@ static void record_unit(AnalysisState *g, Trace *t, int s, int p, int cls, Trace
 				sdur = 0;
 			o.f[F_SERVICE] = (float)ms(sdur);
 			o.f[F_WAIT] = (float)ms(dur - sdur);
+		} else if (sp->db) {
+			/* a database call is a leaf: the client's time is the time
+			 * spent in the dependency, so it counts as service (as on the
+			 * critical path), and the split is not unknown */
+			o.f[F_SERVICE] = (float)ms(dur);
+			o.flags |= OBS_DB;
 		} else {
 			o.flags |= OBS_UNKNOWN;
 		}
@@ -523,6 +532,8 @@ static void record_unit(AnalysisState *g, Trace *t, int s, int p, int cls, Trace
 		c->calls++;
 		if (o.flags & OBS_UNKNOWN)
 			c->unknown++;
+		if (o.flags & OBS_DB)
+			c->db++;
 		if (o.flags & OBS_REQUEST)
 			c->requests++;
 	}
@@ -744,6 +755,7 @@ static void process_trace(AnalysisState *g, TraceRec *rec)
 	if (g->wclass && (cls < 0 || strcmp(g->classes[cls], g->wclass) != 0))
 		goto done;
 	d.unpaired_calls = t->n_unpaired;
+	d.db_calls = t->n_db;
 	d.clipped = t->n_clipped;
 	d.skew = t->n_skew;
 	d.skew_max_ms = t->skew_max_ms;
@@ -929,6 +941,7 @@ static void fill_stats(NodeStats *st, PopNode *pn, int slot)
 	st->calls = c->calls;
 	st->requests = c->requests;
 	st->unknown_split = c->unknown;
+	st->db_calls = c->db;
 	SVec *v = slot_vecs(&pn->slot[slot]);
 	sv_quant(&v[F_TOTAL], &st->total);
 	sv_quant(&v[F_WAIT], &st->client_wait);
@@ -1076,6 +1089,11 @@ Analysis *analysis_state_result(AnalysisState *g, Store *st)
 	if (g->wclass)
 		a->class_filter = xstrdup(g->wclass);
 	a->dq = g->dq;
+	if (st) {
+		Err e = {0};
+		if (store_sources_unrecognised(st, &a->dq.unrecognised_sources, &e) != 0)
+			a->dq.unrecognised_sources = 0; /* a finding, not worth failing the analysis */
+	}
 
 	/* classes sorted by name */
 	int nc = g->n_classes;

@@ -46,7 +46,11 @@ enum { COMP_QUEUE, COMP_WAIT, COMP_SERVICE, COMP_COUNT };
 typedef struct NodeStats {
 	int64_t calls;           /* occurrences (a fan-out of 3 counts 3) */
 	int64_t requests;        /* requests in which the node appeared */
-	int64_t unknown_split;   /* calls without a server span */
+	int64_t unknown_split;   /* calls without a server span (database calls
+	                          * excepted) */
+	int64_t db_calls;        /* database calls (client span with db.system.name
+	                          * or db.system): leaf calls whose client time is
+	                          * counted as service, no server span expected */
 	Quant total;             /* client-observed (call) or span duration */
 	Quant client_wait;       /* n == 0: unknown or not a call */
 	Quant service;           /* server span (call) or own span (local/root) */
@@ -115,7 +119,10 @@ typedef struct DataQuality {
 	int64_t extra_roots;       /* additional parentless spans (kept as orphans) */
 	int64_t orphan_spans;      /* spans whose parent is missing */
 	int64_t cycles;            /* traces rejected for a parent cycle */
-	int64_t unpaired_calls;    /* client spans without a server span */
+	int64_t unpaired_calls;    /* client spans without a server span, except
+	                            * database calls */
+	int64_t db_calls;          /* database client spans (db.system.name or
+	                            * db.system): leaf calls, not unpaired */
 	int64_t clipped;           /* server spans clipped to their client (<= 1 % overrun) */
 	int64_t skew;              /* server spans overrunning their client by > 1 % */
 	double skew_max_ms;        /* largest overrun seen */
@@ -124,6 +131,9 @@ typedef struct DataQuality {
 	int64_t outside_parent;    /* children wholly outside their parent (off the path) */
 	int64_t skew_serial;       /* sibling pairs overlapping within the skew tolerance,
 	                            * taken as serial */
+	int64_t unrecognised_sources; /* files or request bodies that held nothing
+	                            * their format reads (whole database, not
+	                            * windowed; e.g. a traces body on /v1/metrics) */
 } DataQuality;
 
 typedef struct PopSummary {
@@ -203,6 +213,7 @@ typedef struct TraceSpan {
 	int on_critical_path;     /* 1 when part of the trace's critical path */
 	double crit_ms;           /* its own time on the critical path */
 	int paired;               /* client span with a server child */
+	int db_call;              /* client span of a database call (a leaf) */
 	double client_wait_ms;    /* for a paired client span */
 	int has_queue;
 	double queue_ms;

@@ -86,7 +86,7 @@ void trace_reset(Trace *t, const char *trace_id)
 	buf_addc(&t->arena, '\0'); /* offset 0 is the empty string */
 	t->n = 0;
 	t->root = -1;
-	t->n_extra_roots = t->n_orphans = t->n_unpaired = 0;
+	t->n_extra_roots = t->n_orphans = t->n_unpaired = t->n_db = 0;
 	t->n_clipped = t->n_skew = t->n_outside = t->n_late = 0;
 	t->skew_max_ms = 0;
 	t->cyclic = 0;
@@ -117,6 +117,7 @@ void trace_add(Trace *t, const StoreSpanRow *r)
 	s->host = put(t, r->host);
 	s->cls = put(t, r->wclass);
 	s->attrs = put(t, r->attrs_json);
+	s->db = put(t, r->db_system);
 	s->kind = r->kind;
 	s->start = s->astart = r->start_ns;
 	s->end = s->aend = r->end_ns;
@@ -220,7 +221,12 @@ static void pair_down(Trace *t, int s, int depth)
 			    (other && strcmp(trace_str(t, t->sp[best].svc), trace_str(t, sp->svc)) == 0))
 				best = c;
 		}
-		if (best < 0) {
+		if (best < 0 && sp->db) {
+			/* a database call: no server span is expected (databases
+			 * are not traced), so it is a leaf whose client time is
+			 * the call's time */
+			t->n_db++;
+		} else if (best < 0) {
 			t->n_unpaired++;
 		} else {
 			TSpan *sv = &t->sp[best];

@@ -15,6 +15,7 @@
 /* Working copy of one span. String fields are offsets into Trace.arena. */
 typedef struct TSpan {
 	size_t sid, pid, svc, name, host, cls, attrs; /* arena offsets */
+	size_t db;                 /* db system of a database client span, or 0 */
 	int kind;
 	int64_t start, end;        /* as recorded */
 	int64_t astart, aend;      /* adjusted: skew-corrected and clipped */
@@ -43,7 +44,8 @@ typedef struct Trace {
 	int root;                  /* -1: no root */
 	int n_extra_roots;
 	int n_orphans;
-	int n_unpaired;
+	int n_unpaired;            /* client spans without a server span, except... */
+	int n_db;                  /* ...database client spans: leaf calls */
 	int n_clipped;
 	int n_skew;
 	int n_late;                /* server spans outliving their client call */

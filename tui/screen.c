@@ -348,6 +348,11 @@ static void draw_status(const TuiApp *app, Canvas *cv, int y)
 		snprintf(buf, sizeof buf, " | %s", app->extra);
 		x += canvas_text(cv, x, y, -1, ROLE_STATUS, buf);
 	}
+	if (app->a && app->a->dq.unrecognised_sources > 0) {
+		/* bodies the receiver answered 200 but could not use (docs/live.md) */
+		snprintf(buf, sizeof buf, " | %lld unrecognised", (long long)app->a->dq.unrecognised_sources);
+		x += canvas_text(cv, x, y, -1, ROLE_ERROR, buf);
+	}
 	const char *keys = "? help  q quit ";
 	if (x + 2 + (int)strlen(keys) <= cv->w)
 		canvas_text_right(cv, cv->w, y, -1, ROLE_STATUS, keys);

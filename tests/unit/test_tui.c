@@ -598,6 +598,33 @@ static void test_pause_flag(void **state)
 	env_free(e);
 }
 
+/* A request body the receiver could not use (its source row's outcome is
+ * "unrecognised", written by another process) shows in the status line. */
+static void test_unrecognised_in_status(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	char *s = screen(e);
+	assert_null(strstr(s, "unrecognised"));
+	free(s);
+	Store *w = NULL;
+	Err err = {0};
+	assert_int_equal(store_open(e->path, 0, &w, &err), 0);
+	int64_t src = 0;
+	StoreSourceCounts c = {0};
+	assert_int_equal(store_begin(w, &err), 0);
+	assert_int_equal(store_source_add(w, "/v1/metrics", "", "otlp-metrics", 1, &src, &err), 0);
+	assert_int_equal(store_source_finish(w, src, &c, "unrecognised", &err), 0);
+	assert_int_equal(store_commit(w, &err), 0);
+	store_close(w);
+	env_compute(e);
+	s = screen(e);
+	assert_non_null(strstr(s, "| 1 unrecognised"));
+	free(s);
+	env_free(e);
+}
+
 /* New nodes appear in a recompute: the selection follows its node, not
  * its position. */
 static void test_selection_survives_recompute(void **state)
@@ -724,6 +751,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_sort_and_fold),
 		cmocka_unit_test(test_pause_flag),
+		cmocka_unit_test(test_unrecognised_in_status),
 		cmocka_unit_test(test_selection_survives_recompute),
 		cmocka_unit_test(test_hostile_strings_on_screen),
 	};
