@@ -44,9 +44,10 @@
 #define ATTR_MAX_DRAWS 12000   /* draws kept per locus: n * R */
 
 enum { F_TOTAL, F_WAIT, F_SERVICE, F_QUEUE, F_N };
-enum { M_ALL, M_FRONT, M_WAIT, M_SERVICE, M_QUEUE, M_EQUEUE, M_PLACE, M_N };
+enum { M_ALL, M_FRONT, M_WAIT, M_SERVICE, M_QUEUE, M_EQUEUE, M_PLACE, M_SERIAL, M_RETRY, M_N };
 
-static const char *const MODE_NAME[M_N] = {"", ".front", ".wait", ".service", ".queue", "", ""};
+static const char *const MODE_NAME[M_N] = {"", ".front", ".wait", ".service", ".queue", "", "",
+                                           ".serial", ".retry"};
 static const char *const MODE_WORD[M_N] = {
 	"all of its time (pool wait, client-side wait and service)",
 	"the time in front of it (pool wait and client-side wait)",
@@ -55,6 +56,8 @@ static const char *const MODE_WORD[M_N] = {
 	"its pool wait before the call",
 	"the queue before the endpoint's root span",
 	"the requests of the hosts that hold the tail replaced by requests of the other hosts",
+	"its calls that overlap no sibling taken off the path (0 ms where they sit)",
+	"its failed attempts and the pauses before their retries taken out",
 };
 
 typedef struct Draw {
@@ -152,6 +155,10 @@ static double replay(Ctx *cx, const EvRequest *r, int32_t i, double start)
 	int none;
 	if (tgt && o->role == EV_OP_CLIENT && cx->mode == M_ALL)
 		return start + draw(cx, F_TOTAL, &none);
+	if (tgt && o->role == EV_OP_CLIENT && cx->mode == M_SERIAL && w->calls[o->call].serial)
+		return start;
+	if (tgt && o->role == EV_OP_CLIENT && cx->mode == M_RETRY && w->calls[o->call].error)
+		return start;
 	if (tgt && o->role == EV_OP_SERVER && cx->mode == M_SERVICE) {
 		double v = draw(cx, F_SERVICE, &none);
 		return start + (none ? o->dur_ms : v);
@@ -178,6 +185,9 @@ static double replay(Ctx *cx, const EvRequest *r, int32_t i, double start)
 		double gap = co->gap_ms;
 		if (o->role == EV_OP_CLIENT && co->role == EV_OP_SERVER)
 			gap = gap * scale + add;
+		if (cx->mode == M_RETRY && co->role == EV_OP_CLIENT && targets(cx, co) &&
+		    w->calls[co->call].retry)
+			gap = 0; /* no pause before an attempt that is no longer needed */
 		if (co->role == EV_OP_CLIENT && targets(cx, co) &&
 		    (cx->mode == M_QUEUE || cx->mode == M_FRONT || cx->mode == M_ALL)) {
 			float q0 = w->calls[co->call].queue_ms;
@@ -366,9 +376,13 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 			parts[c->dep] |= 2;
 		if (!isnan(c->queue_ms))
 			parts[c->dep] |= 4;
+		if (c->serial)
+			parts[c->dep] |= 8;
+		if (c->retry)
+			parts[c->dep] |= 16;
 	}
 	int nl = 0;
-	Locus *loci = xcalloc((size_t)nwd * M_N + 2, sizeof *loci);
+	Locus *loci = xcalloc((size_t)nwd * M_N + 4, sizeof *loci);
 	for (int d = 0; d < nwd; d++) {
 		if (!parts[d])
 			continue;
@@ -380,6 +394,10 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 		}
 		if (parts[d] & 4)
 			loci[nl++] = (Locus){.dep = d, .mode = M_QUEUE};
+		if (parts[d] & 8)
+			loci[nl++] = (Locus){.dep = d, .mode = M_SERIAL};
+		if (parts[d] & 16)
+			loci[nl++] = (Locus){.dep = d, .mode = M_RETRY};
 	}
 	if (w_has_equeue && cx.equeue[0].n > 0)
 		loci[nl++] = (Locus){.dep = -1, .mode = M_EQUEUE};

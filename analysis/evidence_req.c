@@ -852,6 +852,76 @@ static int64_t upper(const float *v, int64_t n, double x)
 /* p99 of the baseline's per-class ingress distributions mixed with the
  * window's class shares: what the p99 would be if only the mix had
  * changed. */
+/* Per dependency and class, the p90 of the server's time and of the
+ * client-side wait in both sets (classes with 30 calls or more on both
+ * sides), and whether any class's p90 rose beyond noise:
+ * dep.D.service.within_class_rose and dep.D.client_wait.within_class_rose.
+ * A dependency whose overall p90 moved only because the class mix moved
+ * has 0 there: no class got slower. */
+static void within_class(Evidence *e, const EvRequestSet *w, const EvRequestSet *b)
+{
+	static const char *const field[2] = {"service", "client_wait"};
+	for (int k = 0; k < e->n_deps; k++) {
+		int dw = idx(w->deps, w->n_deps, e->deps[k]), db = idx(b->deps, b->n_deps, e->deps[k]);
+		if (dw < 0 || db < 0)
+			continue;
+		char seg[96], cseg[96], name[320];
+		evidence_segment(e->deps[k], seg, sizeof seg);
+		for (int f = 0; f < 2; f++) {
+			int compared = 0, rose = 0;
+			for (int c = 0; c < e->n_classes; c++) {
+				int cw = idx(w->classes, w->n_classes, e->classes[c]);
+				int cb = idx(b->classes, b->n_classes, e->classes[c]);
+				if (cw < 0 || cb < 0)
+					continue;
+				const EvRequestSet *sets[2] = {w, b};
+				int dd[2] = {dw, db}, cc[2] = {cw, cb};
+				double *v[2] = {NULL, NULL};
+				int64_t nv[2] = {0, 0};
+				for (int p = 0; p < 2; p++) {
+					const EvRequestSet *s = sets[p];
+					v[p] = xmalloc((size_t)(s->n_calls ? s->n_calls : 1) * sizeof *v[p]);
+					for (int64_t i = 0; i < s->n_calls; i++) {
+						const EvCall *cl = &s->calls[i];
+						float x = f == 0 ? cl->service_ms : cl->wait_ms;
+						if (cl->dep == dd[p] && s->r[cl->req].cls == cc[p] && !isnan(x))
+							v[p][nv[p]++] = x;
+					}
+				}
+				if (nv[0] >= EV_MIN_RATIO_N && nv[1] >= EV_MIN_RATIO_N) {
+					evidence_segment(e->classes[c], cseg, sizeof cseg);
+					for (int p = 0; p < 2; p++) {
+						Quant q;
+						quant_fill(&q, v[p], nv[p]);
+						snprintf(name, sizeof name, "dep.%s.class.%s.%s.p90_ms%s", seg, cseg,
+						         field[f], sfx(p));
+						EvValue *ev = ev_put(e, name, q.p90, "ms", EV_SRC_SPANS, EV_Q_EXACT, q.n, 0,
+						                     "spans: exact nearest-rank p90 of %lld %s of class %s "
+						                     "(%s)", (long long)q.n,
+						                     f == 0 ? "server spans" : "client waits",
+						                     e->classes[c], word(p));
+						ev_ci(ev, q.p90_lo, q.p90_hi);
+					}
+					snprintf(name, sizeof name, "dep.%s.class.%s.%s.p90_ms", seg, cseg, field[f]);
+					compared++;
+					rose |= evidence_rose(e, name, f == 0 ? 3 : 5, f == 0 ? 1.3 : 1.5) == 1;
+				}
+				free(v[0]);
+				free(v[1]);
+			}
+			snprintf(name, sizeof name, "dep.%s.%s.within_class_rose", seg, field[f]);
+			if (compared)
+				ev_put(e, name, rose, "flag", EV_SRC_SPANS, EV_Q_NONE, compared, 0,
+				       "spans: 1 when the p90 of %s rose beyond noise within some class (%s), "
+				       "over %d classes with 30 calls or more on both sides",
+				       f == 0 ? "the server's time" : "the client-side wait",
+				       f == 0 ? "by 30 %% and 3 ms" : "by half and 5 ms", compared);
+			else
+				ev_missing(e, name, "flag", "spans: no class has 30 calls on both sides");
+		}
+	}
+}
+
 static void reweight(Evidence *e, const EvRequestSet *w, const EvRequestSet *b)
 {
 	int nc = b->n_classes;
@@ -949,6 +1019,7 @@ int ev_requests(Store *st, const EvidenceOptions *opt, const Analysis *a, Eviden
 		reweight(e, set[0], set[1]);
 		double pct = opt->model && opt->model->objective_pct > 0 ? opt->model->objective_pct : 99;
 		ev_attribution(e, set[0], set[1], pct);
+		within_class(e, set[0], set[1]);
 		double best = NAN;
 		const char *bc = NULL;
 		for (int c = 0; c < e->n_classes; c++) {

@@ -657,13 +657,13 @@ static int cmp_ranked(const void *x, const void *y)
 }
 
 /* The null hypothesis (the one without a signature) is not ranked by its
- * score alone:
- *  - below every hypothesis whose signature holds while the objective is
- *    breached or the endpoint's latency rose significantly (a signature's
- *    tests are significance tests, so it holding is not noise);
- *  - otherwise first when nothing moved significantly (ingress.moved is 0)
- *    or when the window has too few requests for its percentile;
- *  - otherwise where its score puts it. */
+ * score but by rule:
+ *  - first when the window holds fewer than 100 requests, or when the
+ *    objective is not breached and nothing moved (ingress.moved is not 1);
+ *  - otherwise right below the hypotheses whose signature holds (their
+ *    tests are significance tests, so a signature that holds is not
+ *    noise), and above every hypothesis whose signature does not: a story
+ *    without its own observation never leads. */
 static void place_null(Ranked *rk, int n, const Evidence *e)
 {
 	int ni = -1;
@@ -677,36 +677,47 @@ static void place_null(Ranked *rk, int n, const Evidence *e)
 	int breached = evidence_value(e, "ingress.p99_ms", &p99) &&
 	               evidence_value(e, "objective.p99_ms", &obj) && p99 > obj;
 	int thin = evidence_value(e, "ingress.requests", &nreq) && nreq < 100;
-	int last_sig = -1;
-	if ((breached || moved == 1) && !thin)
-		for (int i = 0; i < n; i++)
-			if (!rk[i].null_hyp && rk[i].h.signature)
-				last_sig = i;
-	int to = ni;
-	const char *why = NULL;
-	if (last_sig >= 0) {
-		if (ni < last_sig) {
-			to = last_sig;
-			why = "placed below every hypothesis whose signature holds beyond sampling noise "
-			      "while the endpoint is slower or over its objective";
-		}
-	} else if (moved == 0 || thin) {
-		to = 0;
-		if (ni != 0)
-			why = thin ? "placed first: fewer than 100 requests in the window, too few for a "
-			             "p99 to say anything"
-			           : "placed first: nothing moved beyond sampling noise (the endpoint's p99 "
-			             "and p90 did not rise significantly)";
-	}
-	if (to == ni)
-		return;
 	Ranked null = rk[ni];
-	if (to > ni)
-		memmove(&rk[ni], &rk[ni + 1], (size_t)(to - ni) * sizeof *rk);
-	else
-		memmove(&rk[to + 1], &rk[to], (size_t)(ni - to) * sizeof *rk);
+	memmove(&rk[ni], &rk[ni + 1], (size_t)(n - 1 - ni) * sizeof *rk);
+	int to = 0;
+	const char *why = NULL;
+	if (thin) {
+		why = "placed first: fewer than 100 requests in the window, too few for a p99 to say "
+		      "anything";
+	} else if (!breached && moved != 1) {
+		why = moved == 0 ? "placed first: nothing moved beyond sampling noise (the endpoint's p99 "
+		                   "and p90 did not rise significantly) and the objective is met"
+		                 : "placed first: the objective is met and there is no baseline to show a "
+		                   "rise";
+	} else {
+		/* the hypotheses with a holding signature keep their order */
+		for (int i = 0; i < n - 1; i++)
+			if (rk[i].h.signature)
+				to = i + 1;
+		/* stable: move every signature-holding one ahead of the rest */
+		Ranked *tmp = xcalloc((size_t)n, sizeof *tmp);
+		int k = 0;
+		for (int i = 0; i < n - 1; i++)
+			if (rk[i].h.signature)
+				tmp[k++] = rk[i];
+		to = k;
+		tmp[k++] = null;
+		for (int i = 0; i < n - 1; i++)
+			if (!rk[i].h.signature)
+				tmp[k++] = rk[i];
+		memcpy(rk, tmp, (size_t)n * sizeof *rk);
+		free(tmp);
+		if (to != ni)
+			rk[to].h.rank_note = xstrdup(
+			    to == 0 ? "placed first: no hypothesis's own signature holds beyond sampling noise"
+			            : "placed below the hypotheses whose signature holds beyond sampling noise "
+			              "and above those whose signature does not");
+		return;
+	}
+	memmove(&rk[to + 1], &rk[to], (size_t)(n - 1 - to) * sizeof *rk);
 	rk[to] = null;
-	rk[to].h.rank_note = xstrdup(why);
+	if (ni != to)
+		rk[to].h.rank_note = xstrdup(why);
 }
 
 int hypotheses_evaluate(const Catalog *c, const Evidence *e, const Model *m, Store *exprs,
