@@ -610,3 +610,144 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 	free(cx.dep_map);
 	free(cx.cls_map);
 }
+
+/* ---- the class-mix counterfactual's interval ------------------------------- */
+
+/* The pct-th percentile of the mixture of the baseline's per-class
+ * latencies (items ascending, with class) weighted by bw[] per request,
+ * mixed in the class shares share[]. */
+static double mixture_rank(const Item *it, int64_t m, const int16_t *cls_of, const int32_t *bw,
+                           const double *share, int nc, double pct, double *tot, double *cum)
+{
+	for (int c = 0; c < nc; c++)
+		tot[c] = cum[c] = 0;
+	for (int64_t i = 0; i < m; i++) {
+		int c = cls_of[it[i].owner];
+		if (c >= 0)
+			tot[c] += bw[it[i].owner];
+	}
+	double p = pct / 100.0 - 1e-12;
+	for (int64_t i = 0; i < m; i++) {
+		int c = cls_of[it[i].owner];
+		if (c < 0)
+			continue;
+		cum[c] += bw[it[i].owner];
+		double cdf = 0;
+		for (int k = 0; k < nc; k++)
+			if (tot[k] > 0)
+				cdf += share[k] * cum[k] / tot[k];
+		if (cdf >= p)
+			return it[i].v;
+	}
+	return it[m - 1].v;
+}
+
+void ev_mix_explained(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, double pct)
+{
+	int nc = b->n_classes;
+	int64_t n = w->n, m = b->n;
+	if (nc == 0 || n == 0 || m == 0)
+		return;
+	const EvValue *rise = evidence_get(e, "ingress.rise_ms");
+	if (rise && !rise->missing && rise->has_ci && !(rise->lo > 0)) {
+		ev_missing(e, "mix.explained_ratio", "ratio",
+		           "spans: the percentile did not rise significantly: nothing to explain");
+		return;
+	}
+	/* window classes in the baseline's numbering; a class the baseline
+	 * never saw cannot be reweighted */
+	int16_t *wcls = xmalloc((size_t)n * sizeof *wcls);
+	int16_t *bcls = xmalloc((size_t)m * sizeof *bcls);
+	for (int64_t i = 0; i < n; i++) {
+		wcls[i] = -1;
+		if (w->r[i].cls >= 0) {
+			int c = find(b->classes, nc, w->classes[w->r[i].cls]);
+			if (c < 0) {
+				free(wcls);
+				free(bcls);
+				ev_missing(e, "mix.explained_ratio", "ratio",
+				           "spans: a window class has no baseline requests; cannot reweight");
+				return;
+			}
+			wcls[i] = (int16_t)c;
+		}
+	}
+	float *wa = xmalloc((size_t)n * sizeof *wa), *ba = xmalloc((size_t)m * sizeof *ba);
+	for (int64_t i = 0; i < n; i++)
+		wa[i] = w->r[i].ingress_ms;
+	for (int64_t i = 0; i < m; i++) {
+		ba[i] = b->r[i].ingress_ms;
+		bcls[i] = b->r[i].cls;
+	}
+	Item *sw = sorted_items(wa, n, 1), *sb = sorted_items(ba, m, 1);
+	/* ascending copy of the baseline for the mixture walk */
+	Item *asc = xmalloc((size_t)m * sizeof *asc);
+	for (int64_t i = 0; i < m; i++)
+		asc[i] = sb[m - 1 - i];
+	int32_t *cw = xmalloc((size_t)n * sizeof *cw), *cb = xmalloc((size_t)m * sizeof *cb);
+	double *share = xcalloc((size_t)nc, sizeof *share), *tot = xcalloc((size_t)nc, sizeof *tot);
+	double *cum = xcalloc((size_t)nc, sizeof *cum);
+	double est[ATTR_BOOT + 1];
+	int nest = 0;
+	double point = NAN;
+	uint64_t rng = UINT64_C(0x3e1f7a11) ^ (uint64_t)n ^ ((uint64_t)m << 24);
+	for (int bt = -1; bt < ATTR_BOOT; bt++) {
+		for (int64_t i = 0; i < n; i++)
+			cw[i] = bt < 0;
+		for (int64_t i = 0; i < m; i++)
+			cb[i] = bt < 0;
+		if (bt >= 0) {
+			for (int64_t i = 0; i < n; i++)
+				cw[below(&rng, n)]++;
+			for (int64_t i = 0; i < m; i++)
+				cb[below(&rng, m)]++;
+		}
+		double with = 0;
+		for (int c = 0; c < nc; c++)
+			share[c] = 0;
+		for (int64_t i = 0; i < n; i++)
+			if (wcls[i] >= 0) {
+				share[wcls[i]] += cw[i];
+				with += cw[i];
+			}
+		if (with <= 0)
+			break;
+		for (int c = 0; c < nc; c++)
+			share[c] /= with;
+		double qw = weighted_rank(sw, n, 1, cw, pct);
+		double qb = weighted_rank(sb, m, 1, cb, pct);
+		double qm = mixture_rank(asc, m, bcls, cb, share, nc, pct, tot, cum);
+		if (qw - qb <= 0) {
+			if (bt < 0)
+				point = NAN;
+			continue;
+		}
+		if (bt < 0)
+			point = (qm - qb) / (qw - qb);
+		else
+			est[nest++] = (qm - qb) / (qw - qb);
+	}
+	double base;
+	if (!isnan(point) && nest > 10 && evidence_value(e, "ingress.p99_ms@baseline", &base)) {
+		qsort(est, (size_t)nest, sizeof *est, cmp_double);
+		double tail = (1 - QUANT_CI_LEVEL) / 2;
+		EvValue *v = ev_put(e, "mix.explained_ratio", point, "ratio", EV_SRC_SPANS, EV_Q_NONE, n, 0,
+		                    "spans: (p%g of the baseline's per-class latencies mixed in the "
+		                    "window's class shares - baseline p%g) / (window p%g - baseline p%g); "
+		                    "interval by bootstrap",
+		                    pct, pct, pct, pct);
+		ev_ci(v, est[(int)floor(tail * (nest - 1))], est[(int)ceil((1 - tail) * (nest - 1))]);
+	}
+	free(wcls);
+	free(bcls);
+	free(wa);
+	free(ba);
+	free(sw);
+	free(sb);
+	free(asc);
+	free(cw);
+	free(cb);
+	free(share);
+	free(tot);
+	free(cum);
+}

@@ -899,7 +899,11 @@ void evidence_finish(Evidence *e)
 	derive_ratio(e, "ingress.p99_change_ratio", "ingress.p99_ms", "ingress.p99_ms@baseline",
 	             "window p99 / baseline p99 - 1");
 	double w, b;
-	if (evidence_value(e, "mix.p99_reweighted_ms", &w) && evidence_value(e, "ingress.p99_ms", &b)) {
+	const EvValue *mx = evidence_get(e, "mix.explained_ratio");
+	if (mx && (mx->source == EV_SRC_SPANS || strncmp(mx->provenance, "spans:", 6) == 0)) {
+		/* computed from the requests with its interval (ev_mix_explained) */
+	} else if (evidence_value(e, "mix.p99_reweighted_ms", &w) &&
+	           evidence_value(e, "ingress.p99_ms", &b)) {
 		double base;
 		if (evidence_value(e, "ingress.p99_ms@baseline", &base) && b - base > 0.05 * base)
 			ev_put(e, "mix.explained_ratio", (w - base) / (b - base), "ratio", EV_SRC_DERIVED,

@@ -41,6 +41,12 @@ int ev_requests(Store *st, const EvidenceOptions *opt, const Analysis *a, Eviden
  * endpoint.queue.explained, with bootstrap intervals. */
 void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, double pct);
 
+/* mix.explained_ratio with a bootstrap interval (attribution.c): how much
+ * of the percentile's rise the baseline's per-class latencies mixed in
+ * the window's class shares reproduce. Missing when the rise is not
+ * positive. */
+void ev_mix_explained(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, double pct);
+
 /* Pools, executor and CPU from stored metrics (evidence_metrics.c). */
 int ev_metrics(Store *st, const EvidenceOptions *opt, Evidence *e, Err *err);
 

@@ -1020,6 +1020,7 @@ int ev_requests(Store *st, const EvidenceOptions *opt, const Analysis *a, Eviden
 		double pct = opt->model && opt->model->objective_pct > 0 ? opt->model->objective_pct : 99;
 		ev_attribution(e, set[0], set[1], pct);
 		within_class(e, set[0], set[1]);
+		ev_mix_explained(e, set[0], set[1], pct);
 		double best = NAN;
 		const char *bc = NULL;
 		for (int c = 0; c < e->n_classes; c++) {
