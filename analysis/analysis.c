@@ -623,6 +623,11 @@ static void assign_nodes(AnalysisState *g, Trace *t, int s, int parent_node, int
 		TmpNode *n = &g->nodes[node];
 		if (n->dependency == NULL && sv->svc)
 			n->dependency = xstrdup(trace_str(t, sv->svc));
+	} else if (type == NODE_CALL && sp->db) {
+		/* a database call: the database system is the dependency */
+		TmpNode *n = &g->nodes[node];
+		if (n->dependency == NULL)
+			n->dependency = xstrdup(trace_str(t, sp->db));
 	}
 	units_push(u, s);
 	const TSpan *root = &t->sp[t->root];

@@ -159,6 +159,12 @@ static double replay(Ctx *cx, const EvRequest *r, int32_t i, double start)
 		return start;
 	if (tgt && o->role == EV_OP_CLIENT && cx->mode == M_RETRY && w->calls[o->call].error)
 		return start;
+	if (tgt && o->role == EV_OP_CLIENT && cx->mode == M_SERVICE && o->first_child < 0 &&
+	    w->calls[o->call].wait_ms == 0) {
+		/* a leaf call whose time is all the dependency's (a database) */
+		double v = draw(cx, F_SERVICE, &none);
+		return start + (none ? o->dur_ms : v);
+	}
 	if (tgt && o->role == EV_OP_SERVER && cx->mode == M_SERVICE) {
 		double v = draw(cx, F_SERVICE, &none);
 		return start + (none ? o->dur_ms : v);

@@ -508,6 +508,19 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 			if (!found)
 				continue;
 			evidence_segment(e->deps[k], seg, sizeof seg);
+			if (p == POP_WINDOW) {
+				/* how deep in the DAG it is called: a callee of a callee
+				 * is the more specific locus when both look the same */
+				int depth = 0;
+				for (int i = 0; i < a->n_nodes; i++)
+					if (a->nodes[i].type == NODE_CALL && a->nodes[i].dependency &&
+					    strcmp(a->nodes[i].dependency, e->deps[k]) == 0 &&
+					    (depth == 0 || a->nodes[i].depth < depth))
+						depth = a->nodes[i].depth;
+				snprintf(name, sizeof name, "dep.%s.depth", seg);
+				ev_put(e, name, depth, "count", EV_SRC_SPANS, EV_Q_NONE, 0, 0,
+				       "spans: depth of its shallowest call in the DAG (root 0)");
+			}
 			snprintf(name, sizeof name, "dep.%s.client.p99_ms%s", seg, sfx);
 			put_quant(e, name, &st.total, "calls as the client saw them", p);
 			put_p90(e, name, &st.total, "calls as the client saw them", p);

@@ -69,6 +69,8 @@ static const char *dep_key(const Trace *t, const TSpan *sp)
 {
 	if (sp->server >= 0)
 		return trace_str(t, t->sp[sp->server].svc);
+	if (sp->db)
+		return trace_str(t, sp->db); /* a database call: its system */
 	return trace_str(t, sp->name);
 }
 
@@ -264,6 +266,11 @@ static void finish_trace(Pass *ps)
 			c.wait_ms = (float)ms(dur - sdur);
 			int64_t over = sv->end - sp->end;
 			c.late = sv->start >= sp->start && over > 0 && (double)over > 0.01 * (double)dur;
+		} else if (sp->db) {
+			/* a database call is a leaf: its client time is the
+			 * database's time, as in the aggregate analysis */
+			c.service_ms = c.total_ms;
+			c.wait_ms = 0;
 		}
 		if (sp->has_queue)
 			c.queue_ms = (float)ms(sp->queue);

@@ -624,13 +624,27 @@ static int eval_instance(const CatHyp *ch, const Inst *in, const Evidence *e, St
 	return 1;
 }
 
-/* a better than b? */
-static int better_instance(const DxHypothesis *a, const DxHypothesis *b)
+static double node_depth(const Evidence *e, const DxHypothesis *h)
+{
+	char seg[160], name[200];
+	double d;
+	evidence_segment(h->node ? h->node : "", seg, sizeof seg);
+	snprintf(name, sizeof name, "dep.%s.depth", seg);
+	return evidence_value(e, name, &d) ? d : 0;
+}
+
+/* a better than b? On a tie, the deeper locus: when a service and the
+ * dependency it calls both show the same signature, the callee is where
+ * it starts. */
+static int better_instance(const DxHypothesis *a, const DxHypothesis *b, const Evidence *e)
 {
 	if (a->score != b->score)
 		return a->score > b->score;
 	if (a->signature != b->signature)
 		return a->signature > b->signature;
+	double da = node_depth(e, a), db = node_depth(e, b);
+	if (da != db)
+		return da > db;
 	return a->n_missing < b->n_missing;
 }
 
@@ -762,7 +776,7 @@ int hypotheses_evaluate(const Catalog *c, const Evidence *e, const Model *m, Sto
 			}
 			if (r == 0)
 				continue;
-			if (!have || better_instance(&h, &rk[i].h)) {
+			if (!have || better_instance(&h, &rk[i].h, e)) {
 				if (have)
 					dx_hypothesis_fini(&rk[i].h);
 				rk[i].h = h;

@@ -17,6 +17,9 @@
 //          catalog work) grows from 10 % to 40 % of the requests
 //   retry  a third of the catalog calls fail fast and are retried
 //   host   one host (web-3) stalls before every call it makes
+//   db     catalog's PostgreSQL queries (client spans with db.system.name,
+//          no server span, as the SDK's database instrumentations make
+//          them) take four times as long
 // It prints the two windows as JSON ({"baseline": "A..B", "incident": "A..B",
 // "spans": N}) once every span is exported.
 //
@@ -32,7 +35,7 @@ const endpoint = process.argv[2];
 const cause = process.argv[3];
 const perPhase = parseInt(process.argv[4] || '800', 10);
 let seed = parseInt(process.argv[5] || '7', 10) >>> 0;
-const causes = ['none', 'pool', 'slow', 'serial', 'mix', 'retry', 'host'];
+const causes = ['none', 'pool', 'slow', 'serial', 'mix', 'retry', 'host', 'db'];
 if (!endpoint || !causes.includes(cause)) {
   console.error(`usage: node incident_app.js ENDPOINT ${causes.join('|')} [REQUESTS_PER_PHASE] [SEED]`);
   process.exit(2);
@@ -93,12 +96,23 @@ const ms = (t) => [Math.floor(t / 1000), Math.round((t % 1000) * 1e6)]; // HrTim
 // One call: a client span in the caller, the server span in the callee.
 // wait: time between the client span's start and the server's start
 // (connection acquisition, network); back: network on the way back.
-function call(tr, parentCtx, name, t, wait, service, back, fail) {
+function call(tr, parentCtx, name, t, wait, service, back, fail, incident) {
   const client = tr.startSpan(`${name} call`, { kind: api.SpanKind.CLIENT, startTime: ms(t),
     attributes: { 'server.address': `${name}.internal`, 'peer.service': name } }, parentCtx);
   const cctx = api.trace.setSpan(parentCtx, client);
   const s0 = t + wait;
   const server = callee[name].startSpan(`${name}.handle`, { kind: api.SpanKind.SERVER, startTime: ms(s0) }, cctx);
+  if (name === 'catalog') {
+    // catalog reads PostgreSQL inside its own time: a database client span
+    const sctx = api.trace.setSpan(cctx, server);
+    const q = svc(3) * (incident && cause === 'db' ? 4 : 1);
+    service += q;
+    const d0 = s0 + 0.5;
+    const db = callee[name].startSpan('SELECT storefront.items', { kind: api.SpanKind.CLIENT, startTime: ms(d0),
+      attributes: { 'db.system.name': 'postgresql', 'db.namespace': 'storefront',
+        'db.operation.name': 'SELECT', 'server.address': 'pg.internal' } }, sctx);
+    db.end(ms(d0 + q));
+  }
   if (fail) {
     server.setStatus({ code: api.SpanStatusCode.ERROR, message: 'unavailable' });
     client.setStatus({ code: api.SpanStatusCode.ERROR, message: 'unavailable' });
@@ -130,7 +144,7 @@ function request(t0, incident) {
     // a fast failure, then the retry
     ct = call(tr, ctx, 'catalog', ct, 0.4 + expo(0.3), 2 + expo(1), 0.3, true) + 25 + expo(10);
   }
-  ends.push(call(tr, ctx, 'catalog', ct, 0.4 + expo(0.3) + stall(), catalogSvc, 0.3));
+  ends.push(call(tr, ctx, 'catalog', ct, 0.4 + expo(0.3) + stall(), catalogSvc, 0.3, false, incident));
   const quotes = cls === 'business' ? 3 : 1;
   for (let q = 0; q < quotes; q++) {
     let quoteWait = 0.4 + expo(0.3) + stall();

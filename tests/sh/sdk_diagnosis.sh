@@ -48,4 +48,5 @@ check serial serial-hop reviews
 check mix class-mix-shift business
 check retry retry-amplification catalog
 check host placement-concentration web-3
+check db dependency-slowdown postgresql
 echo "sdk diagnosis: ok"
