@@ -704,28 +704,41 @@ static void place_null(Ranked *rk, int n, const Evidence *e)
 		                 : "placed first: the objective is met and there is no baseline to show a "
 		                   "rise";
 	} else {
-		/* the hypotheses with a holding signature keep their order */
-		for (int i = 0; i < n - 1; i++)
-			if (rk[i].h.signature)
-				to = i + 1;
-		/* stable: move every signature-holding one ahead of the rest */
+		/* stable: every signature-holding one first (in score order),
+		 * then the others with the null among them by score; when no
+		 * signature holds at all, the null leads */
 		Ranked *tmp = xcalloc((size_t)n, sizeof *tmp);
-		int k = 0;
+		int k = 0, sig = 0;
 		for (int i = 0; i < n - 1; i++)
 			if (rk[i].h.signature)
 				tmp[k++] = rk[i];
-		to = k;
-		tmp[k++] = null;
-		for (int i = 0; i < n - 1; i++)
-			if (!rk[i].h.signature)
-				tmp[k++] = rk[i];
+		sig = k;
+		int placed = 0;
+		if (sig == 0) {
+			tmp[k++] = null;
+			placed = 1;
+			to = 0;
+		}
+		for (int i = 0; i < n - 1; i++) {
+			if (rk[i].h.signature)
+				continue;
+			if (!placed && cmp_ranked(&null, &rk[i]) < 0) {
+				to = k;
+				tmp[k++] = null;
+				placed = 1;
+			}
+			tmp[k++] = rk[i];
+		}
+		if (!placed) {
+			to = k;
+			tmp[k++] = null;
+		}
 		memcpy(rk, tmp, (size_t)n * sizeof *rk);
 		free(tmp);
 		if (to != ni)
 			rk[to].h.rank_note = xstrdup(
 			    to == 0 ? "placed first: no hypothesis's own signature holds beyond sampling noise"
-			            : "placed below the hypotheses whose signature holds beyond sampling noise "
-			              "and above those whose signature does not");
+			            : "placed below the hypotheses whose signature holds beyond sampling noise");
 		return;
 	}
 	memmove(&rk[to + 1], &rk[to], (size_t)(n - 1 - to) * sizeof *rk);
