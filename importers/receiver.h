@@ -47,6 +47,8 @@ typedef struct ReceiverEvent {
 	int64_t duplicates;       /* spans + points already stored */
 	double ms;                /* from the first byte of the body to the reply */
 	const char *message;      /* why it was refused, "" when stored */
+	const char *grpc_status;  /* gRPC receiver: the status sent ("OK",
+	                           * "INVALID_ARGUMENT", ...); NULL for HTTP */
 } ReceiverEvent;
 
 /* Called on the receiver thread after each request; must be quick and
