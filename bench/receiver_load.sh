@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # bench/receiver_load.sh - throughput of `tailtriage serve` on loopback.
 #
-# For each configuration (concurrent senders x spans per request) it starts
-# serve on a fresh database, runs tests/js/load_sender.js (Node.js,
-# keep-alive connections) for a fixed time, stops serve, and checks that
-# every request answered 200 is in the database with all its spans. Prints
-# one Markdown table row per configuration; --record replaces the table in
-# the "## Receiver throughput" section of bench/README.md.
+# For each protocol (OTLP/HTTP JSON, OTLP/HTTP protobuf, OTLP/gRPC) and
+# configuration (concurrent senders x spans per request) it starts serve on
+# a fresh database, runs tests/js/load_sender.js (Node.js; keep-alive
+# connections, or one gRPC channel) for a fixed time, stops serve, and
+# checks that every request answered 200 (gRPC: OK) is in the database with
+# all its spans. Prints one Markdown table row per run; --record replaces
+# the table in the "## Receiver throughput" section of bench/README.md.
 #
-# usage: bench/receiver_load.sh [--seconds N] [--record] [C:B ...]
-#   TT_BIN  tailtriage binary (default: build/cli/tailtriage)
-#   C:B     concurrency and batch size (default: 1:1 8:1 8:50 32:50)
+# usage: bench/receiver_load.sh [--seconds N] [--record] [--protocols LIST] [C:B ...]
+#   TT_BIN     tailtriage binary (default: build/cli/tailtriage)
+#   C:B        concurrency and batch size (default: 1:1 8:1 8:50 32:50)
+#   LIST       comma-separated: json, proto, grpc (default: all three)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,12 +24,14 @@ export TT_BIN
 seconds=3
 record=0
 configs=()
+protocols=json,proto,grpc
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
     --record) record=1; shift ;;
+    --protocols) protocols=$2; shift 2 ;;
     *:*) configs+=("$1"); shift ;;
-    *) echo "usage: $0 [--seconds N] [--record] [C:B ...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--seconds N] [--record] [--protocols LIST] [C:B ...]" >&2; exit 2 ;;
   esac
 done
 [ ${#configs[@]} -gt 0 ] || configs=(1:1 8:1 8:50 32:50)
@@ -35,12 +39,15 @@ done
 source "$ROOT/tests/js/live_common.bash"
 live_need_node
 
-# run_one C B: prints a table row; fails if an acknowledged span is missing.
+# run_one PROTOCOL C B: prints a table row; fails if an acknowledged span
+# is missing.
 run_one() {
-  local conc=$1 batch=$2 db="$LIVE_TMP/load-$1-$2.db"
+  local proto=$1 conc=$2 batch=$3 db="$LIVE_TMP/load-$1-$2-$3.db"
   live_serve "$db" -q --max-connections $((conc + 8))
-  node "$LIVE_JS_DIR/load_sender.js" "http://127.0.0.1:$LIVE_PORT" "$seconds" "$conc" "$batch" \
-    "$LIVE_TMP/acked-$conc-$batch" >"$LIVE_TMP/load.json" || live_fail "load_sender failed"
+  local port=$LIVE_PORT
+  [ "$proto" = grpc ] && port=$LIVE_GRPC_PORT
+  node "$LIVE_JS_DIR/load_sender.js" "http://127.0.0.1:$port" "$seconds" "$conc" "$batch" \
+    "$LIVE_TMP/acked-$conc-$batch" "$proto" >"$LIVE_TMP/load.json" || live_fail "load_sender failed"
   live_serve_stop
   kill -0 "$LIVE_SERVE_PID" 2>/dev/null && live_fail "serve did not stop"
   grep -q '^tailtriage: stopped' "$LIVE_SERVE_LOG" || live_fail "serve did not stop cleanly (crash?)"
@@ -59,17 +66,20 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["acked_requests"] == int(sys.argv[2]), (s, sys.argv[2])
 other = {k: v for k, v in s["statuses"].items() if k != "200"}
-print("| %d | %d | %.1f | %d | %.0f | %.0f | %.1f | %.1f | %s |" % (
-    s["concurrency"], s["batch"], s["seconds"], s["requests"], s["requests_per_s"],
+names = {"json": "HTTP JSON", "proto": "HTTP protobuf", "grpc": "gRPC"}
+print("| %s | %d | %d | %.1f | %d | %.0f | %.0f | %.1f | %.1f | %s |" % (
+    names[s["protocol"]], s["concurrency"], s["batch"], s["seconds"], s["requests"], s["requests_per_s"],
     s["spans_per_s"], s["latency_ms"]["p50"], s["latency_ms"]["p99"],
     ", ".join(f"{v}x{k}" for k, v in other.items()) or "none"))
 EOF
 }
 
-header="| senders | spans/request | seconds | requests | requests/s | spans/s stored | p50 ms | p99 ms | non-200 |
-|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+header="| protocol | senders | spans/request | seconds | requests | requests/s | spans/s stored | p50 ms | p99 ms | non-200 |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
-rows=$(for c in "${configs[@]}"; do run_one "${c%%:*}" "${c##*:}"; done)
+rows=$(for c in "${configs[@]}"; do
+  for p in ${protocols//,/ }; do run_one "$p" "${c%%:*}" "${c##*:}"; done
+done)
 echo "$header"
 echo "$rows"
 
@@ -91,10 +101,11 @@ body = f"""## Receiver throughput
 
 `bench/receiver_load.sh --record` (this table is rewritten by it). Each row:
 `tailtriage serve -q` on a fresh database on 127.0.0.1, `tests/js/load_sender.js`
-(Node.js {node}, keep-alive connections) posting OTLP/JSON trace requests for
-{seconds} s, one new trace per request. After each run the script checks that
-every request answered 200 is in the database with all its spans (it fails
-otherwise). Machine: {os.cpu_count()} cores, {cpu}; sender and server share them
+(Node.js {node}) sending OTLP trace requests for {seconds} s, one new trace per
+request: OTLP/HTTP with JSON or protobuf bodies on keep-alive connections, or
+OTLP/gRPC on one channel (@grpc/grpc-js), the same spans in each encoding. After
+each run the script checks that every request answered 200 (gRPC: OK) is in the
+database with all its spans (it fails otherwise). Machine: {os.cpu_count()} cores, {cpu}; sender and server share them
 (load average before the runs: {load}; other work on the machine lowers the figures).
 Recorded {datetime.date.today().isoformat()}.
 

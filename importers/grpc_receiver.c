@@ -47,8 +47,8 @@
 #define TRACE_METHOD "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 #define METRICS_METHOD "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export"
 
-/* Completion queue tags. */
-static char tag_new, tag_recv, tag_send, tag_shutdown;
+/* Completion queue tags; tag_new[i] is the request_call of call slot i. */
+static char tag_new[2], tag_recv, tag_send, tag_shutdown;
 
 struct GrpcReceiver {
 	grpc_server *server;
@@ -56,6 +56,8 @@ struct GrpcReceiver {
 	pthread_t thread;
 	int started;
 	int shutdown_seen;        /* the server's shutdown tag came */
+	int new_done[2];          /* tag_new[i] came ... */
+	int new_ok[2];            /* ... with this success flag */
 	Store *st;
 	unsigned port;
 	size_t max_body;
@@ -83,10 +85,18 @@ static const char *status_name(grpc_status_code c)
 	}
 }
 
-/* Waits for tag want; remembers the server's shutdown tag on the way.
- * Returns the event's success flag (0 when the queue shut down). */
+/* Waits for tag want; remembers on the way the server's shutdown tag and
+ * new calls (the next call is requested while one is served, so it can
+ * arrive during the wait). Returns the event's success flag (0 when the
+ * queue shut down). */
 static int wait_for(GrpcReceiver *g, void *want)
 {
+	for (int i = 0; i < 2; i++) {
+		if (want == &tag_new[i] && g->new_done[i])
+			return g->new_ok[i];
+	}
+	if (want == &tag_shutdown && g->shutdown_seen)
+		return 1;
 	for (;;) {
 		grpc_event ev =
 		    grpc_completion_queue_next(g->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
@@ -99,6 +109,12 @@ static int wait_for(GrpcReceiver *g, void *want)
 			if (want == &tag_shutdown)
 				return 1;
 			continue;
+		}
+		for (int i = 0; i < 2; i++) {
+			if (ev.tag == &tag_new[i]) {
+				g->new_done[i] = 1;
+				g->new_ok[i] = ev.success;
+			}
 		}
 		if (ev.tag == want)
 			return ev.success;
@@ -355,30 +371,63 @@ static void serve_call(GrpcReceiver *g, Call *c)
 	buf_fini(&resp);
 }
 
+static void call_init(Call *c)
+{
+	memset(c, 0, sizeof *c);
+	grpc_call_details_init(&c->det);
+	grpc_metadata_array_init(&c->md);
+}
+
+static void call_fini(Call *c)
+{
+	if (c->call)
+		grpc_call_unref(c->call);
+	grpc_call_details_destroy(&c->det);
+	grpc_metadata_array_destroy(&c->md);
+}
+
+/* Asks gRPC for the next call into slot i; 0 when it cannot (shutdown). */
+static int request_next(GrpcReceiver *g, Call *slots, int i)
+{
+	call_init(&slots[i]);
+	g->new_done[i] = 0;
+	return grpc_server_request_call(g->server, &slots[i].call, &slots[i].det, &slots[i].md,
+	                                g->cq, g->cq, &tag_new[i]) == GRPC_CALL_OK;
+}
+
+/* Two call slots: while the call in one is served, the next one is already
+ * requested in the other, so gRPC can accept it meanwhile. */
 static void *loop(void *arg)
 {
 	GrpcReceiver *g = arg;
-	while (!g->shutdown_seen) {
-		Call c;
-		memset(&c, 0, sizeof c);
-		grpc_call_details_init(&c.det);
-		grpc_metadata_array_init(&c.md);
-		int ok = grpc_server_request_call(g->server, &c.call, &c.det, &c.md, g->cq, g->cq,
-		                                  &tag_new) == GRPC_CALL_OK &&
-		         wait_for(g, &tag_new);
-		if (ok && c.call)
-			serve_call(g, &c);
-		if (c.call)
-			grpc_call_unref(c.call);
-		grpc_call_details_destroy(&c.det);
-		grpc_metadata_array_destroy(&c.md);
-		if (!ok) {
-			/* shutting down: wait for the server's own tag */
-			if (!g->shutdown_seen)
-				wait_for(g, &tag_shutdown);
+	Call slots[2];
+	int cur = 0;
+	int pending[2] = {request_next(g, slots, 0), 0};
+	if (!pending[0])
+		call_fini(&slots[0]);
+	while (pending[cur]) {
+		int ok = wait_for(g, &tag_new[cur]);
+		pending[cur] = 0;
+		int next = 1 - cur;
+		if (ok && slots[cur].call) {
+			pending[next] = request_next(g, slots, next);
+			if (!pending[next])
+				call_fini(&slots[next]);
+			serve_call(g, &slots[cur]);
+		}
+		call_fini(&slots[cur]);
+		if (!ok)
 			break;
+		cur = next;
+	}
+	/* shutting down: collect the other slot's request and the server's tag */
+	for (int i = 0; i < 2; i++) {
+		if (pending[i]) {
+			wait_for(g, &tag_new[i]);
+			call_fini(&slots[i]);
 		}
 	}
+	wait_for(g, &tag_shutdown);
 	return NULL;
 }
 
