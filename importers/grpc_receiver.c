@@ -38,6 +38,7 @@
 #include <grpc/grpc_security.h>
 #include <grpc/slice.h>
 #include <grpc/support/alloc.h>
+#include <grpc/support/log.h>
 #include <grpc/support/time.h>
 
 #include "buf.h"
@@ -431,6 +432,14 @@ static void *loop(void *arg)
 	return NULL;
 }
 
+/* gRPC's own log lines (e.g. a failed bind, with its internal error tree)
+ * would go to stderr; library code does not print, and every failure that
+ * matters reaches the caller as an Err or a call status. */
+static void quiet_log(gpr_log_func_args *args)
+{
+	(void)args;
+}
+
 int grpc_receiver_start(const GrpcReceiverOptions *opt, GrpcReceiver **out, Err *err)
 {
 	*out = NULL;
@@ -458,14 +467,20 @@ int grpc_receiver_start(const GrpcReceiverOptions *opt, GrpcReceiver **out, Err 
 		return TT_ESTORE;
 	}
 
+	gpr_set_log_function(quiet_log);
 	grpc_init();
-	/* gRPC checks a message's size (and its inflated size) against this
-	 * before it is received whole. */
-	grpc_arg args[1];
+	/* gRPC checks a message's size (and its inflated size) against the
+	 * first before it is received whole. SO_REUSEPORT, on by default in
+	 * gRPC, would let a second serve bind the same port and take half the
+	 * calls into its own database: off, so that one fails to start. */
+	grpc_arg args[2];
 	args[0].type = GRPC_ARG_INTEGER;
 	args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
 	args[0].value.integer = g->max_body > INT32_MAX ? INT32_MAX : (int)g->max_body;
-	grpc_channel_args ca = {1, args};
+	args[1].type = GRPC_ARG_INTEGER;
+	args[1].key = (char *)GRPC_ARG_ALLOW_REUSEPORT;
+	args[1].value.integer = 0;
+	grpc_channel_args ca = {2, args};
 	g->server = grpc_server_create(&ca, NULL);
 	g->cq = grpc_completion_queue_create_for_next(NULL);
 	grpc_server_register_completion_queue(g->server, g->cq, NULL);

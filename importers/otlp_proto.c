@@ -628,8 +628,9 @@ int otlp_proto_to_json(OtlpSignal sig, const uint8_t *data, size_t len, Buf *out
 	t.len = len;
 	t.msg = msg;
 	t.msg_sz = msg_sz;
-	/* JSON is a few times larger than protobuf; grow once up front */
-	otlp_buf_reserve(out, len * 3 + 64);
+	/* JSON is about three times larger than protobuf: grow once up front
+	 * for the usual request sizes, by doubling beyond */
+	otlp_buf_reserve(out, (len < ((size_t)8 << 20) ? len : ((size_t)8 << 20)) * 3 + 64);
 	int rc = emit_msg(&t, request_descriptor(sig), 0, len, 0);
 	tx_fini(&t);
 	if (rc == TX_ERR) {

@@ -46,6 +46,17 @@ call "traces" OK '' 24/0 traces "$FX/traces.pb" - s3cret
 call "metrics, gzip" OK '' 24/6 metrics "$FX/metrics.pb" gzip s3cret
 call "traces again" OK '24 of 24 spans were already stored' 24/6 traces "$FX/traces.pb" gzip s3cret
 
+# A second serve on the same gRPC port fails to start (no SO_REUSEPORT
+# sharing of calls between two databases), with one clear message.
+if timeout -s INT 5 "$TT_BIN" serve --db "$LIVE_TMP/other.db" --listen 127.0.0.1:0 --grpc-listen "$ADDR" \
+     2>"$LIVE_TMP/second.log"; then
+  live_fail "a second serve bound the same gRPC port"
+fi
+cat "$LIVE_TMP/second.log"
+grep -q "serve: --grpc-listen: cannot listen for gRPC on $ADDR" "$LIVE_TMP/second.log" ||
+  live_fail "no bind error for the second serve"
+[ "$(wc -l <"$LIVE_TMP/second.log")" = 1 ] || live_fail "more than the one error line on stderr"
+
 live_serve_stop
 grep 'gRPC stopped' "$LIVE_SERVE_LOG"
 grep -q 'gRPC stopped: 9 calls received, 3 accepted, 6 rejected; 24 spans and 6 metric points stored, 24 already stored' \
