@@ -2,13 +2,14 @@
  * grpc_receiver.c - OTLP/gRPC receiver on the gRPC C core API
  * (grpc/grpc.h: a server, one completion queue, grpc_server_request_call).
  *
- * Threading: one thread of ours runs a loop that asks gRPC for the next
- * call, serves it to the end (receive the message, import it, send the
- * answer and the status) and asks for the next; gRPC's own threads do the
- * network. The thread owns the Store connection, so imports are serialised
- * like the HTTP receiver's (SQLite has one writer anyway; the two
- * receivers' connections wait for each other through the busy timeout).
- * Only the counters are shared, under a mutex.
+ * Threading: one thread of ours runs the completion queue; gRPC's own
+ * threads do the network. N_SLOTS calls are in flight at once, each slot
+ * stepping from "requested" to "message received" to "answer sent" as its
+ * tags come back, so gRPC accepts and reads the next calls while one is
+ * imported. The imports themselves run on this thread, one at a time, on
+ * its Store connection, like the HTTP receiver's (SQLite has one writer
+ * anyway; the two receivers' connections wait for each other through the
+ * busy timeout). Only the counters are shared, under a mutex.
  *
  * A call's life: the method and the bearer token are checked from the call
  * details and metadata before its message is received; gRPC refuses a
@@ -18,9 +19,9 @@
  * nothing is stored. OK is sent only after the import committed.
  *
  * Shutdown: grpc_receiver_stop() asks gRPC to shut the server down and
- * cancel calls; the pending request_call then completes unsuccessfully,
- * the loop sees the shutdown tag and returns, and the queue is drained and
- * destroyed after the join.
+ * cancel calls; pending requests and batches then complete (unsuccessfully),
+ * and the loop returns once the shutdown tag has come and no operation is
+ * outstanding; the queue is drained and destroyed after the join.
  */
 #include "grpc_receiver.h"
 
@@ -48,8 +49,33 @@
 #define TRACE_METHOD "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 #define METRICS_METHOD "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export"
 
-/* Completion queue tags; tag_new[i] is the request_call of call slot i. */
-static char tag_new[2], tag_recv, tag_send, tag_shutdown;
+#define N_SLOTS 4   /* calls in flight; their imports still run one at a time */
+
+/* The server's shutdown tag. */
+static char tag_shutdown;
+
+/* One call, from its details to its status. The slot's three tag fields
+ * are its completion queue tags (their addresses). */
+typedef struct Slot {
+	grpc_call *call;
+	grpc_call_details det;
+	grpc_metadata_array md;
+	grpc_byte_buffer *in;     /* the received message */
+	grpc_byte_buffer *out;    /* the response message being sent */
+	grpc_slice details;       /* the status details being sent */
+	int has_details;
+	int cancelled;            /* RECV_CLOSE_ON_SERVER's answer */
+	grpc_status_code status;  /* the status being sent */
+	OtlpSignal sig;
+	const char *format, *name;
+	char method[160];
+	char peer[80];
+	char msg[600];
+	struct timespec t0;
+	size_t bytes;
+	int64_t spans, points, dups;
+	char tag_new, tag_recv, tag_send;
+} Slot;
 
 struct GrpcReceiver {
 	grpc_server *server;
@@ -57,8 +83,8 @@ struct GrpcReceiver {
 	pthread_t thread;
 	int started;
 	int shutdown_seen;        /* the server's shutdown tag came */
-	int new_done[2];          /* tag_new[i] came ... */
-	int new_ok[2];            /* ... with this success flag */
+	int outstanding;          /* operations started whose tag has not come */
+	Slot slots[N_SLOTS];
 	Store *st;
 	unsigned port;
 	size_t max_body;
@@ -83,42 +109,6 @@ static const char *status_name(grpc_status_code c)
 	case GRPC_STATUS_UNAVAILABLE: return "UNAVAILABLE";
 	case GRPC_STATUS_UNAUTHENTICATED: return "UNAUTHENTICATED";
 	default: return "UNKNOWN";
-	}
-}
-
-/* Waits for tag want; remembers on the way the server's shutdown tag and
- * new calls (the next call is requested while one is served, so it can
- * arrive during the wait). Returns the event's success flag (0 when the
- * queue shut down). */
-static int wait_for(GrpcReceiver *g, void *want)
-{
-	for (int i = 0; i < 2; i++) {
-		if (want == &tag_new[i] && g->new_done[i])
-			return g->new_ok[i];
-	}
-	if (want == &tag_shutdown && g->shutdown_seen)
-		return 1;
-	for (;;) {
-		grpc_event ev =
-		    grpc_completion_queue_next(g->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-		if (ev.type == GRPC_QUEUE_SHUTDOWN)
-			return 0;
-		if (ev.type != GRPC_OP_COMPLETE)
-			continue;
-		if (ev.tag == &tag_shutdown) {
-			g->shutdown_seen = 1;
-			if (want == &tag_shutdown)
-				return 1;
-			continue;
-		}
-		for (int i = 0; i < 2; i++) {
-			if (ev.tag == &tag_new[i]) {
-				g->new_done[i] = 1;
-				g->new_ok[i] = ev.success;
-			}
-		}
-		if (ev.tag == want)
-			return ev.success;
 	}
 }
 
@@ -173,176 +163,200 @@ static double ms_since(const struct timespec *t0)
 	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
-/* One call, from its details to its status. */
-typedef struct Call {
-	grpc_call *call;
-	grpc_call_details det;
-	grpc_metadata_array md;
-	char method[160];
-	char peer[80];
-	struct timespec t0;
-	size_t bytes;
-	int64_t spans, points, dups;
-} Call;
-
-/* Sends the answer (msg when status is OK and resp != NULL) and the status,
- * waits until the call is closed, counts and logs it. */
-static void answer(GrpcReceiver *g, Call *c, grpc_status_code status, const Buf *resp,
-                   const char *details)
+/* Asks gRPC for the next call into slot k. */
+static void request_next(GrpcReceiver *g, Slot *k)
 {
-	char clean[600];
-	size_t j = 0;
-	for (const char *s = details ? details : ""; *s && j + 1 < sizeof clean; s++)
-		clean[j++] = (*s >= 0x20 && *s < 0x7f) ? *s : '?';
-	clean[j] = '\0';
-	grpc_op ops[4];
-	memset(ops, 0, sizeof ops);
-	size_t n = 0;
-	ops[n].op = GRPC_OP_SEND_INITIAL_METADATA;
-	ops[n].data.send_initial_metadata.count = 0;
-	n++;
-	grpc_byte_buffer *bb = NULL;
-	if (status == GRPC_STATUS_OK && resp) {
-		grpc_slice s = grpc_slice_from_copied_buffer(resp->p ? resp->p : "", resp->len);
-		bb = grpc_raw_byte_buffer_create(&s, 1);
-		grpc_slice_unref(s);
-		ops[n].op = GRPC_OP_SEND_MESSAGE;
-		ops[n].data.send_message.send_message = bb;
-		n++;
-	}
-	grpc_slice det = grpc_slice_from_copied_string(clean);
-	ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
-	ops[n].data.send_status_from_server.status = status;
-	ops[n].data.send_status_from_server.status_details = &det;
-	n++;
-	int cancelled = 0;
-	ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-	ops[n].data.recv_close_on_server.cancelled = &cancelled;
-	n++;
-	if (grpc_call_start_batch(c->call, ops, n, &tag_send, NULL) == GRPC_CALL_OK)
-		wait_for(g, &tag_send);
-	grpc_slice_unref(det);
-	if (bb)
-		grpc_byte_buffer_destroy(bb);
+	memset(k, 0, sizeof *k);
+	grpc_call_details_init(&k->det);
+	grpc_metadata_array_init(&k->md);
+	if (grpc_server_request_call(g->server, &k->call, &k->det, &k->md, g->cq, g->cq,
+	                             &k->tag_new) == GRPC_CALL_OK)
+		g->outstanding++;
+}
 
-	int ok = status == GRPC_STATUS_OK && !cancelled;
+/* Frees what the call of slot k holds. */
+static void slot_fini(Slot *k)
+{
+	if (k->in)
+		grpc_byte_buffer_destroy(k->in);
+	if (k->out)
+		grpc_byte_buffer_destroy(k->out);
+	if (k->has_details)
+		grpc_slice_unref(k->details);
+	if (k->call)
+		grpc_call_unref(k->call);
+	grpc_call_details_destroy(&k->det);
+	grpc_metadata_array_destroy(&k->md);
+	memset(k, 0, sizeof *k);
+}
+
+/* The call of slot k is closed: count it, log it, free it. */
+static void finish(GrpcReceiver *g, Slot *k)
+{
+	int ok = k->status == GRPC_STATUS_OK && !k->cancelled;
 	pthread_mutex_lock(&g->mu);
 	if (ok)
 		g->stats.accepted++;
 	else
 		g->stats.rejected++;
-	g->stats.spans_stored += c->spans;
-	g->stats.points_stored += c->points;
-	g->stats.stored += c->spans + c->points;
-	g->stats.duplicates += c->dups;
-	g->stats.bytes += (int64_t)c->bytes;
+	g->stats.spans_stored += k->spans;
+	g->stats.points_stored += k->points;
+	g->stats.stored += k->spans + k->points;
+	g->stats.duplicates += k->dups;
+	g->stats.bytes += (int64_t)k->bytes;
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	g->stats.last_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 	pthread_mutex_unlock(&g->mu);
 	if (g->log) {
 		ReceiverEvent ev = {
-			.peer = c->peer,
+			.peer = k->peer,
 			.method = "gRPC",
-			.path = c->method,
+			.path = k->method,
 			.status = ok ? 200 : 0,
-			.body_bytes = c->bytes,
-			.spans_added = c->spans,
-			.points_added = c->points,
-			.duplicates = c->dups,
-			.ms = ms_since(&c->t0),
-			.message = status == GRPC_STATUS_OK && cancelled
+			.body_bytes = k->bytes,
+			.spans_added = k->spans,
+			.points_added = k->points,
+			.duplicates = k->dups,
+			.ms = ms_since(&k->t0),
+			.message = k->status == GRPC_STATUS_OK && k->cancelled
 			               ? "client gone before the status was sent (stored)"
-			               : clean,
-			.grpc_status = status_name(status),
+			               : k->msg,
+			.grpc_status = status_name(k->status),
 		};
 		g->log(g->log_ctx, &ev);
 	}
+	slot_fini(k);
 }
 
-/* Receives, imports and answers one call. */
-static void serve_call(GrpcReceiver *g, Call *c)
+/* Starts sending the answer of slot k (resp when status is OK and resp is
+ * not NULL) with its status; finish() runs when the batch completes. */
+static void answer(GrpcReceiver *g, Slot *k, grpc_status_code status, const Buf *resp,
+                   const char *details)
 {
-	char msg[600];
-	slice_str(c->det.method, c->method, sizeof c->method);
-	char *peer = grpc_call_get_peer(c->call);
-	snprintf(c->peer, sizeof c->peer, "%s", peer ? peer : "?");
+	size_t j = 0;
+	for (const char *s = details ? details : ""; *s && j + 1 < sizeof k->msg; s++)
+		k->msg[j++] = (*s >= 0x20 && *s < 0x7f) ? *s : '?';
+	k->msg[j] = '\0';
+	k->status = status;
+	grpc_op ops[4];
+	memset(ops, 0, sizeof ops);
+	size_t n = 0;
+	ops[n].op = GRPC_OP_SEND_INITIAL_METADATA;
+	ops[n].data.send_initial_metadata.count = 0;
+	n++;
+	if (status == GRPC_STATUS_OK && resp) {
+		grpc_slice s = grpc_slice_from_copied_buffer(resp->p ? resp->p : "", resp->len);
+		k->out = grpc_raw_byte_buffer_create(&s, 1);
+		grpc_slice_unref(s);
+		ops[n].op = GRPC_OP_SEND_MESSAGE;
+		ops[n].data.send_message.send_message = k->out;
+		n++;
+	}
+	k->details = grpc_slice_from_copied_string(k->msg);
+	k->has_details = 1;
+	ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+	ops[n].data.send_status_from_server.status = status;
+	ops[n].data.send_status_from_server.status_details = &k->details;
+	n++;
+	ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+	ops[n].data.recv_close_on_server.cancelled = &k->cancelled;
+	n++;
+	if (grpc_call_start_batch(k->call, ops, n, &k->tag_send, NULL) == GRPC_CALL_OK) {
+		g->outstanding++;
+	} else {
+		k->cancelled = 1;
+		finish(g, k);
+		if (!g->shutdown_seen)
+			request_next(g, k);
+	}
+}
+
+/* A new call in slot k: check the method and the token, then receive. */
+static void on_new(GrpcReceiver *g, Slot *k)
+{
+	slice_str(k->det.method, k->method, sizeof k->method);
+	char *peer = grpc_call_get_peer(k->call);
+	snprintf(k->peer, sizeof k->peer, "%s", peer ? peer : "?");
 	gpr_free(peer);
-	clock_gettime(CLOCK_MONOTONIC, &c->t0);
+	clock_gettime(CLOCK_MONOTONIC, &k->t0);
 	pthread_mutex_lock(&g->mu);
 	g->stats.received++;
 	pthread_mutex_unlock(&g->mu);
 
-	OtlpSignal sig;
-	const char *format, *name;
-	if (slice_is(c->det.method, TRACE_METHOD)) {
-		sig = OTLP_SIGNAL_TRACES;
-		format = "otlp-proto-traces";
-		name = "TraceService/Export";
-	} else if (slice_is(c->det.method, METRICS_METHOD)) {
-		sig = OTLP_SIGNAL_METRICS;
-		format = "otlp-proto-metrics";
-		name = "MetricsService/Export";
+	if (slice_is(k->det.method, TRACE_METHOD)) {
+		k->sig = OTLP_SIGNAL_TRACES;
+		k->format = "otlp-proto-traces";
+		k->name = "TraceService/Export";
+	} else if (slice_is(k->det.method, METRICS_METHOD)) {
+		k->sig = OTLP_SIGNAL_METRICS;
+		k->format = "otlp-proto-metrics";
+		k->name = "MetricsService/Export";
 	} else {
-		answer(g, c, GRPC_STATUS_UNIMPLEMENTED, NULL,
+		answer(g, k, GRPC_STATUS_UNIMPLEMENTED, NULL,
 		       "unknown method: this receiver serves the OTLP TraceService/Export and "
 		       "MetricsService/Export");
 		return;
 	}
-	if (g->token && !token_ok(&c->md, g->token)) {
-		answer(g, c, GRPC_STATUS_UNAUTHENTICATED, NULL,
+	if (g->token && !token_ok(&k->md, g->token)) {
+		answer(g, k, GRPC_STATUS_UNAUTHENTICATED, NULL,
 		       "missing or wrong bearer token (metadata authorization: Bearer ...)");
 		return;
 	}
-
-	grpc_byte_buffer *in = NULL;
 	grpc_op op;
 	memset(&op, 0, sizeof op);
 	op.op = GRPC_OP_RECV_MESSAGE;
-	op.data.recv_message.recv_message = &in;
-	if (grpc_call_start_batch(c->call, &op, 1, &tag_recv, NULL) != GRPC_CALL_OK ||
-	    !wait_for(g, &tag_recv) || in == NULL) {
+	op.data.recv_message.recv_message = &k->in;
+	if (grpc_call_start_batch(k->call, &op, 1, &k->tag_recv, NULL) == GRPC_CALL_OK)
+		g->outstanding++;
+	else
+		answer(g, k, GRPC_STATUS_INTERNAL, NULL, "cannot receive the message");
+}
+
+/* The message of slot k is in (or not): import it and answer. */
+static void on_recv(GrpcReceiver *g, Slot *k, int success)
+{
+	char msg[600];
+	if (!success || k->in == NULL) {
 		/* cancelled, oversized (gRPC has sent RESOURCE_EXHAUSTED) or no message */
-		if (in)
-			grpc_byte_buffer_destroy(in);
-		answer(g, c, GRPC_STATUS_RESOURCE_EXHAUSTED, NULL,
+		answer(g, k, GRPC_STATUS_RESOURCE_EXHAUSTED, NULL,
 		       "no request message: above the size limit (gRPC refused it) or cancelled");
 		return;
 	}
 	grpc_byte_buffer_reader rd;
-	if (!grpc_byte_buffer_reader_init(&rd, in)) {
-		grpc_byte_buffer_destroy(in);
-		answer(g, c, GRPC_STATUS_INVALID_ARGUMENT, NULL, "cannot decompress the message");
+	if (!grpc_byte_buffer_reader_init(&rd, k->in)) {
+		answer(g, k, GRPC_STATUS_INVALID_ARGUMENT, NULL, "cannot decompress the message");
 		return;
 	}
 	grpc_slice body = grpc_byte_buffer_reader_readall(&rd);
 	grpc_byte_buffer_reader_destroy(&rd);
-	grpc_byte_buffer_destroy(in);
+	grpc_byte_buffer_destroy(k->in);
+	k->in = NULL;
 	size_t len = GRPC_SLICE_LENGTH(body);
-	c->bytes = len;
+	k->bytes = len;
 
 	if (len > g->max_body) {
 		grpc_slice_unref(body);
 		snprintf(msg, sizeof msg, "message of %zu bytes is above the limit of %zu bytes", len,
 		         g->max_body);
-		answer(g, c, GRPC_STATUS_RESOURCE_EXHAUSTED, NULL, msg);
+		answer(g, k, GRPC_STATUS_RESOURCE_EXHAUSTED, NULL, msg);
 		return;
 	}
-	gpr_timespec now = gpr_now(c->det.deadline.clock_type);
-	if (gpr_time_cmp(c->det.deadline, now) <= 0) {
+	gpr_timespec now = gpr_now(k->det.deadline.clock_type);
+	if (gpr_time_cmp(k->det.deadline, now) <= 0) {
 		grpc_slice_unref(body);
-		answer(g, c, GRPC_STATUS_DEADLINE_EXCEEDED, NULL,
+		answer(g, k, GRPC_STATUS_DEADLINE_EXCEEDED, NULL,
 		       "the deadline passed before the message could be stored (nothing stored)");
 		return;
 	}
 
-	ImportOptions io = {.format = format, .class_key = g->class_key};
+	ImportOptions io = {.format = k->format, .class_key = g->class_key};
 	ImportResult res;
 	memset(&res, 0, sizeof res);
 	Err err = {0};
 	int rc = 0;
 	if (len > 0)
-		rc = import_memory(g->st, name, (const char *)GRPC_SLICE_START_PTR(body), len, &io,
+		rc = import_memory(g->st, k->name, (const char *)GRPC_SLICE_START_PTR(body), len, &io,
 		                   &res, &err);
 	grpc_slice_unref(body);
 	if (rc) {
@@ -352,83 +366,68 @@ static void serve_call(GrpcReceiver *g, Call *c)
 			code = is_busy(m) ? GRPC_STATUS_UNAVAILABLE : GRPC_STATUS_INTERNAL;
 		else if (rc == TT_EIO || rc == TT_ENOMEM)
 			code = GRPC_STATUS_INTERNAL;
-		answer(g, c, code, NULL, m);
+		answer(g, k, code, NULL, m);
 		return;
 	}
 	/* Committed: now, and only now, say OK. */
-	const StoreSourceCounts *k = &res.counts;
-	c->spans = k->spans_added;
-	c->points = k->metrics_added;
-	c->dups = k->spans_duplicate + k->metrics_duplicate;
+	const StoreSourceCounts *c = &res.counts;
+	k->spans = c->spans_added;
+	k->points = c->metrics_added;
+	k->dups = c->spans_duplicate + c->metrics_duplicate;
 	msg[0] = '\0';
-	if (c->dups > 0)
+	if (k->dups > 0)
 		snprintf(msg, sizeof msg, "%lld of %lld %s were already stored (not stored again)",
-		         (long long)c->dups, (long long)(c->dups + c->spans + c->points),
-		         sig == OTLP_SIGNAL_TRACES ? "spans" : "data points");
+		         (long long)k->dups, (long long)(k->dups + k->spans + k->points),
+		         k->sig == OTLP_SIGNAL_TRACES ? "spans" : "data points");
 	Buf resp;
 	buf_init(&resp);
-	otlp_proto_response(sig, 0, msg, &resp);
-	answer(g, c, GRPC_STATUS_OK, &resp, msg);
+	otlp_proto_response(k->sig, 0, msg, &resp);
+	answer(g, k, GRPC_STATUS_OK, &resp, msg);
 	buf_fini(&resp);
 }
 
-static void call_init(Call *c)
-{
-	memset(c, 0, sizeof *c);
-	grpc_call_details_init(&c->det);
-	grpc_metadata_array_init(&c->md);
-}
-
-static void call_fini(Call *c)
-{
-	if (c->call)
-		grpc_call_unref(c->call);
-	grpc_call_details_destroy(&c->det);
-	grpc_metadata_array_destroy(&c->md);
-}
-
-/* Asks gRPC for the next call into slot i; 0 when it cannot (shutdown). */
-static int request_next(GrpcReceiver *g, Call *slots, int i)
-{
-	call_init(&slots[i]);
-	g->new_done[i] = 0;
-	return grpc_server_request_call(g->server, &slots[i].call, &slots[i].det, &slots[i].md,
-	                                g->cq, g->cq, &tag_new[i]) == GRPC_CALL_OK;
-}
-
-/* Two call slots: while the call in one is served, the next one is already
- * requested in the other, so gRPC can accept it meanwhile. */
+/* N_SLOTS calls are requested at once; each event moves one slot on (new
+ * call -> receive -> import and answer -> closed -> request again). */
 static void *loop(void *arg)
 {
 	GrpcReceiver *g = arg;
-	Call slots[2];
-	int cur = 0;
-	int pending[2] = {request_next(g, slots, 0), 0};
-	if (!pending[0])
-		call_fini(&slots[0]);
-	while (pending[cur]) {
-		int ok = wait_for(g, &tag_new[cur]);
-		pending[cur] = 0;
-		int next = 1 - cur;
-		if (ok && slots[cur].call) {
-			pending[next] = request_next(g, slots, next);
-			if (!pending[next])
-				call_fini(&slots[next]);
-			serve_call(g, &slots[cur]);
-		}
-		call_fini(&slots[cur]);
-		if (!ok)
+	for (int i = 0; i < N_SLOTS; i++)
+		request_next(g, &g->slots[i]);
+	while (!(g->shutdown_seen && g->outstanding == 0)) {
+		grpc_event ev =
+		    grpc_completion_queue_next(g->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+		if (ev.type == GRPC_QUEUE_SHUTDOWN)
 			break;
-		cur = next;
-	}
-	/* shutting down: collect the other slot's request and the server's tag */
-	for (int i = 0; i < 2; i++) {
-		if (pending[i]) {
-			wait_for(g, &tag_new[i]);
-			call_fini(&slots[i]);
+		if (ev.type != GRPC_OP_COMPLETE)
+			continue;
+		if (ev.tag == &tag_shutdown) {
+			g->shutdown_seen = 1;
+			continue;
+		}
+		for (int i = 0; i < N_SLOTS; i++) {
+			Slot *k = &g->slots[i];
+			if (ev.tag == &k->tag_new) {
+				g->outstanding--;
+				if (ev.success && k->call)
+					on_new(g, k);
+				else
+					slot_fini(k);  /* shutting down */
+			} else if (ev.tag == &k->tag_recv) {
+				g->outstanding--;
+				on_recv(g, k, ev.success);
+			} else if (ev.tag == &k->tag_send) {
+				g->outstanding--;
+				finish(g, k);
+				if (!g->shutdown_seen)
+					request_next(g, k);
+			} else {
+				continue;
+			}
+			break;
 		}
 	}
-	wait_for(g, &tag_shutdown);
+	for (int i = 0; i < N_SLOTS; i++)
+		slot_fini(&g->slots[i]);
 	return NULL;
 }
 
@@ -524,10 +523,14 @@ void grpc_receiver_stop(GrpcReceiver *g)
 	if (g->server) {
 		grpc_server_shutdown_and_notify(g->server, g->cq, &tag_shutdown);
 		grpc_server_cancel_all_calls(g->server);
-		if (g->started)
+		if (g->started) {
 			pthread_join(g->thread, NULL);
-		else
-			wait_for(g, &tag_shutdown);
+		} else {
+			/* never started: only the shutdown tag can come */
+			while (grpc_completion_queue_next(g->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL)
+			           .tag != &tag_shutdown)
+				;
+		}
 		grpc_server_destroy(g->server);
 	}
 	if (g->cq) {

@@ -7,7 +7,7 @@
  *   /opentelemetry.proto.collector.metrics.v1.MetricsService/Export
  *
  * grpc_receiver_start() opens its own Store connection on opt->db_path and
- * one thread that serves the calls one at a time: one request message =
+ * one thread that imports the calls one at a time: one request message =
  * one transaction, and OK is sent only after it committed (a message that
  * was stored already adds nothing: retries are safe). Any other status
  * means nothing of the message was stored.
