@@ -38,7 +38,7 @@ static void usage(FILE *out)
 	      "  --ascii            ASCII line drawing and bars\n"
 	      "  --no-color         monochrome (the NO_COLOR variable does the same)\n"
 	      "  --latency-log FILE append frame timings (for bench/tui_latency.sh)\n"
-	      "  --listen HOST:PORT also receive OTLP/HTTP (JSON) here, like 'tailtriage serve'\n"
+	      "  --listen HOST:PORT also receive OTLP/HTTP (JSON, protobuf) here, like 'tailtriage serve'\n"
 	      "                     (its own thread and database connection; counters in the\n"
 	      "                     status line); the database is created when missing\n"
 	      "  --token TOKEN      with --listen: require 'Authorization: Bearer TOKEN'\n",

@@ -29,6 +29,7 @@ HARNESSES=(
   "fuzz_import_sheet sheets"
   "fuzz_import_jaeger_json jaeger"
   "fuzz_import_zipkin_json zipkin"
+  "fuzz_import_otlp_proto otlp_proto"
 )
 
 failed=0
