@@ -27,7 +27,7 @@ node "$LIVE_JS_DIR/otel_app.js" "proto=http://127.0.0.1:${PORT[proto]}" "$LIVE_T
 python3 - "$LIVE_TMP/noauth.json" <<'PY' || live_fail "protobuf export with a wrong token was not refused"
 import json, sys
 s = json.load(open(sys.argv[1]))
-assert s["spans_exported"] == 0 and s["spans_failed"] == 18, s
+assert s["spans_exported"] == 0 and s["spans_failed"] == 24, s
 PY
 [ "$(live_sql "$LIVE_TMP/proto.db" 'select count(*) from spans')" = 0 ] || live_fail "spans stored without token"
 node "$LIVE_JS_DIR/otel_app.js" "grpc=http://127.0.0.1:${PORT[grpc]}" "$LIVE_TMP/noauth.ids" 3 wrong \
@@ -35,7 +35,7 @@ node "$LIVE_JS_DIR/otel_app.js" "grpc=http://127.0.0.1:${PORT[grpc]}" "$LIVE_TMP
 python3 - "$LIVE_TMP/noauth.json" <<'PY' || live_fail "gRPC export with a wrong token was not refused"
 import json, sys
 s = json.load(open(sys.argv[1]))
-assert s["spans_exported"] == 0 and s["spans_failed"] == 18, s
+assert s["spans_exported"] == 0 and s["spans_failed"] == 24, s
 PY
 [ "$(live_sql "$LIVE_TMP/grpc.db" 'select count(*) from spans')" = 0 ] || live_fail "spans stored without token (gRPC)"
 grep -q 'UNAUTHENTICATED: missing or wrong bearer token' "${LOG[grpc]}" || live_fail "no UNAUTHENTICATED in the log"
@@ -47,7 +47,7 @@ python3 - "$LIVE_TMP/app.json" <<'PY' || live_fail "the SDK did not export every
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["spans_failed"] == 0, s
-assert s["spans_exported"] == s["spans_started"] == 360, s
+assert s["spans_exported"] == s["spans_started"] == 480, s
 assert s["metric_exports_ok"] >= 1 and s["metric_exports_failed"] == 0, s
 PY
 
@@ -60,7 +60,7 @@ for enc in json proto gz grpc; do
     grep -q 'POST /v1/traces 200' "${LOG[$enc]}" || live_fail "$enc: no 200 for /v1/traces"
     grep -q 'POST /v1/metrics 200' "${LOG[$enc]}" || live_fail "$enc: no 200 for /v1/metrics"
   fi
-  [ "$(live_sql "$LIVE_TMP/$enc.db" 'select count(*) from spans')" = 360 ] || live_fail "$enc: span count"
+  [ "$(live_sql "$LIVE_TMP/$enc.db" 'select count(*) from spans')" = 480 ] || live_fail "$enc: span count"
   python3 "$LIVE_JS_DIR/db_rows.py" "$LIVE_TMP/$enc.db" >"$LIVE_TMP/$enc.rows"
 done
 points=$(live_sql "$LIVE_TMP/proto.db" 'select count(*) from metric_points')
@@ -73,7 +73,7 @@ for enc in proto gz grpc; do
   fi
 done
 echo "rows identical through json, protobuf, protobuf+gzip and gRPC: $(wc -l <"$LIVE_TMP/json.rows") rows" \
-  "(360 spans, $points metric points)"
+  "(480 spans, $points metric points)"
 
 for enc in json proto gz grpc; do
   LIVE_SERVE_PID=$(eval echo "\$PID_$enc")
