@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evidence_name.h"
 #include "fmt.h"
 #include "buf.h"
 #include "view.h"
@@ -382,16 +383,16 @@ static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 			int known = 0;
 			char name[200];
 			double val;
-			snprintf(name, sizeof name, "pool.%s.occupancy", pool->name);
+			evidence_name(name, sizeof name, "pool", pool->name, "occupancy", 0);
 			if (app_evidence(app, name, &val) && ++known)
 				buf_printf(&line, " occupancy %.1f%%", 100 * val);
-			snprintf(name, sizeof name, "pool.%s.occupancy_host_max", pool->name);
+			evidence_name(name, sizeof name, "pool", pool->name, "occupancy_host_max", 0);
 			if (app_evidence(app, name, &val) && ++known)
 				buf_printf(&line, " (busiest host %.1f%%)", 100 * val);
-			snprintf(name, sizeof name, "pool.%s.pending", pool->name);
+			evidence_name(name, sizeof name, "pool", pool->name, "pending", 0);
 			if (app_evidence(app, name, &val) && ++known)
 				buf_printf(&line, "  pending %.1f", val);
-			snprintf(name, sizeof name, "pool.%s.wait.p99_ms", pool->name);
+			evidence_name(name, sizeof name, "pool", pool->name, "wait.p99_ms", 0);
 			if (app_evidence(app, name, &val) && ++known)
 				buf_printf(&line, "  wait p99 %.1f ms (histogram)", val);
 			if (!known)
