@@ -81,15 +81,15 @@ int cmd_check(int argc, char **argv)
 	CLI_SET_RANGES(o, rg);
 	if (access(db, F_OK) != 0)
 		return cli_fail("%s: no such database (import data first)", db);
-	Model *model = cli_load_model(model_path, &err);
-	if (model_path && model == NULL)
-		return cli_fail("%s", err.msg);
-	o.model = model;
 	Store *st = NULL;
-	if (store_open(db, STORE_READONLY, &st, &err)) {
-		model_free(model);
+	if (store_open(db, STORE_READONLY, &st, &err))
 		return cli_fail("%s", err.msg);
+	Model *model = NULL;
+	if (cli_model(model_path, st, o.win_from, o.win_to, &model)) {
+		store_close(st);
+		return 1;
 	}
+	o.model = model;
 	CheckTable *t = NULL;
 	int rc = check_run(st, name, &o, &t, &err);
 	store_close(st);

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "cli.h"
+#include "model_infer.h"
 #include "model_json.h"
 #include "timefmt.h"
 
@@ -69,4 +71,79 @@ int cli_text_or_json(const char *format)
 	if (strcmp(format, "text") == 0 || strcmp(format, "json") == 0)
 		return 0;
 	return cli_fail("--format must be text or json, not '%s'", format), 2;
+}
+
+int cli_model(const char *path, Store *st, int64_t from, int64_t to, Model **out)
+{
+	Err err = {0};
+	*out = NULL;
+	if (path && strcmp(path, "none") == 0)
+		return 0;
+	if (path) {
+		if (model_load(path, out, &err))
+			return cli_fail("%s", err.msg);
+		return 0;
+	}
+	if (st == NULL)
+		return 0;
+	if (model_infer(st, from, to, out, &err))
+		return cli_fail("inferring a model: %s", err.msg);
+	const Model *m = *out;
+	fprintf(stderr, "tailtriage: no --model: using a model inferred from the data (%d nodes, "
+	                "%d pools; 'tailtriage model infer' shows why)\n", m->n_nodes, m->n_pools);
+	return 0;
+}
+
+const char *cli_model_source(const Model *m)
+{
+	return m == NULL ? "none" : m->inferred ? "inferred" : "file";
+}
+
+void cli_model_findings_text(const ModelFinding *f, int n, const Model *m, Buf *out)
+{
+	if (m == NULL)
+		return;
+	buf_printf(out, "\nModel and data (model: %s%s%s)\n", cli_model_source(m),
+	           m->inferred ? "" : " ", m->inferred ? "" : m->path);
+	if (n == 0)
+		buf_adds(out, "  no disagreement found\n");
+	for (int i = 0; i < n; i++)
+		buf_printf(out, "  %s\n", f[i].text);
+}
+
+void cli_model_findings_json(const ModelFinding *f, int n, const Model *m, Buf *out)
+{
+	size_t end = out->len;
+	while (end > 0 && out->p[end - 1] != '}')
+		end--;
+	if (end == 0)
+		return;
+	Buf tail;
+	buf_init(&tail);
+	buf_add(&tail, out->p + end, out->len - end);
+	out->len = end - 1;
+	while (out->len > 0 && (out->p[out->len - 1] == '\n' || out->p[out->len - 1] == ' '))
+		out->len--;
+	int empty = out->len > 0 && out->p[out->len - 1] == '{';
+	buf_adds(out, empty ? "\n  \"model\": {" : ",\n  \"model\": {");
+	const char *src = cli_model_source(m);
+	buf_printf(out, "\"source\": \"%s\"", src);
+	if (m && !m->inferred && m->path) {
+		buf_adds(out, ", \"path\": ");
+		buf_add_json_str(out, m->path, strlen(m->path));
+	}
+	buf_adds(out, ", \"findings\": [");
+	for (int i = 0; i < n; i++) {
+		buf_adds(out, i ? ", {" : "{");
+		buf_adds(out, "\"kind\": ");
+		buf_add_json_str(out, f[i].kind, strlen(f[i].kind));
+		buf_adds(out, ", \"subject\": ");
+		buf_add_json_str(out, f[i].subject, strlen(f[i].subject));
+		buf_adds(out, ", \"text\": ");
+		buf_add_json_str(out, f[i].text, strlen(f[i].text));
+		buf_adds(out, "}");
+	}
+	buf_adds(out, "]}\n}");
+	buf_add(out, tail.p, tail.len);
+	buf_fini(&tail);
 }

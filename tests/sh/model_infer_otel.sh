@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# model_infer_otel.sh - a model drafted from telemetry of the real
+# OpenTelemetry JS SDK (tests/js/otel_pools_app.js, exported over OTLP/HTTP
+# to `tailtriage serve`), with no hand-written model:
+#  - `model infer` names the pools by their OpenTelemetry pool names and
+#    matches them to services by name tokens (pricing-grpc guards pricing,
+#    pricing-pg is pricing's own database pool), optional from absence;
+#  - `diagnose` without --model uses the inferred model (and says so) and
+#    computes the pricing pool's occupancy and pending count;
+#  - the written file re-loads and gives the same pool evidence;
+#  - a hand-written model that disagrees with the data yields findings in
+#    `model check`, `diagnose` and `report`.
+source "${TT_SRC:?}/tests/js/live_common.bash"
+live_need_node
+
+DB="$LIVE_TMP/sdk.db"
+live_serve "$DB"
+node "$LIVE_JS_DIR/otel_pools_app.js" "http://127.0.0.1:$LIVE_PORT" 120 >"$LIVE_TMP/app.json" ||
+  live_fail "otel_pools_app.js failed"
+live_serve_stop
+
+M="$LIVE_TMP/inferred.model.json"
+"$TT_BIN" model infer --db "$DB" -o "$M" >"$LIVE_TMP/why.txt" || live_fail "model infer failed"
+cat "$LIVE_TMP/why.txt"
+grep -q '^pool      pricing-grpc (client) -> pricing, 48 slots$' "$LIVE_TMP/why.txt" ||
+  live_fail "summary does not name the pricing-grpc pool"
+grep -q 'why: .*guards calls to pricing' "$LIVE_TMP/why.txt" || live_fail "no reason for the pool"
+python3 - "$M" <<'PY' || live_fail "the inferred model is wrong"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["root"]["service"] == "shop-api" and m["root"]["operation"] == "GET /shop", m["root"]
+assert m["classes"]["attribute"] == "workload.class", m["classes"]
+assert sorted(m["classes"]["values"]) == ["enterprise", "premium", "standard"]
+nodes = {(n["service"], n.get("operation")): n for n in m["nodes"]}
+assert nodes[("pricing", None)]["mandatory"] is True and nodes[("pricing", None)]["pool"] == "pricing-grpc"
+assert nodes[("profile", None)]["pool"] == "profile-grpc"
+assert nodes[("recommendation", None)]["mandatory"] is False, nodes[("recommendation", None)]
+assert "absent 33.3 %" in nodes[("recommendation", None)]["why"]
+assert all("why" in n and "core" not in n for n in m["nodes"])
+pools = {p["name"]: p for p in m["pools"]}
+g = pools["pricing-grpc"]
+assert g["node"] == "pricing" and g["kind"] == "client" and g["size"] == 48, g
+assert g["metrics"]["label_key"] == "db.client.connection.pool.name"
+assert g["metrics"]["label_value"] == "pricing-grpc"
+pg = pools["pricing-pg"]
+assert pg["node"] == "pricing" and "own database pool" in pg["why"], pg
+assert pools["profile-grpc"]["node"] == "profile"
+print("inferred model ok:", ", ".join(f"{p} -> {pools[p]['node']}" for p in pools))
+PY
+
+# diagnose with no model: the inferred one, announced in one line
+"$TT_BIN" diagnose --db "$DB" --format json >"$LIVE_TMP/implicit.json" 2>"$LIVE_TMP/implicit.err" ||
+  live_fail "diagnose without --model failed"
+[ "$(wc -l <"$LIVE_TMP/implicit.err")" = 1 ] && grep -q 'model inferred from the data' "$LIVE_TMP/implicit.err" ||
+  live_fail "diagnose did not say (in one line) that it uses an inferred model: $(cat "$LIVE_TMP/implicit.err")"
+"$TT_BIN" diagnose --db "$DB" --model "$M" --format json >"$LIVE_TMP/explicit.json" 2>"$LIVE_TMP/explicit.err" ||
+  live_fail "diagnose --model (written file) failed"
+[ ! -s "$LIVE_TMP/explicit.err" ] || live_fail "diagnose --model said: $(cat "$LIVE_TMP/explicit.err")"
+python3 - "$LIVE_TMP/implicit.json" "$LIVE_TMP/explicit.json" <<'PY' || live_fail "pool evidence wrong"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+ev = lambda d: {e["name"]: (e["value"], e["missing"]) for e in d["evidence"]}
+ea, eb = ev(a), ev(b)
+occ, miss = ea["pool.pricing_grpc.occupancy"]
+assert not miss and abs(occ - 46 / 48) < 1e-3, ea["pool.pricing_grpc.occupancy"]
+assert ea["pool.pricing_grpc.pending_host_max"] == (9, False), ea["pool.pricing_grpc.pending_host_max"]
+# the hypotheses about pricing's pool no longer lack its figures
+for h in a["hypotheses"]:
+    if h["node"] == "pricing":
+        assert not any(x.startswith("pool.pricing") for x in h["missing"]), (h["id"], h["missing"])
+# the written file gives the same evidence as the implicit model
+pa = {k: v for k, v in ea.items() if k.startswith(("pool.", "dep.", "omission."))}
+pb = {k: v for k, v in eb.items() if k.startswith(("pool.", "dep.", "omission."))}
+assert pa == pb, set(pa.items()) ^ set(pb.items())
+assert a["model"]["source"] == "inferred" and b["model"]["source"] == "file"
+assert a["model"]["findings"] == [] and b["model"]["findings"] == []
+print(f"pricing-grpc occupancy {occ:.3f}, pending 9; {len(pa)} pool/dep values equal")
+PY
+
+# A hand-written model that disagrees with the data.
+cat >"$LIVE_TMP/hand.json" <<'JSON'
+{ "endpoint": "GET /shop", "root": {"service": "shop-api", "operation": "GET /shop"},
+  "classes": {"attribute": "workload.class", "values": ["standard", "premium", "gold"]},
+  "nodes": [ {"service": "pricing", "mandatory": true, "pool": "pricing"},
+             {"service": "inventory", "mandatory": true} ],
+  "pools": [ {"name": "pricing", "kind": "client", "node": "pricing", "size": 256,
+              "metrics": {"label_key": "db.client.connection.pool.name", "label_value": "pricing"}},
+             {"name": "profile-grpc", "kind": "client", "node": "profile", "size": 256} ] }
+JSON
+"$TT_BIN" model check --db "$DB" --model "$LIVE_TMP/hand.json" >"$LIVE_TMP/check.txt" ||
+  live_fail "model check failed"
+cat "$LIVE_TMP/check.txt"
+grep -q 'pool pricing: its selector db.client.connection.pool.name=pricing matches no series' "$LIVE_TMP/check.txt" &&
+  grep -q 'pricing-grpc' "$LIVE_TMP/check.txt" || live_fail "no selector finding"
+grep -q 'pool profile-grpc: the model says 256 slots, the metric db.client.connection.max says 64' "$LIVE_TMP/check.txt" ||
+  live_fail "no size finding"
+grep -q 'model node inventory is absent from the traces' "$LIVE_TMP/check.txt" || live_fail "no node finding"
+grep -q 'declared class gold' "$LIVE_TMP/check.txt" || live_fail "no class finding"
+"$TT_BIN" diagnose --db "$DB" --model "$LIVE_TMP/hand.json" >"$LIVE_TMP/hand.txt" || live_fail "diagnose failed"
+grep -q '^Model and data (model: file ' "$LIVE_TMP/hand.txt" &&
+  grep -q 'says 256 slots' "$LIVE_TMP/hand.txt" || live_fail "diagnose shows no model findings"
+"$TT_BIN" report --db "$DB" --model "$LIVE_TMP/hand.json" --format json >"$LIVE_TMP/hand.json.out" ||
+  live_fail "report failed"
+python3 - "$LIVE_TMP/hand.json.out" <<'PY' || live_fail "report json has no model findings"
+import json, sys
+r = json.load(open(sys.argv[1]))
+kinds = sorted(f["kind"] for f in r["model"]["findings"])
+assert kinds == ["class_absent", "node_absent", "pool_selector", "pool_size"], kinds
+PY
+echo "model_infer_otel: ok"
