@@ -925,7 +925,7 @@ int model_infer(Store *st, int64_t from, int64_t to, Model **out, Err *err)
 	if (ro.svc) {
 		m->root_service = xstrdup(ro.svc);
 		m->root_operation = xstrdup(ro.op);
-		m->endpoint = xstrdup(ro.op);
+		m->endpoint = dupf("%s %s", ro.svc, ro.op);
 		m->why_root = dupf("the most common root operation: %lld of %lld root spans (%d root "
 		                   "operations in the range)", (long long)ro.top, (long long)ro.total,
 		                   ro.kinds);

@@ -16,6 +16,7 @@
 
 #include "evidence_name.h"
 #include "fmt.h"
+#include "model_infer.h"
 #include "buf.h"
 #include "view.h"
 
@@ -378,11 +379,24 @@ static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 			 * occupancy, the busiest host, pending and the wait p99 */
 			Buf line;
 			buf_init(&line);
-			buf_printf(&line, "%s (%s, %lld slots):", pool->name, pool->kind ? pool->kind : "?",
-			           (long long)pool->size);
 			int known = 0;
 			char name[200];
-			double val;
+			double val, mmax;
+			/* a model size the metrics contradict is said, not hidden */
+			evidence_name(name, sizeof name, "pool", pool->name, "max", 0);
+			int has_max = app_evidence(app, name, &mmax);
+			if (has_max && pool->size > 0 && fabs(mmax - (double)pool->size) >= 0.5)
+				buf_printf(&line, "%s (%s, model %lld slots, metric max %.0f):", pool->name,
+				           pool->kind ? pool->kind : "?", (long long)pool->size, mmax);
+			else if (pool->size > 0)
+				buf_printf(&line, "%s (%s, %lld slots):", pool->name,
+				           pool->kind ? pool->kind : "?", (long long)pool->size);
+			else if (has_max)
+				buf_printf(&line, "%s (%s, metric max %.0f):", pool->name,
+				           pool->kind ? pool->kind : "?", mmax);
+			else
+				buf_printf(&line, "%s (%s, size unknown):", pool->name,
+				           pool->kind ? pool->kind : "?");
 			evidence_name(name, sizeof name, "pool", pool->name, "occupancy", 0);
 			if (app_evidence(app, name, &val) && ++known)
 				buf_printf(&line, " occupancy %.1f%%", 100 * val);
@@ -399,6 +413,14 @@ static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 				buf_adds(&line, " occupancy, queue age: no metrics");
 			canvas_text(cv, x, y, r.w - x - 1, known ? ROLE_NORMAL : ROLE_DIM, buf_str(&line));
 			buf_fini(&line);
+			/* where the model and the data disagree about this pool */
+			for (int i = 0; i < app->n_model_findings && y + 1 < bottom; i++) {
+				const ModelFinding *f = &app->model_findings[i];
+				if (strcmp(f->subject, pool->name) != 0)
+					continue;
+				y++;
+				canvas_text(cv, x, y, r.w - x - 1, ROLE_WARN, f->text);
+			}
 		} else if (mn && mn->pool) {
 			snprintf(buf, sizeof buf, "%s: not described in the model; no metrics", mn->pool);
 			canvas_text(cv, x, y, r.w - x - 1, ROLE_DIM, buf);

@@ -685,7 +685,7 @@ static int pool_evidence_fn(void *ctx, const Analysis *a, const char *name, doub
 static void test_node_pool_hyphenated_name(void **state)
 {
 	(void)state;
-	Env *e = env_new(1, 1, 100, 30, 0);
+	Env *e = env_new(1, 1, 120, 30, 0);
 	/* the same model with the pool renamed */
 	Buf mj;
 	buf_init(&mj);
@@ -743,10 +743,11 @@ static void test_node_pool_hyphenated_name(void **state)
 	app_open_pane(&e->app, PANE_NODE);
 	char *s = screen(e);
 	assert_null(strstr(s, "no metrics"));
-	assert_non_null(strstr(s, "Pricing-Pool (client, 256 slots): occupancy 91.7%"));
+	/* and the model's 256 slots against the metric's 48 is said */
+	assert_non_null(strstr(s, "Pricing-Pool (client, model 256 slots, metric max 48): occupancy 91.7%"));
 	assert_non_null(strstr(s, "pending 7.0"));
 	free(s);
-	check_golden(e, "node_pool_hyphen_100x30.txt");
+	check_golden(e, "node_pool_hyphen_120x30.txt");
 	evidence_free(pe.ev);
 	env_free(e);
 }
