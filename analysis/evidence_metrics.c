@@ -11,6 +11,8 @@
  *                 selected by db.client.connection.pool.name=<pool name>
  *   executor:     executor.active, executor.slots, executor.pending,
  *                 executor.queue_age (histogram)
+ * A used metric named http.client.open_connections (an HTTP client's
+ * connections to one server.address) counts its state=active series.
  * Each name is also tried with '.' spelled '_' (Prometheus exposition of
  * the same metric), label keys likewise.
  *
@@ -482,6 +484,10 @@ static int pool_evidence(Store *st, Evidence *e, const ModelPool *p, int pop, in
 	    strstr(used_m, "connection_count") || strstr(used_m, "connections_usage")) {
 		sk = strstr(used_m, "usage") ? "state" : "db.client.connection.state";
 		sv = "used";
+	} else if (strstr(used_m, "open_connections") || strstr(used_m, "open.connections")) {
+		/* HTTP client connections: active (in use) and idle */
+		sk = "http.connection.state";
+		sv = "active";
 	}
 	GScan used, max, pend;
 	int rc;

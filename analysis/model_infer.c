@@ -85,6 +85,16 @@ int model_infer_pool_match(const char *pool, const char *service, int *score)
 	int np = tokenize(pool ? pool : "", pt, MAX_TOKENS);
 	int ns = tokenize(service ? service : "", st, MAX_TOKENS);
 	int hits = 0, dbword = 0;
+	/* the same name, however spelled ("Pricing_Pool" / "pricing-pool"),
+	 * is the strongest match, even when it is only a generic word */
+	int same = np > 0 && np == ns;
+	for (int i = 0; same && i < np; i++)
+		same = strcmp(pt[i], st[i]) == 0;
+	if (same) {
+		if (score)
+			*score = ns + 1;
+		return 1;
+	}
 	for (int i = 0; i < np; i++)
 		dbword |= in_list(DBWORDS, pt[i]);
 	for (int k = 0; k < ns; k++) {
@@ -245,6 +255,10 @@ static int classify(const char *family, const char *type, const char *unit, int 
 		{"db.client.connection.wait.time", PK_DB, ROLE_WAIT},
 		{"db.client.connections.wait.time", PK_DB, ROLE_WAIT},
 		{"http.client.open.connections", PK_HTTP, ROLE_USED},
+		/* HikariCP's Micrometer names, common in Prometheus */
+		{"hikaricp.connections.active", PK_DB, ROLE_USED},
+		{"hikaricp.connections.max", PK_DB, ROLE_MAX},
+		{"hikaricp.connections.pending", PK_DB, ROLE_PENDING},
 		{"executor.active", PK_EXEC, ROLE_USED},
 		{"executor.slots", PK_EXEC, ROLE_MAX},
 		{"executor.max", PK_EXEC, ROLE_MAX},
@@ -1176,8 +1190,11 @@ int model_check(Store *st, const Model *m, int64_t from, int64_t to, ModelFindin
 				             mn->operation ? mn->operation : "",
 				             (long long)a->pop[0].requests));
 		}
-		/* classes: what the spans carry (the analysis adds declared ones) */
-		for (int c = 0; c < m->n_classes; c++) {
+		/* classes: what the spans carry (the analysis adds declared ones).
+		 * An inferred model may name a root attribute that was not the
+		 * class key at import: its values are not stored as classes, and
+		 * its "why" already says so. */
+		for (int c = 0; !m->inferred && c < m->n_classes; c++) {
 			int ci = analysis_class_index(a, m->classes[c]);
 			int64_t seen = ci >= 0 && a->pop[0].class_requests ? a->pop[0].class_requests[ci] : 0;
 			if (seen == 0)

@@ -40,8 +40,10 @@ static DxLiveKey key_of(const Analysis *a)
 {
 	DxLiveKey k;
 	memset(&k, 0, sizeof k);
-	k.win_from = a->pop[POP_WINDOW].from_ns;
-	k.win_to = a->pop[POP_WINDOW].to_ns;
+	/* an open window stays open: metrics exported after the last span
+	 * (an SDK's final export) belong to it too */
+	k.win_from = a->pop[POP_WINDOW].open_from ? INT64_MIN : a->pop[POP_WINDOW].from_ns;
+	k.win_to = a->pop[POP_WINDOW].open_to ? INT64_MAX : a->pop[POP_WINDOW].to_ns;
 	k.has_baseline = a->pop[POP_BASELINE].present;
 	if (k.has_baseline) {
 		k.base_from = a->pop[POP_BASELINE].from_ns;

@@ -81,7 +81,9 @@ static void draw_objective_row(const TuiApp *app, Canvas *cv, int y)
 		snprintf(buf, sizeof buf, " objective %.0f ms", a->objective_ms);
 		x = x_text(cv, x, y, ROLE_NORMAL, buf);
 	} else {
-		x = x_text(cv, x, y, ROLE_DIM, "no objective (no model)");
+		x = x_text(cv, x, y, ROLE_DIM, app->model == NULL ? "no objective (no model)"
+		                               : app->model->inferred ? "no objective (not inferable)"
+		                                                      : "no objective in the model");
 	}
 	snprintf(buf, sizeof buf, "  n=%s", n);
 	x = x_text(cv, x, y, ROLE_DIM, buf);

@@ -12,9 +12,17 @@
 //   db.client.connection.wait_time (histogram, s)
 // all with db.client.connection.pool.name. shop-api reports pricing-grpc
 // (max 48, nearly full, requests pending) and profile-grpc (max 64);
-// pricing reports pricing-pg (max 20).
+// pricing reports pricing-pg (max 20). shop-api also reports its HTTP
+// client connections to recommendation (http.client.open_connections by
+// server.address and http.connection.state) and its request executor
+// (executor.active, executor.slots, and a queue-age histogram named
+// http.server.queue.age in seconds).
 //
-// Usage: node otel_pools_app.js ENDPOINT [REQUESTS]
+// MODE "tier": the spans carry no workload.class; the root span has
+// tenant.tier (free/pro/enterprise) instead, next to a constant
+// http.request.method and a per-request user.id.
+//
+// Usage: node otel_pools_app.js ENDPOINT [REQUESTS] [MODE]
 'use strict';
 
 const api = require('@opentelemetry/api');
@@ -26,6 +34,7 @@ const { resourceFromAttributes } = require('@opentelemetry/resources');
 
 const endpoint = process.argv[2];
 const requests = parseInt(process.argv[3] || '120', 10);
+const mode = process.argv[4] || '';
 if (!endpoint) {
   console.error('usage: node otel_pools_app.js ENDPOINT [REQUESTS]');
   process.exit(2);
@@ -68,13 +77,17 @@ const tp = {};
 for (const s of services) tp[s] = tracerProvider(s, `${s}-1`);
 const tracer = (s) => tp[s].getTracer(s);
 
+// Durations in seconds with the semantic conventions' bucket advice (the
+// SDK's default buckets are meant for milliseconds).
+const SECONDS = { explicitBucketBoundaries: [0.001, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10] };
+
 // Pool instruments, as a pool instrumentation records them.
 function poolInstruments(meter) {
   return {
     count: meter.createUpDownCounter('db.client.connection.count', { unit: '{connection}' }),
     max: meter.createUpDownCounter('db.client.connection.max', { unit: '{connection}' }),
     pending: meter.createUpDownCounter('db.client.connection.pending_requests', { unit: '{request}' }),
-    wait: meter.createHistogram('db.client.connection.wait_time', { unit: 's' }),
+    wait: meter.createHistogram('db.client.connection.wait_time', { unit: 's', advice: SECONDS }),
   };
 }
 function reportPool(inst, name, max, used, pending, waits) {
@@ -102,8 +115,11 @@ function call(parentCtx, from, to, op, t0, ms) {
 
 function request(i, t0) {
   const wclass = classes[i % classes.length];
+  const attrs = mode === 'tier'
+    ? { 'tenant.tier': ['free', 'free', 'pro', 'enterprise'][i % 4], 'http.request.method': 'GET', 'user.id': `u${i}` }
+    : { 'workload.class': wclass, 'http.request.method': 'GET' };
   const root = tracer('shop-api').startSpan('GET /shop', {
-    kind: api.SpanKind.SERVER, startTime: t0, attributes: { 'workload.class': wclass, 'http.request.method': 'GET' },
+    kind: api.SpanKind.SERVER, startTime: t0, attributes: attrs,
   });
   const rootCtx = api.trace.setSpan(api.context.active(), root);
   const pricingMs = 20 + (i % 9) + (wclass === 'enterprise' ? 60 : 0);
@@ -137,8 +153,23 @@ async function main() {
   reportPool(apiPools, 'profile-grpc', 64, 12, 0, [0.0005, 0.001]);
   const pricingPools = poolInstruments(pricingMeters.provider.getMeter('pool-instrumentation'));
   reportPool(pricingPools, 'pricing-pg', 20, 7, 0, [0.001]);
+  const apiMeter = apiMeters.provider.getMeter('runtime');
+  const httpConns = apiMeter.createUpDownCounter('http.client.open_connections', { unit: '{connection}' });
+  const peer = { 'server.address': 'recommendation', 'server.port': 8080 };
+  httpConns.add(5, { ...peer, 'http.connection.state': 'active' });
+  httpConns.add(3, { ...peer, 'http.connection.state': 'idle' });
+  apiMeter.createUpDownCounter('executor.active', { unit: '{thread}' }).add(30);
+  apiMeter.createUpDownCounter('executor.slots', { unit: '{thread}' }).add(32);
+  const qa = apiMeter.createHistogram('http.server.queue.age', { unit: 's', advice: SECONDS });
+  for (const v of [0.001, 0.002, 0.004, 0.02, 0.03]) qa.record(v);
   await Promise.allSettled(services.map((s) => tp[s].forceFlush()));
   await Promise.allSettled([apiMeters.reader.forceFlush(), pricingMeters.reader.forceFlush()]);
+  // waits observed after the first export: the second (cumulative) export
+  // carries them as the increase over the range
+  for (const w of [0.03, 0.06, 0.08, 0.11, 0.14, 0.25]) {
+    apiPools.wait.record(w, { 'db.client.connection.pool.name': 'pricing-grpc' });
+  }
+  for (const v of [0.003, 0.006, 0.015]) qa.record(v);
   await Promise.allSettled([...services.map((s) => tp[s].shutdown()),
     apiMeters.provider.shutdown(), pricingMeters.provider.shutdown()]);
   console.log(JSON.stringify({ requests, failed_exports: failed }));

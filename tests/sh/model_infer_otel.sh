@@ -45,6 +45,14 @@ assert g["metrics"]["label_value"] == "pricing-grpc"
 pg = pools["pricing-pg"]
 assert pg["node"] == "pricing" and "own database pool" in pg["why"], pg
 assert pools["profile-grpc"]["node"] == "profile"
+# HTTP client connections by server.address, the executor by name and unit
+r = pools["recommendation"]
+assert r["node"] == "recommendation" and r["metrics"]["used"] == "http.client.open_connections", r
+assert r["metrics"]["label_key"] == "server.address" and "peer label" in r["why"], r
+assert nodes[("recommendation", None)]["pool"] == "recommendation"
+x = pools["shop-api-executor"]
+assert x["kind"] == "executor" and x["node"] == "shop-api" and x["size"] == 32, x
+assert x["metrics"]["wait"] == "http.server.queue.age", x
 print("inferred model ok:", ", ".join(f"{p} -> {pools[p]['node']}" for p in pools))
 PY
 
@@ -61,6 +69,9 @@ import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 ev = lambda d: {e["name"]: (e["value"], e["missing"]) for e in d["evidence"]}
 ea, eb = ev(a), ev(b)
+assert ea["pool.recommendation.used"] == (5, False), ea.get("pool.recommendation.used")
+assert ea["executor.occupancy"][0] == 30 / 32, ea.get("executor.occupancy")
+assert not ea["endpoint.queue_age.p99_ms"][1] and not ea["pool.pricing_grpc.wait.p99_ms"][1]
 occ, miss = ea["pool.pricing_grpc.occupancy"]
 assert not miss and abs(occ - 46 / 48) < 1e-3, ea["pool.pricing_grpc.occupancy"]
 assert ea["pool.pricing_grpc.pending_host_max"] == (9, False), ea["pool.pricing_grpc.pending_host_max"]
@@ -75,6 +86,30 @@ assert pa == pb, set(pa.items()) ^ set(pb.items())
 assert a["model"]["source"] == "inferred" and b["model"]["source"] == "file"
 assert a["model"]["findings"] == [] and b["model"]["findings"] == []
 print(f"pricing-grpc occupancy {occ:.3f}, pending 9; {len(pa)} pool/dep values equal")
+PY
+
+# Without workload.class, a varying low-cardinality root attribute is the
+# class attribute (not the constant method, not the per-request user id).
+DB2="$LIVE_TMP/tier.db"
+live_serve "$DB2"
+node "$LIVE_JS_DIR/otel_pools_app.js" "http://127.0.0.1:$LIVE_PORT" 120 tier >/dev/null ||
+  live_fail "otel_pools_app.js tier failed"
+live_serve_stop
+"$TT_BIN" model infer --db "$DB2" >"$LIVE_TMP/tier.json" || live_fail "model infer (tier) failed"
+python3 - "$LIVE_TMP/tier.json" <<'PY' || live_fail "the class attribute was not inferred"
+import json, sys
+c = json.load(open(sys.argv[1]))["classes"]
+assert c["attribute"] == "tenant.tier" and sorted(c["values"]) == ["enterprise", "free", "pro"], c
+assert c["mix"]["free"] == 0.5 and "--class-key tenant.tier" in c["why"], c
+PY
+# given back as a file, it is told that the stored spans carry no such
+# classes (they were imported with the default class key)
+"$TT_BIN" report --db "$DB2" --model "$LIVE_TMP/tier.json" --format json >"$LIVE_TMP/tier.report" ||
+  live_fail "report with the tier model failed"
+python3 - "$LIVE_TMP/tier.report" <<'PY' || live_fail "no class finding for the tier model"
+import json, sys
+f = json.load(open(sys.argv[1]))["model"]["findings"]
+assert sorted(x["subject"] for x in f if x["kind"] == "class_absent") == ["enterprise", "free", "pro"], f
 PY
 
 # A hand-written model that disagrees with the data.

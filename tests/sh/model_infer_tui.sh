@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# model_infer_tui.sh - the dashboard on telemetry of the real OpenTelemetry
+# JS SDK (tests/js/otel_pools_app.js) with no model: it says "model:
+# inferred", the pricing node's pane shows the pricing-grpc pool's
+# occupancy, pending count and wait from the SDK's db.client.connection.*
+# metrics, and M writes the inferred model (never over an existing file).
+source "${TT_SRC:?}/tests/js/live_common.bash"
+live_need_node
+command -v tmux >/dev/null || live_apt tmux || true
+command -v tmux >/dev/null || live_skip "tmux not available and cannot be installed"
+
+SOCK="tt-infer-$$"
+tmx() { tmux -L "$SOCK" "$@"; }
+trap 'tmx kill-server 2>/dev/null || true; live_cleanup' EXIT
+
+DB="$LIVE_TMP/sdk.db"
+live_serve "$DB"
+node "$LIVE_JS_DIR/otel_pools_app.js" "http://127.0.0.1:$LIVE_PORT" 120 >"$LIVE_TMP/app.json" ||
+  live_fail "otel_pools_app.js failed"
+live_serve_stop
+
+OUT="$LIVE_TMP/written.model.json"
+tmx new-session -d -s t -x 130 -y 32 \
+  "cd '$LIVE_TMP' && LANG=C.UTF-8 TERM=xterm-256color '$TT_BIN' tui --db '$DB' --ascii --model-out '$OUT' 2>'$LIVE_TMP/tui.err'; echo \$? >'$LIVE_TMP/tui.rc'; sleep 30"
+screen() { tmx capture-pane -p -t t; }
+wait_for() { # wait_for ERE WHAT
+  local i
+  for i in $(seq 1 100); do
+    screen | grep -Eq -- "$1" && return 0
+    sleep 0.1
+  done
+  screen >&2
+  cat "$LIVE_TMP/tui.err" >&2 || true
+  live_fail "$2"
+}
+
+wait_for "model: inferred" "the title does not say the model is inferred"
+wait_for "pricing" "the DAG did not show pricing"
+# the first node below the root is the pricing call (it starts first)
+tmx send-keys -t t j Enter
+wait_for "call shop-api -> pricing" "the pricing node did not open"
+wait_for "pool pricing-grpc \(client, 48 slots\): occupancy 95\.8%  pending 9\.0  wait p99 [0-9.]+ ms" \
+  "the node pane does not show the pricing pool's occupancy and pending count" 
+screen | grep -E "^ pool " | sed 's/  */ /g'
+
+tmx send-keys -t t M
+wait_for "wrote the inferred model to .*written\.model\.json" "M did not write the model"
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert any(p["name"] == "pricing-grpc" and p["node"] == "pricing" for p in m["pools"]), m["pools"]' \
+  "$OUT" || live_fail "the written model does not name the pricing pool"
+"$TT_BIN" diagnose --db "$DB" --model "$OUT" --format json >/dev/null || live_fail "the written model does not load"
+# a second M does not overwrite it
+tmx send-keys -t t M
+wait_for "cannot write .*written\.model\.json: File exists" "M overwrote an existing file"
+
+tmx send-keys -t t q
+for i in $(seq 1 50); do [ -s "$LIVE_TMP/tui.rc" ] && break; sleep 0.1; done
+[ "$(cat "$LIVE_TMP/tui.rc" 2>/dev/null)" = 0 ] || live_fail "tui exited with status $(cat "$LIVE_TMP/tui.rc" 2>/dev/null)"
+grep -q 'no --model: using a model inferred from the data' "$LIVE_TMP/tui.err" ||
+  live_fail "tui did not say it uses an inferred model"
+echo "model_infer_tui: ok"
