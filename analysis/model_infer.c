@@ -335,7 +335,7 @@ static int on_pool_point(void *ctx, const StoreMetricRow *r)
 		if (!name[0]) {
 			if (ps->kind != PK_EXEC)
 				return 0; /* a client pool metric without a pool name */
-			snprintf(name, sizeof name, "%s%sexecutor", svc, svc[0] ? "-" : "");
+			snprintf(name, sizeof name, "%.100s%sexecutor", svc, svc[0] ? "-" : "");
 			key[0] = '\0';
 		}
 		IPool *p = pool_get(ps, ps->kind, name);
