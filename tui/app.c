@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "model_infer.h"
 #include "timefmt.h"
 #include "view.h"
 
@@ -73,6 +74,13 @@ void app_init(TuiApp *app, const TuiOptions *opt)
 	app->base_to = opt->base_to;
 	app->wclass = opt->wclass ? xstrdup(opt->wclass) : NULL;
 	app->opt_gen = 1;
+	/* the model and the data disagree: say the first thing at once (the
+	 * title row keeps the count, the node pane the pool's own findings) */
+	if (app->n_model_findings > 0) {
+		int more = app->n_model_findings - 1;
+		app_set_status(app, 1, "model vs data: %s%s", app->model_findings[0].text,
+		               more ? " (more: tailtriage model check)" : "");
+	}
 	app->views[PANE_DAG] = view_dag_new();
 	app->views[PANE_NODE] = view_node_new();
 	app->views[PANE_OWNER] = view_owner_new();

@@ -4,6 +4,10 @@
 # inferred", the pricing node's pane shows the pricing-grpc pool's
 # occupancy, pending count and wait from the SDK's db.client.connection.*
 # metrics, and M writes the inferred model (never over an existing file).
+# Then a hand-written model that disagrees with the data: the title counts
+# the disagreements, the status line says the first, the node pane shows
+# the pool's own (a selector that matches no series; the model's size
+# against the metric's max).
 source "${TT_SRC:?}/tests/js/live_common.bash"
 live_need_node
 command -v tmux >/dev/null || live_apt tmux || true
@@ -57,4 +61,35 @@ for i in $(seq 1 50); do [ -s "$LIVE_TMP/tui.rc" ] && break; sleep 0.1; done
 [ "$(cat "$LIVE_TMP/tui.rc" 2>/dev/null)" = 0 ] || live_fail "tui exited with status $(cat "$LIVE_TMP/tui.rc" 2>/dev/null)"
 grep -q 'no --model: using a model inferred from the data' "$LIVE_TMP/tui.err" ||
   live_fail "tui did not say it uses an inferred model"
+tmx kill-server 2>/dev/null || true
+SOCK="tt-infer2-$$" # a fresh server: the old one may still be exiting
+
+# A hand-written model that selects the pricing pool by the label value
+# "pricing" (the SDK says "pricing-grpc") and sizes profile-grpc at 256
+# (the metric says 64): the dashboard says so instead of staying silent.
+cat >"$LIVE_TMP/hand.json" <<'JSON'
+{ "endpoint": "GET /shop", "root": {"service": "shop-api", "operation": "GET /shop"},
+  "nodes": [ {"service": "pricing", "mandatory": true, "pool": "pricing"},
+             {"service": "profile", "mandatory": true, "pool": "profile-grpc"} ],
+  "pools": [ {"name": "pricing", "kind": "client", "node": "pricing", "size": 256,
+              "metrics": {"label_key": "db.client.connection.pool.name", "label_value": "pricing"}},
+             {"name": "profile-grpc", "kind": "client", "node": "profile", "size": 256} ] }
+JSON
+rm -f "$LIVE_TMP/tui.rc"
+tmx new-session -d -s t -x 150 -y 34 \
+  "LANG=C.UTF-8 TERM=xterm-256color '$TT_BIN' tui --db '$DB' --ascii --model '$LIVE_TMP/hand.json' 2>'$LIVE_TMP/tui.err'; echo \$? >'$LIVE_TMP/tui.rc'; sleep 30"
+wait_for "model hand\.json, 2 disagreements with the data" "the title does not count the disagreements"
+wait_for "model vs data: pool pricing: its selector" "the status line does not say what disagrees"
+tmx send-keys -t t j Enter
+wait_for "call shop-api -> pricing" "the pricing node did not open"
+wait_for "pool pricing \(client, 256 slots\): occupancy, queue age: no metrics" "no pool line for pricing"
+wait_for "pool pricing: its selector db\.client\.connection\.pool\.name=pricing matches no series" \
+  "the node pane does not say the pricing selector matches nothing"
+screen | grep -E "^ pool |selector" | sed 's/  */ /g'
+tmx send-keys -t t Escape j j Enter
+wait_for "call shop-api -> profile" "the profile node did not open"
+wait_for "pool profile-grpc \(client, model 256 slots, metric max 64\): occupancy 18\.8%" \
+  "the node pane does not show the model's size against the metric's max"
+screen | grep -E "^ pool |says" | sed 's/  */ /g'
+tmx send-keys -t t q
 echo "model_infer_tui: ok"
