@@ -1152,8 +1152,8 @@ int model_check(Store *st, const Model *m, int64_t from, int64_t to, ModelFindin
 {
 	*out = NULL;
 	*n = 0;
-	if (m == NULL)
-		return 0;
+	if (m == NULL || m->inferred)
+		return 0; /* drafted from this data: it agrees by construction */
 	Findings fs = {0};
 	Analysis *a = NULL;
 	AnalysisOptions ao = {.win_from = from, .win_to = to};
@@ -1190,11 +1190,8 @@ int model_check(Store *st, const Model *m, int64_t from, int64_t to, ModelFindin
 				             mn->operation ? mn->operation : "",
 				             (long long)a->pop[0].requests));
 		}
-		/* classes: what the spans carry (the analysis adds declared ones).
-		 * An inferred model may name a root attribute that was not the
-		 * class key at import: its values are not stored as classes, and
-		 * its "why" already says so. */
-		for (int c = 0; !m->inferred && c < m->n_classes; c++) {
+		/* classes: what the spans carry (the analysis adds declared ones) */
+		for (int c = 0; c < m->n_classes; c++) {
 			int ci = analysis_class_index(a, m->classes[c]);
 			int64_t seen = ci >= 0 && a->pop[0].class_requests ? a->pop[0].class_requests[ci] : 0;
 			if (seen == 0)

@@ -54,8 +54,9 @@ typedef struct ModelFinding {
 /* Compares model m with the data of [from, to): a pool size against the
  * metric max, a pool selector that matches no series, a model node absent
  * from the traces, a declared class absent from the spans. An inferred
- * model is compared too (it cannot disagree on what it read, so it
- * yields nothing). Returns 0 and *out / *n (free with
+ * model (m->inferred) yields nothing: it was drafted from the data, and
+ * the class attribute it names may not be the one the import used (its
+ * "why" says so). Returns 0 and *out / *n (free with
  * model_findings_free), or a negative code with err. */
 int model_check(Store *st, const Model *m, int64_t from, int64_t to, ModelFinding **out, int *n,
                 Err *err);

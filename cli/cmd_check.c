@@ -20,6 +20,12 @@ static void usage(FILE *out)
 	      "                        [--format text|json]\n"
 	      "       tailtriage check --list\n\n"
 	      "Runs one discriminating check over the database and prints its table.\n\n"
+	      "  --db FILE        database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
+	      "  --model FILE     endpoint model (which pool guards which node, the objective);\n"
+	      "                   without it, a model inferred from the data ('none': no model)\n"
+	      "  --window A..B    analysed range (RFC 3339 or epoch ms; default: all data)\n"
+	      "  --baseline A..B  range to compare against, or 'before'\n"
+	      "  --format F       text (default) or json\n"
 	      "  --node N         dependency the check is about (pool-by-class, client-vs-server)\n"
 	      "  --class C        workload class to single out (client-vs-server)\n"
 	      "  --list           the checks and the question each answers\n",

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "model_infer.h"
 #include "model_json.h"
+#include "sanitize.h"
 #include "timefmt.h"
 
 const char *cli_default_db(void)
@@ -103,12 +104,20 @@ void cli_model_findings_text(const ModelFinding *f, int n, const Model *m, Buf *
 {
 	if (m == NULL)
 		return;
-	buf_printf(out, "\nModel and data (model: %s%s%s)\n", cli_model_source(m),
-	           m->inferred ? "" : " ", m->inferred ? "" : m->path);
-	if (n == 0)
+	/* pool names and label values come from the data: sanitized */
+	char t[1024];
+	san_clean(m->inferred || m->path == NULL ? "" : m->path, t, sizeof t);
+	buf_printf(out, "\nModel and data (model: %s%s%s)\n", cli_model_source(m), t[0] ? " " : "",
+	           t);
+	if (m->inferred)
+		buf_adds(out, "  drafted from this data ('tailtriage model infer' shows why for each "
+		              "field; edit it and pass it with --model)\n");
+	else if (n == 0)
 		buf_adds(out, "  no disagreement found\n");
-	for (int i = 0; i < n; i++)
-		buf_printf(out, "  %s\n", f[i].text);
+	for (int i = 0; i < n; i++) {
+		san_clean(f[i].text, t, sizeof t);
+		buf_printf(out, "  %s\n", t);
+	}
 }
 
 void cli_model_findings_json(const ModelFinding *f, int n, const Model *m, Buf *out)
