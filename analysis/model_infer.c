@@ -132,7 +132,87 @@ static char *dupf(const char *fmt, ...)
 	return s;
 }
 
-/* Value of key in a canonical label object ({"k":"v",...}); 0 when absent. */
+static int hex4(const char *p, unsigned *v)
+{
+	*v = 0;
+	for (int i = 0; i < 4; i++) {
+		char c = p[i];
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		        : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		if (d < 0)
+			return 0;
+		*v = *v * 16 + (unsigned)d;
+	}
+	return 1;
+}
+
+/* Decodes the JSON string body at p (after the opening quote) into out
+ * (at most sz bytes, terminated; \uXXXX as UTF-8, a lone surrogate as
+ * U+FFFD). Returns the position after the closing quote, or NULL. */
+static const char *json_unescape(const char *p, char *out, size_t sz)
+{
+	size_t j = 0;
+	while (*p && *p != '"') {
+		char buf[4];
+		size_t n = 1;
+		buf[0] = *p++;
+		if (buf[0] == '\\') {
+			char e = *p ? *p++ : '\0';
+			unsigned cp;
+			switch (e) {
+			case 'n': buf[0] = '\n'; break;
+			case 't': buf[0] = '\t'; break;
+			case 'r': buf[0] = '\r'; break;
+			case 'b': buf[0] = '\b'; break;
+			case 'f': buf[0] = '\f'; break;
+			case 'u':
+				if (!hex4(p, &cp))
+					return NULL;
+				p += 4;
+				if (cp >= 0xD800 && cp < 0xDC00 && p[0] == '\\' && p[1] == 'u') {
+					unsigned lo;
+					if (hex4(p + 2, &lo) && lo >= 0xDC00 && lo < 0xE000) {
+						cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+						p += 6;
+					}
+				}
+				if (cp >= 0xD800 && cp < 0xE000)
+					cp = 0xFFFD;
+				if (cp < 0x80) {
+					buf[0] = (char)cp;
+				} else if (cp < 0x800) {
+					buf[0] = (char)(0xC0 | (cp >> 6));
+					buf[1] = (char)(0x80 | (cp & 0x3F));
+					n = 2;
+				} else if (cp < 0x10000) {
+					buf[0] = (char)(0xE0 | (cp >> 12));
+					buf[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+					buf[2] = (char)(0x80 | (cp & 0x3F));
+					n = 3;
+				} else {
+					buf[0] = (char)(0xF0 | (cp >> 18));
+					buf[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+					buf[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+					buf[3] = (char)(0x80 | (cp & 0x3F));
+					n = 4;
+				}
+				break;
+			case '\0': return NULL;
+			default: buf[0] = e; break; /* \" \\ \/ */
+			}
+		}
+		if (j + n < sz) {
+			memcpy(out + j, buf, n);
+			j += n;
+		}
+	}
+	if (sz)
+		out[j < sz ? j : sz - 1] = '\0';
+	return *p == '"' ? p + 1 : NULL;
+}
+
+/* Value of key in a canonical label object ({"k":"v",...}); 0 when absent.
+ * The key is matched as written (label keys here are plain names). */
 static int label_get(const char *json, const char *key, char *out, size_t sz)
 {
 	if (json == NULL || key == NULL)
@@ -142,15 +222,7 @@ static int label_get(const char *json, const char *key, char *out, size_t sz)
 	const char *p = strstr(json, pat);
 	if (p == NULL)
 		return 0;
-	p += strlen(pat);
-	size_t j = 0;
-	for (; *p && *p != '"' && j + 1 < sz; p++) {
-		if (*p == '\\' && p[1])
-			p++;
-		out[j++] = *p;
-	}
-	out[j] = '\0';
-	return 1;
+	return json_unescape(p + strlen(pat), out, sz) != NULL;
 }
 
 static void underscore(const char *in, char *out, size_t sz)
@@ -434,32 +506,16 @@ typedef struct RootAttrs {
 	int64_t roots;
 } RootAttrs;
 
-/* Reads a JSON string at *p into out (escapes kept simple: \x -> x,
- * \uXXXX -> '?'); advances *p past it. 0 on a malformed string. */
+/* Reads a JSON string at *p into out (decoded, at most sz bytes); advances
+ * *p past it. 0 on a malformed string. */
 static int json_string(const char **p, char *out, size_t sz)
 {
-	const char *s = *p;
-	if (*s != '"')
+	if (**p != '"')
 		return 0;
-	s++;
-	size_t j = 0;
-	while (*s && *s != '"') {
-		char c = *s++;
-		if (c == '\\' && *s) {
-			c = *s++;
-			if (c == 'u') {
-				for (int k = 0; k < 4 && *s; k++)
-					s++;
-				c = '?';
-			}
-		}
-		if (j + 1 < sz)
-			out[j++] = c;
-	}
-	if (*s != '"')
+	const char *e = json_unescape(*p + 1, out, sz);
+	if (e == NULL)
 		return 0;
-	out[j] = '\0';
-	*p = s + 1;
+	*p = e;
 	return 1;
 }
 

@@ -20,7 +20,8 @@
 //
 // MODE "tier": the spans carry no workload.class; the root span has
 // tenant.tier (free/pro/enterprise) instead, next to a constant
-// http.request.method and a per-request user.id.
+// http.request.method and a per-request user.id; and shop-api reports one
+// more pool whose name carries terminal escape sequences.
 //
 // Usage: node otel_pools_app.js ENDPOINT [REQUESTS] [MODE]
 'use strict';
@@ -153,6 +154,8 @@ async function main() {
   reportPool(apiPools, 'profile-grpc', 64, 12, 0, [0.0005, 0.001]);
   const pricingPools = poolInstruments(pricingMeters.provider.getMeter('pool-instrumentation'));
   reportPool(pricingPools, 'pricing-pg', 20, 7, 0, [0.001]);
+  // tier mode: a pool name with terminal escapes (data is never trusted)
+  if (mode === 'tier') reportPool(apiPools, 'cache\u001b]0;owned\u0007\u001b[2J-grpc', 8, 1, 0, []);
   const apiMeter = apiMeters.provider.getMeter('runtime');
   const httpConns = apiMeter.createUpDownCounter('http.client.open_connections', { unit: '{connection}' });
   const peer = { 'server.address': 'recommendation', 'server.port': 8080 };

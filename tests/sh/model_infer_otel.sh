@@ -88,6 +88,17 @@ assert a["model"]["findings"] == [] and b["model"]["findings"] == []
 print(f"pricing-grpc occupancy {occ:.3f}, pending 9; {len(pa)} pool/dep values equal")
 PY
 
+# A hand-written model that disagrees with the data.
+cat >"$LIVE_TMP/hand.json" <<'JSON'
+{ "endpoint": "GET /shop", "root": {"service": "shop-api", "operation": "GET /shop"},
+  "classes": {"attribute": "workload.class", "values": ["standard", "premium", "gold"]},
+  "nodes": [ {"service": "pricing", "mandatory": true, "pool": "pricing"},
+             {"service": "inventory", "mandatory": true} ],
+  "pools": [ {"name": "pricing", "kind": "client", "node": "pricing", "size": 256,
+              "metrics": {"label_key": "db.client.connection.pool.name", "label_value": "pricing"}},
+             {"name": "profile-grpc", "kind": "client", "node": "profile", "size": 256} ] }
+JSON
+
 # Without workload.class, a varying low-cardinality root attribute is the
 # class attribute (not the constant method, not the per-request user id).
 DB2="$LIVE_TMP/tier.db"
@@ -96,6 +107,22 @@ node "$LIVE_JS_DIR/otel_pools_app.js" "http://127.0.0.1:$LIVE_PORT" 120 tier >/d
   live_fail "otel_pools_app.js tier failed"
 live_serve_stop
 "$TT_BIN" model infer --db "$DB2" >"$LIVE_TMP/tier.json" || live_fail "model infer (tier) failed"
+# the hostile pool name: escaped in JSON, sanitized on the terminal
+"$TT_BIN" model infer --db "$DB2" -o "$LIVE_TMP/tier2.json" >"$LIVE_TMP/tier.why" ||
+  live_fail "model infer -o (tier) failed"
+"$TT_BIN" model check --db "$DB2" --model "$LIVE_TMP/hand.json" >"$LIVE_TMP/tier.check" 2>&1 || true
+"$TT_BIN" diagnose --db "$DB2" --model "$LIVE_TMP/hand.json" >"$LIVE_TMP/tier.diag" 2>&1 || true
+for f in tier.why tier.check tier.diag; do
+  if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$LIVE_TMP/$f"; then
+    live_fail "$f has control characters from the data"
+  fi
+done
+grep -q 'cache.*grpc' "$LIVE_TMP/tier.check" || live_fail "the hostile pool name is not listed (sanitized)"
+python3 - "$LIVE_TMP/tier.json" <<'PY' || live_fail "the hostile pool name did not survive the JSON"
+import json, sys
+names = [p["name"] for p in json.load(open(sys.argv[1]))["pools"]]
+assert "cache\x1b]0;owned\x07\x1b[2J-grpc" in names, names
+PY
 python3 - "$LIVE_TMP/tier.json" <<'PY' || live_fail "the class attribute was not inferred"
 import json, sys
 c = json.load(open(sys.argv[1]))["classes"]
@@ -112,16 +139,6 @@ f = json.load(open(sys.argv[1]))["model"]["findings"]
 assert sorted(x["subject"] for x in f if x["kind"] == "class_absent") == ["enterprise", "free", "pro"], f
 PY
 
-# A hand-written model that disagrees with the data.
-cat >"$LIVE_TMP/hand.json" <<'JSON'
-{ "endpoint": "GET /shop", "root": {"service": "shop-api", "operation": "GET /shop"},
-  "classes": {"attribute": "workload.class", "values": ["standard", "premium", "gold"]},
-  "nodes": [ {"service": "pricing", "mandatory": true, "pool": "pricing"},
-             {"service": "inventory", "mandatory": true} ],
-  "pools": [ {"name": "pricing", "kind": "client", "node": "pricing", "size": 256,
-              "metrics": {"label_key": "db.client.connection.pool.name", "label_value": "pricing"}},
-             {"name": "profile-grpc", "kind": "client", "node": "profile", "size": 256} ] }
-JSON
 "$TT_BIN" model check --db "$DB" --model "$LIVE_TMP/hand.json" >"$LIVE_TMP/check.txt" ||
   live_fail "model check failed"
 cat "$LIVE_TMP/check.txt"
