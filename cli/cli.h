@@ -64,7 +64,8 @@ Model *cli_load_model(const char *path, Err *err);
 
 /* The model a command uses (issue 12): the file at path; "none": no model;
  * NULL: a model inferred from st over [from, to) (analysis/model_infer.h),
- * announced on stderr in one line (st NULL: no model). Returns 0 and *out
+ * announced on stderr in one line (st NULL, or no spans and no pool
+ * metrics to infer from: no model, also said in one line). Returns 0 and *out
  * (NULL when none; free with model_free), or 1 after printing the error. */
 int cli_model(const char *path, Store *st, int64_t from, int64_t to, Model **out);
 

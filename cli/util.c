@@ -90,6 +90,15 @@ int cli_model(const char *path, Store *st, int64_t from, int64_t to, Model **out
 	if (model_infer(st, from, to, out, &err))
 		return cli_fail("inferring a model: %s", err.msg);
 	const Model *m = *out;
+	if (m->n_nodes == 0 && m->n_pools == 0) {
+		/* nothing to infer from (yet): a model with nothing in it would
+		 * only hide that there is no model */
+		model_free(*out);
+		*out = NULL;
+		fprintf(stderr, "tailtriage: no --model, and no data to infer one from: running "
+		                "without a model\n");
+		return 0;
+	}
 	fprintf(stderr, "tailtriage: no --model: using a model inferred from the data (%d nodes, "
 	                "%d pools; 'tailtriage model infer' shows why)\n", m->n_nodes, m->n_pools);
 	return 0;
