@@ -98,15 +98,23 @@ static void summary(const Model *m, Buf *o)
 	buf_printf(o, "objective %s\n", b);
 }
 
+/* Writes b to path through a temporary file renamed over it, so a failed
+ * write never leaves half a model behind. */
 static int write_file(const char *path, const Buf *b)
 {
-	FILE *f = fopen(path, "w");
+	char tmp[4096];
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
+		return cli_fail("%s: path too long", path);
+	FILE *f = fopen(tmp, "w");
 	if (f == NULL)
 		return cli_fail("%s: cannot write: %s", path, strerror(errno));
 	size_t w = fwrite(b->p, 1, b->len, f);
 	int bad = w != b->len;
-	if (fclose(f) != 0 || bad)
-		return cli_fail("%s: write failed", path);
+	if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+		int e = errno;
+		remove(tmp);
+		return cli_fail("%s: write failed: %s", path, strerror(e));
+	}
 	return 0;
 }
 
