@@ -45,7 +45,9 @@ tmx send-keys -t t j Enter
 wait_for "call shop-api -> pricing" "the pricing node did not open"
 wait_for "pool pricing-grpc \(client, 48 slots\): occupancy 95\.8%  pending 9\.0  wait p99 [0-9.]+ ms" \
   "the node pane does not show the pricing pool's occupancy and pending count" 
-screen | grep -E "^ pool " | sed 's/  */ /g'
+# pricing's own database pool, below the pool in front of it
+wait_for "own pool pricing-pg \(client, 20 slots\): occupancy 35\.0%" "the node pane does not show pricing's own pool"
+screen | grep -E "^ (own )?pool " | sed 's/  */ /g'
 
 tmx send-keys -t t M
 wait_for "wrote the inferred model to .*written\.model\.json" "M did not write the model"
