@@ -119,16 +119,16 @@ static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static char *dupf(const char *fmt, ...)
 {
-	Buf b;
-	buf_init(&b);
 	va_list ap;
 	va_start(ap, fmt);
-	char tmp[1024];
-	vsnprintf(tmp, sizeof tmp, fmt, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	buf_adds(&b, tmp);
-	char *s = xstrdup(buf_str(&b));
-	buf_fini(&b);
+	if (n < 0)
+		return xstrdup("");
+	char *s = xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
 	return s;
 }
 
