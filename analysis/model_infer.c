@@ -499,10 +499,13 @@ typedef struct AttrVals {
 	int64_t present;
 } AttrVals;
 
-typedef struct RootAttrs {
-	const char *svc, *op;
+typedef struct AttrList {
 	AttrVals *a;
 	int n;
+} AttrList;
+
+typedef struct RootAttrs {
+	AttrList span, res;         /* root span attributes, its resource's */
 	int64_t roots;
 } RootAttrs;
 
@@ -544,7 +547,7 @@ static void json_skip(const char **p)
 	*p = s;
 }
 
-static void attr_add(RootAttrs *ra, const char *k, const char *v)
+static void attr_add(AttrList *ra, const char *k, const char *v)
 {
 	AttrVals *a = NULL;
 	for (int i = 0; i < ra->n; i++)
@@ -574,15 +577,11 @@ static void attr_add(RootAttrs *ra, const char *k, const char *v)
 	a->counts[a->n_vals++] = 1;
 }
 
-static int on_root_span(void *ctx, const StoreSpanRow *r)
+/* Adds the string members of a flat JSON object to l. */
+static void attrs_parse(AttrList *l, const char *p)
 {
-	RootAttrs *ra = ctx;
-	if (r->parent_id[0] || strcmp(r->service, ra->svc) != 0 || strcmp(r->name, ra->op) != 0)
-		return 0;
-	ra->roots++;
-	const char *p = r->attrs_json;
 	if (p == NULL || *p != '{')
-		return 0;
+		return;
 	p++;
 	char k[128], v[128];
 	while (*p) {
@@ -600,21 +599,69 @@ static int on_root_span(void *ctx, const StoreSpanRow *r)
 		if (*p == '"') {
 			if (!json_string(&p, v, sizeof v))
 				break;
-			attr_add(ra, k, v);
+			attr_add(l, k, v);
 		} else {
 			json_skip(&p);
 		}
 	}
+}
+
+static int on_root_attrs(void *ctx, const char *span_attrs, const char *res_attrs)
+{
+	RootAttrs *ra = ctx;
+	ra->roots++;
+	attrs_parse(&ra->span, span_attrs);
+	attrs_parse(&ra->res, res_attrs);
 	return 0;
 }
 
-static void root_attrs_free(RootAttrs *ra)
+static void attr_list_free(AttrList *l)
 {
-	for (int i = 0; i < ra->n; i++)
-		for (int j = 0; j < ra->a[i].n_vals && j < CLASS_MAX_VALUES; j++)
-			free(ra->a[i].vals[j]);
-	free(ra->a);
+	for (int i = 0; i < l->n; i++)
+		for (int j = 0; j < l->a[i].n_vals && j < CLASS_MAX_VALUES; j++)
+			free(l->a[i].vals[j]);
+	free(l->a);
 }
+
+/* Resource attributes that name a process, host or the SDK: they vary
+ * between requests with the serving instance, which is placement, not a
+ * workload class. */
+static int identity_key(const char *k)
+{
+	static const char *const P[] = {"service.", "host.", "process.", "os.", "telemetry.",
+	                                "container.", "k8s.pod.", "k8s.node.", "cloud.resource_id",
+	                                "faas.instance", NULL};
+	for (int i = 0; P[i]; i++)
+		if (strncmp(k, P[i], strlen(P[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* The best class candidate of l: low cardinality, on (nearly) every
+ * request, varying; the fewest values wins. */
+static const AttrVals *pick_class(const AttrList *l, int64_t roots, int resource)
+{
+	const AttrVals *best = NULL;
+	for (int i = 0; i < l->n; i++) {
+		const AttrVals *v = &l->a[i];
+		if (v->n_vals < 2 || v->n_vals > CLASS_MAX_VALUES || v->present * 10 < roots * 9)
+			continue;
+		int64_t most = 0;
+		for (int k = 0; k < v->n_vals; k++)
+			if (v->counts[k] > most)
+				most = v->counts[k];
+		if (most * 100 > v->present * 99)
+			continue;
+		if (strstr(v->key, "http.") || strstr(v->key, "url") || strstr(v->key, "status"))
+			continue; /* protocol details, not a workload class */
+		if (resource && identity_key(v->key))
+			continue;
+		if (best == NULL || v->n_vals < best->n_vals)
+			best = v;
+	}
+	return best;
+}
+
 
 /* ---- the model ------------------------------------------------------------ */
 
@@ -792,25 +839,13 @@ static void infer_classes(Model *m, const Analysis *a, Store *st, int64_t from, 
 	}
 	if (a->root_service == NULL || a->root_operation == NULL)
 		return;
-	RootAttrs ra = {.svc = a->root_service, .op = a->root_operation};
-	*rc = store_spans_scan(st, from, to, STORE_SPANS_ATTRS, on_root_span, &ra, err);
-	const AttrVals *best = NULL;
-	for (int i = 0; *rc == 0 && i < ra.n; i++) {
-		const AttrVals *v = &ra.a[i];
-		/* low cardinality, on (nearly) every request, and varying */
-		if (v->n_vals < 2 || v->n_vals > CLASS_MAX_VALUES || v->present * 10 < ra.roots * 9)
-			continue;
-		int64_t most = 0;
-		for (int k = 0; k < v->n_vals; k++)
-			if (v->counts[k] > most)
-				most = v->counts[k];
-		if (most * 100 > v->present * 99)
-			continue;
-		if (strstr(v->key, "http.") || strstr(v->key, "url") || strstr(v->key, "status"))
-			continue; /* protocol details, not a workload class */
-		if (best == NULL || v->n_vals < best->n_vals)
-			best = v;
-	}
+	RootAttrs ra = {.roots = 0};
+	*rc = store_root_attrs(st, a->root_service, a->root_operation, from, to, on_root_attrs, &ra,
+	                       err);
+	const AttrVals *best = *rc ? NULL : pick_class(&ra.span, ra.roots, 0);
+	int resource = 0;
+	if (*rc == 0 && best == NULL && (best = pick_class(&ra.res, ra.roots, 1)) != NULL)
+		resource = 1;
 	if (best) {
 		m->class_key = xstrdup(best->key);
 		m->n_classes = best->n_vals;
@@ -820,16 +855,19 @@ static void infer_classes(Model *m, const Analysis *a, Store *st, int64_t from, 
 			m->classes[k] = xstrdup(best->vals[k]);
 			m->class_mix[k] = round(1e4 * (double)best->counts[k] / (double)best->present) / 1e4;
 		}
-		m->why_classes = dupf("no workload.class in the spans; root span attribute '%s' has %d "
+		m->why_classes = dupf("no workload.class in the spans; %s attribute '%s' has %d "
 		                      "values on %lld of %lld requests and varies between them "
 		                      "(re-import with --class-key %s to analyse by it)",
-		                      best->key, best->n_vals, (long long)best->present,
-		                      (long long)ra.roots, best->key);
+		                      resource ? "the root spans' resource" : "root span", best->key,
+		                      best->n_vals, (long long)best->present, (long long)ra.roots,
+		                      best->key);
 	} else if (*rc == 0) {
-		m->why_classes = dupf("no workload.class in the spans and no root span attribute with "
-		                      "2..%d values on most requests", CLASS_MAX_VALUES);
+		m->why_classes = dupf("no workload.class in the spans and no root span or resource "
+		                      "attribute with 2..%d values on most requests that varies "
+		                      "between them", CLASS_MAX_VALUES);
 	}
-	root_attrs_free(&ra);
+	attr_list_free(&ra.span);
+	attr_list_free(&ra.res);
 }
 
 /* Is svc a service the traces show (a dependency or a span's service)? */

@@ -21,7 +21,9 @@
 // MODE "tier": the spans carry no workload.class; the root span has
 // tenant.tier (free/pro/enterprise) instead, next to a constant
 // http.request.method and a per-request user.id; and shop-api reports one
-// more pool whose name carries terminal escape sequences.
+// more pool whose name carries terminal escape sequences. MODE "cell": no
+// class attribute on the spans; shop-api runs as two processes whose
+// resources differ in deployment.cell (a, b), requests alternating.
 //
 // Usage: node otel_pools_app.js ENDPOINT [REQUESTS] [MODE]
 'use strict';
@@ -53,9 +55,9 @@ class Counting {
   selectAggregation(k) { return this.inner.selectAggregation ? this.inner.selectAggregation(k) : undefined; }
 }
 
-function tracerProvider(service, host) {
+function tracerProvider(service, host, extra) {
   return new BasicTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': service, 'host.name': host }),
+    resource: resourceFromAttributes({ 'service.name': service, 'host.name': host, ...(extra || {}) }),
     spanProcessors: [new BatchSpanProcessor(
       new Counting(new OTLPTraceExporter({ url: `${endpoint}/v1/traces` })),
       { maxExportBatchSize: 128, scheduledDelayMillis: 50 })],
@@ -76,7 +78,16 @@ function meterProvider(service, host) {
 const services = ['shop-api', 'pricing', 'profile', 'recommendation'];
 const tp = {};
 for (const s of services) tp[s] = tracerProvider(s, `${s}-1`);
-const tracer = (s) => tp[s].getTracer(s);
+// cell mode: shop-api runs as two processes in two deployment cells, and
+// requests alternate between them
+const cells = mode === 'cell'
+  ? [tp['shop-api'], tracerProvider('shop-api', 'shop-api-2', { 'deployment.cell': 'b' })]
+  : [tp['shop-api']];
+if (mode === 'cell') {
+  cells[0] = tp['shop-api'] = tracerProvider('shop-api', 'shop-api-1', { 'deployment.cell': 'a' });
+}
+let apiNow = cells[0];
+const tracer = (s) => (s === 'shop-api' ? apiNow : tp[s]).getTracer(s);
 
 // Durations in seconds with the semantic conventions' bucket advice (the
 // SDK's default buckets are meant for milliseconds).
@@ -115,9 +126,11 @@ function call(parentCtx, from, to, op, t0, ms) {
 }
 
 function request(i, t0) {
+  apiNow = cells[i % cells.length];
   const wclass = classes[i % classes.length];
   const attrs = mode === 'tier'
     ? { 'tenant.tier': ['free', 'free', 'pro', 'enterprise'][i % 4], 'http.request.method': 'GET', 'user.id': `u${i}` }
+    : mode === 'cell' ? { 'http.request.method': 'GET', 'user.id': `u${i}` }
     : { 'workload.class': wclass, 'http.request.method': 'GET' };
   const root = tracer('shop-api').startSpan('GET /shop', {
     kind: api.SpanKind.SERVER, startTime: t0, attributes: attrs,
@@ -165,7 +178,8 @@ async function main() {
   apiMeter.createUpDownCounter('executor.slots', { unit: '{thread}' }).add(32);
   const qa = apiMeter.createHistogram('http.server.queue.age', { unit: 's', advice: SECONDS });
   for (const v of [0.001, 0.002, 0.004, 0.02, 0.03]) qa.record(v);
-  await Promise.allSettled(services.map((s) => tp[s].forceFlush()));
+  const providers = [...new Set([...services.map((s) => tp[s]), ...cells])];
+  await Promise.allSettled(providers.map((p) => p.forceFlush()));
   await Promise.allSettled([apiMeters.reader.forceFlush(), pricingMeters.reader.forceFlush()]);
   // waits observed after the first export: the second (cumulative) export
   // carries them as the increase over the range
@@ -173,7 +187,7 @@ async function main() {
     apiPools.wait.record(w, { 'db.client.connection.pool.name': 'pricing-grpc' });
   }
   for (const v of [0.003, 0.006, 0.015]) qa.record(v);
-  await Promise.allSettled([...services.map((s) => tp[s].shutdown()),
+  await Promise.allSettled([...providers.map((p) => p.shutdown()),
     apiMeters.provider.shutdown(), pricingMeters.provider.shutdown()]);
   console.log(JSON.stringify({ requests, failed_exports: failed }));
   if (failed) process.exit(1);

@@ -8,6 +8,9 @@
 #  - `diagnose` without --model uses the inferred model (and says so) and
 #    computes the pricing pool's occupancy and pending count;
 #  - the written file re-loads and gives the same pool evidence;
+#  - without workload.class, the class attribute is a varying root span
+#    attribute (tenant.tier), else a varying resource attribute
+#    (deployment.cell); a pool name with terminal escapes stays escaped;
 #  - a hand-written model that disagrees with the data yields findings in
 #    `model check`, `diagnose` and `report`.
 source "${TT_SRC:?}/tests/js/live_common.bash"
@@ -92,7 +95,7 @@ assert a["model"]["findings"] == [] and b["model"]["findings"] == []
 print(f"pricing-grpc occupancy {occ:.3f}, pending 9; all {len(pa)} evidence values equal")
 PY
 
-# A hand-written model that disagrees with the data.
+# A hand-written model that disagrees with the data (used below).
 cat >"$LIVE_TMP/hand.json" <<'JSON'
 { "endpoint": "GET /shop", "root": {"service": "shop-api", "operation": "GET /shop"},
   "classes": {"attribute": "workload.class", "values": ["standard", "premium", "gold"]},
@@ -143,6 +146,22 @@ f = json.load(open(sys.argv[1]))["model"]["findings"]
 assert sorted(x["subject"] for x in f if x["kind"] == "class_absent") == ["enterprise", "free", "pro"], f
 PY
 
+# Nor a span attribute: a resource attribute that varies between requests
+# (two processes in two cells), not the host that serves them.
+DB3="$LIVE_TMP/cell.db"
+live_serve "$DB3"
+node "$LIVE_JS_DIR/otel_pools_app.js" "http://127.0.0.1:$LIVE_PORT" 120 cell >/dev/null ||
+  live_fail "otel_pools_app.js cell failed"
+live_serve_stop
+"$TT_BIN" model infer --db "$DB3" >"$LIVE_TMP/cell.json" || live_fail "model infer (cell) failed"
+python3 - "$LIVE_TMP/cell.json" <<'PY' || live_fail "the resource class attribute was not inferred"
+import json, sys
+c = json.load(open(sys.argv[1]))["classes"]
+assert c["attribute"] == "deployment.cell" and c["values"] == ["a", "b"], c
+assert "resource attribute" in c["why"] and c["mix"] == {"a": 0.5, "b": 0.5}, c
+PY
+
+# The hand-written model against the first data set: findings everywhere.
 "$TT_BIN" model check --db "$DB" --model "$LIVE_TMP/hand.json" >"$LIVE_TMP/check.txt" ||
   live_fail "model check failed"
 cat "$LIVE_TMP/check.txt"
