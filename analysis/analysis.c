@@ -117,7 +117,7 @@ static void sv_quant(SVec *s, Quant *q)
 /* ---- state ------------------------------------------------------------- */
 
 typedef struct Counts {
-	int64_t calls, unknown, requests;
+	int64_t calls, unknown, requests, db;
 } Counts;
 
 typedef struct PopNode {
@@ -152,7 +152,7 @@ typedef struct ObsRef {
 	float f[F_COUNT];         /* ms; NAN when unknown */
 } ObsRef;
 
-enum { OBS_REQUEST = 1, OBS_UNKNOWN = 2 };
+enum { OBS_REQUEST = 1, OBS_UNKNOWN = 2, OBS_DB = 4 };
 
 typedef struct CpCredit {
 	int node;
@@ -363,10 +363,12 @@ static void dq_add(DataQuality *to, const DataQuality *d, int sign)
 	to->orphan_spans += sign * d->orphan_spans;
 	to->cycles += sign * d->cycles;
 	to->unpaired_calls += sign * d->unpaired_calls;
+	to->db_calls += sign * d->db_calls;
 	to->clipped += sign * d->clipped;
 	to->skew += sign * d->skew;
 	to->outside_parent += sign * d->outside_parent;
 	to->late_server += sign * d->late_server;
+	to->skew_serial += sign * d->skew_serial;
 	if (sign > 0 && d->skew_max_ms > to->skew_max_ms)
 		to->skew_max_ms = d->skew_max_ms;
 }
@@ -390,6 +392,8 @@ static void rec_remove(AnalysisState *g, TraceRec *r)
 			c->calls--;
 			if (o->flags & OBS_UNKNOWN)
 				c->unknown--;
+			if (o->flags & OBS_DB)
+				c->db--;
 			if (o->flags & OBS_REQUEST)
 				c->requests--;
 		}
@@ -491,6 +495,12 @@ static void record_unit(AnalysisState *g, Trace *t, int s, int p, int cls, Trace
 				sdur = 0;
 			o.f[F_SERVICE] = (float)ms(sdur);
 			o.f[F_WAIT] = (float)ms(dur - sdur);
+		} else if (sp->db) {
+			/* a database call is a leaf: the client's time is the time
+			 * spent in the dependency, so it counts as service (as on the
+			 * critical path), and the split is not unknown */
+			o.f[F_SERVICE] = (float)ms(dur);
+			o.flags |= OBS_DB;
 		} else {
 			o.flags |= OBS_UNKNOWN;
 		}
@@ -519,6 +529,8 @@ static void record_unit(AnalysisState *g, Trace *t, int s, int p, int cls, Trace
 		c->calls++;
 		if (o.flags & OBS_UNKNOWN)
 			c->unknown++;
+		if (o.flags & OBS_DB)
+			c->db++;
 		if (o.flags & OBS_REQUEST)
 			c->requests++;
 	}
@@ -528,8 +540,10 @@ static void record_unit(AnalysisState *g, Trace *t, int s, int p, int cls, Trace
 		exemplar_offer(n, t->trace_id, o.f[F_TOTAL], cls);
 }
 
-/* Siblings overlapping in time are a parallel group; the rest serial. */
-static void vote_edges(AnalysisState *g, Trace *t, const int *units, int nu)
+/* Siblings overlapping in time are a parallel group; the rest serial,
+ * including pairs whose overlap is within the skew tolerance (counted in
+ * *skew_pairs, each pair once). */
+static void vote_edges(AnalysisState *g, Trace *t, const int *units, int nu, int64_t *skew_pairs)
 {
 	for (int i = 0; i < nu; i++) {
 		const TSpan *a = &t->sp[units[i]];
@@ -538,10 +552,15 @@ static void vote_edges(AnalysisState *g, Trace *t, const int *units, int nu)
 			if (i == j)
 				continue;
 			const TSpan *b = &t->sp[units[j]];
-			if (a->astart < b->aend && b->astart < a->aend) {
-				if (first < 0 || t->sp[units[j]].astart < t->sp[first].astart)
-					first = units[j];
+			if (!(a->astart < b->aend && b->astart < a->aend))
+				continue;
+			if (!trace_siblings_parallel(t, units[i], units[j])) {
+				if (j > i)
+					(*skew_pairs)++;
+				continue;
 			}
+			if (first < 0 || t->sp[units[j]].astart < t->sp[first].astart)
+				first = units[j];
 		}
 		TmpNode *n = &g->nodes[a->node];
 		if (first >= 0) {
@@ -557,6 +576,7 @@ static void vote_edges(AnalysisState *g, Trace *t, const int *units, int nu)
 typedef struct Units {
 	int *s;
 	int n, cap;
+	int64_t skew_pairs;       /* sibling pairs taken as serial within the skew tolerance */
 } Units;
 
 static void units_push(Units *u, int s)
@@ -582,7 +602,7 @@ static void assign_children(AnalysisState *g, Trace *t, int content, int node, i
 		if (nu < 256 && !t->sp[c].outside)
 			units[nu++] = c;
 	}
-	vote_edges(g, t, units, nu);
+	vote_edges(g, t, units, nu, &u->skew_pairs);
 }
 
 static void assign_nodes(AnalysisState *g, Trace *t, int s, int parent_node, int depth, Units *u)
@@ -732,6 +752,7 @@ static void process_trace(AnalysisState *g, TraceRec *rec)
 	if (g->wclass && (cls < 0 || strcmp(g->classes[cls], g->wclass) != 0))
 		goto done;
 	d.unpaired_calls = t->n_unpaired;
+	d.db_calls = t->n_db;
 	d.clipped = t->n_clipped;
 	d.skew = t->n_skew;
 	d.skew_max_ms = t->skew_max_ms;
@@ -747,6 +768,7 @@ static void process_trace(AnalysisState *g, TraceRec *rec)
 			if (t->sp[i].orphan)
 				assign_nodes(g, t, i, on, 1, &u);
 	}
+	d.skew_serial = u.skew_pairs;
 	/* the path starts at the root, so orphan subtrees never own path time */
 	trace_critical_path(t);
 	rec->obs_off = g->n_refs;
@@ -854,6 +876,7 @@ AnalysisState *analysis_state_new(const AnalysisOptions *opt)
 	}
 	buf_init(&g->key);
 	trace_init(&g->tr);
+	trace_set_skew(&g->tr, &opt->skew);
 	for (int p = 0; p < 2; p++) {
 		g->min_start[p] = INT64_MAX;
 		g->max_end[p] = INT64_MIN;
@@ -915,6 +938,7 @@ static void fill_stats(NodeStats *st, PopNode *pn, int slot)
 	st->calls = c->calls;
 	st->requests = c->requests;
 	st->unknown_split = c->unknown;
+	st->db_calls = c->db;
 	SVec *v = slot_vecs(&pn->slot[slot]);
 	sv_quant(&v[F_TOTAL], &st->total);
 	sv_quant(&v[F_WAIT], &st->client_wait);
@@ -1064,6 +1088,11 @@ Analysis *analysis_state_result(AnalysisState *g, Store *st)
 	if (g->wclass)
 		a->class_filter = xstrdup(g->wclass);
 	a->dq = g->dq;
+	if (st) {
+		Err e = {0};
+		if (store_sources_unrecognised(st, &a->dq.unrecognised_sources, &e) != 0)
+			a->dq.unrecognised_sources = 0; /* a finding, not worth failing the analysis */
+	}
 
 	/* classes sorted by name */
 	int nc = g->n_classes;

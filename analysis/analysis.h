@@ -11,7 +11,10 @@
  *    server span) and service (the server span). A call without a server
  *    span has an unknown split: client_wait/service quantiles have n == 0.
  *  - siblings whose intervals overlap form a parallel (fan-out) group;
- *    siblings that do not overlap are serial.
+ *    siblings that do not overlap are serial. So are two siblings where
+ *    one starts and ends first and they overlap by no more than the skew
+ *    tolerance (SkewTolerance): that overlap is taken for clock skew or
+ *    rounding, not concurrency.
  *  - the critical path of a trace is its last-finishing chain; over the
  *    slow population (requests at or above the window p99, or above the
  *    objective when a model sets one) it says who owns the tail.
@@ -43,7 +46,11 @@ enum { COMP_QUEUE, COMP_WAIT, COMP_SERVICE, COMP_COUNT };
 typedef struct NodeStats {
 	int64_t calls;           /* occurrences (a fan-out of 3 counts 3) */
 	int64_t requests;        /* requests in which the node appeared */
-	int64_t unknown_split;   /* calls without a server span */
+	int64_t unknown_split;   /* calls without a server span (database calls
+	                          * excepted) */
+	int64_t db_calls;        /* database calls (client span with db.system.name
+	                          * or db.system): leaf calls whose client time is
+	                          * counted as service, no server span expected */
 	Quant total;             /* client-observed (call) or span duration */
 	Quant client_wait;       /* n == 0: unknown or not a call */
 	Quant service;           /* server span (call) or own span (local/root) */
@@ -90,6 +97,20 @@ typedef struct DagNode {
 	int n_slowest;
 } DagNode;
 
+/* How much two serial siblings may overlap and still count as serial:
+ * abs_ns plus frac times the shorter sibling's duration. A sibling that
+ * starts first and ends first, overlapping the other by more than 0 and at
+ * most that, is serial for the critical path (the overlap is split at its
+ * midpoint) and for the edge vote. */
+typedef struct SkewTolerance {
+	int set;                   /* 0: the default (ANALYSIS_SKEW_ABS_NS, ANALYSIS_SKEW_FRAC) */
+	int64_t abs_ns;            /* absolute part, ns (>= 0) */
+	double frac;               /* part of the shorter sibling (0..1) */
+} SkewTolerance;
+
+#define ANALYSIS_SKEW_ABS_NS 50000 /* 50 µs */
+#define ANALYSIS_SKEW_FRAC 0.01    /* 1 % */
+
 typedef struct DataQuality {
 	int64_t traces;            /* traces read */
 	int64_t spans;             /* spans read */
@@ -98,13 +119,21 @@ typedef struct DataQuality {
 	int64_t extra_roots;       /* additional parentless spans (kept as orphans) */
 	int64_t orphan_spans;      /* spans whose parent is missing */
 	int64_t cycles;            /* traces rejected for a parent cycle */
-	int64_t unpaired_calls;    /* client spans without a server span */
+	int64_t unpaired_calls;    /* client spans without a server span, except
+	                            * database calls */
+	int64_t db_calls;          /* database client spans (db.system.name or
+	                            * db.system): leaf calls, not unpaired */
 	int64_t clipped;           /* server spans clipped to their client (<= 1 % overrun) */
 	int64_t skew;              /* server spans overrunning their client by > 1 % */
 	double skew_max_ms;        /* largest overrun seen */
 	int64_t late_server;       /* server spans that started inside their client
 	                            * call but outlived it (the caller gave up) */
 	int64_t outside_parent;    /* children wholly outside their parent (off the path) */
+	int64_t skew_serial;       /* sibling pairs overlapping within the skew tolerance,
+	                            * taken as serial */
+	int64_t unrecognised_sources; /* files or request bodies that held nothing
+	                            * their format reads (whole database, not
+	                            * windowed; e.g. a traces body on /v1/metrics) */
 } DataQuality;
 
 typedef struct PopSummary {
@@ -128,6 +157,7 @@ typedef struct AnalysisOptions {
 	int64_t base_from, base_to;
 	const char *wclass;           /* only requests of this class, or NULL */
 	const Model *model;           /* may be NULL */
+	SkewTolerance skew;           /* zero: the default tolerance */
 } AnalysisOptions;
 
 typedef struct Analysis {
@@ -184,6 +214,7 @@ typedef struct TraceSpan {
 	int on_critical_path;     /* 1 when part of the trace's critical path */
 	double crit_ms;           /* its own time on the critical path */
 	int paired;               /* client span with a server child */
+	int db_call;              /* client span of a database call (a leaf) */
 	double client_wait_ms;    /* for a paired client span */
 	int has_queue;
 	double queue_ms;
@@ -199,8 +230,10 @@ typedef struct TraceView {
 	char *wclass;             /* "" when unknown */
 } TraceView;
 
-/* Loads one trace. Returns TT_ENOTFOUND when it has no spans. */
-int trace_view_load(Store *st, const char *trace_id, TraceView **out, Err *err);
+/* Loads one trace; its critical path uses skew (NULL: the default
+ * tolerance). Returns TT_ENOTFOUND when it has no spans. */
+int trace_view_load(Store *st, const char *trace_id, const SkewTolerance *skew,
+                    TraceView **out, Err *err);
 void trace_view_free(TraceView *t);
 
 #endif

@@ -706,7 +706,7 @@ int evidence_compute(Store *st, const EvidenceOptions *opt, Evidence **out, Err 
 			    .win_from = opt->win_from, .win_to = opt->win_to,
 			    .has_baseline = opt->has_baseline,
 			    .base_from = opt->base_from, .base_to = opt->base_to,
-			    .model = opt->model,
+			    .model = opt->model, .skew = opt->skew,
 			};
 			if ((rc = analysis_run(st, &ao, &own, err)))
 				goto fail;

@@ -95,6 +95,8 @@ typedef struct EvidenceOptions {
 	                           * placement, ... stay absent); with analysis
 	                           * given this reads no spans at all */
 	int skip_spans;           /* metrics and model only */
+	SkewTolerance skew;       /* sibling skew tolerance (serial calls, the
+	                           * analysis when computed here); zero: default */
 } EvidenceOptions;
 
 /* Computes evidence from the store: spans (through analysis_run() unless
@@ -191,11 +193,12 @@ typedef struct EvRequestSet {
 /* Reads the requests of [from, to) of the endpoint (root_service,
  * root_operation; NULL: the model's root, else the most common root
  * operation). The model (may be NULL) says which dependencies are
- * optional and the objective for late work. Returns 0 and *out (free
+ * optional and the objective for late work; skew (NULL: the default) is
+ * the sibling skew tolerance for serial calls. Returns 0 and *out (free
  * with evidence_requests_free) or a negative code with err. */
 int evidence_requests_load(Store *st, const Model *m, const char *root_service,
                            const char *root_operation, int64_t from, int64_t to,
-                           EvRequestSet **out, Err *err);
+                           const SkewTolerance *skew, EvRequestSet **out, Err *err);
 void evidence_requests_free(EvRequestSet *s);    /* NULL is a no-op */
 
 /* ---- exemplars (evidence_metrics.c) -------------------------------------- */

@@ -14,7 +14,8 @@
  *    already passed;
  *  - retry: a call to a dependency that starts after an earlier call to
  *    the same dependency, under the same parent, ended in error;
- *  - serial: a call that overlaps none of its siblings;
+ *  - serial: a call that overlaps none of its siblings, an overlap
+ *    within the skew tolerance (trace_siblings_parallel) not counting;
  *  - tail set: the requests above the objective when there are at least
  *    20 of them, else the slowest max(20, 5 %) requests; placement needs
  *    at least 40 requests.
@@ -165,7 +166,7 @@ static void finish_trace(Pass *ps)
 				const TSpan *o = &t->sp[k];
 				if (k == i || !usable(o))
 					continue;
-				if (o->astart < sp->aend && sp->astart < o->aend) {
+				if (trace_siblings_parallel(t, k, i)) {
 					overlap = 1;
 					if (o->kind == SPAN_KIND_CLIENT && o->astart <= sp->astart)
 						width++;
@@ -282,7 +283,7 @@ static void mark_omission(Pass *ps)
 
 int evidence_requests_load(Store *st, const Model *m, const char *root_service,
                            const char *root_operation, int64_t from, int64_t to,
-                           EvRequestSet **out, Err *err)
+                           const SkewTolerance *skew, EvRequestSet **out, Err *err)
 {
 	*out = NULL;
 	Pass ps;
@@ -307,6 +308,7 @@ int evidence_requests_load(Store *st, const Model *m, const char *root_service,
 		goto out;
 	}
 	trace_init(&ps.tr);
+	trace_set_skew(&ps.tr, skew);
 	rc = store_spans_scan(st, from, to, 0, on_row, &ps, err);
 	if (rc == 0)
 		finish_trace(&ps);
@@ -653,7 +655,8 @@ int ev_requests(Store *st, const EvidenceOptions *opt, const Analysis *a, Eviden
 	for (int p = 0; p < np; p++) {
 		int64_t from = p ? opt->base_from : opt->win_from, to = p ? opt->base_to : opt->win_to;
 		rc = evidence_requests_load(st, opt->model, a ? a->root_service : NULL,
-		                            a ? a->root_operation : NULL, from, to, &set[p], err);
+		                            a ? a->root_operation : NULL, from, to, &opt->skew,
+		                            &set[p], err);
 		if (rc)
 			goto out;
 		for (int h = 0; h < set[p]->n_hosts; h++)

@@ -62,7 +62,9 @@ static int same_options(const AnalysisOptions *a, const char *a_cls, const Analy
 	return a->win_from == b->win_from && a->win_to == b->win_to &&
 	       a->has_baseline == b->has_baseline &&
 	       (!a->has_baseline || (a->base_from == b->base_from && a->base_to == b->base_to)) &&
-	       a->model == b->model && same_str(a_cls, b->wclass);
+	       a->model == b->model && same_str(a_cls, b->wclass) &&
+	       a->skew.set == b->skew.set &&
+	       (!a->skew.set || (a->skew.abs_ns == b->skew.abs_ns && a->skew.frac == b->skew.frac));
 }
 
 static void *worker(void *arg)
@@ -238,7 +240,8 @@ int live_wait_fd(LiveSession *ls)
 	return ls->pipe_fd[0];
 }
 
-int live_trace(LiveSession *ls, const char *trace_id, TraceView **out, Err *err)
+int live_trace(LiveSession *ls, const char *trace_id, const SkewTolerance *skew, TraceView **out,
+               Err *err)
 {
-	return trace_view_load(ls->st, trace_id, out, err);
+	return trace_view_load(ls->st, trace_id, skew, out, err);
 }

@@ -64,7 +64,9 @@ int live_busy(LiveSession *ls);
  * live_take() drains it. */
 int live_wait_fd(LiveSession *ls);
 
-/* Loads one trace for the waterfall on the caller's connection. */
-int live_trace(LiveSession *ls, const char *trace_id, TraceView **out, Err *err);
+/* Loads one trace for the waterfall on the caller's connection, its
+ * critical path with skew (NULL: the default tolerance). */
+int live_trace(LiveSession *ls, const char *trace_id, const SkewTolerance *skew, TraceView **out,
+               Err *err);
 
 #endif

@@ -1037,7 +1037,7 @@ int model_infer(Store *st, int64_t from, int64_t to, Model **out, Err *err)
 		m->why_root = dupf("the most common root operation: %lld of %lld root spans (%d root "
 		                   "operations in the range)", (long long)ro.top, (long long)ro.total,
 		                   ro.kinds);
-		if ((rc = evidence_requests_load(st, NULL, ro.svc, ro.op, from, to, &rs, err)))
+		if ((rc = evidence_requests_load(st, NULL, ro.svc, ro.op, from, to, NULL, &rs, err)))
 			goto out;
 	} else {
 		m->why_root = xstrdup("no root spans in the range: no ingress to infer");

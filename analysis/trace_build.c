@@ -13,6 +13,20 @@
  *    a larger overrun is clock skew, counted, and the server subtree is
  *    shifted to sit centred in its client (Zipkin's symmetric-network
  *    correction).
+ *
+ * The critical path (trace_critical_path) walks back from the end of each
+ * span on the path: the last child to finish, then the latest sibling that
+ * finished before that child started. Clocks of different hosts disagree
+ * and timestamps are rounded, so a serial predecessor that overlaps the
+ * next sibling by no more than the skew tolerance still counts as its
+ * predecessor; the overlap is split at its midpoint, the earlier sibling
+ * keeping the first half. A split cuts into both siblings' subtrees: a
+ * descendant that reaches past the cut is clamped to it, one wholly beyond
+ * it lies in the other sibling's part and is off the path. Every span on
+ * the path is explained over an interval [lo, hi] inside its own, and the
+ * intervals of its path children and the gaps between them (its own time)
+ * tile that interval exactly: the path's times add up to the root's
+ * duration.
  */
 #include "trace_build.h"
 
@@ -27,6 +41,36 @@ void trace_init(Trace *t)
 	memset(t, 0, sizeof *t);
 	buf_init(&t->arena);
 	t->root = -1;
+	trace_set_skew(t, NULL);
+}
+
+void trace_set_skew(Trace *t, const SkewTolerance *skew)
+{
+	if (skew && skew->set) {
+		t->tol_abs = skew->abs_ns > 0 ? skew->abs_ns : 0;
+		t->tol_frac = skew->frac > 0 ? skew->frac : 0;
+	} else {
+		t->tol_abs = ANALYSIS_SKEW_ABS_NS;
+		t->tol_frac = ANALYSIS_SKEW_FRAC;
+	}
+}
+
+int trace_skew_serial(const Trace *t, int64_t as, int64_t ae, int64_t bs, int64_t be)
+{
+	if (!(as < bs && ae < be && ae > bs))
+		return 0;
+	int64_t da = ae - as, db = be - bs;
+	double tol = (double)t->tol_abs + t->tol_frac * (double)(da < db ? da : db);
+	return (double)(ae - bs) <= tol;
+}
+
+int trace_siblings_parallel(const Trace *t, int a, int b)
+{
+	const TSpan *x = &t->sp[a], *y = &t->sp[b];
+	if (!(x->astart < y->aend && y->astart < x->aend))
+		return 0;
+	return !trace_skew_serial(t, x->astart, x->aend, y->astart, y->aend) &&
+	       !trace_skew_serial(t, y->astart, y->aend, x->astart, x->aend);
 }
 
 void trace_fini(Trace *t)
@@ -42,7 +86,7 @@ void trace_reset(Trace *t, const char *trace_id)
 	buf_addc(&t->arena, '\0'); /* offset 0 is the empty string */
 	t->n = 0;
 	t->root = -1;
-	t->n_extra_roots = t->n_orphans = t->n_unpaired = 0;
+	t->n_extra_roots = t->n_orphans = t->n_unpaired = t->n_db = 0;
 	t->n_clipped = t->n_skew = t->n_outside = t->n_late = 0;
 	t->skew_max_ms = 0;
 	t->cyclic = 0;
@@ -73,6 +117,7 @@ void trace_add(Trace *t, const StoreSpanRow *r)
 	s->host = put(t, r->host);
 	s->cls = put(t, r->wclass);
 	s->attrs = put(t, r->attrs_json);
+	s->db = put(t, r->db_system);
 	s->kind = r->kind;
 	s->start = s->astart = r->start_ns;
 	s->end = s->aend = r->end_ns;
@@ -176,7 +221,12 @@ static void pair_down(Trace *t, int s, int depth)
 			    (other && strcmp(trace_str(t, t->sp[best].svc), trace_str(t, sp->svc)) == 0))
 				best = c;
 		}
-		if (best < 0) {
+		if (best < 0 && sp->db) {
+			/* a database call: no server span is expected (databases
+			 * are not traced), so it is a leaf whose client time is
+			 * the call's time */
+			t->n_db++;
+		} else if (best < 0) {
 			t->n_unpaired++;
 		} else {
 			TSpan *sv = &t->sp[best];
@@ -335,37 +385,113 @@ static void credit(Trace *t, int s, int64_t seg, int pending)
 	t->sp[s].crit += seg;
 }
 
-static void cp_walk(Trace *t, int s, int64_t tend, int depth)
+/* One child on a span's path and the part [lo, hi] of it that the path
+ * goes through. */
+typedef struct CpLink {
+	int k;
+	int64_t lo, hi;
+} CpLink;
+
+static int64_t max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Explains span s over [max(astart, lo), min(aend, hi)]: picks the chain
+ * of children that decided its end, then credits the gaps to s and
+ * recurses into each child over its part. */
+static void cp_walk(Trace *t, int s, int64_t lo, int64_t hi, int depth)
 {
 	TSpan *sp = &t->sp[s];
 	sp->on_path = 1;
-	int64_t cur = sp->aend < tend ? sp->aend : tend;
+	int64_t L = max64(sp->astart, lo), H = min64(sp->aend, hi);
+	if (H < L)
+		H = L;
 	int nk = 0;
 	for (int c = sp->first_child; c >= 0; c = t->sp[c].next_sibling)
 		if (!t->sp[c].outside && !t->sp[c].excluded)
 			nk++;
 	if (nk == 0 || depth > MAX_DEPTH) {
-		credit(t, s, cur - sp->astart, -1);
+		credit(t, s, H - L, -1);
 		return;
 	}
 	int *kids = xmalloc((size_t)nk * sizeof *kids);
 	int k = 0;
-	for (int c = sp->first_child; c >= 0; c = t->sp[c].next_sibling)
-		if (!t->sp[c].outside && !t->sp[c].excluded)
+	for (int c = sp->first_child; c >= 0; c = t->sp[c].next_sibling) {
+		const TSpan *ch = &t->sp[c];
+		if (ch->outside || ch->excluded)
+			continue;
+		/* only children inside [L, H]; zero-length ones anywhere in it */
+		int64_t ks = max64(ch->astart, L), ke = min64(ch->aend, H);
+		if (ks < ke || (ch->astart == ch->aend && ch->astart >= L && ch->astart <= H))
 			kids[k++] = c;
+	}
+	nk = k;
 	g_cp_trace = t;
 	qsort(kids, (size_t)nk, sizeof *kids, cmp_end_desc);
-	int pending = -1;
-	for (int i = 0; i < nk; i++) {
-		TSpan *ch = &t->sp[kids[i]];
-		if (ch->aend > cur)
-			continue; /* ends after the point we are explaining */
-		credit(t, s, cur - ch->aend, pending);
-		cp_walk(t, kids[i], ch->aend, depth + 1);
-		cur = ch->astart > sp->astart ? ch->astart : sp->astart;
-		pending = kids[i];
+
+	/* the chain, from the end backwards: the latest child ending by cur,
+	 * or, ending after cur, one that precedes the pending child within
+	 * the skew tolerance (it ends later than any child ending by cur, so
+	 * it is the one the pending child waited for) */
+	CpLink *chain = xmalloc((size_t)(nk ? nk : 1) * sizeof *chain);
+	char *used = xcalloc((size_t)(nk ? nk : 1), 1);
+	int nch = 0, first = 0;
+	int64_t cur = H, ps = 0, pe = 0;
+	for (;;) {
+		int pick = -1;
+		for (int i = first; i < nk; i++) {
+			if (used[i]) {
+				if (i == first)
+					first++;
+				continue;
+			}
+			const TSpan *ch = &t->sp[kids[i]];
+			int64_t ks = max64(ch->astart, L), ke = min64(ch->aend, H);
+			if (ke <= cur ||
+			    (nch > 0 && trace_skew_serial(t, ks, ke, ps, pe))) {
+				pick = i;
+				break;
+			}
+			/* cur only moves back: a child too far past it stays out */
+			if (i == first &&
+			    (double)(ke - cur) > (double)t->tol_abs + t->tol_frac * (double)(ke - ks))
+				first++;
+		}
+		if (pick < 0)
+			break;
+		const TSpan *ch = &t->sp[kids[pick]];
+		used[pick] = 1;
+		ps = max64(ch->astart, L);
+		pe = min64(ch->aend, H);
+		chain[nch].k = kids[pick];
+		chain[nch].lo = ps;
+		chain[nch].hi = pe;
+		if (nch > 0 && pe > chain[nch - 1].lo) {
+			/* overlapping its successor: split at the midpoint */
+			int64_t m = chain[nch - 1].lo + (pe - chain[nch - 1].lo) / 2;
+			chain[nch - 1].lo = m;
+			chain[nch].hi = m;
+		}
+		nch++;
+		cur = ps;
 	}
-	credit(t, s, cur - sp->astart, pending);
+	cur = H;
+	int pending = -1;
+	for (int i = 0; i < nch; i++) {
+		credit(t, s, cur - chain[i].hi, pending);
+		cp_walk(t, chain[i].k, chain[i].lo, chain[i].hi, depth + 1);
+		cur = chain[i].lo;
+		pending = chain[i].k;
+	}
+	credit(t, s, cur - L, pending);
+	free(used);
+	free(chain);
 	free(kids);
 }
 
@@ -377,7 +503,7 @@ void trace_critical_path(Trace *t)
 	}
 	if (t->root < 0 || t->cyclic)
 		return;
-	cp_walk(t, t->root, INT64_MAX, 0);
+	cp_walk(t, t->root, INT64_MIN, INT64_MAX, 0);
 	/* queue before the request span is on the path too */
 	TSpan *r = &t->sp[t->root];
 	if (r->has_queue)

@@ -15,6 +15,7 @@
 /* Working copy of one span. String fields are offsets into Trace.arena. */
 typedef struct TSpan {
 	size_t sid, pid, svc, name, host, cls, attrs; /* arena offsets */
+	size_t db;                 /* db system of a database client span, or 0 */
 	int kind;
 	int64_t start, end;        /* as recorded */
 	int64_t astart, aend;      /* adjusted: skew-corrected and clipped */
@@ -43,7 +44,8 @@ typedef struct Trace {
 	int root;                  /* -1: no root */
 	int n_extra_roots;
 	int n_orphans;
-	int n_unpaired;
+	int n_unpaired;            /* client spans without a server span, except... */
+	int n_db;                  /* ...database client spans: leaf calls */
 	int n_clipped;
 	int n_skew;
 	int n_late;                /* server spans outliving their client call */
@@ -51,8 +53,11 @@ typedef struct Trace {
 	int n_outside;
 	int cyclic;
 	int attrs_loaded;
+	int64_t tol_abs;           /* skew tolerance between siblings (trace_set_skew) */
+	double tol_frac;
 } Trace;
 
+/* trace_init() sets the default skew tolerance; trace_reset() keeps it. */
 void trace_init(Trace *t);
 void trace_fini(Trace *t);
 void trace_reset(Trace *t, const char *trace_id);
@@ -64,13 +69,29 @@ static inline const char *trace_str(const Trace *t, size_t off)
 	return t->arena.p + off;
 }
 
+/* Sets the sibling skew tolerance (NULL or unset: the default). */
+void trace_set_skew(Trace *t, const SkewTolerance *skew);
+
+/* Is the interval [as, ae] a serial predecessor of [bs, be] whose overlap
+ * is within the tolerance? True when a starts before b, ends before b
+ * ends, and 0 < ae - bs <= tol_abs + tol_frac * (the shorter duration). */
+int trace_skew_serial(const Trace *t, int64_t as, int64_t ae, int64_t bs, int64_t be);
+
+/* Do siblings a and b (span indexes) run in parallel? They overlap in
+ * time (adjusted times) and neither is the other's serial predecessor
+ * within the skew tolerance. */
+int trace_siblings_parallel(const Trace *t, int a, int b);
+
 /* Links parents and children, picks the root, marks orphans, detects
  * cycles (t->cyclic), pairs client and server spans, adjusts for skew and
  * marks spans outside their parent. */
 void trace_link(Trace *t);
 
 /* Computes the critical path from the root (requires trace_link and, for
- * credit to land on nodes, TSpan.node/comp). Sets crit/crit_queue/on_path. */
+ * credit to land on nodes, TSpan.node/comp). Sets crit/crit_queue/on_path.
+ * Siblings within the skew tolerance of each other are serial on the path
+ * and their overlap is split at its midpoint, so the crit + crit_queue of
+ * every span except the root's own queue add up to the root's duration. */
 void trace_critical_path(Trace *t);
 
 /* Request latency at ingress in ns: root duration plus queue before it. */

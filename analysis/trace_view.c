@@ -37,6 +37,7 @@ static void emit(const Trace *t, int s, int parent_out, int depth, TraceView *tv
 	o->on_critical_path = sp->on_path;
 	o->crit_ms = (double)(sp->crit + sp->crit_queue) / 1e6;
 	o->paired = sp->server >= 0;
+	o->db_call = !o->paired && sp->kind == SPAN_KIND_CLIENT && sp->db != 0;
 	if (o->paired) {
 		const TSpan *sv = &t->sp[sp->server];
 		int64_t d = sp->end - sp->start, sd = sv->aend - sv->astart;
@@ -54,11 +55,13 @@ static void emit(const Trace *t, int s, int parent_out, int depth, TraceView *tv
 		emit(t, c, me, depth + 1, tv, done);
 }
 
-int trace_view_load(Store *st, const char *trace_id, TraceView **out, Err *err)
+int trace_view_load(Store *st, const char *trace_id, const SkewTolerance *skew,
+                    TraceView **out, Err *err)
 {
 	*out = NULL;
 	Trace t;
 	trace_init(&t);
+	trace_set_skew(&t, skew);
 	trace_reset(&t, trace_id);
 	if (store_trace_scan(st, trace_id, on_row, &t, err)) {
 		trace_fini(&t);

@@ -40,10 +40,12 @@ static DxLiveKey key_of(const Analysis *a)
 {
 	DxLiveKey k;
 	memset(&k, 0, sizeof k);
-	/* an open window stays open: metrics exported after the last span
-	 * (an SDK's final export) belong to it too */
-	k.win_from = a->pop[POP_WINDOW].open_from ? INT64_MIN : a->pop[POP_WINDOW].from_ns;
-	k.win_to = a->pop[POP_WINDOW].open_to ? INT64_MAX : a->pop[POP_WINDOW].to_ns;
+	k.win_from = a->pop[POP_WINDOW].from_ns;
+	k.win_to = a->pop[POP_WINDOW].to_ns;
+	/* an open window is diagnosed open: metrics exported after the last
+	 * span (an SDK's final export) belong to it too */
+	k.open_from = a->pop[POP_WINDOW].open_from;
+	k.open_to = a->pop[POP_WINDOW].open_to;
 	k.has_baseline = a->pop[POP_BASELINE].present;
 	if (k.has_baseline) {
 		k.base_from = a->pop[POP_BASELINE].from_ns;
@@ -76,6 +78,18 @@ static int evidence_cb(void *ctx, const Analysis *a, const char *name, double *v
 	int fresh;
 	const Diagnosis *d = current(b, a, &fresh);
 	return d ? evidence_value(d->evidence, name, value) : 0;
+}
+
+/* No diagnosis of a's window and baseline is on hand yet, and one is on
+ * its way (asked for, or computing): the header says "evaluating...". A
+ * failed diagnosis is not pending: the values are then truly missing. */
+static int pending_cb(void *ctx, const Analysis *a)
+{
+	CliBoard *b = ctx;
+	int fresh;
+	if (current(b, a, &fresh) != NULL)
+		return 0;
+	return dx_live_busy(b->live) || dx_live_error(b->live)[0] == '\0';
 }
 
 static const char *keep(CliBoard *b, const char *s)
@@ -196,7 +210,8 @@ static char *check_cb(void *ctx, const Analysis *a, const char *name, const char
 		return NULL;
 	}
 	DxLiveKey k = key_of(a);
-	CheckOptions o = {.model = b->model, .win_from = k.win_from, .win_to = k.win_to,
+	CheckOptions o = {.model = b->model, .win_from = k.open_from ? INT64_MIN : k.win_from,
+	                  .win_to = k.open_to ? INT64_MAX : k.win_to,
 	                  .has_baseline = k.has_baseline, .base_from = k.base_from,
 	                  .base_to = k.base_to, .node = node, .wclass = wclass};
 	CheckTable *t = NULL;
@@ -222,8 +237,15 @@ static int ready_cb(void *ctx)
 
 CliBoard *cli_board_open(const char *db_path, const Model *m, Err *err)
 {
+	return cli_board_open_drill(db_path, m, NULL, NULL, err);
+}
+
+CliBoard *cli_board_open_drill(const char *db_path, const Model *m, const struct Sheet *sheet,
+                               const char *const *decide, Err *err)
+{
 	CliBoard *b = xcalloc(1, sizeof *b);
-	if (dx_live_open(db_path, m, &b->live, err)) {
+	DiagnoseOptions base = {.model = m, .sheet = sheet, .decide = decide};
+	if (dx_live_open_with(db_path, &base, &b->live, err)) {
 		free(b);
 		return NULL;
 	}
@@ -248,7 +270,9 @@ void cli_board_wire(CliBoard *b, TuiOptions *to)
 {
 	if (b == NULL)
 		return;
+	dx_live_set_skew(b->live, &to->skew);
 	to->evidence = evidence_cb;
+	to->evidence_pending = pending_cb;
 	to->evidence_ctx = b;
 	to->board = &b->tb;
 }

@@ -15,9 +15,18 @@ typedef struct CliBoard CliBoard;
 /* Opens its own read-only connections to db_path; the model is borrowed
  * and must outlive the board. Returns NULL with err set on failure. */
 CliBoard *cli_board_open(const char *db_path, const Model *m, Err *err);
+
+/* The same for a drill's data: the diagnosis also reads the observation
+ * sheet (NULL: none) and judges the decisions in decide (NULL-terminated,
+ * NULL: none), as training does. Both are borrowed for the board's life. */
+struct Sheet;
+CliBoard *cli_board_open_drill(const char *db_path, const Model *m, const struct Sheet *sheet,
+                               const char *const *decide, Err *err);
 void cli_board_close(CliBoard *b);           /* NULL is a no-op */
 
-/* Points the options' evidence callback and board at b. */
+/* Points the options' evidence callbacks (values, and whether they are
+ * still being computed) and board at b; its diagnoses use the options'
+ * skew tolerance (set it before). */
 void cli_board_wire(CliBoard *b, TuiOptions *to);
 
 #endif

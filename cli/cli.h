@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "analysis.h"
 #include "err.h"
 #include "model.h"
 #include "store.h"
@@ -51,6 +52,12 @@ int cli_ranges(const char *window, const char *baseline, CliRanges *r);
 		(dst).base_from = (r).base_from;        \
 		(dst).base_to = (r).base_to;            \
 	} while (0)
+
+/* Parses --skew-tolerance: "ABS", "PCT%" or "ABS+PCT%" (ABS a duration
+ * with a unit ns, us, ms or s; PCT a percentage of the shorter sibling,
+ * 0 to 50), or "0" / "off" for none. Sets out->set. Returns 0, or prints
+ * the error and returns 2 (a usage error). */
+int cli_skew_tolerance(const char *arg, SkewTolerance *out);
 
 /* 0 when format is "text" or "json"; else prints why and returns 2. */
 int cli_text_or_json(const char *format);

@@ -18,7 +18,8 @@ static void usage(FILE *out)
 {
 	fputs("usage: tailtriage diagnose [--db FILE] [--model FILE] [--window A..B]\n"
 	      "                           [--baseline A..B|before] [--sheet FILE]\n"
-	      "                           [--catalog FILE] [--format text|json]\n\n"
+	      "                           [--catalog FILE] [--skew-tolerance T]\n"
+	      "                           [--format text|json]\n\n"
 	      "Computes the named evidence of the window against the baseline (spans, metrics,\n"
 	      "an observation sheet), ranks the hypotheses of the catalog on it with what\n"
 	      "supports, contradicts or is missing for each, names the check that separates\n"
@@ -33,6 +34,11 @@ static void usage(FILE *out)
 	      "                   before the window (needs a closed window)\n"
 	      "  --sheet FILE     observation sheet; its values override computed ones\n"
 	      "  --catalog FILE   hypothesis catalog (default: the built-in one)\n"
+	      "  --skew-tolerance T  how far serial siblings may overlap (clock skew,\n"
+	      "                   rounding) and still be serial on the critical path, in the\n"
+	      "                   DAG and for serial-call evidence: ABS+PCT%, e.g. 50us+1%\n"
+	      "                   (the default: 50 us plus 1 % of the shorter sibling), 2ms,\n"
+	      "                   5%, or 0 for none\n"
 	      "  --format F       text (default) or json (docs/diagnosis.md)\n"
 	      "  --decide ID      also judge this per-node decision, e.g. degrade:pricing or\n"
 	      "                   add-capacity:profile (repeatable); the nodes the leading\n"
@@ -51,6 +57,7 @@ int cmd_diagnose(int argc, char **argv)
 		{"catalog", required_argument, NULL, 'C'},
 		{"format", required_argument, NULL, 'f'},
 		{"decide", required_argument, NULL, 'D'},
+		{"skew-tolerance", required_argument, NULL, 'K'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -77,6 +84,10 @@ int cmd_diagnose(int argc, char **argv)
 		case 's': sheet_path = optarg; break;
 		case 'C': o.catalog_path = optarg; break;
 		case 'f': format = optarg; break;
+		case 'K':
+			if (cli_skew_tolerance(optarg, &o.skew))
+				return 2;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

@@ -28,11 +28,13 @@
 #include "diagnose.h"
 #include "drill.h"
 #include "model_json.h"
+#include "order.h"
 #include "replay.h"
 #include "score.h"
 #include "sheet.h"
 #include "timefmt.h"
 #ifdef TT_HAVE_TUI
+#include "board.h"
 #include "tui.h"
 #include "tui_drill.h"
 #include "sanitize.h"
@@ -41,18 +43,19 @@
 static void usage(FILE *out)
 {
 	fputs("usage: tailtriage drill list [--catalog DIR]\n"
-	      "       tailtriage drill show ID [--hints N]\n"
+	      "       tailtriage drill show ID [--hints N] [--seed N]\n"
 	      "       tailtriage drill train ID [--answers FILE] [--person NAME] [--db FILE]\n"
-	      "                              [--data-db FILE] [--max-traces N]\n"
+	      "                              [--data-db FILE] [--max-traces N] [--seed N]\n"
 	      "       tailtriage drill replay ID [--db FILE] [--speed X] [--slice SECONDS] [--tui]\n"
 	      "                              [--max-traces N]\n"
-	      "       tailtriage drill history [--db FILE] [--person NAME] [--drill ID] [--json]\n\n"
+	      "       tailtriage drill history [--db FILE] [--person NAME] [--drill ID] [--json]\n"
+	      "                              [--shown]\n\n"
 	      "Incident drills (docs/drills.md). 'train' scores your answers: with --answers FILE\n"
 	      "(JSON: hypotheses, checks, decision) it prints the score and the reason for every\n"
 	      "point lost; on a terminal without --answers it opens the dashboard on the drill's\n"
 	      "data with a Drill pane to answer in. 'replay' writes the drill's telemetry into a\n"
 	      "database over time so a dashboard on it shows the incident unfold. 'history' lists\n"
-	      "the stored attempts.\n\n"
+	      "the stored attempts. Each attempt shows the choices in its own shuffled order.\n\n"
 	      "  --catalog DIR     drill folder (default $TAILTRIAGE_DRILLS or the shipped catalog)\n"
 	      "  --db FILE         train/history: the history database; replay: the database to\n"
 	      "                    write (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
@@ -65,7 +68,10 @@ static void usage(FILE *out)
 	      "  --tui             replay: open the dashboard on the database while it fills\n"
 	      "  --max-traces N    cap the simulator's traces per window (quick runs)\n"
 	      "  --hints N         show: also print the first N hints\n"
-	      "  --json            history: one JSON object per line\n",
+	      "  --seed N          show, train: shuffle the choices from seed N (0 to 4294967295)\n"
+	      "                    instead of a fresh one; train stores it with the attempt\n"
+	      "  --json            history: one JSON object per line\n"
+	      "  --shown           history: also print the choices in the order the person saw\n",
 	      out);
 }
 
@@ -82,6 +88,9 @@ typedef struct Opts {
 	int hints;
 	int tui;
 	int json;
+	int shown;                /* history: print the order shown */
+	int has_seed;
+	uint32_t seed;
 } Opts;
 
 /* Parses the options after "drill SUB"; leaves positional arguments from
@@ -101,6 +110,8 @@ static int parse_opts(int argc, char **argv, Opts *o)
 		{"hints", required_argument, NULL, 'H'},
 		{"tui", no_argument, NULL, 't'},
 		{"json", no_argument, NULL, 'j'},
+		{"seed", required_argument, NULL, 'e'},
+		{"shown", no_argument, NULL, 'w'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -156,6 +167,13 @@ static int parse_opts(int argc, char **argv, Opts *o)
 		}
 		case 't': o->tui = 1; break;
 		case 'j': o->json = 1; break;
+		case 'e':
+			if (drill_seed_parse(optarg, &o->seed))
+				return cli_fail("--seed: '%s' is not a whole number from 0 to %lu", optarg,
+				                (unsigned long)DRILL_SEED_MAX), 2;
+			o->has_seed = 1;
+			break;
+		case 'w': o->shown = 1; break;
 		case 'h': usage(stdout); return -1;
 		default: usage(stderr); return 2;
 		}
@@ -250,18 +268,20 @@ static int drill_list_cmd(const Opts *o)
 	return bad;
 }
 
-static void print_choices(const char *title, const DrillChoice *c, int n)
+/* The choices in the order o shows them, numbered from 1. */
+static void print_choices(const char *title, const DrillChoice *c, const int *order, int n)
 {
 	printf("%s\n", title);
 	for (int i = 0; i < n; i++) {
-		if (c[i].text)
-			printf("  %-34s %s\n", c[i].id, c[i].text);
+		const DrillChoice *x = &c[order[i]];
+		if (x->text)
+			printf("  %2d. %-34s %s\n", i + 1, x->id, x->text);
 		else
-			printf("  %s\n", c[i].id);
+			printf("  %2d. %s\n", i + 1, x->id);
 	}
 }
 
-static void print_brief(const Drill *d, int hints)
+static void print_brief(const Drill *d, const DrillOrder *o, int hints)
 {
 	printf("%s (%s, version %lld)\n\n", d->title, d->id, (long long)d->version);
 	print_wrapped(stdout, d->brief, 0);
@@ -281,11 +301,14 @@ static void print_brief(const Drill *d, int hints)
 		printf("\nquestions\n  1. rank the %d most likely hypotheses\n"
 		       "  2. choose a discriminating check for each\n  3. choose a decision\n\n",
 		       d->rank);
-		print_choices("hypotheses", d->hyp_choices, d->n_hyp_choices);
-		print_choices("checks", d->check_choices, d->n_check_choices);
-		print_choices("decisions", d->decision_choices, d->n_decision_choices);
-		printf("\nAnswer with a JSON file (docs/drills.md) and run\n"
-		       "  tailtriage drill train %s --answers FILE\n", d->id);
+		printf("(choices in a shuffled order, seed %lu)\n\n", (unsigned long)o->seed);
+		print_choices("hypotheses", d->hyp_choices, o->hyp, o->n_hyp);
+		print_choices("checks", d->check_choices, o->check, o->n_check);
+		print_choices("decisions", d->decision_choices, o->decision, o->n_decision);
+		printf("\nAnswer with a JSON file of choice ids (docs/drills.md) and run\n"
+		       "  tailtriage drill train %s --answers FILE --seed %lu\n"
+		       "(--seed stores the order you saw with the attempt)\n",
+		       d->id, (unsigned long)o->seed);
 	}
 	for (int i = 0; i < hints && i < d->n_hints; i++) {
 		printf("\nhint %d (costs %g points)\n", i + 1, d->hints[i].cost);
@@ -303,7 +326,10 @@ static int drill_show_cmd(const Opts *o, const char *id)
 	Drill *d = NULL;
 	if (drill_find(catalog_of(o), id, &d, &err))
 		return cli_fail("%s", err.msg);
-	print_brief(d, o->hints);
+	DrillOrder ord;
+	drill_order_init(&ord, d, o->has_seed ? o->seed : drill_seed_auto());
+	print_brief(d, &ord, o->hints);
+	drill_order_fini(&ord);
 	drill_free(d);
 	return 0;
 }
@@ -324,6 +350,8 @@ typedef struct Session {
 	int64_t started_ms;
 	int stored;               /* attempts stored (TUI may submit several) */
 	double last_score, last_max;
+	DrillOrder order;         /* the order the choices are shown in */
+	int has_order;            /* 0: answers prepared elsewhere, order unknown */
 } Session;
 
 static void remove_db_files(const char *path)
@@ -341,6 +369,7 @@ static void remove_db_files(const char *path)
 
 static void session_fini(Session *s)
 {
+	drill_order_fini(&s->order);
 	diagnosis_free(s->dx);
 	sheet_free(s->sheet);
 	model_free(s->model);
@@ -413,11 +442,10 @@ static int session_prepare(Session *s, Err *err)
 		.base_to = s->w.base_to,
 		.sheet = s->sheet,
 	};
-	/* every decision the drill offers gets the engine's verdict, so a
-	 * tempting wrong choice is explained by the engine's guards too */
-	const char **decide = xcalloc((size_t)d->n_decision_choices + 1, sizeof *decide);
-	for (int i = 0; i < d->n_decision_choices; i++)
-		decide[i] = d->decision_choices[i].id;
+	/* every decision the drill offers (but its local ones) gets the
+	 * engine's verdict, so a tempting wrong choice is explained by the
+	 * engine's guards too */
+	const char **decide = drill_engine_decisions(d);
 	dopt.decide = decide;
 	rc = diagnose_run(st, &dopt, &s->dx, err);
 	free(decide);
@@ -459,11 +487,14 @@ static int session_score(Session *s, const Answers *a, const char *mode, Buf *ou
 			           h->check ? ", check " : "", h->check ? h->check : "");
 		}
 	}
-	Buf aj, dj;
+	Buf aj, dj, oj;
 	buf_init(&aj);
 	buf_init(&dj);
+	buf_init(&oj);
 	answers_json(a, &aj);
 	score_lines_json(sc, &dj);
+	if (s->has_order)
+		drill_order_json(s->d, &s->order, &oj);
 	Store *st = NULL;
 	int rc = store_open(s->history_db, 0, &st, err);
 	if (rc == 0) {
@@ -480,6 +511,9 @@ static int session_score(Session *s, const Answers *a, const char *mode, Buf *ou
 			.max_score = sc->max,
 			.hints_used = a->hints_used,
 			.deductions_json = buf_str(&dj),
+			.has_seed = s->has_order,
+			.seed = s->order.seed,
+			.shown_json = s->has_order ? buf_str(&oj) : NULL,
 		};
 		rc = store_drill_attempt_add(st, &at, NULL, err);
 		store_close(st);
@@ -492,6 +526,7 @@ static int session_score(Session *s, const Answers *a, const char *mode, Buf *ou
 	}
 	buf_fini(&aj);
 	buf_fini(&dj);
+	buf_fini(&oj);
 	score_free(sc);
 	return rc;
 }
@@ -530,9 +565,12 @@ static int train_tui(Session *s)
 	TuiDrillChoice *pt = xcalloc((size_t)d->n_checklist + 1, sizeof *pt);
 	const char **hints = xcalloc((size_t)d->n_hints + 1, sizeof *hints);
 	double *costs = xcalloc((size_t)d->n_hints + 1, sizeof *costs);
-	for (int i = 0; i < d->n_hyp_choices; i++) {
-		h[i].id = d->hyp_choices[i].id;
-		h[i].text = d->hyp_choices[i].text;
+	/* the pane lists the choices in the attempt's shuffled order; it
+	 * answers with ids, so scoring does not depend on positions */
+	const DrillOrder *ord = &s->order;
+	for (int i = 0; i < ord->n_hyp; i++) {
+		h[i].id = d->hyp_choices[ord->hyp[i]].id;
+		h[i].text = d->hyp_choices[ord->hyp[i]].text;
 		if (h[i].text == NULL && s->dx) {
 			char base[128];
 			drill_split_id(h[i].id, base, sizeof base);
@@ -541,10 +579,12 @@ static int train_tui(Session *s)
 				h[i].text = x->title;
 		}
 	}
-	for (int i = 0; i < d->n_check_choices; i++)
-		c[i] = (TuiDrillChoice){d->check_choices[i].id, d->check_choices[i].text};
-	for (int i = 0; i < d->n_decision_choices; i++)
-		dc[i] = (TuiDrillChoice){d->decision_choices[i].id, d->decision_choices[i].text};
+	for (int i = 0; i < ord->n_check; i++)
+		c[i] = (TuiDrillChoice){d->check_choices[ord->check[i]].id,
+		                        d->check_choices[ord->check[i]].text};
+	for (int i = 0; i < ord->n_decision; i++)
+		dc[i] = (TuiDrillChoice){d->decision_choices[ord->decision[i]].id,
+		                         d->decision_choices[ord->decision[i]].text};
 	for (int i = 0; i < d->n_checklist; i++)
 		pt[i] = (TuiDrillChoice){d->checklist[i].id, d->checklist[i].point};
 	for (int i = 0; i < d->n_hints; i++) {
@@ -555,9 +595,9 @@ static int train_tui(Session *s)
 		.id = d->id, .title = d->title, .brief = d->brief,
 		.discussion = d->kind == DRILL_DISCUSSION, .prompt = d->prompt,
 		.model_answer = d->model_answer, .rank = d->rank,
-		.hyps = h, .n_hyps = d->n_hyp_choices,
-		.checks = c, .n_checks = d->n_check_choices,
-		.decisions = dc, .n_decisions = d->n_decision_choices,
+		.hyps = h, .n_hyps = ord->n_hyp,
+		.checks = c, .n_checks = ord->n_check,
+		.decisions = dc, .n_decisions = ord->n_decision,
 		.points = pt, .n_points = d->n_checklist,
 		.hints = hints, .hint_costs = costs, .n_hints = d->n_hints,
 		.submit = tui_submit, .ctx = s,
@@ -572,8 +612,17 @@ static int train_tui(Session *s)
 		.base_to = s->w.base_to,
 		.drill = &td,
 	};
+	/* the Board and the header's budgets: the engine on the drill's data,
+	 * with its sheet and the decisions the drill asks about */
 	Err err = {0};
+	const char **decide = drill_engine_decisions(d);
+	CliBoard *board = cli_board_open_drill(s->data_db, s->model, s->sheet, decide, &err);
+	if (board == NULL)
+		fprintf(stderr, "tailtriage: no Board: %s\n", err.msg);
+	cli_board_wire(board, &to);
 	int rc = tui_run(&to, &err);
+	cli_board_close(board);
+	free(decide);
 	free(h);
 	free(c);
 	free(dc);
@@ -598,10 +647,14 @@ static int drill_train_cmd(const Opts *o, const char *id)
 	             .started_ms = now_ms()};
 	if (drill_find(catalog_of(o), id, &s.d, &err))
 		return cli_fail("%s", err.msg);
+	/* With an answers file the order is known only when --seed says which
+	 * `drill show` the answers were prepared from. */
+	drill_order_init(&s.order, s.d, o->has_seed ? o->seed : drill_seed_auto());
+	s.has_order = o->has_seed || o->answers == NULL;
 	Answers *a = NULL;
 	if (o->answers) {
 		if (answers_load(o->answers, s.d, &a, &err)) {
-			drill_free(s.d);
+			session_fini(&s);
 			return cli_fail("%s", err.msg), 2;
 		}
 	} else {
@@ -611,8 +664,8 @@ static int drill_train_cmd(const Opts *o, const char *id)
 		int tty = 0;
 #endif
 		if (!tty) {
-			print_brief(s.d, 0);
-			drill_free(s.d);
+			print_brief(s.d, &s.order, 0);
+			session_fini(&s);
 			fputs("\ntailtriage: no terminal: give the answers with --answers FILE\n", stderr);
 			return 2;
 		}
@@ -748,7 +801,10 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 		}
 		store_close(st);
 		Model *model = NULL;
-		if (d->model_path && model_load(d->model_path, &model, &err)) {
+		Sheet *sheet = NULL;
+		if ((d->model_path && model_load(d->model_path, &model, &err)) ||
+		    (d->sheet_path && sheet_load(d->sheet_path, &sheet, &err))) {
+			model_free(model);
 			replay_free(j->r);
 			free(j);
 			drill_free(d);
@@ -758,6 +814,7 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 		pthread_t th;
 		if (pthread_create(&th, NULL, replay_thread, j) != 0) {
 			model_free(model);
+			sheet_free(sheet);
 			replay_free(j->r);
 			free(j);
 			drill_free(d);
@@ -774,10 +831,18 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 			.status_extra = replay_status,
 			.status_ctx = j,
 		};
+		/* the Board and the header's budgets follow the data as it arrives */
+		Err berr = {0};
+		const char **decide = drill_engine_decisions(d);
+		CliBoard *board = cli_board_open_drill(db, model, sheet, decide, &berr);
+		cli_board_wire(board, &to);
 		Err terr = {0};
 		int trc = tui_run(&to, &terr);
 		atomic_store(&j->stop, 1);
 		pthread_join(th, NULL);
+		cli_board_close(board);
+		free(decide);
+		sheet_free(sheet);
 		model_free(model);
 		if (trc)
 			rc = cli_fail("%s", terr.msg);
@@ -808,8 +873,37 @@ static void printable(const char *s, char *out, size_t sz)
 
 typedef struct HistCtx {
 	int json;
+	int shown;
 	int n;
 } HistCtx;
+
+/* Prints the ids of one list of a stored order ({"hypotheses": [...]}),
+ * numbered as they were shown. The text was written by drill_order_json()
+ * but comes from a database: it is parsed leniently and sanitized. */
+static void print_shown_list(const char *json, const char *key)
+{
+	char pat[40];
+	snprintf(pat, sizeof pat, "\"%s\":[", key);
+	const char *p = strstr(json, pat);
+	if (p == NULL)
+		return;
+	p += strlen(pat);
+	printf("     %-10s", key);
+	int n = 0;
+	while (*p == '"') {
+		const char *e = strchr(p + 1, '"');
+		if (e == NULL)
+			break;
+		char id[160], clean[480];
+		snprintf(id, sizeof id, "%.*s", (int)(e - p - 1) < 159 ? (int)(e - p - 1) : 159, p + 1);
+		printable(id, clean, sizeof clean);
+		printf(" %d.%s", ++n, clean);
+		p = e + 1;
+		if (*p == ',')
+			p++;
+	}
+	putchar('\n');
+}
 
 static int hist_row(void *ctx, int64_t id, const StoreDrillAttempt *a)
 {
@@ -828,10 +922,15 @@ static int hist_row(void *ctx, int64_t id, const StoreDrillAttempt *a)
 		           (long long)a->drill_version, a->drill_digest);
 		buf_add_json_str(&b, a->mode, strlen(a->mode));
 		buf_printf(&b, ",\"score\":%g,\"max_score\":%g,\"hints_used\":%d,\"seconds\":%.0f,"
-		               "\"answers\":%s,\"deductions\":%s}\n",
+		               "\"answers\":%s,\"deductions\":%s",
 		           a->score, a->max_score, a->hints_used,
 		           (double)(a->finished_ms - a->started_ms) / 1000.0, a->answers_json,
 		           a->deductions_json);
+		if (a->has_seed)
+			buf_printf(&b, ",\"seed\":%lld", (long long)a->seed);
+		else
+			buf_adds(&b, ",\"seed\":null");
+		buf_printf(&b, ",\"shown\":%s}\n", a->shown_json ? a->shown_json : "null");
 		fwrite(b.p, 1, b.len, stdout);
 		buf_fini(&b);
 		return 0;
@@ -852,6 +951,16 @@ static int hist_row(void *ctx, int64_t id, const StoreDrillAttempt *a)
 	san_clean(a->answers_json, ans, n);
 	printf("     answers %s\n", ans);
 	free(ans);
+	if (a->has_seed)
+		printf("     choices shown in the order of seed %lld%s\n", (long long)a->seed,
+		       h->shown ? ":" : "");
+	else
+		printf("     choices shown in an unrecorded order\n");
+	if (h->shown && a->shown_json) {
+		print_shown_list(a->shown_json, "hypotheses");
+		print_shown_list(a->shown_json, "checks");
+		print_shown_list(a->shown_json, "decisions");
+	}
 	return 0;
 }
 
@@ -866,7 +975,7 @@ static int drill_history_cmd(const Opts *o)
 	Store *st = NULL;
 	if (store_open(db, 0, &st, &err))
 		return cli_fail("%s", err.msg);
-	HistCtx h = {.json = o->json};
+	HistCtx h = {.json = o->json, .shown = o->shown};
 	int rc = store_drill_attempts_scan(st, o->person, o->drill, hist_row, &h, &err);
 	store_close(st);
 	if (rc)

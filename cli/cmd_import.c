@@ -117,7 +117,10 @@ int cmd_import(int argc, char **argv)
 			       (long long)k->observations_added, (long long)k->observations_duplicate);
 			any = 1;
 		}
-		if (!any)
+		if (!any && res.unrecognised > 0)
+			printf(" nothing stored: the file has none of the fields this format reads "
+			       "(is it another format? see --format)");
+		else if (!any)
 			printf(" nothing to store (the file holds no spans, points or observations)");
 		putchar('\n');
 		if (res.already)

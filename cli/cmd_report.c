@@ -18,7 +18,8 @@
 static void usage(FILE *out)
 {
 	fputs("usage: tailtriage report [--db FILE] [--model FILE] [--window A..B]\n"
-	      "                         [--baseline A..B] [--class C] [--format text|json]\n\n"
+	      "                         [--baseline A..B] [--class C] [--skew-tolerance T]\n"
+	      "                         [--format text|json]\n\n"
 	      "Prints the endpoint's request DAG with queue / client wait / service p99 per\n"
 	      "node for the window and the baseline, the objective status, who owns the\n"
 	      "critical path of the slow requests, and data-quality findings.\n\n"
@@ -30,6 +31,10 @@ static void usage(FILE *out)
 	      "  --baseline A..B  range to compare against, or 'before': the same length just\n"
 	      "                   before a closed window (default: none)\n"
 	      "  --class C        only requests of workload class C\n"
+	      "  --skew-tolerance T  how far serial siblings may overlap (clock skew,\n"
+	      "                   rounding) and still be serial on the critical path and in\n"
+	      "                   the DAG: ABS+PCT%, e.g. 50us+1% (the default: 50 us plus\n"
+	      "                   1 % of the shorter sibling), 2ms, 5%, or 0 for none\n"
 	      "  --format F       text (default) or json (schema: docs/report-json.md)\n",
 	      out);
 }
@@ -43,6 +48,7 @@ int cmd_report(int argc, char **argv)
 		{"baseline", required_argument, NULL, 'b'},
 		{"class", required_argument, NULL, 'c'},
 		{"format", required_argument, NULL, 'f'},
+		{"skew-tolerance", required_argument, NULL, 'K'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -60,6 +66,10 @@ int cmd_report(int argc, char **argv)
 		case 'b': baseline = optarg; break;
 		case 'c': ao.wclass = optarg; break;
 		case 'f': format = optarg; break;
+		case 'K':
+			if (cli_skew_tolerance(optarg, &ao.skew))
+				return 2;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -99,7 +109,7 @@ int cmd_report(int argc, char **argv)
 	if (rc == 0 && model && model->n_budgets > 0 && a->class_filter == NULL) {
 		EvidenceOptions eo = {.model = model, .win_from = ao.win_from, .win_to = ao.win_to,
 		                      .has_baseline = ao.has_baseline, .base_from = ao.base_from,
-		                      .base_to = ao.base_to, .analysis = a};
+		                      .base_to = ao.base_to, .analysis = a, .skew = ao.skew};
 		rc = evidence_compute(st, &eo, &ev, &err);
 		if (rc == 0)
 			br = budgets_evaluate(model, ev, &nb);

@@ -62,7 +62,10 @@ static int parse_size(const char *s, size_t *out)
 static void log_request(void *ctx, const ReceiverEvent *ev)
 {
 	(void)ctx;
-	if (ev->status == 200)
+	if (ev->status == 200 && ev->unrecognised)
+		fprintf(stderr, "%s %s %s 200 %zu B: warning: %s (%.1f ms)\n", ev->peer, ev->method,
+		        ev->path, ev->body_bytes, ev->message, ev->ms);
+	else if (ev->status == 200)
 		fprintf(stderr, "%s %s %s 200 %zu B: %lld spans, %lld points stored, %lld already stored"
 		                " (%.1f ms)\n",
 		        ev->peer, ev->method, ev->path, ev->body_bytes, (long long)ev->spans_added,
@@ -160,9 +163,11 @@ int cmd_serve(int argc, char **argv)
 	receiver_stats(r, &k);
 	receiver_stop(r);  /* finishes the request in progress first */
 	fprintf(stderr,
-	        "tailtriage: stopped: %lld requests received, %lld accepted, %lld rejected; "
-	        "%lld spans and %lld metric points stored, %lld already stored\n",
-	        (long long)k.received, (long long)k.accepted, (long long)k.rejected,
-	        (long long)k.spans_stored, (long long)k.points_stored, (long long)k.duplicates);
+	        "tailtriage: stopped: %lld requests received, %lld accepted (%lld with nothing this "
+	        "endpoint reads), %lld rejected; %lld spans and %lld metric points stored, %lld "
+	        "already stored\n",
+	        (long long)k.received, (long long)k.accepted, (long long)k.unrecognised,
+	        (long long)k.rejected, (long long)k.spans_stored, (long long)k.points_stored,
+	        (long long)k.duplicates);
 	return 0;
 }

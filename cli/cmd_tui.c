@@ -19,7 +19,8 @@
 static void usage(FILE *out)
 {
 	fputs("usage: tailtriage tui [--db FILE] [--model FILE] [--window A..B] [--baseline A..B]\n"
-	      "                      [--class C] [--refresh SECONDS] [--ascii] [--no-color]\n\n"
+	      "                      [--class C] [--skew-tolerance T] [--refresh SECONDS]\n"
+	      "                      [--ascii] [--no-color]\n\n"
 	      "Opens the live dashboard: the endpoint's request DAG with queue / client wait /\n"
 	      "service splits, node detail, trace waterfall and tail ownership. The database\n"
 	      "is read-only here; imports running in another process show up within two\n"
@@ -35,6 +36,9 @@ static void usage(FILE *out)
 	      "  --baseline A..B    range to compare against, or 'before' (the same length\n"
 	      "                     just before a closed window; default: none)\n"
 	      "  --class C          only requests of workload class C\n"
+	      "  --skew-tolerance T how far serial siblings may overlap (clock skew, rounding)\n"
+	      "                     and still be serial: ABS+PCT%, e.g. 50us+1% (the default:\n"
+	      "                     50 us plus 1 % of the shorter sibling), 2ms, 5%, or 0\n"
 	      "  --refresh SECONDS  live tick (default 1; 0.05 to 60)\n"
 	      "  --ascii            ASCII line drawing and bars\n"
 	      "  --no-color         monochrome (the NO_COLOR variable does the same)\n"
@@ -70,6 +74,7 @@ int cmd_tui(int argc, char **argv)
 		{"listen", required_argument, NULL, 'R'},
 		{"token", required_argument, NULL, 'T'},
 		{"model-out", required_argument, NULL, 'O'},
+		{"skew-tolerance", required_argument, NULL, 'K'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -107,6 +112,10 @@ int cmd_tui(int argc, char **argv)
 		case 'R': listen = optarg; break;
 		case 'T': token = optarg; break;
 		case 'O': to.model_out = optarg; break;
+		case 'K':
+			if (cli_skew_tolerance(optarg, &to.skew))
+				return 2;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

@@ -180,10 +180,12 @@ void report_text(const Analysis *a, Buf *o)
 		tags(d, tg, sizeof tg);
 		const NodeStats *s = &d->pop[0];
 		int call = d->type == NODE_CALL;
+		/* a node of database calls only has no client wait to know: '-' */
+		int wait_unknown = call && s->calls > s->db_calls;
 		char t[16], q[16], wt[16], sv[16];
 		report_ms(t, sizeof t, s->total.p99, s->total.n, 1);
 		report_ms(q, sizeof q, s->queue.p99, s->queue.n, 1);
-		report_ms(wt, sizeof wt, s->client_wait.p99, s->client_wait.n, call);
+		report_ms(wt, sizeof wt, s->client_wait.p99, s->client_wait.n, wait_unknown);
 		report_ms(sv, sizeof sv, s->service.p99, s->service.n, 1);
 		buf_printf(o, "%-34.34s %-8s %7lld %8s %7s %7s %7s", name, tg, (long long)s->calls, t, q,
 		           wt, sv);
@@ -192,7 +194,8 @@ void report_text(const Analysis *a, Buf *o)
 			char bt[16], bq[16], bw[16], bs[16], dt[16];
 			report_ms(bt, sizeof bt, z->total.p99, z->total.n, 1);
 			report_ms(bq, sizeof bq, z->queue.p99, z->queue.n, 1);
-			report_ms(bw, sizeof bw, z->client_wait.p99, z->client_wait.n, call);
+			report_ms(bw, sizeof bw, z->client_wait.p99, z->client_wait.n,
+			          call && z->calls > z->db_calls);
 			report_ms(bs, sizeof bs, z->service.p99, z->service.n, 1);
 			if (s->total.n && z->total.n)
 				snprintf(dt, sizeof dt, "%+.1f", s->total.p99 - z->total.p99);
@@ -202,6 +205,8 @@ void report_text(const Analysis *a, Buf *o)
 		}
 		if (call && s->unknown_split)
 			buf_printf(o, "  (%lld calls without server span)", (long long)s->unknown_split);
+		if (call && s->db_calls)
+			buf_printf(o, "  (%lld database calls: client time)", (long long)s->db_calls);
 		buf_adds(o, "\n");
 	}
 
@@ -236,6 +241,10 @@ void report_text(const Analysis *a, Buf *o)
 	const DataQuality *q = &a->dq;
 	buf_printf(o, "\nData quality\n");
 	buf_printf(o, "  traces read %lld, spans %lld\n", (long long)q->traces, (long long)q->spans);
+	if (q->db_calls)
+		buf_printf(o, "  %lld database calls (db.system.name or db.system set): leaf calls, no "
+		              "server span expected; their client time is the call's time\n",
+		           (long long)q->db_calls);
 	int any = 0;
 #define DQ(field, text)                                                      \
 	if (q->field) {                                                          \
@@ -251,6 +260,9 @@ void report_text(const Analysis *a, Buf *o)
 	DQ(clipped, "server spans overrunning their client by <= 1 % (clipped)")
 	DQ(outside_parent, "spans wholly outside their parent (off the critical path)")
 	DQ(late_server, "server spans still running after their caller gave up (late work; clipped to the call)")
+	DQ(skew_serial, "sibling pairs overlapping within the skew tolerance (taken as serial; "
+	                "the overlap is split on the critical path)")
+	DQ(unrecognised_sources, "files or request bodies with nothing their format reads (nothing stored; e.g. a traces body sent to /v1/metrics)")
 #undef DQ
 	if (q->skew) {
 		buf_printf(o, "  %lld clock-skew findings: server span overruns its client by more than 1 %% "
@@ -288,6 +300,7 @@ static void stats_json(cJSON *o, const NodeStats *s, const char *service_name)
 {
 	cJSON_AddNumberToObject(o, "calls", (double)s->calls);
 	cJSON_AddNumberToObject(o, "unknown_split", (double)s->unknown_split);
+	cJSON_AddNumberToObject(o, "db_calls", (double)s->db_calls);
 	cJSON_AddItemToObject(o, "total", quant_json(&s->total));
 	cJSON_AddItemToObject(o, "client_wait", quant_json(&s->client_wait));
 	cJSON *sv = quant_json(&s->service);
@@ -436,11 +449,14 @@ static cJSON *report_json_tree(const Analysis *a)
 	cJSON_AddNumberToObject(dq, "orphan_spans", (double)q->orphan_spans);
 	cJSON_AddNumberToObject(dq, "extra_roots", (double)q->extra_roots);
 	cJSON_AddNumberToObject(dq, "unpaired_calls", (double)q->unpaired_calls);
+	cJSON_AddNumberToObject(dq, "db_calls", (double)q->db_calls);
+	cJSON_AddNumberToObject(dq, "unrecognised_sources", (double)q->unrecognised_sources);
 	cJSON_AddNumberToObject(dq, "clipped", (double)q->clipped);
 	cJSON_AddNumberToObject(dq, "clock_skew", (double)q->skew);
 	cJSON_AddNumberToObject(dq, "clock_skew_max_ms", round(q->skew_max_ms * 1000) / 1000);
 	cJSON_AddNumberToObject(dq, "outside_parent", (double)q->outside_parent);
 	cJSON_AddNumberToObject(dq, "late_server", (double)q->late_server);
+	cJSON_AddNumberToObject(dq, "skew_serial_pairs", (double)q->skew_serial);
 	return r;
 }
 

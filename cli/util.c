@@ -1,4 +1,5 @@
 /* util.c - small helpers shared by the subcommands. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,4 +165,67 @@ void cli_model_findings_json(const ModelFinding *f, int n, const Model *m, Buf *
 	buf_adds(out, "]}\n}");
 	buf_add(out, tail.p, tail.len);
 	buf_fini(&tail);
+}
+
+/* One number with a suffix: "<number><unit>". Returns 0 and the value in
+ * *out scaled by the unit, or -1. */
+static int skew_part(const char *s, size_t n, int pct, double *out)
+{
+	char buf[64];
+	if (n == 0 || n >= sizeof buf)
+		return -1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (!((buf[0] >= '0' && buf[0] <= '9') || buf[0] == '.'))
+		return -1;
+	char *end;
+	double v = strtod(buf, &end);
+	if (end == buf || !isfinite(v) || v < 0)
+		return -1;
+	if (pct) {
+		if (strcmp(end, "%") != 0)
+			return -1;
+		*out = v / 100.0;
+		return 0;
+	}
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {{"ns", 1}, {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		if (strcmp(end, units[i].unit) == 0) {
+			*out = v * units[i].ns;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int cli_skew_tolerance(const char *arg, SkewTolerance *out)
+{
+	memset(out, 0, sizeof *out);
+	out->set = 1;
+	if (strcmp(arg, "0") == 0 || strcmp(arg, "off") == 0)
+		return 0;
+	const char *plus = strchr(arg, '+');
+	size_t n = strlen(arg);
+	double abs_ns = 0, frac = 0;
+	int ok;
+	if (plus)
+		ok = skew_part(arg, (size_t)(plus - arg), 0, &abs_ns) == 0 &&
+		     skew_part(plus + 1, strlen(plus + 1), 1, &frac) == 0;
+	else if (n > 0 && arg[n - 1] == '%')
+		ok = skew_part(arg, n, 1, &frac) == 0;
+	else
+		ok = skew_part(arg, n, 0, &abs_ns) == 0;
+	if (!ok)
+		return cli_fail("--skew-tolerance: '%s' is not ABS, PCT%% or ABS+PCT%% "
+		                "(e.g. 50us+1%%, 2ms, 5%%, 0)", arg), 2;
+	if (abs_ns > 60e9)
+		return cli_fail("--skew-tolerance: the absolute part must be at most 60 s"), 2;
+	if (frac > 0.5)
+		return cli_fail("--skew-tolerance: the percentage must be at most 50 %%"), 2;
+	out->abs_ns = (int64_t)llround(abs_ns);
+	out->frac = frac;
+	return 0;
 }

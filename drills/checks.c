@@ -712,9 +712,11 @@ int check_run(Store *st, const char *name, const CheckOptions *o, CheckTable **o
 	if (st == NULL)
 		return err_set(err, TT_EINVAL, "check %s needs a database with telemetry", name);
 	EvRequestSet *w = NULL, *b = NULL;
-	int rc = evidence_requests_load(st, o->model, NULL, NULL, o->win_from, o->win_to, &w, err);
+	int rc = evidence_requests_load(st, o->model, NULL, NULL, o->win_from, o->win_to, NULL, &w,
+	                                    err);
 	if (rc == 0 && o->has_baseline)
-		rc = evidence_requests_load(st, o->model, NULL, NULL, o->base_from, o->base_to, &b, err);
+		rc = evidence_requests_load(st, o->model, NULL, NULL, o->base_from, o->base_to, NULL,
+		                            &b, err);
 	if (rc == 0 && w->n == 0)
 		rc = err_set(err, TT_ENOTFOUND, "check %s: no requests of the endpoint in the window", name);
 	CheckTable *t = NULL;

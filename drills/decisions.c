@@ -16,7 +16,10 @@
  *   hold-rollout                supported while the objective or a budget
  *                               is breached.
  * degrade and add-capacity are evaluated for every dependency blamed by one
- * of the three leading hypotheses.
+ * of the three leading hypotheses, and for every node a caller asks about
+ * by name (a drill asks about each decision it offers): an asked decision
+ * always gets a verdict, even for a node neither the model nor the data
+ * knows.
  */
 #include "drills_priv.h"
 #include "evidence_name.h"
@@ -347,8 +350,11 @@ void decisions_evaluate(const Evidence *e, const Model *m, const DxHypothesis *h
 	raise_concurrency(&o, e, m, n_hyp > 0 && hyp[0].score > 0 ? &hyp[0] : NULL);
 	add_hosts(&o, e);
 	/* nodes blamed by the three leading hypotheses, then the nodes of the
-	 * per-node decisions asked for by name */
-	const char *nodes[3 + 32];
+	 * per-node decisions asked for by name (however many) */
+	int n_decide = 0;
+	while (decide && decide[n_decide])
+		n_decide++;
+	const char **nodes = xcalloc((size_t)(3 + n_decide), sizeof *nodes);
 	int nn = 0;
 	for (int i = 0; i < n_hyp && i < 3; i++) {
 		const char *nd = hyp[i].node;
@@ -360,21 +366,44 @@ void decisions_evaluate(const Evidence *e, const Model *m, const DxHypothesis *h
 		if (!dup)
 			nodes[nn++] = hyp[i].node;
 	}
-	for (int i = 0; decide && decide[i] && nn < 3 + 32; i++) {
+	/* asked about a node that nothing knows: the question gets a verdict
+	 * all the same instead of being dropped */
+	const char **unknown = xcalloc((size_t)(n_decide ? n_decide : 1), sizeof *unknown);
+	int nu = 0;
+	for (int i = 0; i < n_decide; i++) {
 		const char *colon = strchr(decide[i], ':');
 		if (colon == NULL || colon[1] == '\0')
+			continue;
+		/* only the per-node decisions of this file: an id it does not know
+		 * (a drill's own action) is not the engine's to judge */
+		size_t bl = (size_t)(colon - decide[i]);
+		if (!(bl == 7 && strncmp(decide[i], "degrade", 7) == 0) &&
+		    !(bl == 12 && strncmp(decide[i], "add-capacity", 12) == 0))
 			continue;
 		const char *nd = colon + 1;
 		int dup = 0;
 		for (int k = 0; k < nn; k++)
 			dup |= strcmp(nodes[k], nd) == 0;
-		if (!dup && is_dep(e, m, nd))
+		for (int k = 0; k < nu; k++)
+			dup |= strcmp(unknown[k], decide[i]) == 0;
+		if (dup)
+			continue;
+		if (is_dep(e, m, nd))
 			nodes[nn++] = nd;
+		else
+			unknown[nu++] = decide[i];
 	}
 	for (int k = 0; k < nn; k++)
 		degrade(&o, e, m, nodes[k], hyp, n_hyp);
 	for (int k = 0; k < nn; k++)
 		add_capacity(&o, e, m, nodes[k]);
+	for (int k = 0; k < nu; k++)
+		add(&o, unknown[k], DX_UNSUPPORTED,
+		    "%s is neither a node of the model nor a dependency seen in the data: nothing "
+		    "shows what acting on it would do",
+		    strchr(unknown[k], ':') + 1);
+	free(nodes);
+	free(unknown);
 	hold(&o, e, hyp, n_hyp);
 	*out = o.d;
 	*n_out = o.n;

@@ -69,7 +69,7 @@ int diagnose_run(Store *st, const DiagnoseOptions *opt, Diagnosis **out, Err *er
 	EvidenceOptions eo = {
 	    .model = opt->model, .win_from = opt->win_from, .win_to = opt->win_to,
 	    .has_baseline = opt->has_baseline, .base_from = opt->base_from, .base_to = opt->base_to,
-	    .analysis = opt->analysis,
+	    .analysis = opt->analysis, .skew = opt->skew,
 	};
 	int rc = evidence_compute(st, &eo, &e, err);
 	if (rc)

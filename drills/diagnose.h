@@ -52,6 +52,7 @@ typedef struct DiagnoseOptions {
 	                              * well ("degrade:pricing"), besides those for
 	                              * the nodes the leading hypotheses blame; NULL:
 	                              * none. Borrowed for the call. */
+	SkewTolerance skew;          /* sibling skew tolerance; zero: the default */
 } DiagnoseOptions;
 
 /* Outcome of one predicate of a hypothesis or guard. */

@@ -1134,3 +1134,18 @@ int drill_find(const char *dir, const char *id, Drill **out, Err *err)
 	buf_fini(&b);
 	return rc;
 }
+
+const char **drill_engine_decisions(const Drill *d)
+{
+	const char **v = xcalloc((size_t)d->n_decision_choices + 1, sizeof *v);
+	int n = 0;
+	for (int i = 0; i < d->n_decision_choices; i++) {
+		const char *id = d->decision_choices[i].id;
+		int local = 0;
+		for (int k = 0; k < d->n_local_decisions && !local; k++)
+			local = strcmp(d->local_decisions[k], id) == 0;
+		if (!local)
+			v[n++] = id;
+	}
+	return v;
+}

@@ -185,6 +185,11 @@ int drill_check_vocabulary(const Drill *d, char *const *hyp_ids,
                            const char *const *checks, const char *const *decisions,
                            Err *err);
 
+/* The decision choices the engine judges (every choice but the drill's
+ * local ones), as a NULL-terminated array for DiagnoseOptions.decide. The
+ * array is the caller's to free(); the ids are borrowed from d. */
+const char **drill_engine_decisions(const Drill *d);
+
 /* ---- the catalog --------------------------------------------------------- */
 
 /* Folder of the shipped drills: $TAILTRIAGE_DRILLS, else the catalog of

@@ -17,7 +17,8 @@
 #include "buf.h"
 
 struct DxLive {
-	const Model *model;
+	DiagnoseOptions base;        /* model, sheet, catalog, decide (borrowed) */
+	SkewTolerance skew;          /* for every diagnosis (under mu) */
 	Store *ui, *wk;              /* caller's and worker's connections */
 	pthread_t th;
 	pthread_mutex_t mu;
@@ -78,14 +79,20 @@ static void *worker(void *arg)
 		if (l->stop)
 			break;
 		DxLiveKey k = l->pending;
+		SkewTolerance skew = l->skew;
 		l->has_pending = 0;
 		l->running = 1;
 		l->running_key = k;
 		pthread_mutex_unlock(&l->mu);
 
-		DiagnoseOptions o = {.model = l->model, .win_from = k.win_from, .win_to = k.win_to,
-		                     .has_baseline = k.has_baseline, .base_from = k.base_from,
-		                     .base_to = k.base_to};
+		DiagnoseOptions o = l->base;
+		o.win_from = k.open_from ? INT64_MIN : k.win_from;
+		o.win_to = k.open_to ? INT64_MAX : k.win_to;
+		o.has_baseline = k.has_baseline;
+		o.base_from = k.base_from;
+		o.base_to = k.base_to;
+		o.analysis = NULL;
+		o.skew = skew;
 		Diagnosis *d = NULL;
 		Err err = {0};
 		int rc = diagnose_run(l->wk, &o, &d, &err);
@@ -107,11 +114,27 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+void dx_live_set_skew(DxLive *l, const SkewTolerance *skew)
+{
+	pthread_mutex_lock(&l->mu);
+	if (skew)
+		l->skew = *skew;
+	else
+		memset(&l->skew, 0, sizeof l->skew);
+	pthread_mutex_unlock(&l->mu);
+}
+
 int dx_live_open(const char *db_path, const Model *m, DxLive **out, Err *err)
+{
+	DiagnoseOptions base = {.model = m};
+	return dx_live_open_with(db_path, &base, out, err);
+}
+
+int dx_live_open_with(const char *db_path, const DiagnoseOptions *base, DxLive **out, Err *err)
 {
 	*out = NULL;
 	DxLive *l = xcalloc(1, sizeof *l);
-	l->model = m;
+	l->base = *base;
 	int rc = store_open(db_path, STORE_READONLY, &l->ui, err);
 	if (rc == 0)
 		rc = store_open(db_path, STORE_READONLY, &l->wk, err);

@@ -26,11 +26,27 @@ typedef struct DxLiveKey {
 	int has_baseline;
 	int64_t base_from, base_to;
 	int64_t data_version;        /* store_data_version() the caller saw */
+	int open_from, open_to;      /* 1: the window's end was asked open: the
+	                              * diagnosis reads it open (metric points
+	                              * past the last span count), while
+	                              * win_from/win_to keep the data bounds
+	                              * that identify the result */
 } DxLiveKey;
 
 /* Opens db_path read-only (twice) and starts the worker. Errors: TT_EIO. */
 int dx_live_open(const char *db_path, const Model *m, DxLive **out, Err *err);
+
+/* The same, with the rest of every diagnosis's options taken from base:
+ * model, sheet, catalog_path and decide (its window, baseline and analysis
+ * are ignored: they come with each request). A drill passes its
+ * observation sheet and the decisions it asks about. Everything base
+ * points to is borrowed for the DxLive's life. */
+int dx_live_open_with(const char *db_path, const DiagnoseOptions *base, DxLive **out, Err *err);
 void dx_live_close(DxLive *l);                 /* waits for the worker; NULL no-op */
+
+/* The sibling skew tolerance of the diagnoses asked for from now on (NULL:
+ * the default). */
+void dx_live_set_skew(DxLive *l, const SkewTolerance *skew);
 
 /* Asks for the diagnosis of k (a no-op when it is the one being computed or
  * already done; when only k's data version moved, at most once per 15 s)

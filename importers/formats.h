@@ -29,6 +29,9 @@ typedef struct ImportCtx {
 	StoreSourceCounts *counts;   /* add to these */
 	uint64_t total_bytes;        /* size of the input, 0 when unknown */
 	Err *err;
+	int64_t unrecognised;        /* request objects with fields, none of which
+	                              * this format reads (e.g. a traces body given
+	                              * to the metrics importer); stored nothing */
 } ImportCtx;
 
 /* Reports progress (bytes consumed so far) through opt->progress. */

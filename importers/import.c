@@ -256,8 +256,11 @@ static int import_stream(Store *st, FILE *f, const char *name, uint64_t total,
 	int nothing_new = c->spans_added == 0 && c->metrics_added == 0 && c->observations_added == 0;
 	int had_any = c->spans_duplicate > 0 || c->metrics_duplicate > 0 ||
 	              c->observations_duplicate > 0;
-	if (store_source_finish(st, source_id, c, nothing_new && had_any ? "duplicate" : "imported",
-	                        err))
+	const char *outcome = nothing_new && had_any ? "duplicate" : "imported";
+	if (nothing_new && !had_any && ctx.unrecognised > 0)
+		outcome = "unrecognised";
+	res->unrecognised = ctx.unrecognised;
+	if (store_source_finish(st, source_id, c, outcome, err))
 		goto fail;
 	if (store_commit(st, err))
 		goto fail;

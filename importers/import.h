@@ -41,6 +41,9 @@ typedef struct ImportResult {
 	int already;               /* a source with this digest was imported before */
 	char already_path[256];    /* its path when already */
 	StoreSourceCounts counts;
+	int64_t unrecognised;      /* request objects that had fields but none this
+	                            * format reads (stored nothing; the source row's
+	                            * outcome is "unrecognised") */
 } ImportResult;
 
 /* Imports one file. Returns 0 or a negative TT_E* code with err set. */

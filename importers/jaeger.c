@@ -13,7 +13,13 @@
  * Mapping (the same conventions as the OTLP importer, so every format
  * yields the same rows):
  *  - ids: hex of either case, at most 32 (trace) / 16 (span) digits,
- *    left-padded with zeros to 32 / 16 lowercase digits.
+ *    left-padded with zeros to 32 / 16 lowercase digits. Jaeger itself
+ *    treats ids as opaque strings, so any other string (up to
+ *    TJ_OPAQUE_MAX bytes) is accepted and mapped to a hex id with
+ *    tj_opaque_id(), the same in every parent reference; the span keeps
+ *    the original in tailtriage.original_trace_id / original_span_id /
+ *    original_parent_id. Two different ids that would be stored as one
+ *    (a trace id within the file, a span id within its trace) are refused.
  *  - parent: the first CHILD_OF reference within the same trace, else the
  *    first FOLLOWS_FROM one (as Jaeger itself does), else "parentSpanID".
  *    Every other reference, and a FOLLOWS_FROM one chosen as parent, is
@@ -83,6 +89,9 @@ typedef struct JSpan {
 	char span_id[17];
 	char orig_id[17];        /* the shared id when span_id was derived */
 	char parent_id[17];
+	const TjNode *sid_node;  /* the span id as written */
+	const TjNode *pid_node;  /* the parent id as written, or NULL */
+	int sid_opaque, pid_opaque;
 	int parent_ref;          /* index of the reference chosen as parent, or -1 */
 	int kind;
 	size_t proc_ix;          /* index in J.procs during the first pass */
@@ -108,6 +117,10 @@ typedef struct J {
 	Shared *shared;
 	size_t nshared, capshared;
 	char trace_id[33];
+	const TjNode *trace_node; /* the trace id as written */
+	int trace_opaque;
+	TjIdMap traces;          /* every trace id of the file */
+	TjIdMap ids;             /* span ids of the current trace */
 } J;
 
 /* ---- tags -------------------------------------------------------------- */
@@ -416,6 +429,39 @@ static int is_zero_id(const TjNode *v)
 	return 1;  /* "" too */
 }
 
+/* Reads an id (hex or opaque, see the top) and checks that no other id
+ * of its scope maps to the same stored id: trace ids over the file (span
+ * NULL), span ids within the current trace. */
+static int read_id(J *j, const TjNode *v, const char *what, const char *trace_id, char *out,
+                   int *opaque)
+{
+	int trace = trace_id == NULL;
+	int rc = tj_read_id(j->ctx, v, what, trace ? 32 : 16, trace ? 32 : 16, out, opaque);
+	if (rc)
+		return rc;
+	uint64_t fp = tj_id_fingerprint(v->text, v->len, *opaque);
+	if (tj_idmap_check(trace ? &j->traces : &j->ids, trace ? out : trace_id, trace ? NULL : out,
+	                   fp, 1)) {
+		char q[80];
+		return tj_fail(j->ctx, v, "%s %s is stored as %s, and so is a different id "
+		               "in this %s: an id collision (rename one of them)", what,
+		               tj_quote(v->text, v->len, q, sizeof q), out, trace ? "file" : "trace");
+	}
+	return 0;
+}
+
+/* The trace id of the trace being read, from the trace or a span. */
+static int set_trace_id(J *j, const TjNode *v, char *out)
+{
+	int opaque, rc = read_id(j, v, "traceID", NULL, out, &opaque);
+	if (rc == 0 && j->trace_id[0] == '\0') {
+		memcpy(j->trace_id, out, 33);
+		j->trace_node = v;
+		j->trace_opaque = opaque;
+	}
+	return rc;
+}
+
 static int span_first(J *j, const TjNode *s, JSpan *out)
 {
 	ImportCtx *ctx = j->ctx;
@@ -434,11 +480,9 @@ static int span_first(J *j, const TjNode *s, JSpan *out)
 		return rc;
 	char trace_id[33];
 	if (tid && tid->type != TJ_NULL) {
-		if ((rc = tj_hex_id(ctx, tid, "traceID", 32, 32, trace_id)))
+		if ((rc = set_trace_id(j, tid, trace_id)))
 			return rc;
-		if (j->trace_id[0] == '\0')
-			memcpy(j->trace_id, trace_id, sizeof trace_id);
-		else if (strcmp(trace_id, j->trace_id) != 0)
+		if (strcmp(trace_id, j->trace_id) != 0)
 			return tj_fail(ctx, tid, "span traceID %s differs from its trace's %s", trace_id,
 			               j->trace_id);
 	} else if (j->trace_id[0] == '\0') {
@@ -446,7 +490,8 @@ static int span_first(J *j, const TjNode *s, JSpan *out)
 	}
 	if (sid == NULL)
 		return tj_fail(ctx, s, "span has no \"spanID\"");
-	if ((rc = tj_hex_id(ctx, sid, "spanID", 16, 16, out->span_id)))
+	out->sid_node = sid;
+	if ((rc = read_id(j, sid, "spanID", j->trace_id, out->span_id, &out->sid_opaque)))
 		return rc;
 
 	/* parent: first same-trace CHILD_OF, else first same-trace FOLLOWS_FROM */
@@ -472,16 +517,21 @@ static int span_first(J *j, const TjNode *s, JSpan *out)
 		if (rsid == NULL)
 			return tj_fail(ctx, r, "reference has no \"spanID\"");
 		char rs[17], rtr[33];
-		if ((rc = tj_hex_id(ctx, rsid, "reference spanID", 16, 16, rs)))
-			return rc;
+		int opaque;
 		if (rtid && rtid->type != TJ_NULL) {
-			if ((rc = tj_hex_id(ctx, rtid, "reference traceID", 32, 32, rtr)))
+			if ((rc = read_id(j, rtid, "reference traceID", NULL, rtr, &opaque)))
 				return rc;
 		} else {
 			memcpy(rtr, j->trace_id, sizeof rtr);
 		}
-		if (strcmp(rtr, j->trace_id) != 0)
+		if (strcmp(rtr, j->trace_id) != 0) {
+			/* another trace's span: only its form is checked */
+			if ((rc = tj_read_id(ctx, rsid, "reference spanID", 16, 16, rs, &opaque)))
+				return rc;
 			continue;
+		}
+		if ((rc = read_id(j, rsid, "reference spanID", j->trace_id, rs, &opaque)))
+			return rc;
 		if (is_child && child_of < 0) {
 			child_of = idx;
 			child_node = rsid;
@@ -493,12 +543,14 @@ static int span_first(J *j, const TjNode *s, JSpan *out)
 	const TjNode *pnode = child_of >= 0 ? child_node : follows_node;
 	out->parent_ref = child_of >= 0 ? child_of : follows;
 	if (pnode) {
-		tj_hex_id(ctx, pnode, "reference spanID", 16, 16, out->parent_id);
+		tj_read_id(ctx, pnode, "reference spanID", 16, 16, out->parent_id, &out->pid_opaque);
 	} else if (psid && psid->type != TJ_NULL && !is_zero_id(psid)) {
-		if ((rc = tj_hex_id(ctx, psid, "parentSpanID", 16, 16, out->parent_id)))
+		if ((rc = read_id(j, psid, "parentSpanID", j->trace_id, out->parent_id,
+		                  &out->pid_opaque)))
 			return rc;
 		pnode = psid;
 	}
+	out->pid_node = pnode;
 	if (pnode && strcmp(out->parent_id, out->span_id) == 0)
 		return tj_fail(ctx, pnode, "span %s names itself as its parent", out->span_id);
 
@@ -581,9 +633,10 @@ static int span_write(J *j, JSpan *js)
 		if (idx == js->parent_ref && is_child)
 			continue;
 		char rs[17], rtr[33];
-		tj_hex_id(ctx, rsid, "reference spanID", 16, 16, rs);
+		int opaque;
+		tj_read_id(ctx, rsid, "reference spanID", 16, 16, rs, &opaque);
 		if (rtid && rtid->type != TJ_NULL)
-			tj_hex_id(ctx, rtid, "reference traceID", 32, 32, rtr);
+			tj_read_id(ctx, rtid, "reference traceID", 32, 32, rtr, &opaque);
 		else
 			memcpy(rtr, j->trace_id, sizeof rtr);
 		buf_adds(&j->links_json, nlinks++ ? "," : "[");
@@ -604,6 +657,15 @@ static int span_write(J *j, JSpan *js)
 	}
 	if (js->server_half)
 		tj_attrs_add_str(&j->attrs, "tailtriage.shared_span_id", js->orig_id, 16);
+	if (j->trace_opaque)
+		tj_attrs_add_str(&j->attrs, "tailtriage.original_trace_id", j->trace_node->text,
+		                 j->trace_node->len);
+	if (js->sid_opaque)
+		tj_attrs_add_str(&j->attrs, "tailtriage.original_span_id", js->sid_node->text,
+		                 js->sid_node->len);
+	if (js->pid_opaque)
+		tj_attrs_add_str(&j->attrs, "tailtriage.original_parent_id", js->pid_node->text,
+		                 js->pid_node->len);
 	if (warn && warn->type != TJ_NULL) {
 		if (warn->type != TJ_ARRAY)
 			return tj_fail(ctx, warn, "\"warnings\" must be an array, not %s", tj_type_name(warn));
@@ -784,6 +846,8 @@ static void split_shared(J *j)
 				memcpy(s->orig_id, s->span_id, sizeof s->orig_id);
 				tj_shared_server_id(j->trace_id, s->orig_id, s->span_id);
 				memcpy(s->parent_id, s->orig_id, sizeof s->parent_id);
+				s->pid_node = s->sid_node; /* its parent is the id it was written with */
+				s->pid_opaque = s->sid_opaque;
 				s->parent_ref = -1;
 			}
 			if (j->nshared == j->capshared) {
@@ -824,7 +888,11 @@ static int trace_run(J *j, const TjNode *tr)
 	    || (rc = tj_member(ctx, tr, "processes", &procs)))
 		return rc;
 	j->trace_id[0] = '\0';
-	if (tid && tid->type != TJ_NULL && (rc = tj_hex_id(ctx, tid, "traceID", 32, 32, j->trace_id)))
+	j->trace_node = NULL;
+	j->trace_opaque = 0;
+	tj_idmap_reset(&j->ids);
+	char trace_id[33];
+	if (tid && tid->type != TJ_NULL && (rc = set_trace_id(j, tid, trace_id)))
 		return rc;
 	if (spans == NULL)
 		return tj_fail(ctx, tr, "trace has no \"spans\"");
@@ -893,6 +961,8 @@ int jaeger_json_run(ImportCtx *ctx, FILE *f)
 	buf_init(&j.links_json);
 	buf_init(&j.tmp);
 	tj_attrs_init(&j.attrs);
+	tj_idmap_init(&j.traces);
+	tj_idmap_init(&j.ids);
 
 	TjReadOptions o = {.stream_key = "data", .on_record = on_trace, .ud = &j};
 	TjReader *r = NULL;
@@ -938,6 +1008,8 @@ out:
 	free(j.procs);
 	free(j.spans);
 	free(j.shared);
+	tj_idmap_fini(&j.traces);
+	tj_idmap_fini(&j.ids);
 	free(j.tags.v);
 	buf_fini(&j.vals);
 	buf_fini(&j.attrs_json);

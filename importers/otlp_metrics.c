@@ -799,9 +799,11 @@ static int data_point(M *m, int kind, int64_t fid, const char *mname, const JpVa
 				return TT_EPARSE;
 			p.value = (double)iv;
 			p.has_value = 1;
-		} else if (!novalue) {
-			return jerr(m, dp, "data point of '%.80s' has neither asDouble nor asInt", mname);
 		}
+		/* Neither asDouble nor asInt: the value oneof is unset. The
+		 * OpenTelemetry Collector keeps such a point (value type Empty) and
+		 * opentelemetry-rust's exporter writes them; it is stored without
+		 * a value, which every reader already skips. */
 	} else {
 		int64_t cnt = 0;
 		if ((count_at = jp_get_nn(dp, "count")) && get_i64(m, count_at, "count", 1, &cnt))
@@ -952,8 +954,13 @@ static int request(M *m, const JpVal *root)
 	if (want_type(m, root, JP_OBJ, "an ExportMetricsServiceRequest"))
 		return TT_EPARSE;
 	const JpVal *rms = jp_get_nn(root, "resourceMetrics");
-	if (rms == NULL)
+	if (rms == NULL) {
+		/* OTLP: an empty request is valid and unknown fields are ignored;
+		 * a request with fields but none of ours (a traces body) is counted */
+		if (root->len > 0 && jp_get(root, "resourceMetrics") == NULL)
+			m->ctx->unrecognised++;
 		return 0;
+	}
 	if (want_type(m, rms, JP_ARR, "resourceMetrics"))
 		return TT_EPARSE;
 	for (size_t i = 0; i < rms->len; i++) {

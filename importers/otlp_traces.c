@@ -1334,9 +1334,11 @@ static int on_end(Parser *p, int is_map)
 	int ok = 1;
 	switch (f->type) {
 	case F_REQ:
-		if (!(f->seen & KB(K_RESOURCE_SPANS)))
-			ok = fail_mark(p, f->at, "object has no \"resourceSpans\" "
-			                         "(not an OTLP ExportTraceServiceRequest)");
+		/* OTLP: an empty request is valid and unknown fields are ignored,
+		 * so a request without resourceSpans stores nothing; one that had
+		 * only fields this importer does not know is counted. */
+		if (!(f->seen & KB(K_RESOURCE_SPANS)) && (f->seen & KB(K_NONE)))
+			p->ctx->unrecognised++;
 		break;
 	case F_RES: ok = end_resource(p, f); break;
 	case F_SCOPE: ok = end_scope(p, f); break;

@@ -4,12 +4,18 @@
  *
  * The two grammars differ in ways that matter, so every rule below names its
  * dialect:
- *  - Prometheus 0.0.4 (prometheus.io, "Exposition formats"): tokens separated
- *    by any blanks/tabs, empty lines and free comments allowed, HELP and TYPE
- *    only, types counter|gauge|histogram|summary|untyped, values as Go's
- *    ParseFloat reads them (NaN, Inf, infinity in any case, hex floats),
- *    timestamps int64 milliseconds, label escapes \\ \" \n only, HELP
- *    escapes \\ \n only, no exemplars, the last line ends with a line feed.
+ *  - Prometheus 0.0.4 (prometheus.io, "Exposition formats"), read as
+ *    leniently as Prometheus's scrape parser (model/textparse/promparse.go)
+ *    and prometheus/common's expfmt text parser read it: tokens separated by
+ *    any blanks/tabs (none needed between '}' and the value), empty lines
+ *    and free comments allowed, HELP and TYPE only, types
+ *    counter|gauge|histogram|summary|untyped in any letter case, values as
+ *    Go's ParseFloat reads them without hex floats or underscores,
+ *    timestamps int64 milliseconds, escapes \\ \" \n decoded and any
+ *    other kept as written, no exemplars, the last line feed optional.
+ *    A family's samples need not be grouped and its HELP/TYPE may come
+ *    after them or repeat; UTF-8 metric and label names may be quoted,
+ *    the metric name inside the braces (docs/formats/prometheus-text.md).
  *  - OpenMetrics 1.0 (its ABNF is followed literally): single spaces, no
  *    empty lines, only # TYPE/# HELP/# UNIT/# EOF comments, "# EOF" last and
  *    nothing after it, eight types with their sample suffixes (_total,
@@ -21,11 +27,12 @@
  *
  * Streaming: lines are read one at a time (at most PROM_MAX_LINE bytes).
  * OpenMetrics metrics are contiguous, so each metric (label set) is
- * validated and written as soon as the next one starts; Prometheus 0.0.4
- * lets a family's series interleave, so its samples are kept until the
- * family ends. Memory is bounded by the largest metric (OpenMetrics) or
- * family (Prometheus), plus the names and label sets seen so far, which
- * are needed to reject interleaving.
+ * validated and written as soon as the next one starts; memory is bounded
+ * by the largest metric plus the names and label sets seen so far, which
+ * are needed to reject interleaving. Prometheus 0.0.4 lets any family come
+ * back later in the file, so every family is kept until the end of the
+ * file and then written: memory grows with the file (an exposition is one
+ * scrape, and PROM_MAX_LINE bounds each line).
  *
  * Timestamps: a sample without a timestamp is stored with ts_explicit = 0
  * and the import time of the file (the store keys such points by the file
@@ -633,12 +640,19 @@ typedef struct Parser {
 	int auto_detected;
 	Reader rd;
 	Family *fam;              /* current family or NULL */
+	Family **open;            /* Prom: every family of the file, in order */
+	int nopen, copen;
+	Map open_map;             /* Prom: family name -> Family* (borrowed from open) */
 	Map families;             /* family name -> NameInfo* (both dialects) */
 	Map names;                /* Prom: sample names seen; OM: claimed sample names */
 	/* the current line, parsed */
 	const char *name;
 	size_t name_len;
 	long name_col;
+	int qname_ok;             /* Prom: a quoted metric name may come in the braces */
+	int has_qname;            /* ...and did: decoded at dec + qname_off */
+	size_t qname_off, qname_len;
+	long qname_col;
 	Lbl *lbl;
 	int nl, cl;
 	Lbl *xl;
@@ -978,15 +992,47 @@ static NameInfo *remember_family(Parser *p, const char *name, long line, int typ
 	return ni;
 }
 
-/* Starts a new family (closing the current one). */
+/* Starts a new family. OpenMetrics closes (writes) the current one;
+ * Prometheus keeps every family open until the end of the file, because
+ * its samples and metadata may come back later. */
 static int family_open(Parser *p, const char *name, size_t n, long line)
 {
+	if (p->dialect == D_PROM) {
+		Family *f = family_new(name, n, line);
+		if (p->nopen == p->copen) {
+			p->copen = p->copen ? p->copen * 2 : 16;
+			p->open = xrealloc(p->open, (size_t)p->copen * sizeof *p->open);
+		}
+		p->open[p->nopen++] = f;
+		map_put(&p->open_map, f->name, f);
+		p->fam = f;
+		return 0;
+	}
 	int rc = family_close(p);
 	if (rc)
 		return rc;
 	p->fam = family_new(name, n, line);
 	remember_family(p, p->fam->name, line, T_UNKNOWN);
 	return 0;
+}
+
+/* Prometheus, end of file: writes every family in the order it was first
+ * seen (unless write is 0: an error came first), then frees them all. */
+static int prom_close_all(Parser *p, int write)
+{
+	int rc = 0;
+	for (int i = 0; i < p->nopen; i++) {
+		p->fam = p->open[i];
+		if (write && rc == 0)
+			rc = family_flush(p);
+		family_free(p->open[i]);
+	}
+	p->fam = NULL;
+	p->nopen = 0;
+	free(p->open);
+	p->open = NULL;
+	map_clear(&p->open_map, NULL);
+	return rc;
 }
 
 /* ---- lexing a line -------------------------------------------------------- */
@@ -1002,10 +1048,10 @@ static void skip_blanks(Cur *c)
 		c->s++;
 }
 
-/* Reads a quoted string (c->s at the opening quote) into dec. Escapes:
- * Prometheus label values \\ \" \n; Prometheus HELP is not quoted (see
- * read_help); OpenMetrics \\ \" \n decoded, any other escaped character kept
- * with its backslash (ABNF: BS normal-char). */
+/* Reads a quoted string (c->s at the opening quote) into dec. Escapes
+ * \\ \" \n are decoded; any other escaped character is kept with its
+ * backslash (OpenMetrics ABNF: BS normal-char; Prometheus's scrape parser
+ * keeps it too). */
 static int read_quoted(Parser *p, Cur *c, Buf *dec, const char *what)
 {
 	const char *open = c->s;
@@ -1019,13 +1065,11 @@ static int read_quoted(Parser *p, Cur *c, Buf *dec, const char *what)
 				buf_addc(dec, x);
 			} else if (x == 'n') {
 				buf_addc(dec, '\n');
-			} else if (p->dialect == D_OM) {
+			} else {
+				/* kept with its backslash: the OpenMetrics ABNF allows it, and
+				 * Prometheus's scrape parser reads it that way too */
 				buf_addc(dec, '\\');
 				buf_addc(dec, x);
-			} else {
-				return perr(p, p->rd.lineno, col_of(p, c->s),
-				            "invalid escape '\\%c' in %s (only \\\\, \\\" and \\n are allowed)",
-				            (unsigned char)x >= 0x20 && (unsigned char)x < 0x7f ? x : '?', what);
 			}
 			c->s += 2;
 			continue;
@@ -1056,26 +1100,60 @@ static int read_labels(Parser *p, Cur *c, Lbl **arr, int *n, int *cap, int exemp
 		if (c->s >= c->e)
 			return perr(p, p->rd.lineno, col_of(p, c->s), "label set is not closed by '}'");
 		const char *k = c->s;
-		if (!label_start((unsigned char)*k)) {
-			if (*k == '"' && !om)
-				return perr(p, p->rd.lineno, col_of(p, k),
-				            "quoted label names are not part of the 0.0.4 text format");
-			return perr(p, p->rd.lineno, col_of(p, k),
-			            "expected a label name ([a-zA-Z_][a-zA-Z0-9_]*)");
-		}
-		while (c->s < c->e && label_char((unsigned char)*c->s))
-			c->s++;
-		size_t kn = (size_t)(c->s - k);
 		long kcol = col_of(p, k);
-		if (!om && kn == 8 && memcmp(k, "__name__", 8) == 0)
+		size_t koff = p->dec.len, kn;
+		if (*k == '"' && !om && !exemplar) {
+			/* Prometheus (UTF-8 names): a quoted label name, or the quoted
+			 * metric name when a ',' or '}' follows it */
+			int rc = read_quoted(p, c, &p->dec, "quoted name");
+			if (rc)
+				return rc;
+			kn = p->dec.len - koff;
+			skip_blanks(c);
+			if (c->s < c->e && (*c->s == ',' || *c->s == '}')) {
+				if (!p->qname_ok || p->has_qname)
+					return perr(p, p->rd.lineno, kcol,
+					            p->has_qname || p->name ? "the metric name is already given"
+					                                    : "expected a label name");
+				if (kn == 0 || memchr(p->dec.p + koff, '\0', kn))
+					return perr(p, p->rd.lineno, kcol, "invalid metric name");
+				p->has_qname = 1;
+				p->qname_off = koff;
+				p->qname_len = kn;
+				p->qname_col = kcol;
+				if (*c->s == '}') {
+					c->s++;
+					return 0;
+				}
+				c->s++;
+				skip_blanks(c);
+				if (c->s < c->e && *c->s == '}') {
+					c->s++;
+					return 0;
+				}
+				continue;
+			}
+			if (kn == 0 || memchr(p->dec.p + koff, '\0', kn))
+				return perr(p, p->rd.lineno, kcol, "invalid label name");
+		} else {
+			if (!label_start((unsigned char)*k))
+				return perr(p, p->rd.lineno, kcol, "expected a label name ([a-zA-Z_][a-zA-Z0-9_]*)");
+			while (c->s < c->e && label_char((unsigned char)*c->s))
+				c->s++;
+			kn = (size_t)(c->s - k);
+			buf_add(&p->dec, k, kn);
+		}
+		const char *key = p->dec.p + koff;
+		if (!om && kn == 8 && memcmp(key, "__name__", 8) == 0)
 			return perr(p, p->rd.lineno, kcol, "label name '__name__' is reserved");
-		if (om && k[0] == '_')
+		if (om && key[0] == '_')
 			return perr(p, p->rd.lineno, kcol,
 			            "label names starting with '_' are reserved in OpenMetrics");
 		for (int i = 0; i < *n; i++) {
 			Lbl *o = &(*arr)[i];
-			if (o->kn == kn && memcmp(p->dec.p + o->k, k, kn) == 0)
-				return perr(p, p->rd.lineno, kcol, "duplicate label name '%.*s'", (int)kn, k);
+			if (o->kn == kn && memcmp(p->dec.p + o->k, key, kn) == 0)
+				return perr(p, p->rd.lineno, kcol, "duplicate label name '%.*s'",
+				            (int)(kn > 60 ? 60 : kn), key);
 		}
 		if (!om)
 			skip_blanks(c);
@@ -1092,9 +1170,8 @@ static int read_labels(Parser *p, Cur *c, Lbl **arr, int *n, int *cap, int exemp
 		}
 		Lbl *l = &(*arr)[(*n)++];
 		l->col = kcol;
-		l->k = p->dec.len;
+		l->k = koff;
 		l->kn = kn;
-		buf_add(&p->dec, k, kn);
 		l->v = p->dec.len;
 		int rc = read_quoted(p, c, &p->dec, what);
 		if (rc)
@@ -1149,13 +1226,32 @@ static int parse_sample(Parser *p)
 	buf_reset(&p->dec);
 	p->nl = p->nxl = 0;
 	p->has_ts = p->has_ex = p->ex_has_ts = 0;
+	p->name = NULL;
+	p->qname_ok = p->has_qname = 0;
 	if (!om)
 		skip_blanks(&c);
-	if (c.s < c.e && *c.s == '{')
-		return perr(p, p->rd.lineno, col_of(p, c.s),
-		            om ? "a sample must start with its metric name"
-		               : "quoted metric names inside braces are not part of the 0.0.4 text "
-		                 "format");
+	const char *after = NULL;
+	int braces = 0;
+	if (c.s < c.e && *c.s == '{') {
+		if (om)
+			return perr(p, p->rd.lineno, col_of(p, c.s), "a sample must start with its metric name");
+		/* Prometheus (UTF-8 names, as its scrape parser and prometheus/common
+		 * read them): {"metric.name", label="v"} */
+		const char *open = c.s;
+		p->qname_ok = 1;
+		int rc = read_labels(p, &c, &p->lbl, &p->nl, &p->cl, 0);
+		p->qname_ok = 0;
+		if (rc)
+			return rc;
+		if (!p->has_qname)
+			return perr(p, p->rd.lineno, col_of(p, open),
+			            "no metric name: give it before the braces or quoted inside them");
+		p->name = p->dec.p + p->qname_off; /* dec is complete: labels are read */
+		p->name_len = p->qname_len;
+		p->name_col = p->qname_col;
+		braces = 1;
+		goto value;
+	}
 	if (c.s >= c.e || !name_start((unsigned char)*c.s))
 		return perr(p, p->rd.lineno, col_of(p, c.s),
 		            "expected a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)");
@@ -1164,10 +1260,9 @@ static int parse_sample(Parser *p)
 		c.s++;
 	p->name_len = (size_t)(c.s - p->name);
 	p->name_col = col_of(p, p->name);
-	const char *after = c.s;
+	after = c.s;
 	if (!om)
 		skip_blanks(&c);
-	int braces = 0;
 	if (c.s < c.e && *c.s == '{') {
 		int rc = read_labels(p, &c, &p->lbl, &p->nl, &p->cl, 0);
 		if (rc)
@@ -1176,12 +1271,14 @@ static int parse_sample(Parser *p)
 	} else if (c.s == after && c.s < c.e && !blank((unsigned char)*c.s)) {
 		return perr(p, p->rd.lineno, col_of(p, c.s), "invalid character in metric name");
 	}
-	/* value */
+value:
 	if (om) {
 		if (c.s >= c.e || *c.s != ' ')
 			return perr(p, p->rd.lineno, col_of(p, c.s), "expected a single space and the value");
 		c.s++;
-	} else if (braces || c.s == after) {
+	} else if (braces) {
+		skip_blanks(&c); /* Prometheus also reads 'x{a="b"}1' */
+	} else if (c.s == after) {
 		if (c.s >= c.e || !blank((unsigned char)*c.s))
 			return perr(p, p->rd.lineno, col_of(p, c.s), "expected a blank and the value");
 		skip_blanks(&c);
@@ -1326,23 +1423,25 @@ static const char *expected_names(Parser *p, Family *f)
 	return buf_str(b);
 }
 
-/* Prometheus: a closed family a sample name would belong to, if any. */
-static NameInfo *prom_owner(Parser *p, const char *name)
+/* Prometheus: the family seen earlier that a sample name belongs to, if
+ * any: the family of that exact name, else the histogram or summary whose
+ * name plus a suffix of its type it is. */
+static Family *prom_owner(Parser *p, const char *name)
 {
-	NameInfo *ni = map_get(&p->families, name);
-	if (ni)
-		return ni;
+	Family *f = map_get(&p->open_map, name);
+	if (f)
+		return f;
 	static const char *const sfx[] = {"_bucket", "_sum", "_count"};
 	size_t n = strlen(name);
 	for (int i = 0; i < 3; i++) {
 		size_t m = strlen(sfx[i]);
 		if (n > m && memcmp(name + n - m, sfx[i], m) == 0) {
 			char *base = xstrndup(name, n - m);
-			ni = map_get(&p->families, base);
+			f = map_get(&p->open_map, base);
 			free(base);
 			/* _bucket belongs to histograms, _sum/_count to both */
-			if (ni && (ni->type == T_HISTOGRAM || (ni->type == T_SUMMARY && i > 0)))
-				return ni;
+			if (f && (f->type == T_HISTOGRAM || (f->type == T_SUMMARY && i > 0)))
+				return f;
 		}
 	}
 	return NULL;
@@ -1441,19 +1540,27 @@ static int take_sample(Parser *p)
 				goto out;
 			}
 		} else {
-			NameInfo *ni = prom_owner(p, name);
-			if (ni) {
-				rc = perr(p, ln, p->name_col,
-				          "samples of '%s' are not grouped together (the family was seen at "
-				          "line %ld); all lines of a metric must form one group",
-				          name, ni->line);
-				goto out;
+			/* A family seen earlier in the file takes its samples back,
+			 * wherever they are (Prometheus's scrape parser and
+			 * prometheus/common's text parser both accept this). */
+			Family *o = prom_owner(p, name);
+			if (o) {
+				p->fam = f = o;
+				role = role_in(p, f, name, p->name_len);
+				if (role < 0) {
+					rc = perr(p, ln, p->name_col,
+					          "'%s' is not a sample name of %s family '%s' (expected %s)", name,
+					          type_names[f->type], f->name, expected_names(p, f));
+					goto out;
+				}
 			}
 		}
-		if ((rc = family_open(p, name, p->name_len, ln)) != 0)
-			goto out;
-		f = p->fam;
-		role = R_VALUE;
+		if (role < 0) {
+			if ((rc = family_open(p, name, p->name_len, ln)) != 0)
+				goto out;
+			f = p->fam;
+			role = R_VALUE;
+		}
 	}
 	if ((rc = family_claim(p, f)) != 0)
 		goto out;
@@ -1709,16 +1816,22 @@ static int take_sample(Parser *p)
 				goto out;
 			}
 		}
-		if (!om && pt->nq > 0 && q_v < pt->q[pt->nq - 1].q) {
-			rc = perr(p, ln, ql->col, "quantiles must be in increasing order (%.15g after %.15g)",
-			          q_v, pt->q[pt->nq - 1].q);
-			goto out;
-		}
 		if (pt->nq == pt->cq) {
 			pt->cq = pt->cq ? pt->cq * 2 : 8;
 			pt->q = xrealloc(pt->q, (size_t)pt->cq * sizeof *pt->q);
 		}
-		pt->q[pt->nq++] = (StoreMetricQuantile){q_v, v};
+		{
+			/* Prometheus lets a summary's quantiles come in any order (its
+			 * parsers keep each as its own series or list entry); they are
+			 * stored in increasing order. */
+			int at = pt->nq;
+			while (!om && at > 0 && pt->q[at - 1].q > q_v) {
+				pt->q[at] = pt->q[at - 1];
+				at--;
+			}
+			pt->q[at] = (StoreMetricQuantile){q_v, v};
+			pt->nq++;
+		}
 		break;
 	default:
 		if (pt->seen & (1u << role)) {
@@ -1780,10 +1893,11 @@ static int type_from(int dialect, const char *t, size_t n)
 	static const char *const om[] = {"unknown", "counter", "gauge", "histogram", "gaugehistogram",
 	                                  "summary", "info", "stateset"};
 	if (dialect == D_PROM) {
-		if (n == 7 && memcmp(t, "untyped", 7) == 0)
+		/* any letter case, as prometheus/common's text parser allows */
+		if (eq_nocase(t, n, "untyped"))
 			return T_UNKNOWN;
 		for (int i = 1; i <= T_SUMMARY; i++)
-			if (i != T_GAUGEHISTOGRAM && strlen(om[i]) == n && memcmp(om[i], t, n) == 0)
+			if (i != T_GAUGEHISTOGRAM && eq_nocase(t, n, om[i]))
 				return i;
 		return -1;
 	}
@@ -1802,6 +1916,18 @@ static int desc_family(Parser *p, const char *name, size_t n, int kind, long nam
 {
 	long ln = p->rd.lineno;
 	Family *f = p->fam;
+	if (p->dialect == D_PROM) {
+		/* Prometheus: metadata may come after the samples and may repeat;
+		 * it applies to the family of that name wherever it is. */
+		char *nm = xstrndup(name, n);
+		f = map_get(&p->open_map, nm);
+		free(nm);
+		if (f) {
+			p->fam = f;
+			return 0;
+		}
+		return family_open(p, name, n, ln);
+	}
 	if (f && strlen(f->name) == n && memcmp(f->name, name, n) == 0) {
 		if (f->nsamples > 0)
 			return perr(p, ln, name_col,
@@ -1824,14 +1950,6 @@ static int desc_family(Parser *p, const char *name, size_t n, int kind, long nam
 		else if (nm[0] == '_')
 			rc = perr(p, ln, name_col,
 			          "metric names starting with '_' are reserved in OpenMetrics");
-	} else {
-		if (ni == NULL)
-			ni = map_get(&p->names, nm);
-		if (ni)
-			rc = perr(p, ln, name_col,
-			          "# %s for '%s' comes after its samples or repeats (first seen at line "
-			          "%ld)",
-			          desc_names[kind], nm, ni->line);
 	}
 	if (rc == 0)
 		rc = family_open(p, name, n, ln);
@@ -1988,6 +2106,13 @@ static size_t metric_name_token(Cur *c, const char **t)
 	return n;
 }
 
+/* Counter, gauge and untyped samples are read alike (one value per
+ * series), so a late TYPE line may switch between them. */
+static int simple_type(int type)
+{
+	return type == T_UNKNOWN || type == T_COUNTER || type == T_GAUGE;
+}
+
 /* A Prometheus comment line: HELP, TYPE or ignored. */
 static int prom_comment(Parser *p, Cur *c)
 {
@@ -2007,44 +2132,66 @@ static int prom_comment(Parser *p, Cur *c)
 		                         (tn == 4 && memcmp(t, "UNIT", 4) == 0)))
 			return perr(p, ln, col_of(p, t),
 			            "'# %.*s' is OpenMetrics, but the start of the file looked like "
-			            "Prometheus 0.0.4 text; run again with --format openmetrics",
+			            "Prometheus 0.0.4 text; run again with --format openmetrics (or "
+			            "--format prometheus, which reads it as a comment, as Prometheus does)",
 			            (int)tn, t);
 		return 0; /* a plain comment */
 	}
 	skip_blanks(c);
+	if (c->s == c->e)
+		return 0; /* a bare "# HELP" is a plain comment to both reference parsers */
 	const char *name;
-	size_t nn = metric_name_token(c, &name);
-	if (nn == 0)
-		return perr(p, ln, col_of(p, name), "# %s needs a valid metric name", desc_names[kind]);
-	int rc = desc_family(p, name, nn, kind, col_of(p, name));
+	size_t nn;
+	long ncol = col_of(p, c->s);
+	if (*c->s == '"') {
+		/* a quoted (UTF-8) metric name, as Prometheus reads it */
+		buf_reset(&p->dec);
+		int rc = read_quoted(p, c, &p->dec, "quoted metric name");
+		if (rc)
+			return rc;
+		name = p->dec.p;
+		nn = p->dec.len;
+		if (nn == 0 || memchr(name, '\0', nn) || (c->s < c->e && !blank((unsigned char)*c->s)))
+			return perr(p, ln, ncol, "# %s needs a valid metric name", desc_names[kind]);
+	} else {
+		nn = metric_name_token(c, &name);
+		if (nn == 0)
+			return perr(p, ln, ncol, "# %s needs a valid metric name", desc_names[kind]);
+	}
+	int rc = desc_family(p, name, nn, kind, ncol);
 	if (rc)
 		return rc;
 	skip_blanks(c);
 	if (kind == DESC_TYPE) {
 		token(c, &t, &tn);
+		if (tn == 0)
+			return 0; /* "# TYPE name" alone says nothing (prometheus/common ignores it) */
 		int type = type_from(D_PROM, t, tn);
 		if (type < 0)
 			return perr(p, ln, col_of(p, t),
-			            tn ? "unknown type '%.*s' (counter, gauge, histogram, summary or untyped)"
-			               : "# TYPE needs a type%.*s",
+			            "unknown type '%.*s' (counter, gauge, histogram, summary or untyped)",
 			            (int)(tn > 40 ? 40 : tn), t);
 		skip_blanks(c);
 		if (c->s < c->e)
 			return perr(p, ln, col_of(p, c->s), "unexpected text after the type");
+		Family *f = p->fam;
+		if (f->nsamples > 0 && f->type != type && !(simple_type(f->type) && simple_type(type)))
+			return perr(p, ln, col_of(p, t),
+			            "# TYPE %s for '%s' comes after samples that were read as %s; put the "
+			            "TYPE line before the family's samples",
+			            type_names[type], f->name, type_names[f->type]);
 		return set_type(p, type);
 	}
-	/* HELP: the rest of the line, escapes \\ and \n only. */
+	/* HELP: the rest of the line; \\ and \n are decoded, any other
+	 * backslash is kept as it is (Prometheus's scrape parser does the same).
+	 * A repeated HELP replaces the earlier text, as in Prometheus's metadata;
+	 * "# HELP name" with no text leaves it alone (prometheus/common). */
+	if (c->s == c->e && p->fam->has_help)
+		return 0;
 	buf_reset(&p->dec);
 	while (c->s < c->e) {
-		if (*c->s == '\\') {
-			char x = c->s + 1 < c->e ? c->s[1] : '\0';
-			if (x == '\\')
-				buf_addc(&p->dec, '\\');
-			else if (x == 'n')
-				buf_addc(&p->dec, '\n');
-			else
-				return perr(p, ln, col_of(p, c->s),
-				            "invalid escape in HELP text (only \\\\ and \\n are allowed)");
+		if (*c->s == '\\' && c->s + 1 < c->e && (c->s[1] == '\\' || c->s[1] == 'n')) {
+			buf_addc(&p->dec, c->s[1] == 'n' ? '\n' : '\\');
 			c->s += 2;
 			continue;
 		}
@@ -2105,11 +2252,6 @@ static int run(ImportCtx *ctx, FILE *f, int dialect)
 					rc = take_sample(p);
 			}
 		} else {
-			if (!p->rd.nl) {
-				rc = perr(p, ln, (long)p->rd.line.len + 1,
-				          "the last line must end with a line feed");
-				break;
-			}
 			Cur c = {p->rd.line.p, p->rd.line.p + p->rd.line.len};
 			skip_blanks(&c);
 			if (c.s == c.e)
@@ -2132,9 +2274,15 @@ static int run(ImportCtx *ctx, FILE *f, int dialect)
 		long col = p->rd.nl || p->rd.lineno == 0 ? 1 : (long)p->rd.line.len + 1;
 		rc = perr(p, line, col, "missing '# EOF' at the end (OpenMetrics requires it)");
 	}
-	if (rc == 0)
-		rc = family_close(p);
-	family_free(p->fam);
+	if (dialect == D_PROM) {
+		int crc = prom_close_all(p, rc == 0);
+		if (rc == 0)
+			rc = crc;
+	} else {
+		if (rc == 0)
+			rc = family_close(p);
+		family_free(p->fam);
+	}
 	map_clear(&p->families, free);
 	map_clear(&p->names, free);
 	free(p->lbl);

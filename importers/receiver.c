@@ -18,6 +18,14 @@
  * after the commit. on_completed() frees the request and counts the ones
  * that ended without an answer (idle timeout, client gone).
  *
+ * Empty and unrecognised bodies: as the OTLP specification asks, an empty
+ * request ({}) is valid and unknown fields are ignored, on both endpoints.
+ * A body whose fields are all unknown to its endpoint (a traces body on
+ * /v1/metrics) is therefore answered 200 and stores nothing; the answer
+ * carries a partialSuccess warning, the log event has .unrecognised set,
+ * stats.unrecognised counts it, and its source row's outcome is
+ * "unrecognised" (which the dashboard counts, see analysis.h DataQuality).
+ *
  * Partial success: one body is one transaction, stored whole or not at
  * all, so this receiver never refuses some items of a body and keeps the
  * rest: rejected counts are always 0. It uses partialSuccess only as the
@@ -81,6 +89,7 @@ typedef struct Req {
 	int gzip;
 	int answered;             /* a response was queued */
 	int too_large;
+	int unrecognised;         /* answered 200 with nothing the endpoint reads */
 	size_t received;          /* body bytes seen, including discarded ones */
 	Buf body;
 	struct timespec t0;
@@ -144,6 +153,7 @@ static void finish(Receiver *r, Req *q, int status, int64_t spans, int64_t point
 			.duplicates = dups,
 			.ms = ms_since(&q->t0),
 			.message = message ? message : "",
+			.unrecognised = q->unrecognised,
 		};
 		r->log(r->log_ctx, &ev);
 	}
@@ -421,9 +431,26 @@ static enum MHD_Result process(Receiver *r, struct MHD_Connection *c, Req *q)
 	const char *what = q->route == ROUTE_TRACES ? "spans" : "data points";
 	Buf b;
 	buf_init(&b);
-	if (dups > 0) {
+	if (res.unrecognised > 0) {
+		/* OTLP: unknown fields are ignored, so this is a valid (empty)
+		 * request; say so as a warning, log it and count it. */
+		snprintf(msg, sizeof msg,
+		         "the body has no \"%s\", only fields this endpoint does not read (a %s "
+		         "body sent to %s?): nothing stored",
+		         q->route == ROUTE_TRACES ? "resourceSpans" : "resourceMetrics",
+		         q->route == ROUTE_TRACES ? "metrics or logs" : "traces or logs",
+		         q->route == ROUTE_TRACES ? "/v1/traces" : "/v1/metrics");
+		q->unrecognised = 1;
+		pthread_mutex_lock(&r->mu);
+		r->stats.unrecognised++;
+		pthread_mutex_unlock(&r->mu);
+	} else if (dups > 0) {
 		snprintf(msg, sizeof msg, "%lld of %lld %s were already stored (not stored again)",
 		         (long long)dups, (long long)(dups + added), what);
+	} else {
+		msg[0] = '\0';
+	}
+	if (msg[0]) {
 		buf_printf(&b, "{\"partialSuccess\":{\"%s\":0,\"errorMessage\":",
 		           q->route == ROUTE_TRACES ? "rejectedSpans" : "rejectedDataPoints");
 		buf_add_json_str(&b, msg, strlen(msg));

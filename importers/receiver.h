@@ -12,7 +12,10 @@
  *   POST /v1/traces   ExportTraceServiceRequest   -> ExportTraceServiceResponse
  *   POST /v1/metrics  ExportMetricsServiceRequest -> ExportMetricsServiceResponse
  *
- * Statuses: 200 stored (or already stored: a retried body adds nothing);
+ * Statuses: 200 stored (or already stored: a retried body adds nothing;
+ * or an empty request; or a body with only fields the path does not read,
+ * which stores nothing and is reported as a partialSuccess warning, the
+ * event's .unrecognised and stats.unrecognised);
  * 400 malformed body ({"code":3,"message":"body:1:40: ..."}); 401 missing
  * or wrong bearer token (when opt->token is set); 404 other paths; 405
  * other methods; 413 body (or its gzip-inflated form) above opt->max_body;
@@ -41,7 +44,11 @@ typedef struct ReceiverEvent {
 	int64_t points_added;
 	int64_t duplicates;       /* spans + points already stored */
 	double ms;                /* from the first byte of the body to the reply */
-	const char *message;      /* why it was refused, "" when stored */
+	const char *message;      /* why it was refused, "" when stored; with
+	                           * status 200, a warning (items already stored,
+	                           * or unrecognised) */
+	int unrecognised;         /* 200, but the body had only fields this
+	                           * endpoint does not read: nothing stored */
 } ReceiverEvent;
 
 /* Called on the receiver thread after each request; must be quick and
@@ -80,6 +87,9 @@ typedef struct ReceiverStats {
 	int64_t spans_stored;
 	int64_t points_stored;
 	int64_t duplicates;       /* items already stored (not rejections) */
+	int64_t unrecognised;     /* requests answered 200 whose body had only
+	                           * fields the endpoint does not read (a traces
+	                           * body on /v1/metrics): nothing stored */
 	int64_t bytes;            /* body bytes received */
 	int64_t last_ms;          /* unix ms of the last request, 0 none yet */
 } ReceiverStats;

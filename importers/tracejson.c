@@ -611,6 +611,128 @@ int tj_hex_id(ImportCtx *ctx, const TjNode *v, const char *what, int max_digits,
 	return 0;
 }
 
+int tj_read_id(ImportCtx *ctx, const TjNode *v, const char *what, int max_digits, int width,
+               char *out, int *opaque)
+{
+	*opaque = 0;
+	if (v->type != TJ_STRING)
+		return tj_fail(ctx, v, "%s must be a string, not %s", what, tj_type_name(v));
+	size_t n = v->len;
+	if (n == 0)
+		return tj_fail(ctx, v, "%s is empty", what);
+	int hex = n <= (size_t)max_digits;
+	for (size_t i = 0; hex && i < n; i++)
+		hex = hexval((unsigned char)v->text[i]) >= 0;
+	if (hex)
+		return tj_hex_id(ctx, v, what, max_digits, width, out);
+	if (n > TJ_OPAQUE_MAX)
+		return tj_fail(ctx, v, "%s is %zu bytes long; an id that is not hex may have at most %d",
+		               what, n, TJ_OPAQUE_MAX);
+	tj_opaque_id(v->text, n, width, out);
+	*opaque = 1;
+	return 0;
+}
+
+void tj_opaque_id(const char *s, size_t n, int width, char *out)
+{
+	unsigned char dig[EVP_MAX_MD_SIZE];
+	unsigned int dlen = 0;
+	char in[TJ_OPAQUE_MAX + 40];
+	if (n > TJ_OPAQUE_MAX)
+		n = TJ_OPAQUE_MAX;
+	int np = snprintf(in, sizeof in, "tailtriage/opaque-id/%d/", width);
+	memcpy(in + np, s, n);
+	EVP_Digest(in, (size_t)np + n, dig, &dlen, EVP_sha256(), NULL);
+	int nonzero = 0;
+	for (int i = 0; i < width / 2; i++) {
+		snprintf(out + 2 * i, 3, "%02x", dig[i]);
+		nonzero |= dig[i];
+	}
+	if (!nonzero)
+		out[width - 1] = '1';
+	out[width] = '\0';
+}
+
+uint64_t tj_id_fingerprint(const char *s, size_t n, int opaque)
+{
+	if (!opaque)
+		return 0;
+	uint64_t h = 1469598103934665603ULL;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return h | 1;
+}
+
+struct TjIdEnt {
+	char key[50];             /* "trace/span" or "trace"; "" when free */
+	uint64_t fp;
+};
+
+void tj_idmap_init(TjIdMap *m)
+{
+	memset(m, 0, sizeof *m);
+}
+
+void tj_idmap_fini(TjIdMap *m)
+{
+	free(m->v);
+	memset(m, 0, sizeof *m);
+}
+
+void tj_idmap_reset(TjIdMap *m)
+{
+	if (m->n == 0)
+		return;
+	for (size_t i = 0; i < m->cap; i++)
+		m->v[i].key[0] = '\0';
+	m->n = 0;
+}
+
+static uint64_t key_hash(const char *k)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *k; k++)
+		h = (h ^ (unsigned char)*k) * 1099511628211ULL;
+	return h;
+}
+
+static struct TjIdEnt *idmap_slot(struct TjIdEnt *v, size_t cap, const char *key)
+{
+	size_t x = (size_t)key_hash(key) & (cap - 1);
+	while (v[x].key[0] && strcmp(v[x].key, key) != 0)
+		x = (x + 1) & (cap - 1);
+	return &v[x];
+}
+
+int tj_idmap_check(TjIdMap *m, const char *trace_id, const char *span_id, uint64_t fp,
+                   int insert)
+{
+	char key[50];
+	snprintf(key, sizeof key, "%s%s%s", trace_id, span_id ? "/" : "", span_id ? span_id : "");
+	if (m->cap) {
+		struct TjIdEnt *e = idmap_slot(m->v, m->cap, key);
+		if (e->key[0])
+			return e->fp != fp;
+	}
+	if (!insert)
+		return 0;
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		struct TjIdEnt *v = xcalloc(cap, sizeof *v);
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->v[i].key[0])
+				*idmap_slot(v, cap, m->v[i].key) = m->v[i];
+		free(m->v);
+		m->v = v;
+		m->cap = cap;
+	}
+	struct TjIdEnt *e = idmap_slot(m->v, m->cap, key);
+	memcpy(e->key, key, sizeof key);
+	e->fp = fp;
+	m->n++;
+	return 0;
+}
+
 int tj_decimal(const char *text, size_t len, int scale, int64_t *out)
 {
 	size_t i = 0;

@@ -109,6 +109,47 @@ const char *tj_type_name(const TjNode *v);
 int tj_hex_id(ImportCtx *ctx, const TjNode *v, const char *what, int max_digits,
               int width, char *out);
 
+/* Longest id string read as an opaque id, in bytes. */
+#define TJ_OPAQUE_MAX 256
+
+/* Reads an id of a Jaeger or Zipkin file into out (width + 1 bytes).
+ * 1..max_digits hex digits are read as tj_hex_id() reads them. Jaeger and
+ * Zipkin treat ids as opaque strings (their UIs accept any in uploaded
+ * JSON), so any other string of 1..TJ_OPAQUE_MAX bytes is an opaque id,
+ * mapped with tj_opaque_id(); *opaque is then 1, else 0. Errors (located,
+ * naming what): not a string, empty, too long, an all-zero hex id. */
+int tj_read_id(ImportCtx *ctx, const TjNode *v, const char *what, int max_digits, int width,
+               char *out, int *opaque);
+
+/* The id an opaque string s (n bytes) stands for: the first width / 2
+ * bytes of SHA-256("tailtriage/opaque-id/" width "/" s) in lowercase hex
+ * (width + 1 bytes with the NUL), never all zeros. The same string gives
+ * the same id in every file and both formats, so parent references to it
+ * resolve and re-imports add nothing. */
+void tj_opaque_id(const char *s, size_t n, int width, char *out);
+
+/* The fingerprint of an id's original text for tj_idmap_check(): 0 for a
+ * hex id (equal hex ids are the same id), a hash of the text for an
+ * opaque one. */
+uint64_t tj_id_fingerprint(const char *s, size_t n, int opaque);
+
+/* A set of stored ids (a trace id, or a trace id and a span id) with the
+ * fingerprint of the text each came from: two different texts that map to
+ * one stored id are a collision, refused rather than merged. */
+typedef struct TjIdMap {
+	struct TjIdEnt *v;
+	size_t n, cap;
+} TjIdMap;
+
+void tj_idmap_init(TjIdMap *m);
+void tj_idmap_fini(TjIdMap *m);
+void tj_idmap_reset(TjIdMap *m);
+/* Looks up (trace_id, span_id; NULL for a trace id alone). Returns 1 when
+ * it is known with another fingerprint (a collision), else 0; when it is
+ * unknown and insert is set, records it with fp. */
+int tj_idmap_check(TjIdMap *m, const char *trace_id, const char *span_id, uint64_t fp,
+                   int insert);
+
 /* Parses a JSON number text exactly and scales it by 10^scale, rounding to
  * the nearest integer (half away from zero): "1.5" with scale 3 -> 1500.
  * Returns 0, -1 when text is not a JSON number, -2 when out of range. */

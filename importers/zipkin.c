@@ -27,6 +27,14 @@
  *
  * Mapping (shared with the OTLP and Jaeger importers):
  *  - ids: 1..32 / 1..16 hex digits of either case, left-padded to 32 / 16.
+ *    Zipkin's UI treats ids as opaque strings, so any other string (up to
+ *    TJ_OPAQUE_MAX bytes) is accepted and mapped with tj_opaque_id(), the
+ *    same wherever it appears (parentId too); the row keeps the original
+ *    in tailtriage.original_trace_id / original_span_id /
+ *    original_parent_id. Two different ids that would be stored as one are
+ *    refused: the first pass records every opaque id with a fingerprint of
+ *    its text, and both passes look every id up, so by the end of the
+ *    second every id has met every opaque one.
  *  - kind: CLIENT, SERVER, PRODUCER, CONSUMER (any case). Zipkin leaves
  *    kind out for a local span: stored as INTERNAL.
  *  - timestamp and duration in microseconds (fractions, which some
@@ -67,6 +75,8 @@ typedef struct ZEntry {
 typedef struct ZSpan {
 	const TjNode *node;
 	char trace_id[33], span_id[17], parent_id[17];
+	const TjNode *tid, *id, *pid;  /* the ids as written */
+	int tid_opaque, id_opaque, pid_opaque;
 	int kind, shared, debug;
 	const char *name;
 	int64_t start_ns, end_ns;
@@ -82,6 +92,7 @@ typedef struct Z {
 	TjAttrs attrs;
 	Buf attrs_json, events_json, res_json, last_res, tmp;
 	int64_t last_res_id;
+	TjIdMap ids;             /* opaque ids of the file (see the top) */
 } Z;
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -144,6 +155,26 @@ static int check_endpoint(ImportCtx *ctx, const TjNode *ep, const char *what)
 	return 0;
 }
 
+/* Reads an id (hex or opaque) and checks it against the file's opaque
+ * ids; span_id NULL: a trace id. */
+static int read_id(Z *z, const TjNode *v, const char *what, const char *trace_id, char *out,
+                   int *opaque)
+{
+	int trace = trace_id == NULL;
+	int rc = tj_read_id(z->ctx, v, what, trace ? 32 : 16, trace ? 32 : 16, out, opaque);
+	if (rc)
+		return rc;
+	uint64_t fp = tj_id_fingerprint(v->text, v->len, *opaque);
+	if (tj_idmap_check(&z->ids, trace ? out : trace_id, trace ? NULL : out, fp,
+	                   *opaque && z->pass == 1)) {
+		char q[80];
+		return tj_fail(z->ctx, v, "%s %s is stored as %s, and so is a different id "
+		               "in this %s: an id collision (rename one of them)", what,
+		               tj_quote(v->text, v->len, q, sizeof q), out, trace ? "file" : "trace");
+	}
+	return 0;
+}
+
 static int decode_span(Z *z, const TjNode *s, ZSpan *out)
 {
 	ImportCtx *ctx = z->ctx;
@@ -172,14 +203,17 @@ static int decode_span(Z *z, const TjNode *s, ZSpan *out)
 		               "only v2 is read (GET /api/v2/...)");
 	if (tid == NULL || tid->type == TJ_NULL)
 		return tj_fail(ctx, s, "span has no \"traceId\"");
-	if ((rc = tj_hex_id(ctx, tid, "traceId", 32, 32, out->trace_id)))
+	out->tid = tid;
+	if ((rc = read_id(z, tid, "traceId", NULL, out->trace_id, &out->tid_opaque)))
 		return rc;
 	if (id == NULL || id->type == TJ_NULL)
 		return tj_fail(ctx, s, "span has no \"id\"");
-	if ((rc = tj_hex_id(ctx, id, "id", 16, 16, out->span_id)))
+	out->id = id;
+	if ((rc = read_id(z, id, "id", out->trace_id, out->span_id, &out->id_opaque)))
 		return rc;
 	if (pid && pid->type != TJ_NULL) {
-		if ((rc = tj_hex_id(ctx, pid, "parentId", 16, 16, out->parent_id)))
+		out->pid = pid;
+		if ((rc = read_id(z, pid, "parentId", out->trace_id, out->parent_id, &out->pid_opaque)))
 			return rc;
 		if (strcmp(out->parent_id, out->span_id) == 0)
 			return tj_fail(ctx, pid, "span %s names itself as its parent", out->span_id);
@@ -536,6 +570,15 @@ static int span_write(Z *z, const ZSpan *s)
 		tj_attrs_add_json(&z->attrs, "zipkin.debug", 12, "true", 4);
 	if (server_half)
 		tj_attrs_add_str(&z->attrs, "tailtriage.shared_span_id", s->span_id, 16);
+	if (s->tid_opaque)
+		tj_attrs_add_str(&z->attrs, "tailtriage.original_trace_id", s->tid->text, s->tid->len);
+	if (s->id_opaque)
+		tj_attrs_add_str(&z->attrs, "tailtriage.original_span_id", s->id->text, s->id->len);
+	if (server_half ? s->id_opaque : s->pid_opaque) {
+		/* a server half's parent is the client, named by the shared id */
+		const TjNode *po = server_half ? s->id : s->pid;
+		tj_attrs_add_str(&z->attrs, "tailtriage.original_parent_id", po->text, po->len);
+	}
 	buf_reset(&z->attrs_json);
 	tj_attrs_write(&z->attrs, &z->attrs_json);
 
@@ -730,6 +773,7 @@ int zipkin_json_run(ImportCtx *ctx, FILE *f)
 	memset(&z, 0, sizeof z);
 	z.ctx = ctx;
 	tj_attrs_init(&z.attrs);
+	tj_idmap_init(&z.ids);
 	buf_init(&z.attrs_json);
 	buf_init(&z.events_json);
 	buf_init(&z.res_json);
@@ -749,6 +793,7 @@ int zipkin_json_run(ImportCtx *ctx, FILE *f)
 		rc = one_pass(&z, f);
 	}
 	free(z.e);
+	tj_idmap_fini(&z.ids);
 	tj_attrs_fini(&z.attrs);
 	buf_fini(&z.attrs_json);
 	buf_fini(&z.events_json);

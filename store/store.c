@@ -97,6 +97,10 @@ static const char *const late_migrations[] = {
 	"UPDATE spans SET trace_key = (SELECT t.id FROM traces t WHERE t.trace_id = spans.trace_id);"
 	"DROP INDEX spans_identity;"
 	"CREATE UNIQUE INDEX spans_identity ON spans(trace_key, span_id);",
+	/* drill attempts: the seed of the order the choices were shown in, and
+	 * that order (choice ids), so history says what the trainee saw */
+	"ALTER TABLE drill_attempts ADD COLUMN seed INTEGER;"
+	"ALTER TABLE drill_attempts ADD COLUMN shown TEXT;",
 };
 
 #define N_LATE_MIGRATIONS ((int)(sizeof late_migrations / sizeof late_migrations[0]))

@@ -72,7 +72,8 @@ int store_source_add(Store *st, const char *path, const char *sha256,
  * the end of the run). Inside the current transaction. */
 int store_source_set_sha256(Store *st, int64_t source_id, const char *sha256, Err *err);
 
-/* Stores final counts and outcome ("imported", "duplicate"). */
+/* Stores final counts and outcome ("imported", "duplicate", or
+ * "unrecognised": nothing in it was for its format). */
 int store_source_finish(Store *st, int64_t source_id,
                         const StoreSourceCounts *c, const char *outcome, Err *err);
 
@@ -182,6 +183,8 @@ typedef struct StoreSpanRow {
 	int64_t queue_ns;
 	const char *attrs_json;   /* only when requested (STORE_SPANS_ATTRS), else "" */
 	const char *links_json;   /* always loaded ("" when none) */
+	const char *db_system;    /* CLIENT span with db.system.name (or the older
+	                           * db.system) attribute: its value, else "" */
 } StoreSpanRow;
 
 /* Called for each span. Return non-zero to stop. */
@@ -239,6 +242,12 @@ typedef struct StoreStats {
 } StoreStats;
 
 int store_stats(Store *st, StoreStats *out, Err *err);
+
+/* Counts the sources whose outcome is "unrecognised": files or request
+ * bodies that had fields but none their format reads, so they stored
+ * nothing (e.g. a traces body posted to /v1/metrics). Returns 0 or
+ * TT_ESTORE. */
+int store_sources_unrecognised(Store *st, int64_t *out, Err *err);
 
 /* ==== metrics and observation sheets (store_metrics.c) ================== */
 #include <stddef.h>
@@ -539,6 +548,11 @@ typedef struct StoreDrillAttempt {
 	double score, max_score;
 	int hints_used;
 	const char *deductions_json; /* [{part, lost, reason}, ...]; NULL: [] */
+	int has_seed;                /* the choices were shown in an order from seed */
+	int64_t seed;                /* the shuffle's seed (drills/order.h) */
+	const char *shown_json;      /* the choice ids in the order shown (JSON text);
+	                              * NULL: not recorded (attempts stored before
+	                              * shuffling, or answers prepared elsewhere) */
 } StoreDrillAttempt;
 
 /* Records an attempt (its own statement; wrap it in store_begin/commit to

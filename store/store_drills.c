@@ -11,7 +11,8 @@
  * Invariants:
  *  - the table is created by a migration appended after the metrics ones
  *    (store_drills_migration*), written with IF NOT EXISTS so a database
- *    that already has it migrates cleanly;
+ *    that already has it migrates cleanly; the seed and shown columns
+ *    came later, with a migration at the end of the sequence (store.c);
  *  - statements live in st->dstmt and are prepared on first use, so a
  *    read-only connection to an older database still opens.
  */
@@ -59,11 +60,12 @@ _Static_assert(D_COUNT <= STORE_DRILLS_STMTS, "raise STORE_DRILLS_STMTS");
 static const char *const dsql[D_COUNT] = {
 	[D_ADD] =
 	    "INSERT INTO drill_attempts(drill, drill_version, drill_digest, person, mode,"
-	    " started_ms, finished_ms, answers, score, max_score, hints_used, deductions)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+	    " started_ms, finished_ms, answers, score, max_score, hints_used, deductions,"
+	    " seed, shown)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
 	[D_SCAN] =
 	    "SELECT id, drill, drill_version, drill_digest, person, mode, started_ms,"
-	    " finished_ms, answers, score, max_score, hints_used, deductions"
+	    " finished_ms, answers, score, max_score, hints_used, deductions, seed, shown"
 	    " FROM drill_attempts"
 	    " WHERE (?1 IS NULL OR person = ?1) AND (?2 IS NULL OR drill = ?2)"
 	    " ORDER BY finished_ms, id",
@@ -99,6 +101,14 @@ int store_drill_attempt_add(Store *st, const StoreDrillAttempt *a, int64_t *id, 
 	sqlite3_bind_int(s, 11, a->hints_used);
 	sqlite3_bind_text(s, 12, a->deductions_json ? a->deductions_json : "[]", -1,
 	                  SQLITE_STATIC);
+	if (a->has_seed)
+		sqlite3_bind_int64(s, 13, a->seed);
+	else
+		sqlite3_bind_null(s, 13);
+	if (a->shown_json)
+		sqlite3_bind_text(s, 14, a->shown_json, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 14);
 	int rc = sqlite3_step(s);
 	store_stmt_done(s);
 	if (rc != SQLITE_DONE)
@@ -133,6 +143,10 @@ int store_drill_attempts_scan(Store *st, const char *person, const char *drill,
 			.max_score = sqlite3_column_double(s, 10),
 			.hints_used = sqlite3_column_int(s, 11),
 			.deductions_json = store_col_text(s, 12),
+			.has_seed = sqlite3_column_type(s, 13) != SQLITE_NULL,
+			.seed = sqlite3_column_int64(s, 13),
+			.shown_json = sqlite3_column_type(s, 14) == SQLITE_NULL ? NULL
+			                                                        : store_col_text(s, 14),
 		};
 		if (fn(ctx, sqlite3_column_int64(s, 0), &a)) {
 			rc = SQLITE_DONE;

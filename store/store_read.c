@@ -6,10 +6,18 @@
 
 #include <string.h>
 
+/* DB_SYSTEM: for a CLIENT span (kind 3) whose attributes name a database
+ * system (OpenTelemetry's db.system.name, or db.system before semantic
+ * conventions 1.26), that name; else ''. instr() keeps the JSON functions
+ * off every other span. */
+#define DB_SYSTEM                                                                   \
+	"CASE WHEN s.kind = 3 AND instr(coalesce(s.attrs, ''), '\"db.system') > 0"       \
+	" AND json_valid(s.attrs) THEN coalesce(json_extract(s.attrs, '$.\"db.system.name\"'),"  \
+	" json_extract(s.attrs, '$.\"db.system\"'), '') ELSE '' END"
 #define SPAN_COLS(attrs)                                                         \
 	"s.trace_id, s.span_id, s.parent_id, s.service, s.host, s.name, s.kind,"     \
 	" s.start_ns, s.end_ns, s.status_code, coalesce(s.wclass, ''), s.queue_ns,"  \
-	" coalesce(s.links, ''), " attrs
+	" coalesce(s.links, ''), " attrs ", " DB_SYSTEM
 
 /* A trace belongs to a window when its root span starts in it; a trace with
  * no root (only orphans) belongs where its earliest span starts. Traces are
@@ -35,6 +43,7 @@ static const char *const rsql[RSTMT_COUNT] = {
 	[RSTMT_SINCE] = "SELECT " SPAN_COLS("''")
 	                " FROM spans s WHERE s.id > ?1 AND s.id <= ?2 ORDER BY s.trace_key",
 	[RSTMT_MAX_ROWID] = "SELECT coalesce(max(id), 0) FROM spans",
+	[RSTMT_UNRECOGNISED] = "SELECT count(*) FROM sources WHERE outcome = 'unrecognised'",
 	[RSTMT_ROOT_OPS] =
 	    "SELECT service, name, count(*) FROM spans"
 	    " WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2"
@@ -85,6 +94,7 @@ static int run_scan(Store *st, sqlite3_stmt *s, StoreSpanFn fn, void *ctx, Err *
 		r.queue_ns = r.has_queue ? sqlite3_column_int64(s, 11) : 0;
 		r.links_json = store_col_text(s, 12);
 		r.attrs_json = store_col_text(s, 13);
+		r.db_system = store_col_text(s, 14);
 		stopped = fn(ctx, &r);
 	}
 	if (stopped)
@@ -133,6 +143,19 @@ int store_stats(Store *st, StoreStats *out, Err *err)
 		return store_sqlerr(st, err, "reading statistics");
 	int64_t series = 0;
 	return store_metric_counts(st, &series, &out->metric_points, &out->observations, err);
+}
+
+int store_sources_unrecognised(Store *st, int64_t *out, Err *err)
+{
+	*out = 0;
+	sqlite3_stmt *s = st->rstmt[RSTMT_UNRECOGNISED];
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	if (rc != SQLITE_ROW)
+		return store_sqlerr(st, err, "counting unrecognised sources");
+	return 0;
 }
 
 int store_root_operations(Store *st, int64_t from_ns, int64_t to_ns, StoreRootOpFn fn,

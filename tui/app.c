@@ -66,6 +66,7 @@ void app_init(TuiApp *app, const TuiOptions *opt)
 	app->ascii = opt->ascii;
 	app->refresh_ms = opt->refresh_ms > 0 ? opt->refresh_ms : 1000;
 	app->evidence = opt->evidence;
+	app->evidence_pending = opt->evidence_pending;
 	app->evidence_ctx = opt->evidence_ctx;
 	app->win_from = opt->win_from;
 	app->win_to = opt->win_to;
@@ -73,6 +74,7 @@ void app_init(TuiApp *app, const TuiOptions *opt)
 	app->base_from = opt->base_from;
 	app->base_to = opt->base_to;
 	app->wclass = opt->wclass ? xstrdup(opt->wclass) : NULL;
+	app->skew = opt->skew;
 	app->opt_gen = 1;
 	/* the model and the data disagree: say the first thing at once (the
 	 * title row keeps the count, the node pane the pool's own findings) */
@@ -114,6 +116,7 @@ void app_options(const TuiApp *app, AnalysisOptions *out)
 	out->base_to = app->base_to;
 	out->wclass = app->wclass;
 	out->model = app->model;
+	out->skew = app->skew;
 }
 
 void app_set_status(TuiApp *app, int error, const char *fmt, ...)
@@ -188,6 +191,13 @@ int app_evidence(const TuiApp *app, const char *name, double *v)
 	if (app->evidence)
 		return app->evidence(app->evidence_ctx, a, name, v);
 	return 0;
+}
+
+int app_evidence_pending(const TuiApp *app)
+{
+	if (app->a == NULL)
+		return app->computing;
+	return app->evidence_pending && app->evidence_pending(app->evidence_ctx, app->a);
 }
 
 /* ---- prompts ----------------------------------------------------------- */

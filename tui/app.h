@@ -54,6 +54,7 @@ typedef struct TuiApp {
 	int ascii;
 	int refresh_ms;
 	TuiEvidenceFn evidence;
+	int (*evidence_pending)(void *ctx, const Analysis *a);
 	void *evidence_ctx;
 	const struct TuiDrill *drill; /* NULL: no Drill pane (added by "drills") */
 	const struct TuiBoard *board; /* NULL: no Board pane (added by "diag") */
@@ -66,6 +67,7 @@ typedef struct TuiApp {
 	int has_baseline;
 	int64_t base_from, base_to;
 	char *wclass;            /* owned; NULL: all classes */
+	SkewTolerance skew;      /* sibling skew tolerance (zero: the default) */
 	unsigned opt_gen;        /* bumped whenever the options change */
 
 	/* data on screen */
@@ -143,5 +145,9 @@ void app_select_node(TuiApp *app, int id);
  * when known. Uses the options' evidence callback for names the TUI does
  * not compute itself. */
 int app_evidence(const TuiApp *app, const char *name, double *v);
+
+/* 1 while evidence for the header is still being computed: the analysis
+ * itself, or the provider's values for it. */
+int app_evidence_pending(const TuiApp *app);
 
 #endif

@@ -186,6 +186,9 @@ static void draw_budget_row(const TuiApp *app, Canvas *cv, int y)
 		x_text(cv, x0, y, ROLE_DIM, m ? "none declared in the model" : "none (no model; --model FILE)");
 		return;
 	}
+	/* asked first: a diagnosis that lands while the row is drawn fills in
+	 * values, and the next frame drops the word */
+	int pending = app_evidence_pending(app);
 	int ok = 0, unknown = 0;
 	char tail[96] = "";
 	char items[8][200];
@@ -217,7 +220,11 @@ static void draw_budget_row(const TuiApp *app, Canvas *cv, int y)
 	if (ok)
 		tail_w += 1 + snprintf(tail, sizeof tail, " %d within  ", ok);
 	char unk[64] = "";
-	if (unknown)
+	/* missing values are "no evidence" only once the evidence is in: while
+	 * it is computed, say so */
+	if (unknown && pending)
+		tail_w += snprintf(unk, sizeof unk, "%d evaluating...", unknown);
+	else if (unknown)
 		tail_w += snprintf(unk, sizeof unk, "%d not evaluated (no evidence)", unknown);
 	int use_short = x0 + long_w + tail_w > cv->w;
 	int x = x0;
@@ -348,6 +355,11 @@ static void draw_status(const TuiApp *app, Canvas *cv, int y)
 	if (app->extra[0]) {
 		snprintf(buf, sizeof buf, " | %s", app->extra);
 		x += canvas_text(cv, x, y, -1, ROLE_STATUS, buf);
+	}
+	if (app->a && app->a->dq.unrecognised_sources > 0) {
+		/* bodies the receiver answered 200 but could not use (docs/live.md) */
+		snprintf(buf, sizeof buf, " | %lld unrecognised", (long long)app->a->dq.unrecognised_sources);
+		x += canvas_text(cv, x, y, -1, ROLE_ERROR, buf);
 	}
 	const char *keys = "? help  q quit ";
 	if (x + 2 + (int)strlen(keys) <= cv->w)

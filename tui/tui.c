@@ -144,7 +144,7 @@ int tui_run(const TuiOptions *opt, Err *err)
 			if (f & REACT_TRACE) {
 				TraceView *tv = NULL;
 				Err e = {0};
-				if (live_trace(ls, app.want_trace, &tv, &e) == 0)
+				if (live_trace(ls, app.want_trace, &app.skew, &tv, &e) == 0)
 					app_set_trace(&app, tv);
 				else
 					app_set_status(&app, 1, "trace %.32s: %s", app.want_trace, e.msg);

@@ -33,12 +33,18 @@ typedef struct TuiOptions {
 	int has_baseline;
 	int64_t base_from, base_to;
 	const char *wclass;         /* only this workload class, NULL: all */
+	SkewTolerance skew;         /* sibling skew tolerance; zero: the default */
 	int refresh_ms;             /* live tick; <= 0 means 1000 */
 	int ascii;                  /* ASCII line drawing and bars */
 	int no_color;               /* monochrome even on a colour terminal
 	                             * (the NO_COLOR variable also does this) */
 	const char *latency_log;    /* append timing lines (bench), or NULL */
 	TuiEvidenceFn evidence;     /* extra budget evidence, or NULL */
+	/* 1 while the provider is still computing the evidence for the
+	 * analysis on screen (the header then says "evaluating..." instead of
+	 * counting the budgets it cannot evaluate); NULL: never. Called on
+	 * the UI thread with the evidence context. */
+	int (*evidence_pending)(void *ctx, const Analysis *a);
 	void *evidence_ctx;
 	/* Extra text for the status line, asked for on every tick (e.g. the
 	 * receiver's counters with `tui --listen`): writes a NUL-terminated

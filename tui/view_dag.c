@@ -248,7 +248,8 @@ static void draw_row(const TuiApp *app, Canvas *cv, const Layout *L, int y, cons
 	fmt_ms(buf, sizeof buf, s->total.p99, s->total.n, 1);
 	canvas_text_right(cv, L->p99 + 7, y, 7, ROLE_NORMAL, buf);
 
-	int unknown = call && s->client_wait.n == 0 && s->calls > 0;
+	/* database calls are leaves with a known time (service), not unknown */
+	int unknown = call && s->client_wait.n == 0 && s->calls > s->db_calls;
 	double q = s->queue.n ? s->queue.p99 : 0;
 	double w = (call && s->client_wait.n) ? s->client_wait.p99 : 0;
 	double sv = s->service.n ? s->service.p99 : 0;
@@ -267,7 +268,7 @@ static void draw_row(const TuiApp *app, Canvas *cv, const Layout *L, int y, cons
 	}
 	char qs[16], ws[16], ss[16];
 	fmt_ms(qs, sizeof qs, s->queue.p99, s->queue.n, 1);
-	fmt_ms(ws, sizeof ws, s->client_wait.p99, s->client_wait.n, call);
+	fmt_ms(ws, sizeof ws, s->client_wait.p99, s->client_wait.n, call && s->calls > s->db_calls);
 	fmt_ms(ss, sizeof ss, s->service.p99, s->service.n, 1);
 	if (unknown)
 		snprintf(ss, sizeof ss, "?");

@@ -296,6 +296,11 @@ static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 		snprintf(buf, sizeof buf, "  %s without server span (split unknown)", t1);
 		x += canvas_text(cv, x, y, r.w - x, ROLE_UNKNOWN, buf);
 	}
+	if (d->type == NODE_CALL && s->db_calls > 0) {
+		fmt_count(t1, sizeof t1, s->db_calls);
+		snprintf(buf, sizeof buf, "  %s database calls (client time = service)", t1);
+		x += canvas_text(cv, x, y, r.w - x, ROLE_SERVICE, buf);
+	}
 	if (d->crit[POP_WINDOW].share > 0) {
 		snprintf(buf, sizeof buf, "  ");
 		x += canvas_text(cv, x, y, r.w - x, ROLE_NORMAL, buf);

@@ -1,9 +1,10 @@
 /*
  * view_trace.c - the waterfall of one trace: spans as bars on a time axis,
  * coloured by split (a paired client span shows its client wait with the
- * server's part as service; an unpaired one is unknown; queue time before a
- * span is drawn in front of it), the critical path marked in the gutter,
- * and the selected span's attributes below.
+ * server's part as service; a database call is all service; another
+ * unpaired one is unknown; queue time before a span is drawn in front of
+ * it), the critical path marked in the gutter, and the selected span's
+ * attributes below.
  *
  * Right zooms in around the selected span, Left zooms out.
  */
@@ -52,7 +53,7 @@ static void draw_span_bar(Canvas *cv, const TraceView *tv, int idx, int y, int64
 	}
 	uint32_t glyph = g->bar_service;
 	Role role = ROLE_SERVICE;
-	if (s->kind == SPAN_KIND_CLIENT) {
+	if (s->kind == SPAN_KIND_CLIENT && !s->db_call) {
 		glyph = s->paired ? g->bar_wait : g->bar_unknown;
 		role = s->paired ? ROLE_WAIT : ROLE_UNKNOWN;
 	}
@@ -114,13 +115,17 @@ static void draw_attrs(Canvas *cv, const TraceView *tv, int idx, int y, int h, i
 		return;
 	x = 2;
 	if (s->kind == SPAN_KIND_CLIENT) {
+		Role sr = s->paired ? ROLE_WAIT : ROLE_UNKNOWN;
 		if (s->paired) {
 			fmt_ms(d, sizeof d, s->client_wait_ms, 1, 1);
 			snprintf(buf, sizeof buf, "client wait %s ms  ", d);
+		} else if (s->db_call) {
+			snprintf(buf, sizeof buf, "database call: its client time is the service  ");
+			sr = ROLE_SERVICE;
 		} else {
 			snprintf(buf, sizeof buf, "no server span: split unknown  ");
 		}
-		x += canvas_text(cv, x, y, w - x, s->paired ? ROLE_WAIT : ROLE_UNKNOWN, buf);
+		x += canvas_text(cv, x, y, w - x, sr, buf);
 	}
 	if (s->has_queue) {
 		fmt_ms(d, sizeof d, s->queue_ms, 1, 1);

@@ -2,9 +2,12 @@
 // traces and metrics with the real OpenTelemetry JS SDK (OTLP/HTTP, JSON
 // encoding) to the endpoint given as argv[2] (e.g. http://127.0.0.1:4318).
 //
-// Two services (checkout-api calling pricing and inventory in parallel,
+// Three services (checkout-api calling pricing and inventory in parallel,
 // then a local "assemble" step) each have their own tracer provider and
-// resource, like two processes would. Every span the exporter reports as
+// resource, like separate processes would. pricing queries PostgreSQL
+// (current semantic conventions: db.system.name) and inventory Redis (the
+// older db.system attribute); databases are not traced, so those client
+// spans have no server span, as in real deployments. Every span the exporter reports as
 // exported (ExportResultCode.SUCCESS) is counted and its ids written to
 // argv[3], so the test can check each one is in the database.
 //
@@ -118,10 +121,19 @@ function request(i, t0) {
     [inventoryTracer, 'inventory', 'GET /stock', inventoryMs],
   ];
   let end = t0 + 1;
+  const dbCalls = {
+    pricing: ['SELECT prices', { 'db.system.name': 'postgresql', 'db.operation.name': 'SELECT',
+                                 'db.collection.name': 'prices', 'server.address': 'pricing-db' }],
+    inventory: ['HGET stock', { 'db.system': 'redis', 'db.operation': 'HGET', 'net.peer.name': 'inventory-cache' }],
+  };
   for (const [tracer, svc, op, ms] of calls) {
     const client = apiTracer.startSpan(`${svc} ${op}`, { kind: api.SpanKind.CLIENT, startTime: t0 + 1 }, rootCtx);
     const clientCtx = api.trace.setSpan(rootCtx, client);
     const server = tracer.startSpan(op, { kind: api.SpanKind.SERVER, startTime: t0 + 2 }, clientCtx);
+    const [dbName, dbAttrs] = dbCalls[svc];
+    const db = tracer.startSpan(dbName, { kind: api.SpanKind.CLIENT, startTime: t0 + 3, attributes: dbAttrs },
+                                api.trace.setSpan(clientCtx, server));
+    db.end(t0 + 3 + (ms - 3));
     server.end(t0 + 2 + ms);
     client.end(t0 + 3 + ms);
     end = Math.max(end, t0 + 3 + ms);
@@ -145,7 +157,7 @@ async function main() {
                             meterProvider.shutdown()]);
   fs.writeFileSync(idsFile, exported.join('\n') + (exported.length ? '\n' : ''));
   const summary = {
-    spans_started: requests * 6,
+    spans_started: requests * 8,
     spans_exported: exported.length,
     spans_failed: failedSpans,
     span_errors: failures.slice(0, 3),

@@ -42,4 +42,28 @@ head -1 "$TMP/out" | grep -q '"lost":10,"answer":"endpoint-queue","reason":"endp
 if command -v python3 >/dev/null; then
   python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$TMP/out" || fail "--json is not JSON"
 fi
+# answers prepared from `drill show --seed N` and scored with --seed N: the
+# attempt keeps the seed and the order that show printed
+"$TT_BIN" drill show "$FIX/mini.drill.json" --seed 11 >"$TMP/show1"
+"$TT_BIN" drill show "$FIX/mini.drill.json" --seed 11 >"$TMP/show2"
+cmp -s "$TMP/show1" "$TMP/show2" || fail "the same seed shows a different order"
+"$TT_BIN" drill show "$FIX/mini.drill.json" --seed 12 >"$TMP/show2"
+cmp -s "$TMP/show1" "$TMP/show2" && fail "seeds 11 and 12 show the same order"
+grep -q "seed 11" "$TMP/show1" || fail "drill show does not print its seed"
+"$TT_BIN" drill train "$FIX/mini.drill.json" --answers "$FIX/key.answers.json" --seed 11 \
+  --db "$TMP/h.db" >/dev/null 2>&1 || fail "third attempt"
+"$TT_BIN" drill history --db "$TMP/h.db" --json >"$TMP/out"
+sed -n 1p "$TMP/out" | grep -q '"seed":null,"shown":null}$' || fail "no seed given: the order is unknown"
+hyps=$(sed -n '/^hypotheses$/,/^checks$/p' "$TMP/show1" | sed -n 's/^ *[0-9]*\. \([^ ]*\).*/"\1"/p' | paste -sd, -)
+sed -n 3p "$TMP/out" | grep -qF "\"seed\":11,\"shown\":{\"seed\":11,\"hypotheses\":[$hyps]" \
+  || fail "the stored order is not the one drill show printed ($hyps)"
+"$TT_BIN" drill history --db "$TMP/h.db" --drill mini >"$TMP/out"
+grep -q "choices shown in the order of seed 11" "$TMP/out" || fail "history does not name the seed"
+grep -q "choices shown in an unrecorded order" "$TMP/out" || fail "history does not say the order is unknown"
+set +e
+"$TT_BIN" drill show "$FIX/mini.drill.json" --seed 4294967296 >/dev/null 2>"$TMP/err"
+rc=$?
+set -e
+[ "$rc" = 2 ] || fail "--seed out of range: exit $rc"
+grep -q -- "--seed: '4294967296' is not a whole number" "$TMP/err" || fail "--seed message"
 echo "drill_history: ok"

@@ -68,7 +68,22 @@ post "cut gzip stream" 400 'gzip' "${JSON[@]}" -H 'Content-Encoding: gzip' \
   --data-binary @"$LIVE_TMP/cut.gz" "$URL/v1/traces"
 post "unknown path" 404 'unknown path' "${JSON[@]}" --data-binary @"$LIVE_TMP/good.json" "$URL/v1/logs"
 post "GET" 405 'use POST' "$URL/v1/traces"
-post "metrics body on traces" 400 '"code":3' "${JSON[@]}" --data-binary '{"resourceMetrics":[]}' "$URL/v1/traces"
+
+# OTLP: an empty request is valid and unknown fields are ignored, on both
+# endpoints alike. A body with only fields the endpoint does not read (the
+# other signal's body) is a 200 with a warning, stores nothing, is logged
+# and counted (sources.outcome 'unrecognised', shown by the dashboard and
+# the report).
+for ep in traces metrics; do
+  post "empty request on $ep" 200 '^{}$' "${JSON[@]}" --data-binary '{}' "$URL/v1/$ep"
+  post "unknown field on $ep" 200 'nothing stored' "${JSON[@]}" --data-binary '{"foo":1}' "$URL/v1/$ep"
+done
+post "metrics body on traces" 200 'resourceSpans.*nothing stored' "${JSON[@]}" --data-binary '{"resourceMetrics":[]}' "$URL/v1/traces"
+post "traces body on metrics" 200 'resourceMetrics.*nothing stored' "${JSON[@]}" --data-binary @"$LIVE_TMP/good.json" "$URL/v1/metrics"
+[ "$(live_sql "$DB" "select count(*) from sources where outcome = 'unrecognised'")" = 4 ] ||
+  live_fail "expected 4 sources with outcome 'unrecognised'"
+[ "$(grep -c '200 .*warning: the body has no' "$LIVE_SERVE_LOG")" = 4 ] ||
+  live_fail "expected 4 warning lines in the serve log"
 
 # A slow client sends its headers and part of the body, then stalls. The
 # server drops it after the 1 s idle timeout without a response, and
@@ -115,6 +130,9 @@ post "gzip body" 200 '{}' "${JSON[@]}" -H 'Content-Encoding: gzip' --data-binary
 [ "$(live_sql "$DB" 'select count(*) from spans')" = 5 ] || live_fail "expected exactly 5 spans stored"
 live_serve_stop
 tail -n 1 "$LIVE_SERVE_LOG"
-grep -q 'stopped: 18 requests received, 3 accepted, 15 rejected' "$LIVE_SERVE_LOG" ||
+grep -q 'stopped: 23 requests received, 9 accepted (4 with nothing this endpoint reads), 14 rejected' "$LIVE_SERVE_LOG" ||
   live_fail "unexpected counters"
+"$TT_BIN" report --db "$DB" >"$LIVE_TMP/report.txt" 2>&1 || true
+grep -q '4 files or request bodies with nothing their format reads' "$LIVE_TMP/report.txt" ||
+  live_fail "the report does not count the unrecognised bodies: $(cat "$LIVE_TMP/report.txt")"
 echo "live_bad_requests: ok"

@@ -16,12 +16,12 @@ node "$LIVE_JS_DIR/otel_app.js" "$URL" "$LIVE_TMP/noauth.ids" 5 >"$LIVE_TMP/noau
 python3 - "$LIVE_TMP/noauth.json" <<'EOF' || live_fail "export without token was not refused"
 import json, sys
 s = json.load(open(sys.argv[1]))
-assert s["spans_exported"] == 0 and s["spans_failed"] == 30, s
+assert s["spans_exported"] == 0 and s["spans_failed"] == 40, s
 EOF
 [ "$(live_sql "$DB" 'select count(*) from spans')" = 0 ] || live_fail "spans stored without token"
 grep -q ' 401: missing or wrong bearer token' "$LIVE_SERVE_LOG" || live_fail "no 401 in serve log"
 
-# With the token: 60 requests x 6 spans.
+# With the token: 60 requests x 8 spans (2 of them database calls).
 node "$LIVE_JS_DIR/otel_app.js" "$URL" "$LIVE_TMP/ids" 60 s3cret >"$LIVE_TMP/app.json" ||
   live_fail "otel_app.js failed"
 cat "$LIVE_TMP/app.json"
@@ -29,7 +29,7 @@ python3 - "$LIVE_TMP/app.json" <<'EOF' || live_fail "the SDK did not export ever
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["spans_failed"] == 0, s
-assert s["spans_exported"] == s["spans_started"] == 360, s
+assert s["spans_exported"] == s["spans_started"] == 480, s
 EOF
 
 # Every acknowledged span is in the database.
@@ -40,8 +40,8 @@ EOF
 } >"$LIVE_TMP/check.sql"
 read -r acked missing < <(sqlite3 -batch -separator ' ' "$DB" <"$LIVE_TMP/check.sql")
 echo "acknowledged spans: $acked, missing from the database: $missing"
-[ "$acked" = 360 ] && [ "$missing" = 0 ] || live_fail "acknowledged spans missing from the database"
-[ "$(live_sql "$DB" 'select count(*) from spans')" = 360 ] || live_fail "unexpected span count"
+[ "$acked" = 480 ] && [ "$missing" = 0 ] || live_fail "acknowledged spans missing from the database"
+[ "$(live_sql "$DB" 'select count(*) from spans')" = 480 ] || live_fail "unexpected span count"
 
 # The DAG shows the program's calls.
 "$TT_BIN" report --db "$DB" --format json >"$LIVE_TMP/report.json" || live_fail "report failed"
@@ -57,8 +57,24 @@ for dep in ("pricing", "inventory"):
     assert n["calls"] == 60 and n["edge"] == "parallel", n
     assert n["unknown_split"] == 0, n
 assert nodes[("local", "assemble")]["calls"] == 60
+# Database client spans (db.system.name in pricing, the older db.system in
+# inventory) are leaf calls: counted as database calls, their client time
+# is the call's service time, and none is a call without a server span.
+dq = r["data_quality"]
+assert dq["db_calls"] == 120 and dq["unpaired_calls"] == 0, dq
+for op in ("SELECT prices", "HGET stock"):
+    n = nodes.get(("call", op))
+    assert n is not None, f"no call node for the database call {op}: {list(nodes)}"
+    assert n["calls"] == 60 and n["db_calls"] == 60 and n["unknown_split"] == 0, n
+    assert n["service"]["p99_ms"] == n["total"]["p99_ms"] and n["service"]["p99_ms"] > 0, n
+    assert n["client_wait"]["p99_ms"] is None, n
 print("DAG:", ", ".join(f"{t}:{k}" for t, k in nodes))
 EOF
+"$TT_BIN" report --db "$DB" >"$LIVE_TMP/report.txt" || live_fail "text report failed"
+grep -q 'without a server span' "$LIVE_TMP/report.txt" &&
+  live_fail "the report lists database calls as calls without a server span: $(grep 'server span' "$LIVE_TMP/report.txt")"
+grep -q '^  120 database calls' "$LIVE_TMP/report.txt" ||
+  live_fail "the report does not count the database calls: $(cat "$LIVE_TMP/report.txt")"
 
 # Metrics: stored when this build has an OTLP metrics importer.
 if grep -q 'POST /v1/metrics 501' "$LIVE_SERVE_LOG"; then
@@ -90,5 +106,5 @@ fi
 
 live_serve_stop
 tail -n 1 "$LIVE_SERVE_LOG"
-grep -q 'stopped: .* 360 spans' "$LIVE_SERVE_LOG" || live_fail "serve counters do not show 360 spans"
+grep -q 'stopped: .* 480 spans' "$LIVE_SERVE_LOG" || live_fail "serve counters do not show 480 spans"
 echo "live_otel: ok"

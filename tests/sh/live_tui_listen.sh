@@ -32,13 +32,13 @@ wait_for() { # wait_for PATTERN WHAT
 wait_for "rx :$PORT 0 req, 0 stored, 0 rejected" "status line without receiver counters"
 node "$LIVE_JS_DIR/otel_app.js" "http://127.0.0.1:$PORT" "$LIVE_TMP/ids" 30 >"$LIVE_TMP/app.json" ||
   live_fail "otel_app.js failed"
-python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["spans_exported"] == 180 and s["spans_failed"] == 0, s' \
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["spans_exported"] == 240 and s["spans_failed"] == 0, s' \
   "$LIVE_TMP/app.json" || live_fail "the SDK did not export every span to the TUI's receiver"
-wait_for "rx :$PORT [0-9]* req, 1[89][0-9] stored, 0 rejected" "receiver counters did not reach 180 stored items (spans + metric points)"
+wait_for "rx :$PORT [0-9]* req, 2[4-5][0-9] stored, 0 rejected" "receiver counters did not reach 240 stored items (spans + metric points)"
 wait_for "pricing" "the DAG did not show the pricing call"
 wait_for "inventory" "the DAG did not show the inventory call"
 screen | grep -E "GET /checkout|pricing|inventory|rx :" | sed 's/  */ /g'
-[ "$(live_sql "$DB" 'select count(*) from spans')" = 180 ] || live_fail "spans missing from the database"
+[ "$(live_sql "$DB" 'select count(*) from spans')" = 240 ] || live_fail "spans missing from the database"
 tmx send-keys -t t q
 for _ in $(seq 1 50); do
   [ -s "$LIVE_TMP/tui.rc" ] && break

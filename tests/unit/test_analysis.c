@@ -112,6 +112,82 @@ static void test_unknown_split(void **state)
 	fx_free(f);
 }
 
+/* Database client spans (db.system.name, or db.system before semantic
+ * conventions 1.26) are leaves: counted as database calls, their client
+ * time is the call's service, and they are not calls without a server span.
+ * A client span without either attribute still is. */
+static void test_database_calls(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *id, *parent, *svc, *name;
+		int kind;
+		double s, e;
+		const char *attrs;
+	} sp[] = {
+		{"r", "", "api", "GET /x", S, 0, 100, NULL},
+		{"q1", "r", "api", "SELECT prices", C, 5, 25,
+		 "{\"db.system.name\":\"postgresql\",\"db.operation.name\":\"SELECT\"}"},
+		{"q2", "r", "api", "GET", C, 30, 34, "{\"db.system\":\"redis\"}"},
+		{"c", "r", "api", "cache.Get", C, 40, 90, "{\"peer.service\":\"db.systemless\"}"},
+		{"n", "r", "api", "nulldb", C, 91, 95, "{\"db.system\":null}"},
+	};
+	Fx *f = calloc(1, sizeof *f);
+	tmp_db_path(f->path, sizeof f->path);
+	Err err = {0};
+	assert_int_equal(store_open(f->path, 0, &f->st, &err), 0);
+	int64_t src;
+	assert_int_equal(store_begin(f->st, &err), 0);
+	assert_int_equal(store_source_add(f->st, "test", "db-test", "test", 0, &src, &err), 0);
+	for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++) {
+		StoreSpan s;
+		memset(&s, 0, sizeof s);
+		hexpad(s.trace_id, 32, "tdb");
+		hexpad(s.span_id, 16, sp[i].id);
+		if (sp[i].parent[0])
+			hexpad(s.parent_id, 16, sp[i].parent);
+		s.service = sp[i].svc;
+		s.name = sp[i].name;
+		s.kind = sp[i].kind;
+		s.start_ns = T0 + MS(sp[i].s);
+		s.end_ns = T0 + MS(sp[i].e);
+		s.attrs_json = sp[i].attrs;
+		int added;
+		assert_int_equal(store_span_add(f->st, src, &s, &added, &err), 0);
+	}
+	StoreSourceCounts c = {0};
+	assert_int_equal(store_source_finish(f->st, src, &c, "imported", &err), 0);
+	assert_int_equal(store_commit(f->st, &err), 0);
+	fx_run(f, NULL);
+	assert_int_equal(f->a->dq.db_calls, 2);
+	assert_int_equal(f->a->dq.unpaired_calls, 2); /* cache.Get and the null db.system */
+	const DagNode *pg = node(f->a, "SELECT prices"), *rd = node(f->a, "GET");
+	assert_non_null(pg);
+	assert_non_null(rd);
+	assert_int_equal(pg->type, NODE_CALL);
+	assert_int_equal(pg->pop[0].db_calls, 1);
+	assert_int_equal(pg->pop[0].unknown_split, 0);
+	assert_float_equal(pg->pop[0].total.p99, 20, 1e-6);
+	assert_float_equal(pg->pop[0].service.p99, 20, 1e-6); /* the client's time */
+	assert_int_equal(pg->pop[0].client_wait.n, 0);
+	assert_int_equal(rd->pop[0].db_calls, 1);
+	assert_float_equal(rd->pop[0].service.p99, 4, 1e-6);
+	const DagNode *cg = node(f->a, "cache.Get");
+	assert_int_equal(cg->pop[0].unknown_split, 1);
+	assert_int_equal(cg->pop[0].db_calls, 0);
+	/* the waterfall says so too */
+	TraceView *tv = NULL;
+	char tid[33];
+	hexpad(tid, 32, "tdb");
+	assert_int_equal(trace_view_load(f->st, tid, NULL, &tv, &err), 0);
+	int dbs = 0;
+	for (int i = 0; i < tv->n_spans; i++)
+		dbs += tv->spans[i].db_call;
+	assert_int_equal(dbs, 2);
+	trace_view_free(tv);
+	fx_free(f);
+}
+
 /* Overlapping siblings are a parallel group; a later one is serial. */
 static void test_parallel_fanout(void **state)
 {
@@ -297,7 +373,7 @@ static void test_trace_view(void **state)
 	hexpad(tid, 32, "t1");
 	TraceView *tv = NULL;
 	Err err = {0};
-	assert_int_equal(trace_view_load(f->st, tid, &tv, &err), 0);
+	assert_int_equal(trace_view_load(f->st, tid, NULL, &tv, &err), 0);
 	assert_int_equal(tv->n_spans, 5);
 	assert_int_equal(tv->spans[0].depth, 0);
 	assert_string_equal(tv->spans[0].name, "GET /x");
@@ -308,7 +384,7 @@ static void test_trace_view(void **state)
 	assert_int_equal(tv->spans[1].paired, 1);
 	assert_float_equal(tv->spans[1].client_wait_ms, 10, 1e-6);
 	trace_view_free(tv);
-	assert_int_equal(trace_view_load(f->st, "00000000000000000000000000000000", &tv, &err),
+	assert_int_equal(trace_view_load(f->st, "00000000000000000000000000000000", NULL, &tv, &err),
 	                 TT_ENOTFOUND);
 	fx_free(f);
 }
@@ -383,6 +459,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_serial_pairing_and_splits),
 		cmocka_unit_test(test_unknown_split),
+		cmocka_unit_test(test_database_calls),
 		cmocka_unit_test(test_parallel_fanout),
 		cmocka_unit_test(test_critical_path),
 		cmocka_unit_test(test_clock_skew_and_late_work),

@@ -379,8 +379,10 @@ static void test_sheet_without_model(void **state)
 
 
 /* A per-node decision asked for by name gets a verdict even when no
- * leading hypothesis blames that node: degrading an optional node may be
- * supported, degrading a core one is refused, an unknown node is ignored. */
+ * leading hypothesis blames that node: degrading a core node is refused;
+ * a node neither the model nor the data knows is judged unsupported (the
+ * question is answered, not dropped); an id that is not one of the
+ * engine's per-node decisions is not judged. */
 static void test_decide_by_name(void **state)
 {
 	(void)state;
@@ -389,16 +391,38 @@ static void test_decide_by_name(void **state)
 	Err err = {0};
 	assert_int_equal(sheet_load(SHEET_PATH, &sh, &err), 0);
 	assert_int_equal(model_load(MODEL_PATH, &m, &err), 0);
-	const char *decide[] = {"degrade:inventory", "degrade:no-such-node", NULL};
+	const char *decide[] = {"degrade:inventory", "degrade:no-such-node", "my-own-step:inventory",
+	                        NULL};
 	DiagnoseOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX, .sheet = sh, .model = m,
 	                     .decide = decide};
 	Diagnosis *d = NULL;
 	assert_int_equal(diagnose_run(NULL, &o, &d, &err), 0);
+	for (int i = 0; i < d->n_hyp && i < 3; i++) /* the premise: nothing leading blames it */
+		assert_true(d->hyp[i].node == NULL || strcmp(d->hyp[i].node, "inventory") != 0 ||
+		            d->hyp[i].score <= 0);
 	const DxDecision *x = diagnosis_decision(d, "degrade:inventory");
 	assert_non_null(x);
 	assert_int_equal(x->verdict, DX_REFUSED); /* inventory is core in the model */
 	assert_non_null(strstr(x->reason, "core"));
-	assert_null(diagnosis_decision(d, "degrade:no-such-node"));
+	x = diagnosis_decision(d, "degrade:no-such-node");
+	assert_non_null(x);
+	assert_int_equal(x->verdict, DX_UNSUPPORTED);
+	assert_non_null(strstr(x->reason, "no-such-node is neither a node of the model"));
+	assert_null(diagnosis_decision(d, "my-own-step:inventory"));
+	diagnosis_free(d);
+	/* many asked decisions: every one is judged (no fixed limit) */
+	enum { MANY = 40 };
+	char ids[MANY][32];
+	const char *many[MANY + 1];
+	for (int i = 0; i < MANY; i++) {
+		snprintf(ids[i], sizeof ids[i], "degrade:node-%02d", i);
+		many[i] = ids[i];
+	}
+	many[MANY] = NULL;
+	o.decide = many;
+	assert_int_equal(diagnose_run(NULL, &o, &d, &err), 0);
+	for (int i = 0; i < MANY; i++)
+		assert_non_null(diagnosis_decision(d, ids[i]));
 	diagnosis_free(d);
 	/* without asking, inventory is not judged: nothing blames it */
 	o.decide = NULL;

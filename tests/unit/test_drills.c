@@ -198,13 +198,33 @@ static void test_catalog_replays_and_scores_key(void **state)
 			assert_int_equal(model_load(d->model_path, &m, &err), 0);
 			if (d->sheet_path)
 				assert_int_equal(sheet_load(d->sheet_path, &sh, &err), 0);
+			const char **decide = drill_engine_decisions(d);
 			DiagnoseOptions o = {.model = m, .win_from = w.win_from, .win_to = w.win_to,
 			                     .has_baseline = 1, .base_from = w.base_from,
-			                     .base_to = w.base_to, .sheet = sh};
+			                     .base_to = w.base_to, .sheet = sh, .decide = decide};
 			if (diagnose_run(st, &o, &dx, &err))
 				fail_msg("%s: %s", d->id, err.msg);
 			store_close(st);
 			sheet_free(sh);
+			/* every decision the drill asks about has the engine's verdict,
+			 * whatever the engine ranks first; a core node is never
+			 * degraded */
+			for (int k = 0; decide[k]; k++) {
+				const DxDecision *x = diagnosis_decision(dx, decide[k]);
+				if (x == NULL)
+					fail_msg("%s: the engine does not judge %s", d->id, decide[k]);
+				char base[64];
+				const char *node = drill_split_id(decide[k], base, sizeof base);
+				const ModelNode *mn = NULL;
+				for (int j = 0; node && j < m->n_nodes; j++)
+					if (m->nodes[j].service && strcmp(m->nodes[j].service, node) == 0)
+						mn = &m->nodes[j];
+				if (strcmp(base, "degrade") == 0 && mn && mn->core == 1 &&
+				    x->verdict != DX_REFUSED)
+					fail_msg("%s: degrading core node %s is %s", d->id, node,
+					         dx_verdict_name(x->verdict));
+			}
+			free(decide);
 			model_free(m);
 			/* the key never asks for something the engine refuses */
 			for (int k = 0; k < d->n_key_decisions; k++) {
@@ -680,6 +700,9 @@ typedef struct Hist {
 	char answers[4][256];
 	double score[4];
 	int64_t at[4];
+	int has_seed[4];
+	int64_t seed[4];
+	char shown[4][256];
 } Hist;
 
 static int hist_cb(void *ctx, int64_t id, const StoreDrillAttempt *a)
@@ -691,6 +714,9 @@ static int hist_cb(void *ctx, int64_t id, const StoreDrillAttempt *a)
 		snprintf(h->answers[h->n], 256, "%s", a->answers_json);
 		h->score[h->n] = a->score;
 		h->at[h->n] = a->finished_ms;
+		h->has_seed[h->n] = a->has_seed;
+		h->seed[h->n] = a->seed;
+		snprintf(h->shown[h->n], 256, "%s", a->shown_json ? a->shown_json : "(null)");
 	}
 	h->n++;
 	return 0;
@@ -708,9 +734,12 @@ static void test_history(void **state)
 	                       .person = "ana", .mode = "answers", .started_ms = 1000,
 	                       .finished_ms = 2000, .answers_json = "{\"decision\":\"hold-rollout\"}",
 	                       .score = 57.5, .max_score = 100, .hints_used = 1,
-	                       .deductions_json = "[]"};
+	                       .deductions_json = "[]", .has_seed = 1, .seed = 4294967295,
+	                       .shown_json = "{\"seed\":4294967295,\"hypotheses\":[\"a\"]}"};
 	int64_t id1 = 0, id2 = 0;
 	assert_int_equal(store_drill_attempt_add(st, &a, &id1, &err), 0);
+	a.has_seed = 0; /* answers prepared elsewhere: the order is not known */
+	a.shown_json = NULL;
 	a.person = "bob";
 	a.finished_ms = 3000;
 	a.score = 100;
@@ -731,6 +760,12 @@ static void test_history(void **state)
 	assert_true(h.score[0] == 57.5);
 	assert_true(h.at[1] == 3000);
 	assert_string_equal(h.answers[1], "{\"decision\":\"degrade:pricing\"}");
+	/* the seed and the order shown come back; an unknown order stays unknown */
+	assert_true(h.has_seed[0]);
+	assert_true(h.seed[0] == 4294967295);
+	assert_string_equal(h.shown[0], "{\"seed\":4294967295,\"hypotheses\":[\"a\"]}");
+	assert_false(h.has_seed[1]);
+	assert_string_equal(h.shown[1], "(null)");
 	memset(&h, 0, sizeof h);
 	assert_int_equal(store_drill_attempts_scan(st, "bob", NULL, hist_cb, &h, &err), 0);
 	assert_int_equal(h.n, 1);

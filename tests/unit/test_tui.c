@@ -89,7 +89,7 @@ static int env_key(Env *e, int key)
 	if (f & REACT_TRACE) {
 		TraceView *tv = NULL;
 		Err err = {0};
-		assert_int_equal(trace_view_load(e->st, e->app.want_trace, &tv, &err), 0);
+		assert_int_equal(trace_view_load(e->st, e->app.want_trace, &e->app.skew, &tv, &err), 0);
 		app_set_trace(&e->app, tv);
 	}
 	return f;
@@ -344,6 +344,34 @@ static void test_budget_evidence_hook(void **state)
 	env_free(e);
 }
 
+/* While the provider is still computing, the header says so instead of
+ * calling the values missing; once it is done, missing is missing. */
+static int fake_pending(void *ctx, const Analysis *a)
+{
+	(void)a;
+	return *(int *)ctx;
+}
+
+static void test_budgets_evaluating(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	int pending = 1;
+	e->app.evidence_pending = fake_pending;
+	e->app.evidence_ctx = &pending;
+	env_compute(e);
+	char *s = screen(e);
+	assert_non_null(strstr(s, "2 evaluating..."));
+	assert_null(strstr(s, "no evidence"));
+	free(s);
+	pending = 0;
+	s = screen(e);
+	assert_non_null(strstr(s, "2 not evaluated (no evidence)"));
+	assert_null(strstr(s, "evaluating"));
+	free(s);
+	env_free(e);
+}
+
 static void test_dag_shows_splits_and_unknown(void **state)
 {
 	(void)state;
@@ -572,6 +600,33 @@ static void test_pause_flag(void **state)
 	env_free(e);
 }
 
+/* A request body the receiver could not use (its source row's outcome is
+ * "unrecognised", written by another process) shows in the status line. */
+static void test_unrecognised_in_status(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	char *s = screen(e);
+	assert_null(strstr(s, "unrecognised"));
+	free(s);
+	Store *w = NULL;
+	Err err = {0};
+	assert_int_equal(store_open(e->path, 0, &w, &err), 0);
+	int64_t src = 0;
+	StoreSourceCounts c = {0};
+	assert_int_equal(store_begin(w, &err), 0);
+	assert_int_equal(store_source_add(w, "/v1/metrics", "", "otlp-metrics", 1, &src, &err), 0);
+	assert_int_equal(store_source_finish(w, src, &c, "unrecognised", &err), 0);
+	assert_int_equal(store_commit(w, &err), 0);
+	store_close(w);
+	env_compute(e);
+	s = screen(e);
+	assert_non_null(strstr(s, "| 1 unrecognised"));
+	free(s);
+	env_free(e);
+}
+
 /* New nodes appear in a recompute: the selection follows its node, not
  * its position. */
 static void test_selection_survives_recompute(void **state)
@@ -777,6 +832,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_too_small),
 		cmocka_unit_test(test_header_breach_and_budgets),
 		cmocka_unit_test(test_budget_evidence_hook),
+		cmocka_unit_test(test_budgets_evaluating),
 		cmocka_unit_test(test_dag_shows_splits_and_unknown),
 		cmocka_unit_test(test_open_node_then_trace_and_back),
 		cmocka_unit_test(test_tab_cycles_panes),
@@ -786,6 +842,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_sort_and_fold),
 		cmocka_unit_test(test_pause_flag),
+		cmocka_unit_test(test_unrecognised_in_status),
 		cmocka_unit_test(test_selection_survives_recompute),
 		cmocka_unit_test(test_hostile_strings_on_screen),
 		cmocka_unit_test(test_node_pool_hyphenated_name),

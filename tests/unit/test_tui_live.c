@@ -89,10 +89,10 @@ static void test_compute_change_and_trace(void **state)
 	const DagNode *pricing = find(r.a, "pricing");
 	assert_non_null(pricing);
 	TraceView *tv = NULL;
-	assert_int_equal(live_trace(ls, pricing->slowest[0].trace_id, &tv, &err), 0);
+	assert_int_equal(live_trace(ls, pricing->slowest[0].trace_id, NULL, &tv, &err), 0);
 	assert_true(tv->n_spans >= 10);
 	trace_view_free(tv);
-	assert_int_equal(live_trace(ls, "00000000000000000000000000000000", &tv, &err), TT_ENOTFOUND);
+	assert_int_equal(live_trace(ls, "00000000000000000000000000000000", NULL, &tv, &err), TT_ENOTFOUND);
 	analysis_free(r.a);
 	live_close(ls);
 	rm_db(path);

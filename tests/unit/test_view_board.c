@@ -149,6 +149,29 @@ static void test_board(void **state)
 	env_free(e);
 }
 
+/* The header's budgets while the background diagnosis runs: the first
+ * frame asks for it and says "evaluating..."; when it has landed the
+ * budgets are evaluated from it and the word is gone. */
+static void test_header_evaluating(void **state)
+{
+	(void)state;
+	Env *e = env_new(100, 30);
+	char *s = screen(e);
+	const char *row = strstr(s, "budgets");
+	assert_non_null(row);
+	if (strstr(row, "evaluating...") == NULL)
+		fail_msg("the first frame does not say evaluating:\n%s", s);
+	assert_null(strstr(s, "no evidence"));
+	free(s);
+	/* the board's diagnosis has landed once the Board pane shows it */
+	app_open_pane(&e->app, PANE_BOARD);
+	s = screen_when_ready(e, "most likely first");
+	if (strstr(s, "evaluating") != NULL)
+		fail_msg("the header still says evaluating with the diagnosis on screen:\n%s", s);
+	free(s);
+	env_free(e);
+}
+
 /* Without a board the pane is not offered and Tab skips it. */
 static void test_no_board(void **state)
 {
@@ -172,6 +195,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_board),
 		cmocka_unit_test(test_board),
+		cmocka_unit_test(test_header_evaluating),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

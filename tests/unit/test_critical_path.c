@@ -1,0 +1,352 @@
+/*
+ * test_critical_path.c - the critical path and the edge vote when serial
+ * siblings overlap a little (clock skew between hosts, rounded
+ * timestamps), on hand-built traces whose answers are worked out in the
+ * comments, plus a property over random trees: the path's times add up to
+ * the root's duration.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "analysis.h"
+#include "cli.h"
+#include "helpers.h"
+#include "trace_build.h"
+
+enum { S = SPAN_KIND_SERVER, C = SPAN_KIND_CLIENT, I = SPAN_KIND_INTERNAL };
+
+#define US(x) ((x) / 1000.0) /* microseconds in the specs' milliseconds */
+
+typedef struct Fx {
+	char path[128];
+	Store *st;
+	Analysis *a;
+} Fx;
+
+static Fx *fx_new(const TSpanSpec *sp, int n)
+{
+	Fx *f = calloc(1, sizeof *f);
+	tmp_db_path(f->path, sizeof f->path);
+	Err err = {0};
+	assert_int_equal(store_open(f->path, 0, &f->st, &err), 0);
+	assert_int_equal(add_spans(f->st, sp, n, T0), 0);
+	return f;
+}
+
+static void fx_run(Fx *f, const SkewTolerance *skew)
+{
+	AnalysisOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	if (skew)
+		o.skew = *skew;
+	Err err = {0};
+	analysis_free(f->a);
+	f->a = NULL;
+	assert_int_equal(analysis_run(f->st, &o, &f->a, &err), 0);
+}
+
+static void fx_free(Fx *f)
+{
+	analysis_free(f->a);
+	store_close(f->st);
+	rm_db(f->path);
+	free(f);
+}
+
+static const DagNode *node(const Analysis *a, const char *label)
+{
+	for (int i = 0; i < a->n_nodes; i++)
+		if (strcmp(a->nodes[i].label, label) == 0)
+			return &a->nodes[i];
+	fail_msg("no node %s", label);
+	return NULL;
+}
+
+static double crit_ms(const Analysis *a, const char *label)
+{
+	return node(a, label)->crit[0].total_ms;
+}
+
+/* The checkout trace of the report: root 0..800 us, cart 20..300, tax
+ * 296..450, ship 447..800. tax starts 4 us before cart ends and ship 3 us
+ * before tax ends: serial, within 50 us + 1 %. The overlaps are split at
+ * their midpoints (298 and 448.5), so the path is checkout 20 (0..20),
+ * cart 278 (20..298), tax 150.5 (298..448.5), ship 351.5 (448.5..800):
+ * 800 in all. */
+static const TSpanSpec checkout[] = {
+	{"k1", "r", "", "shop", "checkout", S, 0, US(800), NULL, 0},
+	{"k1", "a", "r", "shop", "cart", I, US(20), US(300), NULL, 0},
+	{"k1", "b", "r", "shop", "tax", I, US(296), US(450), NULL, 0},
+	{"k1", "c", "r", "shop", "ship", I, US(447), US(800), NULL, 0},
+};
+
+static void test_skewed_serial_siblings(void **state)
+{
+	(void)state;
+	Fx *f = fx_new(checkout, 4);
+	fx_run(f, NULL);
+	const Analysis *a = f->a;
+	assert_float_equal(crit_ms(a, "checkout"), US(20), 1e-5);
+	assert_float_equal(crit_ms(a, "cart"), US(278), 1e-5);
+	assert_float_equal(crit_ms(a, "tax"), US(150.5), 1e-5);
+	assert_float_equal(crit_ms(a, "ship"), US(351.5), 1e-5);
+	assert_float_equal(a->pop[0].crit_total_ms, US(800), 1e-5);
+	assert_int_equal(node(a, "cart")->edge, EDGE_SERIAL);
+	assert_int_equal(node(a, "tax")->edge, EDGE_SERIAL);
+	assert_int_equal(node(a, "ship")->edge, EDGE_SERIAL);
+	assert_int_equal(a->dq.skew_serial, 2);
+
+	/* without a tolerance tax overlaps ship, drops off the path and its
+	 * time goes to checkout; the three siblings vote parallel */
+	SkewTolerance none = {.set = 1};
+	fx_run(f, &none);
+	a = f->a;
+	assert_float_equal(crit_ms(a, "tax"), 0, 1e-9);
+	assert_float_equal(crit_ms(a, "checkout"), US(167), 1e-5);
+	assert_int_equal(node(a, "tax")->edge, EDGE_PARALLEL);
+	assert_int_equal(a->dq.skew_serial, 0);
+
+	/* a tolerance of 3.5 us: tax/ship (3 us) is serial, cart/tax (4 us)
+	 * is not, so cart is off the path: checkout 0..296, tax 296..448.5 */
+	SkewTolerance small = {.set = 1, .abs_ns = 3500};
+	fx_run(f, &small);
+	a = f->a;
+	assert_float_equal(crit_ms(a, "cart"), 0, 1e-9);
+	assert_float_equal(crit_ms(a, "tax"), US(152.5), 1e-5);
+	assert_float_equal(crit_ms(a, "checkout"), US(296), 1e-5);
+	assert_int_equal(a->dq.skew_serial, 1);
+	fx_free(f);
+}
+
+/* Real fan-out: A 0..60 ms and B 50..100 ms overlap by 10 ms, far more
+ * than 50 us + 1 % of 50 ms: B ends last and is on the path, A did not
+ * end before B started and is off it; the root owns 0..50. A short span
+ * nested in a long sibling (C 70..70.01 inside B) is parallel too, however
+ * small its overlap: it neither starts nor ends first. */
+static void test_parallel_siblings_stay_parallel(void **state)
+{
+	(void)state;
+	static const TSpanSpec sp[] = {
+		{"p1", "r", "", "api", "GET /x", S, 0, 100, NULL, 0},
+		{"p1", "a", "r", "api", "a", I, 0, 60, NULL, 0},
+		{"p1", "b", "r", "api", "b", I, 50, 100, NULL, 0},
+		{"p1", "c", "r", "api", "c", I, 70, 70.01, NULL, 0},
+	};
+	Fx *f = fx_new(sp, 4);
+	fx_run(f, NULL);
+	const Analysis *a = f->a;
+	assert_float_equal(crit_ms(a, "b"), 50, 1e-6);
+	assert_float_equal(crit_ms(a, "a"), 0, 1e-9);
+	assert_float_equal(crit_ms(a, "c"), 0, 1e-9);
+	assert_float_equal(crit_ms(a, "GET /x"), 50, 1e-6);
+	assert_int_equal(node(a, "a")->edge, EDGE_PARALLEL);
+	assert_int_equal(node(a, "b")->edge, EDGE_PARALLEL);
+	assert_int_equal(node(a, "c")->edge, EDGE_PARALLEL);
+	assert_int_equal(a->dq.skew_serial, 0);
+	fx_free(f);
+}
+
+/* Nested skew. Call A 0..50.03 ms (server 0.01..50.02, whose children x
+ * 1..30 and y 29.99..50.02 overlap by 10 us) and call B 50..100 (server
+ * 50.01..99.99). A and B overlap by 30 us: serial, split at 50.015. The
+ * cut reaches into A's subtree: its server and y are clamped to end at
+ * 50.015, and B's server to start there. x and y split at 29.995.
+ * Path: A wait 0.01, A server 0.99 (0.01..1), x 28.995, y 20.02,
+ * B server 49.975 (50.015..99.99), B wait 0.01: 100 in all. */
+static void test_nested_skew(void **state)
+{
+	(void)state;
+	static const TSpanSpec sp[] = {
+		{"n1", "r", "", "api", "GET /x", S, 0, 100, NULL, 0},
+		{"n1", "ca", "r", "api", "a.Get", C, 0, 50.03, NULL, 0},
+		{"n1", "sa", "ca", "svc-a", "Get", S, 0.01, 50.02, NULL, 0},
+		{"n1", "x", "sa", "svc-a", "x", I, 1, 30, NULL, 0},
+		{"n1", "y", "sa", "svc-a", "y", I, 29.99, 50.02, NULL, 0},
+		{"n1", "cb", "r", "api", "b.Get", C, 50, 100, NULL, 0},
+		{"n1", "sb", "cb", "svc-b", "Get", S, 50.01, 99.99, NULL, 0},
+	};
+	Fx *f = fx_new(sp, 7);
+	fx_run(f, NULL);
+	const Analysis *a = f->a;
+	const DagNode *na = node(a, "svc-a"), *nb = node(a, "svc-b");
+	assert_float_equal(na->crit[0].ms[COMP_WAIT], 0.01, 1e-5);
+	assert_float_equal(na->crit[0].ms[COMP_SERVICE], 0.99, 1e-5);
+	assert_float_equal(crit_ms(a, "x"), 28.995, 1e-5);
+	assert_float_equal(crit_ms(a, "y"), 20.02, 1e-5);
+	assert_float_equal(nb->crit[0].ms[COMP_SERVICE], 49.975, 1e-5);
+	assert_float_equal(nb->crit[0].ms[COMP_WAIT], 0.01, 1e-5);
+	assert_float_equal(crit_ms(a, "GET /x"), 0, 1e-9);
+	assert_float_equal(a->pop[0].crit_total_ms, 100, 1e-5);
+	assert_int_equal(na->edge, EDGE_SERIAL);
+	assert_int_equal(node(a, "y")->edge, EDGE_SERIAL);
+	assert_int_equal(a->dq.skew_serial, 2);
+
+	/* the waterfall agrees: every span on the path, times adding to 100 */
+	char tid[33];
+	hexpad(tid, 32, "n1");
+	TraceView *tv = NULL;
+	Err err = {0};
+	assert_int_equal(trace_view_load(f->st, tid, NULL, &tv, &err), 0);
+	double sum = 0;
+	for (int i = 0; i < tv->n_spans; i++) {
+		assert_true(tv->spans[i].on_critical_path);
+		sum += tv->spans[i].crit_ms;
+	}
+	assert_float_equal(sum, 100, 1e-6);
+	trace_view_free(tv);
+	SkewTolerance none = {.set = 1};
+	assert_int_equal(trace_view_load(f->st, tid, &none, &tv, &err), 0);
+	int on = 0;
+	for (int i = 0; i < tv->n_spans; i++)
+		on += tv->spans[i].on_critical_path;
+	assert_int_equal(on, 3); /* root, B and its server: A overlaps B */
+	trace_view_free(tv);
+	fx_free(f);
+}
+
+/* ---- property: on any tree the path adds up to the root ------------------ */
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	uint64_t x = rng_state;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return rng_state = x;
+}
+
+static int64_t rnd_in(int64_t lo, int64_t hi) /* [lo, hi] */
+{
+	return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
+
+/* Random trees: children mostly inside their parent, some sticking out
+ * or wholly outside, siblings serial with small random overlaps or
+ * gaps, or in parallel; client/server pairs with and without skew;
+ * queue times; zero-length spans; random tolerances. */
+static void test_path_adds_up_on_random_trees(void **state)
+{
+	(void)state;
+	rng_state = 0x9e3779b97f4a7c15ULL;
+	Trace t;
+	trace_init(&t);
+	static const int kinds[] = {SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT, SPAN_KIND_SERVER};
+	int64_t st[64], en[64];
+	int skewed = 0; /* trees with a pair of siblings serial within the tolerance */
+	for (int iter = 0; iter < 3000; iter++) {
+		SkewTolerance tol = {.set = 1, .abs_ns = rnd_in(0, 3) * 20000,
+		                     .frac = (double)rnd_in(0, 4) / 100.0};
+		trace_set_skew(&t, iter % 5 == 0 ? NULL : &tol);
+		trace_reset(&t, "prop");
+		int n = (int)rnd_in(1, 40);
+		for (int i = 0; i < n; i++) {
+			char sid[17], pid[17];
+			snprintf(sid, sizeof sid, "%016x", i + 1);
+			int p = i == 0 ? -1 : (int)rnd_in(0, i - 1);
+			if (p >= 0)
+				snprintf(pid, sizeof pid, "%016x", p + 1);
+			if (p < 0) {
+				st[i] = 1000000;
+				en[i] = st[i] + rnd_in(0, 10000000);
+			} else {
+				int64_t ps = st[p], pe = en[p], d = pe - ps;
+				int64_t mode = rnd_in(0, 9);
+				if (mode == 0) { /* anywhere near the parent, maybe outside */
+					st[i] = ps + rnd_in(-d / 2 - 1000, d + 1000);
+					en[i] = st[i] + rnd_in(0, d + 1000);
+				} else if (mode == 1) { /* zero length */
+					st[i] = en[i] = ps + rnd_in(0, d);
+				} else if (mode <= 5 && i > 1 && st[i - 1] >= ps && en[i - 1] <= pe) {
+					/* right after the previous span, overlapping by a
+					 * little or leaving a gap */
+					st[i] = en[i - 1] + rnd_in(-80000, 20000);
+					en[i] = st[i] + rnd_in(0, d / 2 + 1);
+				} else { /* inside the parent */
+					st[i] = ps + rnd_in(0, d);
+					en[i] = st[i] + rnd_in(0, pe - st[i]);
+				}
+			}
+			StoreSpanRow r = {.trace_id = "prop", .span_id = sid, .parent_id = p >= 0 ? pid : "",
+			                  .service = (rnd() & 1) ? "a" : "b", .host = "", .name = "op",
+			                  .kind = kinds[rnd_in(0, 2)], .start_ns = st[i], .end_ns = en[i],
+			                  .wclass = "", .attrs_json = "", .links_json = ""};
+			if (rnd_in(0, 5) == 0) {
+				r.has_queue = 1;
+				r.queue_ns = rnd_in(0, 500000);
+			}
+			trace_add(&t, &r);
+		}
+		trace_link(&t);
+		assert_false(t.cyclic);
+		assert_int_equal(t.root, 0);
+		trace_critical_path(&t);
+		int64_t sum = 0;
+		for (int i = 0; i < t.n; i++) {
+			assert_true(t.sp[i].crit >= 0);
+			assert_true(t.sp[i].crit_queue >= 0);
+			if (t.sp[i].crit || t.sp[i].crit_queue)
+				assert_true(t.sp[i].on_path);
+			sum += t.sp[i].crit + (i == t.root ? 0 : t.sp[i].crit_queue);
+		}
+		if (sum != en[0] - st[0])
+			fail_msg("iteration %d: path %lld ns, root %lld ns", iter, (long long)sum,
+			         (long long)(en[0] - st[0]));
+		int any = 0;
+		for (int i = 0; i < t.n && !any; i++)
+			for (int k = 0; k < t.n && !any; k++)
+				any = i != k && t.sp[i].parent >= 0 && t.sp[i].parent == t.sp[k].parent &&
+				      trace_skew_serial(&t, t.sp[i].astart, t.sp[i].aend, t.sp[k].astart,
+				                        t.sp[k].aend);
+		skewed += any;
+	}
+	trace_fini(&t);
+	/* the trees did exercise the tolerance */
+	if (skewed < 300)
+		fail_msg("only %d of 3000 trees had siblings within the tolerance", skewed);
+}
+
+/* --skew-tolerance: ABS, PCT% or ABS+PCT%, or 0 / off. */
+static void test_tolerance_option(void **state)
+{
+	(void)state;
+	SkewTolerance k;
+	assert_int_equal(cli_skew_tolerance("50us+1%", &k), 0);
+	assert_int_equal(k.set, 1);
+	assert_int_equal(k.abs_ns, 50000);
+	assert_float_equal(k.frac, 0.01, 1e-12);
+	assert_int_equal(cli_skew_tolerance("1.5ms", &k), 0);
+	assert_int_equal(k.abs_ns, 1500000);
+	assert_float_equal(k.frac, 0, 0);
+	assert_int_equal(cli_skew_tolerance("2.5%", &k), 0);
+	assert_int_equal(k.abs_ns, 0);
+	assert_float_equal(k.frac, 0.025, 1e-12);
+	assert_int_equal(cli_skew_tolerance("300ns+0%", &k), 0);
+	assert_int_equal(k.abs_ns, 300);
+	assert_int_equal(cli_skew_tolerance("off", &k), 0);
+	assert_int_equal(k.set, 1);
+	assert_int_equal(k.abs_ns, 0);
+	assert_float_equal(k.frac, 0, 0);
+	/* usage errors (each prints a message to stderr) */
+	static const char *bad[] = {"", "50", "50 us", "-1us", "1%+50us", "60%", "61s", "us",
+	                            "1e999us", "5us+", "+1%", "nan%"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (cli_skew_tolerance(bad[i], &k) != 2)
+			fail_msg("'%s' was accepted", bad[i]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_skewed_serial_siblings),
+		cmocka_unit_test(test_parallel_siblings_stay_parallel),
+		cmocka_unit_test(test_nested_skew),
+		cmocka_unit_test(test_path_adds_up_on_random_trees),
+		cmocka_unit_test(test_tolerance_option),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
