@@ -284,6 +284,7 @@ typedef struct IPool {
 	int has_max;
 	int series;
 	int guard;                  /* 1: guards calls to node; 0: node's own pool */
+	int db;                     /* the node's own database pool */
 	char node[128];
 	char how[1024];             /* how the node was found */
 } IPool;
@@ -798,6 +799,10 @@ static void infer_nodes(Model *m, const Analysis *a, const EvRequestSet *rs)
 			snprintf(what, sizeof what, "calls from %s to %s (client span '%s' paired with %s's "
 			         "server span)", d->service, svc, d->operation, svc);
 			decide_mandatory(mn, what, present, u.cut, requests, rs != NULL);
+		} else if (d->type == NODE_CALL && d->pop[0].db_calls > 0) {
+			snprintf(what, sizeof what, "database call '%s' of %s (a client span with "
+			         "db.system.name: a leaf)", d->operation, d->service);
+			decide_mandatory(mn, what, present, 0, requests, 0);
 		} else if (d->type == NODE_CALL) {
 			snprintf(what, sizeof what, "client span '%s' of %s with no server span (the called "
 			         "service does not report traces)", d->operation, d->service);
@@ -932,6 +937,7 @@ static void match_pool(IPool *p, const Analysis *a)
 		const char *owner = p->service[0] ? p->service : best;
 		snprintf(p->node, sizeof p->node, "%s", owner);
 		p->guard = 0;
+		p->db = best_rel == 2;
 		snprintf(p->how, sizeof p->how, "%s's own %s pool (the name %s; emitted by %s)", owner,
 		         best_rel == 2 ? "database" : "client", best_rel == 2 ?
 		         "carries a database word" : "matches the emitting service",
@@ -947,6 +953,18 @@ static void match_pool(IPool *p, const Analysis *a)
 	}
 	p->node[0] = '\0';
 	snprintf(p->how, sizeof p->how, "no service of the traces matches its name or labels");
+}
+
+/* Is (service, operation) a database call node of the DAG? */
+static int is_db_call(const Analysis *a, const char *svc, const char *op)
+{
+	for (int i = 0; i < a->n_nodes; i++) {
+		const DagNode *d = &a->nodes[i];
+		if (d->type == NODE_CALL && d->pop[0].db_calls > 0 && d->operation &&
+		    strcmp(d->service, svc) == 0 && strcmp(d->operation, op) == 0)
+			return 1;
+	}
+	return 0;
 }
 
 static const char *kind_word(int kind)
@@ -1002,14 +1020,16 @@ static void infer_pools(Model *m, const Analysis *a, PoolSet *ps)
 				buf_adds(&why, "; size unknown (no max metric)");
 			mp->why = xstrdup(buf_str(&why));
 			buf_fini(&why);
-			/* the node the pool guards points at it */
-			if (p->guard && p->node[0])
-				for (int k = 0; k < m->n_nodes; k++) {
-					ModelNode *mn = &m->nodes[k];
-					if (mn->pool == NULL && mn->operation == NULL &&
-					    strcmp(mn->service, p->node) == 0)
-						mn->pool = xstrdup(p->name);
-				}
+			/* the node the pool guards points at it; a database pool is
+			 * in front of its service's database calls */
+			for (int k = 0; p->node[0] && k < m->n_nodes; k++) {
+				ModelNode *mn = &m->nodes[k];
+				if (mn->pool || strcmp(mn->service, p->node) != 0)
+					continue;
+				if ((p->guard && mn->operation == NULL) ||
+				    (p->db && mn->operation && is_db_call(a, mn->service, mn->operation)))
+					mn->pool = xstrdup(p->name);
+			}
 		}
 }
 

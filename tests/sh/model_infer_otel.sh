@@ -47,6 +47,9 @@ assert g["metrics"]["label_key"] == "db.client.connection.pool.name"
 assert g["metrics"]["label_value"] == "pricing-grpc"
 pg = pools["pricing-pg"]
 assert pg["node"] == "pricing" and "own database pool" in pg["why"], pg
+# pricing's database call (db.system.name) has its database pool in front
+db = nodes[("pricing", "SELECT prices")]
+assert db["pool"] == "pricing-pg" and db["why"].startswith("database call"), db
 assert pools["profile-grpc"]["node"] == "profile"
 # HTTP client connections by server.address, the executor by name and unit
 r = pools["recommendation"]
