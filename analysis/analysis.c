@@ -1016,6 +1016,8 @@ static void finish_pop(AnalysisState *g, Analysis *a, int p, const int *remap, c
 	int64_t hi = g->max_end[p] == INT64_MIN ? 0 : g->max_end[p];
 	ps->from_ns = from == INT64_MIN ? lo : from;
 	ps->to_ns = to == INT64_MAX ? hi : to;
+	ps->open_from = from == INT64_MIN;
+	ps->open_to = to == INT64_MAX;
 	int64_t n = ps->requests;
 	ps->rate_rps = (n > 0 && ps->to_ns > ps->from_ns)
 	               ? (double)n / ((double)(ps->to_ns - ps->from_ns) / 1e9) : 0;

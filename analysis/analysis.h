@@ -139,6 +139,7 @@ typedef struct DataQuality {
 typedef struct PopSummary {
 	int present;               /* this population was asked for */
 	int64_t from_ns, to_ns;    /* the range (actual data bounds when open) */
+	int open_from, open_to;    /* 1: that end was asked open (INT64_MIN/MAX) */
 	int64_t requests;          /* endpoint requests */
 	double rate_rps;           /* requests / range length */
 	Quant ingress;             /* root span duration (+ queue before it) */

@@ -22,6 +22,7 @@ int cmd_pull(int argc, char **argv);
 int cmd_drill(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_model(int argc, char **argv);
 
 /* Default database path: $TAILTRIAGE_DB or ./tailtriage.db. */
 const char *cli_default_db(void);
@@ -67,5 +68,28 @@ int cli_is_help(const char *arg);
 /* Loads a model file or returns NULL with err set. path may be NULL (no
  * model): then returns NULL with err->code == 0. */
 Model *cli_load_model(const char *path, Err *err);
+
+/* The model a command uses (issue 12): the file at path; "none": no model;
+ * NULL: a model inferred from st over [from, to) (analysis/model_infer.h),
+ * announced on stderr in one line (st NULL, or no spans and no pool
+ * metrics to infer from: no model, also said in one line). Returns 0 and *out
+ * (NULL when none; free with model_free), or 1 after printing the error. */
+int cli_model(const char *path, Store *st, int64_t from, int64_t to, Model **out);
+
+/* Where the model of a command came from, for its output: "file",
+ * "inferred" or "none". */
+const char *cli_model_source(const Model *m);
+
+struct ModelFinding;
+struct Buf;
+
+/* Appends "Model and data" lines (text) for the findings of model_check. */
+void cli_model_findings_text(const struct ModelFinding *f, int n, const Model *m,
+                             struct Buf *out);
+
+/* Appends a "model" member to the JSON object that ends out (the last '}'
+ * of out): {"source", "path", "findings": [{kind, subject, text}]}. */
+void cli_model_findings_json(const struct ModelFinding *f, int n, const Model *m,
+                             struct Buf *out);
 
 #endif

@@ -4,9 +4,11 @@
  *
  * Which queries: with --model, the ones the model implies plus the
  * defaults (docs/live.md lists the PromQL); with --query only, just
- * those; with neither, the defaults. --once runs one round and exits 1 if
- * any query failed; otherwise a round runs every --every until SIGINT or
- * SIGTERM, a failed query being reported and retried next round.
+ * those; with neither, the defaults plus those of a model inferred from
+ * what the database already holds (when it exists; --model none: not).
+ * --once runs one round and exits 1 if any query failed; otherwise a
+ * round runs every --every until SIGINT or SIGTERM, a failed query being
+ * reported and retried next round.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "cli.h"
@@ -31,7 +34,9 @@ static void usage(FILE *out)
 	      "options:\n"
 	      "  --db FILE          database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
 	      "  --prometheus URL   base URL, e.g. http://127.0.0.1:9090\n"
-	      "  --model FILE       endpoint model: query its pools' metrics (and the defaults)\n"
+	      "  --model FILE       endpoint model: query its pools' metrics (and the defaults);\n"
+	      "                     without it (and without --query), the pools of a model\n"
+	      "                     inferred from the database too; 'none': defaults only\n"
 	      "  --query Q          ad-hoc PromQL, repeatable; NAME=PROMQL names the result\n"
 	      "  --every DURATION   time between rounds (default 15s; units ms, s, m)\n"
 	      "  --once             one round, then exit (1 if any query failed)\n"
@@ -171,10 +176,23 @@ int cmd_pull(int argc, char **argv)
 	}
 	Model *model = NULL;
 	if (model_path) {
-		model = cli_load_model(model_path, &err);
-		if (model == NULL) {
+		if (cli_model(model_path, NULL, INT64_MIN, INT64_MAX, &model)) {
+			prom_queries_fini(&qs);
+			return 1;
+		}
+	} else if (qs.n == 0 && access(db, F_OK) == 0) {
+		/* no model and no queries: the pools a model inferred from what
+		 * the database already holds, besides the defaults */
+		Store *ro = NULL;
+		if (store_open(db, STORE_READONLY, &ro, &err)) {
 			prom_queries_fini(&qs);
 			return cli_fail("%s", err.msg);
+		}
+		int bad = cli_model(NULL, ro, INT64_MIN, INT64_MAX, &model);
+		store_close(ro);
+		if (bad) {
+			prom_queries_fini(&qs);
+			return 1;
 		}
 	}
 	if (model || qs.n == 0) {

@@ -5,8 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "cli.h"
+#include "model_infer.h"
 #include "model_json.h"
+#include "sanitize.h"
 #include "timefmt.h"
 
 const char *cli_default_db(void)
@@ -70,6 +73,98 @@ int cli_text_or_json(const char *format)
 	if (strcmp(format, "text") == 0 || strcmp(format, "json") == 0)
 		return 0;
 	return cli_fail("--format must be text or json, not '%s'", format), 2;
+}
+
+int cli_model(const char *path, Store *st, int64_t from, int64_t to, Model **out)
+{
+	Err err = {0};
+	*out = NULL;
+	if (path && strcmp(path, "none") == 0)
+		return 0;
+	if (path) {
+		if (model_load(path, out, &err))
+			return cli_fail("%s", err.msg);
+		return 0;
+	}
+	if (st == NULL)
+		return 0;
+	if (model_infer(st, from, to, out, &err))
+		return cli_fail("inferring a model: %s", err.msg);
+	const Model *m = *out;
+	if (m->n_nodes == 0 && m->n_pools == 0) {
+		/* nothing to infer from (yet): a model with nothing in it would
+		 * only hide that there is no model */
+		model_free(*out);
+		*out = NULL;
+		fprintf(stderr, "tailtriage: no --model, and no data to infer one from: running "
+		                "without a model\n");
+		return 0;
+	}
+	fprintf(stderr, "tailtriage: no --model: using a model inferred from the data (%d nodes, "
+	                "%d pools; 'tailtriage model infer' shows why)\n", m->n_nodes, m->n_pools);
+	return 0;
+}
+
+const char *cli_model_source(const Model *m)
+{
+	return m == NULL ? "none" : m->inferred ? "inferred" : "file";
+}
+
+void cli_model_findings_text(const ModelFinding *f, int n, const Model *m, Buf *out)
+{
+	if (m == NULL)
+		return;
+	/* pool names and label values come from the data: sanitized */
+	char t[1024];
+	san_clean(m->inferred || m->path == NULL ? "" : m->path, t, sizeof t);
+	buf_printf(out, "\nModel and data (model: %s%s%s)\n", cli_model_source(m), t[0] ? " " : "",
+	           t);
+	if (m->inferred)
+		buf_adds(out, "  drafted from this data ('tailtriage model infer' shows why for each "
+		              "field; edit it and pass it with --model)\n");
+	else if (n == 0)
+		buf_adds(out, "  no disagreement found\n");
+	for (int i = 0; i < n; i++) {
+		san_clean(f[i].text, t, sizeof t);
+		buf_printf(out, "  %s\n", t);
+	}
+}
+
+void cli_model_findings_json(const ModelFinding *f, int n, const Model *m, Buf *out)
+{
+	size_t end = out->len;
+	while (end > 0 && out->p[end - 1] != '}')
+		end--;
+	if (end == 0)
+		return;
+	Buf tail;
+	buf_init(&tail);
+	buf_add(&tail, out->p + end, out->len - end);
+	out->len = end - 1;
+	while (out->len > 0 && (out->p[out->len - 1] == '\n' || out->p[out->len - 1] == ' '))
+		out->len--;
+	int empty = out->len > 0 && out->p[out->len - 1] == '{';
+	buf_adds(out, empty ? "\n  \"model\": {" : ",\n  \"model\": {");
+	const char *src = cli_model_source(m);
+	buf_printf(out, "\"source\": \"%s\"", src);
+	if (m && !m->inferred && m->path) {
+		buf_adds(out, ", \"path\": ");
+		buf_add_json_str(out, m->path, strlen(m->path));
+	}
+	buf_adds(out, ", \"findings\": [");
+	for (int i = 0; i < n; i++) {
+		buf_adds(out, i ? ", {" : "{");
+		buf_adds(out, "\"kind\": ");
+		buf_add_json_str(out, f[i].kind, strlen(f[i].kind));
+		buf_adds(out, ", \"subject\": ");
+		buf_add_json_str(out, f[i].subject, strlen(f[i].subject));
+		buf_adds(out, ", \"text\": ");
+		buf_add_json_str(out, f[i].text, strlen(f[i].text));
+		buf_adds(out, "}");
+	}
+	buf_adds(out, "]}\n}");
+	buf_add(out, tail.p, tail.len);
+	buf_fini(&tail);
 }
 
 /* One number with a suffix: "<number><unit>". Returns 0 and the value in

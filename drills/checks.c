@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "drills_priv.h"
+#include "evidence_name.h"
 #include "evidence.h"
 #include "timefmt.h"
 #include "sanitize.h"
@@ -293,14 +294,13 @@ static int ck_pool_by_class(Store *st, const CheckOptions *o, EvRequestSet *w, E
 	Evidence *e = metric_evidence(st, o);
 	if (e) {
 		const char *pool = dx_pool_of(o->model, dep);
-		char seg[96], n1[200];
-		evidence_segment(pool ? pool : dep, seg, sizeof seg);
+		char n1[200];
 		static const char *const parts[] = {"occupancy", "occupancy_host_max", "pending",
 		                                    "pending_host_max", "wait.p99_ms"};
 		for (int i = 0; i < 5; i++) {
-			snprintf(n1, sizeof n1, "pool.%s.%s", seg, parts[i]);
+			evidence_name(n1, sizeof n1, "pool", pool ? pool : dep, parts[i], 0);
 			note_value(t, e, n1, n1);
-			snprintf(n1, sizeof n1, "pool.%s.%s@baseline", seg, parts[i]);
+			evidence_name(n1, sizeof n1, "pool", pool ? pool : dep, parts[i], 1);
 			note_value(t, e, n1, n1);
 		}
 		evidence_free(e);
@@ -623,12 +623,11 @@ static int ck_endpoint_queue(Store *st, const CheckOptions *o, EvRequestSet *w, 
 		f_ms(cell[3], qrank(in, n, 99));
 		f_pct(cell[4], n ? (double)late / (double)n : NAN, n);
 		double cpu = NAN;
-		char cn[200], seg[96];
+		char cn[200];
 		if (h < 0) {
 			snprintf(cn, sizeof cn, "cpu.fleet_mean");
 		} else {
-			evidence_segment(w->hosts[h], seg, sizeof seg);
-			snprintf(cn, sizeof cn, "cpu.host.%s", seg);
+			evidence_name(cn, sizeof cn, "cpu.host", w->hosts[h], NULL, 0);
 		}
 		if (e == NULL || !evidence_value(e, cn, &cpu))
 			cpu = NAN;

@@ -222,6 +222,14 @@ typedef int (*StoreRootOpFn)(void *ctx, const char *service, const char *name, i
 int store_root_operations(Store *st, int64_t from_ns, int64_t to_ns, StoreRootOpFn fn,
                           void *ctx, Err *err);
 
+/* Called with the attributes of each root span of (service, name) that
+ * starts in [from_ns, to_ns), and of its resource (JSON object texts, ""
+ * when none). Borrowed for the call. Return non-zero to stop. */
+typedef int (*StoreRootAttrsFn)(void *ctx, const char *span_attrs, const char *resource_attrs);
+
+int store_root_attrs(Store *st, const char *service, const char *name, int64_t from_ns,
+                     int64_t to_ns, StoreRootAttrsFn fn, void *ctx, Err *err);
+
 /* Summary figures of the database. */
 typedef struct StoreStats {
 	int64_t spans;

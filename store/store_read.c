@@ -48,6 +48,11 @@ static const char *const rsql[RSTMT_COUNT] = {
 	    "SELECT service, name, count(*) FROM spans"
 	    " WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2"
 	    " GROUP BY service, name ORDER BY count(*) DESC, service, name",
+	[RSTMT_ROOT_ATTRS] =
+	    "SELECT coalesce(s.attrs, ''), coalesce(r.attrs, '') FROM spans s"
+	    " LEFT JOIN resources r ON r.id = s.resource_id"
+	    " WHERE s.parent_id = '' AND s.service = ?1 AND s.name = ?2"
+	    " AND s.start_ns >= ?3 AND s.start_ns < ?4",
 	/* a traces row exists only with its first span (same transaction) */
 	[RSTMT_STATS] =
 	    "SELECT (SELECT count(*) FROM spans),"
@@ -193,4 +198,25 @@ int store_spans_since(Store *st, int64_t after_rowid, int64_t upto_rowid, StoreS
 	sqlite3_bind_int64(s, 1, after_rowid);
 	sqlite3_bind_int64(s, 2, upto_rowid);
 	return run_scan(st, s, fn, ctx, err);
+}
+
+int store_root_attrs(Store *st, const char *service, const char *name, int64_t from_ns,
+                     int64_t to_ns, StoreRootAttrsFn fn, void *ctx, Err *err)
+{
+	sqlite3_stmt *s = st->rstmt[RSTMT_ROOT_ATTRS];
+	sqlite3_bind_text(s, 1, service, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, from_ns);
+	sqlite3_bind_int64(s, 4, to_ns);
+	int rc;
+	int stopped = 0;
+	while (!stopped && (rc = sqlite3_step(s)) == SQLITE_ROW)
+		stopped = fn(ctx, store_col_text(s, 0), store_col_text(s, 1));
+	if (stopped)
+		rc = SQLITE_DONE;
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(st, err, "reading root span attributes");
+	return 0;
 }

@@ -9,12 +9,14 @@
 #include "app.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
+#include "model_infer.h"
 #include "timefmt.h"
 #include "view.h"
 
@@ -58,6 +60,9 @@ void app_init(TuiApp *app, const TuiOptions *opt)
 {
 	memset(app, 0, sizeof *app);
 	app->model = opt->model;
+	app->model_findings = opt->model_findings;
+	app->n_model_findings = opt->n_model_findings;
+	app->model_out = opt->model_out ? opt->model_out : "tailtriage.model.json";
 	app->ascii = opt->ascii;
 	app->refresh_ms = opt->refresh_ms > 0 ? opt->refresh_ms : 1000;
 	app->evidence = opt->evidence;
@@ -71,6 +76,13 @@ void app_init(TuiApp *app, const TuiOptions *opt)
 	app->wclass = opt->wclass ? xstrdup(opt->wclass) : NULL;
 	app->skew = opt->skew;
 	app->opt_gen = 1;
+	/* the model and the data disagree: say the first thing at once (the
+	 * title row keeps the count, the node pane the pool's own findings) */
+	if (app->n_model_findings > 0) {
+		int more = app->n_model_findings - 1;
+		app_set_status(app, 1, "model vs data: %s%s", app->model_findings[0].text,
+		               more ? " (more: tailtriage model check)" : "");
+	}
 	app->views[PANE_DAG] = view_dag_new();
 	app->views[PANE_NODE] = view_node_new();
 	app->views[PANE_OWNER] = view_owner_new();
@@ -476,6 +488,32 @@ static int act_filter(TuiApp *app)
 	return REACT_REDRAW;
 }
 
+/* Writes the model in use to app->model_out, never over an existing file. */
+static int act_write_model(TuiApp *app)
+{
+	if (app->model == NULL) {
+		app_set_status(app, 1, "no model to write");
+		return REACT_REDRAW;
+	}
+	FILE *f = fopen(app->model_out, "wx");
+	if (f == NULL) {
+		app_set_status(app, 1, "cannot write %s: %s", app->model_out, strerror(errno));
+		return REACT_REDRAW;
+	}
+	Buf b;
+	buf_init(&b);
+	model_write_json(app->model, &b);
+	int bad = fwrite(b.p, 1, b.len, f) != b.len;
+	bad |= fclose(f) != 0;
+	buf_fini(&b);
+	if (bad)
+		app_set_status(app, 1, "writing %s failed", app->model_out);
+	else
+		app_set_status(app, 0, "wrote the %s to %s",
+		               app->model->inferred ? "inferred model" : "model", app->model_out);
+	return REACT_REDRAW;
+}
+
 typedef struct Handler {
 	Action action;
 	int (*fn)(TuiApp *app);
@@ -493,6 +531,7 @@ static const Handler handlers[] = {
 	{ACT_BASELINE, act_baseline},
 	{ACT_PAUSE, act_pause},
 	{ACT_FILTER, act_filter},
+	{ACT_WRITE_MODEL, act_write_model},
 };
 
 static int help_key(TuiApp *app, Action act)

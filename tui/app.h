@@ -58,6 +58,9 @@ typedef struct TuiApp {
 	void *evidence_ctx;
 	const struct TuiDrill *drill; /* NULL: no Drill pane (added by "drills") */
 	const struct TuiBoard *board; /* NULL: no Board pane (added by "diag") */
+	const struct ModelFinding *model_findings; /* model vs data (added by "infer") */
+	int n_model_findings;
+	const char *model_out;        /* file the write-model key writes */
 
 	/* analysis options the user asked for */
 	int64_t win_from, win_to;

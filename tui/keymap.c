@@ -41,6 +41,7 @@ static const KeyBinding bindings[] = {
 	{'b', ACT_BASELINE},
 	{'p', ACT_PAUSE},
 	{'s', ACT_SORT},
+	{'M', ACT_WRITE_MODEL},
 };
 
 static const ActionInfo actions[] = {
@@ -65,6 +66,7 @@ static const ActionInfo actions[] = {
 	{ACT_BASELINE, "baseline", "baseline: A..B, before (same length), none"},
 	{ACT_PAUSE, "pause", "pause or resume live updates"},
 	{ACT_SORT, "sort", "sort: DAG tree/p99/change/calls, owners share/change"},
+	{ACT_WRITE_MODEL, "write-model", "write the model in use (e.g. the inferred one) to a file"},
 };
 
 Action keymap_lookup(int key)

@@ -42,6 +42,7 @@ typedef enum Action {
 	ACT_PAUSE,
 	ACT_FILTER,
 	ACT_GOTO_PANE,
+	ACT_WRITE_MODEL,
 	/* handed to the active view */
 	ACT_UP,
 	ACT_DOWN,

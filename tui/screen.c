@@ -36,15 +36,21 @@ static void draw_title_row(const TuiApp *app, Canvas *cv, int y)
 	x = x_text(cv, x, y, app->wclass ? ROLE_WARN : ROLE_NORMAL, app->wclass ? app->wclass : "all");
 	if (a && app->a_gen != app->opt_gen)
 		x = x_text(cv, x, y, ROLE_DIM, " (updating: screen shows the previous choice)");
-	char m[96];
-	if (app->model)
-	{
+	char m[160];
+	if (app->model && app->model->inferred) {
+		snprintf(m, sizeof m, "model: inferred (M writes it)");
+	} else if (app->model) {
 		const char *mp = app->model->path ? app->model->path : "loaded";
 		const char *slash = strrchr(mp, '/');
 		snprintf(m, sizeof m, "model %s", slash ? slash + 1 : mp);
-	}
-	else
+	} else {
 		snprintf(m, sizeof m, "no model");
+	}
+	if (app->n_model_findings > 0) {
+		size_t l = strlen(m);
+		snprintf(m + l, sizeof m - l, ", %d disagreement%s with the data", app->n_model_findings,
+		         app->n_model_findings == 1 ? "" : "s");
+	}
 	if (x + 2 + san_width(m) < cv->w)
 		canvas_text_right(cv, cv->w, y, -1, ROLE_DIM, m);
 }
@@ -75,7 +81,9 @@ static void draw_objective_row(const TuiApp *app, Canvas *cv, int y)
 		snprintf(buf, sizeof buf, " objective %.0f ms", a->objective_ms);
 		x = x_text(cv, x, y, ROLE_NORMAL, buf);
 	} else {
-		x = x_text(cv, x, y, ROLE_DIM, "no objective (no model)");
+		x = x_text(cv, x, y, ROLE_DIM, app->model == NULL ? "no objective (no model)"
+		                               : app->model->inferred ? "no objective (not inferable)"
+		                                                      : "no objective in the model");
 	}
 	snprintf(buf, sizeof buf, "  n=%s", n);
 	x = x_text(cv, x, y, ROLE_DIM, buf);

@@ -60,6 +60,14 @@ typedef struct TuiOptions {
 	 * decisions from the diagnosis engine, borrowed; NULL: no Board pane.
 	 * (added by "diag") */
 	const struct TuiBoard *board;
+	/* Where the model (when model->inferred, drafted from the data) and
+	 * the data disagree (analysis/model_infer.h), borrowed; shown in the
+	 * title row and the node pane. model_out: file the 'M' key writes the
+	 * model to (NULL: "tailtriage.model.json"); an existing file is never
+	 * overwritten. (added by "infer") */
+	const struct ModelFinding *model_findings;
+	int n_model_findings;
+	const char *model_out;
 } TuiOptions;
 
 /* Runs the dashboard until the user quits. Returns 0, or a negative code

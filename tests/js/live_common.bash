@@ -98,7 +98,9 @@ live_serve() {
   local grpc=(--grpc-listen 127.0.0.1:0)
   case " $* " in *" --grpc-listen "*) grpc=() ;; esac
   LIVE_SERVE_LOG="$LIVE_TMP/serve.$RANDOM.log"
-  : >"$LIVE_SERVE_LOG"  # exists before the loop below reads it
+  # created here: the background job opens it only when it gets to run,
+  # and reading it before that (set -e) would end the test
+  : >"$LIVE_SERVE_LOG"
   "$TT_BIN" serve --db "$db" --listen 127.0.0.1:0 "${grpc[@]}" "$@" 2>"$LIVE_SERVE_LOG" &
   LIVE_SERVE_PID=$!
   LIVE_PIDS+=("$LIVE_SERVE_PID")

@@ -18,6 +18,8 @@
 
 #include "analysis.h"
 #include "app.h"
+#include "evidence.h"
+#include "import.h"
 #include "canvas.h"
 #include "sanitize.h"
 #include "test_tui_fixture.h"
@@ -716,6 +718,95 @@ static void test_hostile_strings_on_screen(void **state)
 	env_free(e);
 }
 
+
+/* ---- the node pane's pool line (issue 15) --------------------------------- */
+
+/* The real evidence engine as the provider, on the fixture database plus
+ * pool gauges imported from Prometheus text. */
+typedef struct PoolEv {
+	Evidence *ev;
+} PoolEv;
+
+static int pool_evidence_fn(void *ctx, const Analysis *a, const char *name, double *v)
+{
+	(void)a;
+	PoolEv *p = ctx;
+	return evidence_value(p->ev, name, v);
+}
+
+/* A pool whose name has capitals and a hyphen ("Pricing-Pool"): the node
+ * pane must ask for the same normalised names the evidence carries
+ * (pool.pricing_pool.*), not "pool.Pricing-Pool.occupancy". */
+static void test_node_pool_hyphenated_name(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 120, 30, 0);
+	/* the same model with the pool renamed */
+	Buf mj;
+	buf_init(&mj);
+	const char *src = FX_MODEL_JSON;
+	for (const char *p = src; *p;) {
+		const char *hit1 = strstr(p, "\"pool\":\"pricing\"");
+		const char *hit2 = strstr(p, "\"name\":\"pricing\"");
+		const char *hit = hit1 && (!hit2 || hit1 < hit2) ? hit1 : hit2;
+		if (hit == NULL) {
+			buf_adds(&mj, p);
+			break;
+		}
+		buf_add(&mj, p, (size_t)(hit - p));
+		buf_adds(&mj, hit == hit1 ? "\"pool\":\"Pricing-Pool\"" : "\"name\":\"Pricing-Pool\"");
+		p = hit + strlen(hit == hit1 ? "\"pool\":\"pricing\"" : "\"name\":\"pricing\"");
+	}
+	Model *m = NULL;
+	Err err = {0};
+	assert_int_equal(model_parse("hyphen-model", buf_str(&mj), mj.len, &m, &err), 0);
+	buf_fini(&mj);
+	model_free(e->model);
+	e->model = m;
+	e->app.model = m;
+
+	/* pool gauges for the window, as an OpenTelemetry SDK would name them */
+	char prom[1024];
+	long long ms = (long long)((FX_WIN_FROM + (int64_t)60 * 1000000000) / 1000000);
+	snprintf(prom, sizeof prom,
+	         "# TYPE db_client_connection_count gauge\n"
+	         "db_client_connection_count{db_client_connection_pool_name=\"Pricing-Pool\","
+	         "db_client_connection_state=\"used\",host=\"api-1\"} 44 %lld\n"
+	         "# TYPE db_client_connection_max gauge\n"
+	         "db_client_connection_max{db_client_connection_pool_name=\"Pricing-Pool\","
+	         "host=\"api-1\"} 48 %lld\n"
+	         "# TYPE db_client_connection_pending_requests gauge\n"
+	         "db_client_connection_pending_requests{db_client_connection_pool_name=\"Pricing-Pool\","
+	         "host=\"api-1\"} 7 %lld\n", ms, ms, ms);
+	Store *w = NULL;
+	assert_int_equal(store_open(e->path, 0, &w, &err), 0);
+	ImportResult res;
+	ImportOptions io = {.format = NULL};
+	if (import_memory(w, "pool.prom", prom, strlen(prom), &io, &res, &err))
+		fail_msg("%s", err.msg);
+	store_close(w);
+
+	EvidenceOptions eo = {.model = m, .win_from = e->app.win_from, .win_to = e->app.win_to};
+	PoolEv pe = {0};
+	assert_int_equal(evidence_compute(e->st, &eo, &pe.ev, &err), 0);
+	double occ;
+	assert_true(evidence_value(pe.ev, "pool.pricing_pool.occupancy", &occ));
+	e->app.evidence = pool_evidence_fn;
+	e->app.evidence_ctx = &pe;
+	env_compute(e);
+	select_label(e, "pricing");
+	app_open_pane(&e->app, PANE_NODE);
+	char *s = screen(e);
+	assert_null(strstr(s, "no metrics"));
+	/* and the model's 256 slots against the metric's 48 is said */
+	assert_non_null(strstr(s, "Pricing-Pool (client, model 256 slots, metric max 48): occupancy 91.7%"));
+	assert_non_null(strstr(s, "pending 7.0"));
+	free(s);
+	check_golden(e, "node_pool_hyphen_120x30.txt");
+	evidence_free(pe.ev);
+	env_free(e);
+}
+
 int main(int argc, char **argv)
 {
 	/* `test_tui --make-db PATH` and `test_tui --more PATH` build and extend
@@ -754,6 +845,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unrecognised_in_status),
 		cmocka_unit_test(test_selection_survives_recompute),
 		cmocka_unit_test(test_hostile_strings_on_screen),
+		cmocka_unit_test(test_node_pool_hyphenated_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
