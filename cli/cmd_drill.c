@@ -864,7 +864,7 @@ static int drill_history_cmd(const Opts *o)
 	}
 	Err err = {0};
 	Store *st = NULL;
-	if (store_open(db, 0, &st, &err))
+	if (store_open(db, STORE_READONLY, &st, &err))
 		return cli_fail("%s", err.msg);
 	HistCtx h = {.json = o->json};
 	int rc = store_drill_attempts_scan(st, o->person, o->drill, hist_row, &h, &err);

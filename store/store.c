@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "buf.h"
 
@@ -185,16 +186,24 @@ static int migration_count(void)
 
 static int migrate(Store *st, Err *err)
 {
-	int v = store_schema_version(st);
 	int total = migration_count();
-	if (v > total)
-		return err_set(err, TT_ESTORE,
-		               "database schema version %d is newer than this tailtriage (%d)",
-		               v, total);
-	for (int i = v; i < total; i++) {
-		const char *sql = migration_sql(i);
+	for (;;) {
+		/* Another process may be creating or migrating the same file at
+		 * this moment: the version is read again under the write lock, so
+		 * each step runs exactly once whoever gets there first. */
+		if (store_schema_version(st) >= total)
+			break;
 		if (exec(st, "BEGIN IMMEDIATE", err))
 			return TT_ESTORE;
+		int i = store_schema_version(st);
+		if (i < 0 || i >= total) {
+			exec(st, "ROLLBACK", NULL);
+			if (i < 0)
+				return err_set(err, TT_ESTORE, "cannot read the schema version: %s",
+				               sqlite3_errmsg(st->db));
+			break;
+		}
+		const char *sql = migration_sql(i);
 		char pragma[64];
 		snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", i + 1);
 		if (exec(st, sql, err) || exec(st, pragma, err)) {
@@ -204,6 +213,11 @@ static int migrate(Store *st, Err *err)
 		if (exec(st, "COMMIT", err))
 			return TT_ESTORE;
 	}
+	int v = store_schema_version(st);
+	if (v > total)
+		return err_set(err, TT_ESTORE,
+		               "database schema version %d is newer than this tailtriage (%d)",
+		               v, total);
 	return 0;
 }
 
@@ -220,27 +234,112 @@ int store_prepare_all(Store *st, const char *const *texts, int n, sqlite3_stmt *
 	return 0;
 }
 
+/* exec() that waits out SQLITE_BUSY for up to five seconds. Two processes
+ * turning a new file to WAL at the same moment both hold a read lock and
+ * want an exclusive one: SQLite fails one of them at once, without its busy
+ * handler, to avoid a deadlock. A moment later the other has finished. */
+static int exec_busy_retry(Store *st, const char *sql, Err *err)
+{
+	for (int tries = 0;; tries++) {
+		int rc = exec(st, sql, err);
+		if (rc == 0 || (sqlite3_extended_errcode(st->db) & 0xff) != SQLITE_BUSY || tries >= 100)
+			return rc;
+		sqlite3_sleep(50);
+	}
+}
+
+/* Opens path as an SQLite URI with immutable=1: no locks, no -shm or -wal
+ * files. For a read-only file in a folder nobody can write to, where a
+ * WAL-mode database cannot otherwise be read. */
+static int open_immutable(const char *path, sqlite3 **db)
+{
+	Buf u;
+	buf_init(&u);
+	buf_adds(&u, "file:");
+	for (const char *p = path; *p; p++) {
+		if (*p == '%' || *p == '?' || *p == '#')
+			buf_printf(&u, "%%%02X", (unsigned char)*p);
+		else
+			buf_addc(&u, *p);
+	}
+	buf_adds(&u, "?immutable=1");
+	int rc = sqlite3_open_v2(buf_str(&u), db,
+	                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+	buf_fini(&u);
+	return rc;
+}
+
+/* True for the result codes of "cannot write here" (a read-only file or
+ * folder, or a -shm file that cannot be created). */
+static int readonly_code(int code)
+{
+	int primary = code & 0xff;
+	return primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN || primary == SQLITE_PERM;
+}
+
+/* The first read of a new connection: fails on a file that is not a
+ * database, and on a WAL database that cannot be read from here. */
+static int first_read(Store *st, Err *err)
+{
+	return exec(st, "PRAGMA foreign_keys = ON", err) ||
+	       exec(st, "SELECT count(*) FROM sqlite_master", err);
+}
+
 int store_open(const char *path, int flags, Store **out, Err *err)
 {
 	*out = NULL;
+	struct stat sb;
+	int exists = path[0] != ':' && stat(path, &sb) == 0;
+	if (exists && S_ISDIR(sb.st_mode))
+		return err_set(err, TT_EIO, "%s: is a directory, not a database file", path);
+	if ((flags & STORE_READONLY) && path[0] != ':' && !exists)
+		return err_set(err, TT_EIO, "%s: no such database (create one with 'tailtriage import"
+		               " --db %s FILE...')", path, path);
 	Store *st = xcalloc(1, sizeof *st);
 	int oflags = (flags & STORE_READONLY) ? SQLITE_OPEN_READONLY
 	                                      : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
 	oflags |= SQLITE_OPEN_NOMUTEX;
 	if (sqlite3_open_v2(path, &st->db, oflags, NULL) != SQLITE_OK) {
-		err_set(err, TT_EIO, "%s: cannot open database: %s", path,
-		        st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		int code = st->db ? sqlite3_extended_errcode(st->db) : SQLITE_NOMEM;
+		if (!(flags & STORE_READONLY) && readonly_code(code))
+			err_set(err, TT_EIO, "%s: cannot write to this database: the file or its folder"
+			        " is read-only", path);
+		else
+			err_set(err, TT_EIO, "%s: cannot open database: %s", path,
+			        st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		store_close(st);
 		return TT_EIO;
 	}
 	sqlite3_extended_result_codes(st->db, 1);
 	sqlite3_busy_timeout(st->db, 5000);
 	/* A file that is not a database fails here, on the first read. */
-	if (exec(st, "PRAGMA foreign_keys = ON", err) ||
-	    exec(st, "SELECT count(*) FROM sqlite_master", err)) {
+	int bad = first_read(st, err);
+	if (bad && (flags & STORE_READONLY) && readonly_code(sqlite3_extended_errcode(st->db))) {
+		/* A WAL database in a read-only folder: its -shm file cannot be
+		 * created. Nobody can write it either, so read it as immutable. */
+		sqlite3_close(st->db);
+		st->db = NULL;
+		if (open_immutable(path, &st->db) == SQLITE_OK) {
+			sqlite3_extended_result_codes(st->db, 1);
+			bad = first_read(st, err);
+		}
+	}
+	if (bad) {
 		char m[512];
 		snprintf(m, sizeof m, "%s", err ? err->msg : "");
-		err_set(err, TT_EIO, "%s: not a tailtriage database: %s", path, m);
+		int code = st->db ? sqlite3_extended_errcode(st->db) : SQLITE_NOMEM;
+		if (!(flags & STORE_READONLY) && readonly_code(code))
+			err_set(err, TT_EIO, "%s: cannot write to this database: the file or its folder"
+			        " is read-only", path);
+		else
+			err_set(err, TT_EIO, "%s: not a tailtriage database: %s", path, m);
+		store_close(st);
+		return TT_EIO;
+	}
+	if (!(flags & STORE_READONLY) && sqlite3_db_readonly(st->db, "main") == 1) {
+		/* SQLite falls back to reading a file it may not write */
+		err_set(err, TT_EIO, "%s: cannot write to this database: the file or its folder"
+		        " is read-only", path);
 		store_close(st);
 		return TT_EIO;
 	}
@@ -251,7 +350,7 @@ int store_open(const char *path, int flags, Store **out, Err *err)
 		 * file is new (before WAL mode writes its first page); existing
 		 * databases keep their page size. */
 		exec(st, "PRAGMA page_size = 16384", NULL);
-		if (exec(st, "PRAGMA journal_mode = WAL", err) ||
+		if (exec_busy_retry(st, "PRAGMA journal_mode = WAL", err) ||
 		    exec(st, "PRAGMA synchronous = NORMAL", err) || migrate(st, err)) {
 			store_close(st);
 			return TT_ESTORE;
