@@ -54,6 +54,21 @@ int cli_ranges(const char *window, const char *baseline, CliRanges *r);
 /* 0 when format is "text" or "json"; else prints why and returns 2. */
 int cli_text_or_json(const char *format);
 
+/* Removes path and everything below it (a temporary folder that other
+ * threads may still be writing into: tries until the folder is gone, for at
+ * most about a second). Returns 0 when it is gone. */
+int cli_remove_tree(const char *path);
+
+/* 0 when wclass is NULL or a workload class the model declares or the
+ * stored spans carry; else prints "unknown class 'C' (known: ...)" and
+ * returns 2 (a usage error), or 1 when the classes cannot be read. */
+int cli_check_class(Store *st, const Model *model, const char *wclass);
+
+/* Warns on stderr when a receiver is to listen on an address other than
+ * loopback (listen as --listen takes it) without a bearer token: anyone
+ * who can reach it may then write into the database. */
+void cli_warn_open_listener(const char *listen, const char *token);
+
 /* True when arg is "-h" or "--help". */
 int cli_is_help(const char *arg);
 

@@ -90,6 +90,12 @@ int cmd_check(int argc, char **argv)
 		model_free(model);
 		return cli_fail("%s", err.msg);
 	}
+	int crc = cli_check_class(st, model, o.wclass);
+	if (crc) {
+		store_close(st);
+		model_free(model);
+		return crc;
+	}
 	CheckTable *t = NULL;
 	int rc = check_run(st, name, &o, &t, &err);
 	store_close(st);

@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -698,6 +699,43 @@ static void replay_status(void *ctx, char *buf, size_t n)
 }
 #endif
 
+typedef struct ReplayStop ReplayStop;
+static int drill_replay_run(const Opts *o, Drill *d, const char *db, ReplayJob *j,
+                            ReplayStop *rs);
+
+/* Stop signals during a replay (Ctrl-C, kill, a closed terminal). They are
+ * blocked in every thread and taken by a watcher thread, which asks the
+ * replay and the dashboard to stop; the main thread then removes the
+ * temporary folder as usual. While the data is being prepared (simulator
+ * runs, not interruptible) the watcher removes the folder itself and ends
+ * the process. */
+struct ReplayStop {
+	sigset_t set;
+	ReplayJob *j;
+	const char *tmp;           /* our temporary folder */
+	atomic_int preparing;
+	atomic_int sig;            /* the signal that stopped us, 0: none */
+	atomic_int quit_tui;
+};
+
+static void *replay_watch(void *arg)
+{
+	ReplayStop *rs = arg;
+	int sig = 0;
+	if (sigwait(&rs->set, &sig) != 0)
+		return NULL;
+	atomic_store(&rs->sig, sig);
+	atomic_store(&rs->j->stop, 1);
+	atomic_store(&rs->quit_tui, 1);
+	if (atomic_load(&rs->preparing)) {
+		cli_remove_tree(rs->tmp);
+		fprintf(stderr, "tailtriage: interrupted: drill replay stopped, temporary files"
+		        " removed\n");
+		_exit(128 + sig);
+	}
+	return NULL;
+}
+
 static int drill_replay_cmd(const Opts *o, const char *id)
 {
 	Err err = {0};
@@ -707,14 +745,66 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 	const char *db = o->db ? o->db : cli_default_db();
 	ReplayJob *j = xcalloc(1, sizeof *j);
 	j->db = db;
-	ReplayOptions ro = {.speed = o->speed, .slice_s = o->slice_s, .max_traces = o->max_traces,
-	                    .progress = replay_progress, .ctx = j, .stop = &j->stop};
-	fprintf(stderr, "preparing the data of drill %s...\n", d->id);
-	if (replay_prepare(d, &ro, &j->r, &err)) {
+	/* our own temporary folder, removed whatever happens */
+	const char *tbase = getenv("TMPDIR");
+	Buf tb;
+	buf_init(&tb);
+	buf_printf(&tb, "%s/tailtriage-drill-XXXXXX", tbase && *tbase ? tbase : "/tmp");
+	if (mkdtemp(tb.p) == NULL) {
+		int e = errno;
+		buf_fini(&tb);
 		free(j);
 		drill_free(d);
-		return cli_fail("%s", err.msg);
+		return cli_fail("cannot create a temporary folder: %s", strerror(e));
 	}
+	ReplayStop rs = {.j = j, .tmp = tb.p};
+	atomic_init(&rs.preparing, 1);
+	atomic_init(&rs.sig, 0);
+	atomic_init(&rs.quit_tui, 0);
+	sigemptyset(&rs.set);
+	/* a signal someone chose to ignore (nohup) stays ignored */
+	static const int stop_sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	for (size_t k = 0; k < sizeof stop_sigs / sizeof stop_sigs[0]; k++) {
+		struct sigaction old;
+		if (sigaction(stop_sigs[k], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaddset(&rs.set, stop_sigs[k]);
+	}
+	pthread_sigmask(SIG_BLOCK, &rs.set, NULL);
+	pthread_t watcher;
+	int watching = pthread_create(&watcher, NULL, replay_watch, &rs) == 0;
+	if (watching)
+		pthread_detach(watcher);
+	int rc = drill_replay_run(o, d, db, j, &rs);
+	cli_remove_tree(tb.p);
+	buf_fini(&tb);
+	free(j);
+	drill_free(d);
+	int sig = atomic_load(&rs.sig);
+	if (sig) {
+		fprintf(stderr, "tailtriage: interrupted: drill replay stopped, temporary files"
+		        " removed\n");
+		return 128 + sig;
+	}
+	return rc;
+}
+
+static int drill_replay_run(const Opts *o, Drill *d, const char *db, ReplayJob *j,
+                            ReplayStop *rs)
+{
+	Err err = {0};
+	ReplayOptions ro = {.speed = o->speed, .slice_s = o->slice_s, .max_traces = o->max_traces,
+	                    .progress = replay_progress, .ctx = j, .stop = &j->stop,
+	                    .tmpdir = rs->tmp};
+	fprintf(stderr, "preparing the data of drill %s...\n", d->id);
+	int prc = replay_prepare(d, &ro, &j->r, &err);
+	atomic_store(&rs->preparing, 0);
+	if (prc == 0 && atomic_load(&rs->sig)) {
+		/* the signal came as preparing ended */
+		replay_free(j->r);
+		return 1;
+	}
+	if (prc)
+		return cli_fail("%s", err.msg);
 	ReplayWindows w;
 	replay_windows(j->r, &w);
 	char a[40], b[40], c[40], e[40];
@@ -734,24 +824,18 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 #ifdef TT_HAVE_TUI
 		if (!isatty(0) || !isatty(1)) {
 			replay_free(j->r);
-			free(j);
-			drill_free(d);
 			return cli_fail("--tui needs a terminal");
 		}
 		/* The TUI opens the database read-only: create it first. */
 		Store *st = NULL;
 		if (store_open(db, 0, &st, &err)) {
 			replay_free(j->r);
-			free(j);
-			drill_free(d);
 			return cli_fail("%s", err.msg);
 		}
 		store_close(st);
 		Model *model = NULL;
 		if (d->model_path && model_load(d->model_path, &model, &err)) {
 			replay_free(j->r);
-			free(j);
-			drill_free(d);
 			return cli_fail("%s", err.msg);
 		}
 		j->quiet = 1;
@@ -759,8 +843,6 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 		if (pthread_create(&th, NULL, replay_thread, j) != 0) {
 			model_free(model);
 			replay_free(j->r);
-			free(j);
-			drill_free(d);
 			return cli_fail("cannot start the replay thread");
 		}
 		TuiOptions to = {
@@ -773,6 +855,7 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 			.base_to = w.base_to,
 			.status_extra = replay_status,
 			.status_ctx = j,
+			.quit = &rs->quit_tui,
 		};
 		Err terr = {0};
 		int trc = tui_run(&to, &terr);
@@ -792,8 +875,6 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 			rc = cli_fail("%s", j->err.msg);
 	}
 	replay_free(j->r);
-	free(j);
-	drill_free(d);
 	return rc;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "cli.h"
 #include "import.h"
 
@@ -76,9 +77,13 @@ static void catch_stop_signals(void)
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_stop;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		/* a signal someone chose to ignore (nohup) stays ignored */
+		struct sigaction old;
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
 }
 
 static void usage(FILE *out)
@@ -125,6 +130,20 @@ int cmd_import(int argc, char **argv)
 	if (optind >= argc) {
 		usage(stderr);
 		return 2;
+	}
+	if (io.format) {
+		int known = 0;
+		for (const char *const *f = import_formats(); *f; f++)
+			known |= strcmp(*f, io.format) == 0;
+		if (!known) {
+			Buf b;
+			buf_init(&b);
+			for (const char *const *f = import_formats(); *f; f++)
+				buf_printf(&b, "%s%s", b.len ? ", " : "", *f);
+			cli_fail("unknown format '%s' (known: %s)", io.format, buf_str(&b));
+			buf_fini(&b);
+			return 2;
+		}
 	}
 	Err err = {0};
 	Store *st = NULL;

@@ -82,6 +82,12 @@ int cmd_report(int argc, char **argv)
 		model_free(model);
 		return cli_fail("%s", err.msg);
 	}
+	int crc = cli_check_class(st, model, ao.wclass);
+	if (crc) {
+		store_close(st);
+		model_free(model);
+		return crc;
+	}
 	Analysis *a = NULL;
 	int rc = analysis_run(st, &ao, &a, &err);
 	/* budgets on evidence (spans of this analysis, metrics, model) and the

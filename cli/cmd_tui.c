@@ -117,6 +117,7 @@ int cmd_tui(int argc, char **argv)
 	 * and connection (it creates the database when missing). */
 	Receiver *rx = NULL;
 	if (listen) {
+		cli_warn_open_listener(listen, token);
 		ReceiverOptions ro = {.db_path = to.db_path, .listen = listen, .token = token};
 		if (receiver_start(&ro, &rx, &err))
 			return cli_fail("--listen: %s", err.msg);
@@ -132,6 +133,20 @@ int cmd_tui(int argc, char **argv)
 		return cli_fail("%s", err.msg);
 	}
 	to.model = model;
+	if (to.wclass && listen == NULL) {
+		/* (with --listen a new class may still arrive) */
+		Store *st = NULL;
+		if (store_open(to.db_path, STORE_READONLY, &st, &err)) {
+			model_free(model);
+			return cli_fail("%s", err.msg);
+		}
+		int crc = cli_check_class(st, model, to.wclass);
+		store_close(st);
+		if (crc) {
+			model_free(model);
+			return crc;
+		}
+	}
 	/* budgets in the header and the hypothesis board: a diagnosis of the
 	 * window on screen, kept up to date in the background */
 	Err berr = {0};

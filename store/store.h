@@ -219,6 +219,11 @@ typedef int (*StoreRootOpFn)(void *ctx, const char *service, const char *name, i
 int store_root_operations(Store *st, int64_t from_ns, int64_t to_ns, StoreRootOpFn fn,
                           void *ctx, Err *err);
 
+/* Calls fn once per distinct workload class of the stored spans, in byte
+ * order of the name (the class is borrowed for the call). Reads every span:
+ * meant for checking a class the user typed, not for a loop. */
+int store_classes(Store *st, int (*fn)(void *ctx, const char *wclass), void *ctx, Err *err);
+
 /* Summary figures of the database. */
 typedef struct StoreStats {
 	int64_t spans;

@@ -150,6 +150,27 @@ int store_root_operations(Store *st, int64_t from_ns, int64_t to_ns, StoreRootOp
 	return 0;
 }
 
+int store_classes(Store *st, int (*fn)(void *ctx, const char *wclass), void *ctx, Err *err)
+{
+	sqlite3_stmt *s = NULL;
+	if (sqlite3_prepare_v2(st->db,
+	                       "SELECT DISTINCT wclass FROM spans WHERE wclass IS NOT NULL"
+	                       " AND wclass <> '' ORDER BY 1",
+	                       -1, &s, NULL) != SQLITE_OK)
+		return store_sqlerr(st, err, "reading workload classes");
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (fn(ctx, store_col_text(s, 0))) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(st, err, "reading workload classes");
+	return 0;
+}
+
 int store_spans_max_rowid(Store *st, int64_t *out, Err *err)
 {
 	sqlite3_stmt *s = st->rstmt[RSTMT_MAX_ROWID];

@@ -12,6 +12,7 @@
 #define TT_TUI_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "analysis.h"
@@ -54,6 +55,9 @@ typedef struct TuiOptions {
 	 * decisions from the diagnosis engine, borrowed; NULL: no Board pane.
 	 * (added by "diag") */
 	const struct TuiBoard *board;
+	/* Set to non-zero from another thread to end the dashboard as if the
+	 * user had pressed q (within one tick); NULL: only the user ends it. */
+	atomic_int *quit;
 } TuiOptions;
 
 /* Runs the dashboard until the user quits. Returns 0, or a negative code

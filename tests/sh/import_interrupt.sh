@@ -4,10 +4,12 @@
 # exits 128 + the signal number (130 for Ctrl-C) and the file adds no row;
 # files imported before it stay.
 #
-# The importer is stopped (SIGSTOP) once it has read part of the big file,
-# which /proc/PID/fdinfo shows, then gets the signal and is continued: the
-# signal always lands in the middle of the file, however fast the machine.
+# The importer is stopped (SIGSTOP) while it has the big file open and has
+# read some of it (/proc/PID/fd and fdinfo show both), then gets the signal
+# and is continued: the signal always lands in the middle of that file's
+# import, however fast the machine.
 set -euo pipefail
+set -m  # background jobs keep SIGINT (a non-interactive shell would ignore it)
 : "${TT_BIN:?TT_BIN must point at the tailtriage binary}"
 TT_SRC=${TT_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/tt-import-int.XXXXXX")
@@ -17,9 +19,13 @@ fail() { echo "FAIL: $*" >&2; [ -f "$TMP/err" ] && cat "$TMP/err" >&2; exit 1; }
 [ -d /proc/self/fdinfo ] || { echo "SKIP: no /proc/PID/fdinfo"; exit 0; }
 
 "$TT_BIN" sim mercury --out "$TMP/sim" --traces 400 -q
-big="$TMP/sim/traces.jsonl"
+# about 80 MB (the same requests eight times: the copies count as already
+# stored), so that the import takes long enough to be caught with the file
+# open
+big="$TMP/big.jsonl"
+for i in 1 2 3 4 5 6 7 8; do cat "$TMP/sim/traces.jsonl"; done >"$big"
+rm -r "$TMP/sim"
 small="$TT_SRC/tests/fixtures/otlp/lines.jsonl"
-size=$(stat -c %s "$big")
 
 # offset PID FILE: how far PID has read FILE (empty when it has not opened it)
 offset() {
@@ -44,18 +50,24 @@ for sig in INT TERM HUP; do
   pos=
   for ((i = 0; i < 3000; i++)); do
     pos=$(offset "$pid" "$big")
-    if [ -n "$pos" ] && [ "$pos" -gt $((size / 10)) ]; then
+    if [ -n "$pos" ] && [ "$pos" -gt 0 ]; then
       kill -STOP "$pid"
-      break
+      sleep 0.05
+      pos=$(offset "$pid" "$big")  # still open: the file is being imported
+      [ -n "$pos" ] && break
+      kill -CONT "$pid"
     fi
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.01
   done
-  [ -n "$pos" ] && [ "$pos" -lt "$size" ] || fail "$sig: could not catch the import in the middle of the file (read $pos of $size)"
+  [ -n "$pos" ] || fail "$sig: could not catch the import with the file open"
   kill -"$sig" "$pid"
   kill -CONT "$pid"
-  rc=0
-  wait "$pid" || rc=$?
+  rc=147
+  while [ "$rc" = 147 ]; do  # with job control, wait also returns when the job stops
+    rc=0
+    wait "$pid" || rc=$?
+  done
   pid=
   want=$((128 + $(kill -l "$sig")))
   [ "$rc" = "$want" ] || fail "$sig: exit status $rc, expected $want"

@@ -30,6 +30,7 @@ done
 # serve and import creating the same database
 for round in 1 2 3; do
   db="$TUI_TMP/serve$round.db"
+  rm -f "$TUI_TMP/serve.err"
   "$TT" serve --db "$db" --listen 127.0.0.1:0 -q 2>"$TUI_TMP/serve.err" &
   spid=$!
   "$TT" import -q --db "$db" "$FIX/otlp/lines.jsonl" >"$TUI_TMP/out" 2>&1 || fail "round $round: import racing serve failed"
