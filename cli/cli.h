@@ -5,6 +5,7 @@
 #ifndef TT_CLI_H
 #define TT_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -69,11 +70,24 @@ int cli_check_class(Store *st, const Model *model, const char *wclass);
  * who can reach it may then write into the database. */
 void cli_warn_open_listener(const char *listen, const char *token);
 
+/* Appends s to b as one word a POSIX shell reads back unchanged (in
+ * single quotes when it holds anything but [A-Za-z0-9_./:=@%+,-]). */
+struct Buf;
+void cli_shell_word(struct Buf *b, const char *s);
+
 /* True when arg is "-h" or "--help". */
 int cli_is_help(const char *arg);
 
-/* Loads a model file or returns NULL with err set. path may be NULL (no
- * model): then returns NULL with err->code == 0. */
+/* Where the model named by --model is: a path as given when it names a
+ * file (or holds a '/'), else a bundled model of the share folder by name
+ * ("mercury-home" or "mercury-home.model.json" -> SHARE/models/
+ * mercury-home.model.json). Writes the path into out; returns 1 when it
+ * is a bundled model, 0 otherwise. */
+int cli_model_path(const char *name, char *out, size_t n);
+
+/* Loads a model file (path or bundled name, see cli_model_path) or returns
+ * NULL with err set. path may be NULL (no model): then returns NULL with
+ * err->code == 0. */
 Model *cli_load_model(const char *path, Err *err);
 
 #endif

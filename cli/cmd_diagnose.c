@@ -26,6 +26,7 @@ static void usage(FILE *out)
 	      "  --db FILE        database (default $TAILTRIAGE_DB or ./tailtriage.db); with\n"
 	      "                   --sheet and no --db, a missing default database is skipped\n"
 	      "  --model FILE     endpoint model (objective, optional/core nodes, pools, budgets)\n"
+	      "                   (a file, or a bundled model by name: mercury-home)\n"
 	      "  --window A..B    analysed range (RFC 3339 or epoch ms; default: all data)\n"
 	      "  --baseline A..B  range to compare against; 'before': the same length just\n"
 	      "                   before the window (needs a closed window)\n"

@@ -33,6 +33,7 @@ static void usage(FILE *out)
 	      "  --db FILE          database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
 	      "  --prometheus URL   base URL, e.g. http://127.0.0.1:9090\n"
 	      "  --model FILE       endpoint model: query its pools' metrics (and the defaults)\n"
+	      "                     (a file, or a bundled model by name: mercury-home)\n"
 	      "  --query Q          ad-hoc PromQL, repeatable; NAME=PROMQL names the result\n"
 	      "  --every DURATION   time between rounds (default 15s; units ms, s, m)\n"
 	      "  --once             one round, then exit (1 if any query failed)\n"

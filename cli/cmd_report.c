@@ -23,6 +23,7 @@ static void usage(FILE *out)
 	      "critical path of the slow requests, and data-quality findings.\n\n"
 	      "  --db FILE        database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
 	      "  --model FILE     endpoint model (objective, mandatory/optional, core, budgets)\n"
+	      "                   (a file, or a bundled model by name: mercury-home)\n"
 	      "  --window A..B    analysed range; A and B are RFC 3339 timestamps or epoch\n"
 	      "                   milliseconds, either may be empty (default: all data)\n"
 	      "  --baseline A..B  range to compare against, or 'before': the same length just\n"

@@ -25,6 +25,7 @@ static void usage(FILE *out)
 	      "refresh ticks. Press ? inside for the keys.\n\n"
 	      "  --db FILE          database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
 	      "  --model FILE       endpoint model (objective, mandatory/optional, core, budgets)\n"
+	      "                     (a file, or a bundled model by name: mercury-home)\n"
 	      "  --window A..B      analysed range; RFC 3339 or epoch ms, either side may be\n"
 	      "                     empty (default: all data, following new data)\n"
 	      "  --baseline A..B    range to compare against, or 'before' (the same length\n"

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "sanitize.h"
 #include "model_json.h"
+#include "paths.h"
 #include "receiver.h"
 #include "timefmt.h"
 
@@ -38,13 +39,30 @@ int cli_is_help(const char *arg)
 	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
+int cli_model_path(const char *name, char *out, size_t n)
+{
+	if (name == NULL || strchr(name, '/') || access(name, F_OK) == 0) {
+		snprintf(out, n, "%s", name ? name : "");
+		return 0;
+	}
+	char rel[512];
+	const char *ext = strstr(name, ".model.json") ? "" : ".model.json";
+	snprintf(rel, sizeof rel, "models/%s%s", name, ext);
+	if (tt_share_path(rel, out, n) == 0)
+		return 1;
+	snprintf(out, n, "%s", name);
+	return 0;
+}
+
 Model *cli_load_model(const char *path, Err *err)
 {
 	err_clear(err);
 	if (path == NULL)
 		return NULL;
+	char full[4096];
+	cli_model_path(path, full, sizeof full);
 	Model *m = NULL;
-	if (model_load(path, &m, err))
+	if (model_load(full, &m, err))
 		return NULL;
 	return m;
 }
@@ -199,4 +217,25 @@ void cli_warn_open_listener(const char *listen, const char *token)
 	if (!loopback)
 		fprintf(stderr, "tailtriage: warning: listening on %s without --token: anyone who"
 		        " can reach this address can write into the database\n", host);
+}
+
+void cli_shell_word(Buf *b, const char *s)
+{
+	int plain = *s != '\0';
+	for (const char *p = s; *p; p++)
+		if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=@%+,-",
+		            *p))
+			plain = 0;
+	if (plain) {
+		buf_adds(b, s);
+		return;
+	}
+	buf_addc(b, '\'');
+	for (const char *p = s; *p; p++) {
+		if (*p == '\'')
+			buf_adds(b, "'\\''");
+		else
+			buf_addc(b, *p);
+	}
+	buf_addc(b, '\'');
 }
