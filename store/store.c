@@ -4,7 +4,8 @@
  *
  * Invariants:
  *  - every statement is prepared once in store_open() and reset after use;
- *  - migrations only ever append: migration N takes user_version N-1 to N;
+ *  - one ordered list of migrations for the whole schema, which only ever
+ *    appends: migration N takes user_version N-1 to N;
  *  - span identity is (trace_id, span_id), enforced by a UNIQUE index on
  *    (trace_key, span_id), and an insert that hits it is counted as a
  *    duplicate, not an error. trace_key is the traces row of the span's
@@ -23,9 +24,15 @@
 
 #include "buf.h"
 
-/* Each entry migrates the schema from version i to i+1. */
+/* The schema's migrations, in the order they run: entry i takes a database
+ * from PRAGMA user_version i to i+1, for every area of the store (spans,
+ * metrics, pull, drills). A database records only the number it reached,
+ * so an entry never changes and never moves once released: a change of
+ * schema is a new entry at the END of this list.
+ * tests/unit/test_store_migrations.c checks every entry against the
+ * SHA-256 recorded in tests/fixtures/store/migrations.sha256. */
 static const char *const migrations[] = {
-	/* 1: sources, resources, scopes, spans */
+	/* 1 (spans): sources, resources, scopes, spans */
 	"CREATE TABLE sources("
 	"  id INTEGER PRIMARY KEY,"
 	"  path TEXT NOT NULL,"
@@ -76,15 +83,112 @@ static const char *const migrations[] = {
 	"  dropped INTEGER NOT NULL DEFAULT 0);"
 	"CREATE UNIQUE INDEX spans_identity ON spans(trace_id, span_id);"
 	"CREATE INDEX spans_root_start ON spans(start_ns) WHERE parent_id = '';",
-};
-
-#define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
-
-/* Span migrations added after the metrics and drills areas existed: they
- * run after those (see migrate()). */
-static const char *const late_migrations[] = {
-	/* traces: one row per trace id; spans point at it with trace_key, and
-	 * span identity is enforced on (trace_key, span_id). A TEXT index on
+	/* 2 (metrics): families, series, points, buckets, quantiles, exemplars,
+	 * observations (store_metrics.c) */
+	"CREATE TABLE metric_families("
+	"  id INTEGER PRIMARY KEY,"
+	"  name TEXT NOT NULL,"
+	"  type TEXT NOT NULL,"
+	"  unit TEXT NOT NULL DEFAULT '',"
+	"  temporality TEXT NOT NULL DEFAULT '',"
+	"  help TEXT NOT NULL DEFAULT '',"
+	"  UNIQUE(name, type, unit, temporality));"
+	"CREATE TABLE metric_series("
+	"  id INTEGER PRIMARY KEY,"
+	"  family_id INTEGER NOT NULL REFERENCES metric_families(id),"
+	"  labels TEXT NOT NULL,"
+	"  resource_id INTEGER NOT NULL DEFAULT 0,"
+	"  UNIQUE(family_id, labels, resource_id));"
+	"CREATE TABLE metric_points("
+	"  id INTEGER PRIMARY KEY,"
+	"  series_id INTEGER NOT NULL REFERENCES metric_series(id),"
+	"  source_id INTEGER NOT NULL REFERENCES sources(id),"
+	"  ts_ns INTEGER NOT NULL,"
+	"  ts_explicit INTEGER NOT NULL,"
+	"  origin TEXT NOT NULL DEFAULT '',"
+	"  start_ns INTEGER,"
+	"  value REAL,"
+	"  count REAL,"
+	"  sum REAL,"
+	"  min REAL,"
+	"  max REAL,"
+	"  nan INTEGER NOT NULL DEFAULT 0,"
+	"  flags INTEGER NOT NULL DEFAULT 0,"
+	"  scheme TEXT NOT NULL DEFAULT '',"
+	"  scale INTEGER,"
+	"  zero_count REAL,"
+	"  zero_threshold REAL);"
+	"CREATE UNIQUE INDEX metric_points_at ON metric_points(series_id, ts_ns)"
+	"  WHERE ts_explicit = 1;"
+	"CREATE UNIQUE INDEX metric_points_origin ON metric_points(series_id, origin)"
+	"  WHERE ts_explicit = 0;"
+	"CREATE INDEX metric_points_series_ts ON metric_points(series_id, ts_ns);"
+	"CREATE TABLE metric_buckets("
+	"  point_id INTEGER NOT NULL REFERENCES metric_points(id),"
+	"  le REAL NOT NULL,"
+	"  count REAL NOT NULL,"
+	"  PRIMARY KEY(point_id, le)) WITHOUT ROWID;"
+	"CREATE TABLE metric_quantiles("
+	"  point_id INTEGER NOT NULL REFERENCES metric_points(id),"
+	"  quantile REAL NOT NULL,"
+	"  value REAL,"
+	"  PRIMARY KEY(point_id, quantile)) WITHOUT ROWID;"
+	"CREATE TABLE metric_exemplars("
+	"  id INTEGER PRIMARY KEY,"
+	"  point_id INTEGER NOT NULL REFERENCES metric_points(id),"
+	"  le REAL,"
+	"  value REAL,"
+	"  ts_ns INTEGER,"
+	"  trace_id TEXT NOT NULL DEFAULT '',"
+	"  span_id TEXT NOT NULL DEFAULT '',"
+	"  labels TEXT NOT NULL DEFAULT '{}');"
+	"CREATE INDEX metric_exemplars_point ON metric_exemplars(point_id);"
+	"CREATE INDEX metric_exemplars_trace ON metric_exemplars(trace_id) WHERE trace_id <> '';"
+	"CREATE TABLE observations("
+	"  id INTEGER PRIMARY KEY,"
+	"  source_id INTEGER NOT NULL REFERENCES sources(id),"
+	"  sheet TEXT NOT NULL,"
+	"  endpoint TEXT NOT NULL DEFAULT '',"
+	"  name TEXT NOT NULL,"
+	"  role TEXT NOT NULL CHECK(role IN ('window', 'baseline')),"
+	"  window TEXT NOT NULL,"
+	"  from_ns INTEGER,"
+	"  to_ns INTEGER,"
+	"  value REAL NOT NULL,"
+	"  unit TEXT NOT NULL,"
+	"  norm REAL NOT NULL,"
+	"  norm_unit TEXT NOT NULL,"
+	"  labels TEXT NOT NULL DEFAULT '{}',"
+	"  UNIQUE(sheet, name, role, labels));",
+	/* 3 (pull): the PromQL query behind each pulled source
+	 * (store_metrics.c) */
+	"CREATE TABLE promql_queries("
+	"  source_id INTEGER PRIMARY KEY REFERENCES sources(id),"
+	"  url TEXT NOT NULL,"
+	"  name TEXT NOT NULL,"
+	"  query TEXT NOT NULL,"
+	"  eval_ns INTEGER NOT NULL,"
+	"  result_type TEXT NOT NULL,"
+	"  samples INTEGER NOT NULL);"
+	"CREATE INDEX promql_queries_eval ON promql_queries(eval_ns);",
+	/* 4 (drills): training attempts (store_drills.c) */
+	"CREATE TABLE IF NOT EXISTS drill_attempts("
+	"  id INTEGER PRIMARY KEY,"
+	"  drill TEXT NOT NULL,"
+	"  drill_version INTEGER NOT NULL DEFAULT 0,"
+	"  drill_digest TEXT NOT NULL DEFAULT '',"
+	"  person TEXT NOT NULL,"
+	"  mode TEXT NOT NULL,"
+	"  started_ms INTEGER NOT NULL,"
+	"  finished_ms INTEGER NOT NULL,"
+	"  answers TEXT NOT NULL,"
+	"  score REAL NOT NULL,"
+	"  max_score REAL NOT NULL,"
+	"  hints_used INTEGER NOT NULL DEFAULT 0,"
+	"  deductions TEXT NOT NULL DEFAULT '[]');"
+	"CREATE INDEX IF NOT EXISTS drill_attempts_person ON drill_attempts(person, finished_ms);",
+	/* 5 (spans): traces, one row per trace id; spans point at it with
+	 * trace_key, and span identity is enforced on (trace_key, span_id). A TEXT index on
 	 * (trace_id, span_id) receives random trace ids in random places: once
 	 * it outgrows the page cache (about a million spans), every insert
 	 * reads a page back, which made it the largest single cost of an
@@ -100,7 +204,7 @@ static const char *const late_migrations[] = {
 	"CREATE UNIQUE INDEX spans_identity ON spans(trace_key, span_id);",
 };
 
-#define N_LATE_MIGRATIONS ((int)(sizeof late_migrations / sizeof late_migrations[0]))
+#define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
 /* The span insert without its VALUES rows; SPAN_PARAMS values per row. */
 #define SPAN_INSERT                                                                    \
@@ -157,31 +261,24 @@ static int exec(Store *st, const char *sql, Err *err)
 	return 0;
 }
 
-/* Migration numbers are positions in one sequence: the span migrations,
- * then the metrics area's, then the drills area's, then the late span
- * migrations. A database records only the last number it reached, so a new
- * migration must go at the END of the sequence: appending to an area that
- * is not the last one would renumber the areas after it and make existing
- * databases skip or repeat steps. Add a new migration to the last area
- * (late_migrations), or a new area after it. */
+int store_migration_count(void)
+{
+	return N_MIGRATIONS;
+}
+
+const char *store_migration_sql(int i)
+{
+	return i >= 0 && i < N_MIGRATIONS ? migrations[i] : NULL;
+}
+
 static const char *migration_sql(int i)
 {
-	if (i < N_MIGRATIONS)
-		return migrations[i];
-	i -= N_MIGRATIONS;
-	if (i < store_metrics_migration_count())
-		return store_metrics_migration(i);
-	i -= store_metrics_migration_count();
-	if (i < store_drills_migration_count())
-		return store_drills_migration(i);
-	i -= store_drills_migration_count();
-	return late_migrations[i];
+	return migrations[i];
 }
 
 static int migration_count(void)
 {
-	return N_MIGRATIONS + store_metrics_migration_count() + store_drills_migration_count() +
-	       N_LATE_MIGRATIONS;
+	return N_MIGRATIONS;
 }
 
 static int migrate(Store *st, Err *err)

@@ -35,6 +35,11 @@ enum {
 int store_open(const char *path, int flags, Store **out, Err *err);
 void store_close(Store *st);                /* NULL is a no-op */
 
+/* The schema's migrations (store.c): how many, and the SQL of migration
+ * i (0-based: it takes user_version i to i+1), NULL when out of range. */
+int store_migration_count(void);
+const char *store_migration_sql(int i);
+
 /* Current schema version (PRAGMA user_version after migration). */
 int store_schema_version(Store *st);
 

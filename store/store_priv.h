@@ -84,15 +84,11 @@ int store_prepare_all(Store *st, const char *const *texts, int n, sqlite3_stmt *
 int store_read_prepare(Store *st, Err *err);
 void store_read_finalize(Store *st);
 
-/* store_metrics.c: migrations appended after the span migrations. */
-int store_metrics_migration_count(void);
-const char *store_metrics_migration(int i);
+/* store_metrics.c (its tables: migrations 2 and 3 of store.c) */
 int store_metrics_prepare(Store *st, Err *err);
 void store_metrics_finalize(Store *st);
 
-/* store_drills.c: migrations appended after the metrics migrations. */
-int store_drills_migration_count(void);
-const char *store_drills_migration(int i);
+/* store_drills.c (its table: migration 4 of store.c) */
 void store_drills_finalize(Store *st);
 
 /* ---- helpers shared by the store's .c files ------------------------------ */
