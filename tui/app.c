@@ -156,26 +156,35 @@ void app_open_pane(TuiApp *app, int pane)
 
 /* ---- evidence for budgets ---------------------------------------------- */
 
-int app_evidence(const TuiApp *app, const char *name, double *v)
+int app_evidence_unit(const TuiApp *app, const char *name, double *v, const char **unit)
 {
 	const Analysis *a = app->a;
+	*unit = NULL;
 	if (a == NULL)
 		return 0;
 	if (strcmp(name, "ingress.p99_ms") == 0) {
 		if (a->pop[POP_WINDOW].ingress.n == 0)
 			return 0;
 		*v = a->pop[POP_WINDOW].ingress.p99;
+		*unit = "ms";
 		return 1;
 	}
 	if (strcmp(name, "ingress.p99_ms@baseline") == 0) {
 		if (!a->pop[POP_BASELINE].present || a->pop[POP_BASELINE].ingress.n == 0)
 			return 0;
 		*v = a->pop[POP_BASELINE].ingress.p99;
+		*unit = "ms";
 		return 1;
 	}
 	if (app->evidence)
-		return app->evidence(app->evidence_ctx, a, name, v);
+		return app->evidence(app->evidence_ctx, a, name, v, unit);
 	return 0;
+}
+
+int app_evidence(const TuiApp *app, const char *name, double *v)
+{
+	const char *unit;
+	return app_evidence_unit(app, name, v, &unit);
 }
 
 /* ---- prompts ----------------------------------------------------------- */

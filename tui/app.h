@@ -141,4 +141,8 @@ void app_select_node(TuiApp *app, int id);
  * not compute itself. */
 int app_evidence(const TuiApp *app, const char *name, double *v);
 
+/* The same, also giving the value's unit ("ms", "ratio", ...; NULL when the
+ * provider did not say). */
+int app_evidence_unit(const TuiApp *app, const char *name, double *v, const char **unit);
+
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "evidence.h"
 #include "fmt.h"
 #include "sanitize.h"
 #include "view.h"
@@ -156,16 +157,6 @@ static void draw_mix_row(const TuiApp *app, Canvas *cv, int y)
 	}
 }
 
-static void fmt_budget_value(char *out, size_t sz, double v, const char *unit)
-{
-	if (unit && strcmp(unit, "ratio") == 0)
-		snprintf(out, sz, "%.1f%%", 100 * v);
-	else if (unit && strcmp(unit, "%") == 0)
-		snprintf(out, sz, "%.1f%%", v);
-	else
-		snprintf(out, sz, "%.1f %s", v, unit ? unit : "");
-}
-
 /* One line for every budget of the model: the breached ones by name and
  * value, then how many are within and how many cannot be evaluated yet.
  * When the labels do not fit, the budget ids stand in for them. */
@@ -185,20 +176,24 @@ static void draw_budget_row(const TuiApp *app, Canvas *cv, int y)
 	int n_items = 0, long_w = 0;
 	for (int i = 0; i < m->n_budgets; i++) {
 		const ModelBudget *b = &m->budgets[i];
-		double v;
-		if (b->evidence == NULL || !app_evidence(app, b->evidence, &v)) {
+		double v, in_unit;
+		const char *unit = NULL;
+		/* the verdict and the number as analysis/budgets.c makes them */
+		int state = BUDGET_UNKNOWN;
+		if (b->evidence && app_evidence_unit(app, b->evidence, &v, &unit))
+			state = budget_judge(b, v, unit, &in_unit);
+		if (state == BUDGET_UNKNOWN) {
 			unknown++;
 			continue;
 		}
-		int over = (b->op && strcmp(b->op, "<") == 0) ? v < b->threshold : v > b->threshold;
-		if (!over) {
+		if (state == BUDGET_OK) {
 			ok++;
 			continue;
 		}
 		if (n_items == 8)
 			continue;
 		char val[48];
-		fmt_budget_value(val, sizeof val, v, b->unit);
+		budgets_format_value(b, in_unit, val, sizeof val);
 		const char *id = b->id ? b->id : (b->evidence ? b->evidence : "?");
 		snprintf(items[n_items], sizeof items[0], " %s (%s)  ", b->label ? b->label : id, val);
 		snprintf(short_items[n_items], sizeof short_items[0], " %s (%s)  ", id, val);

@@ -312,13 +312,15 @@ static void test_header_breach_and_budgets(void **state)
 }
 
 /* The evidence hook: a provider from the metrics layer fills budgets. */
-static int fake_evidence(void *ctx, const Analysis *a, const char *name, double *v)
+static int fake_evidence(void *ctx, const Analysis *a, const char *name, double *v,
+                         const char **unit)
 {
 	(void)a;
 	int *calls = ctx;
 	(*calls)++;
 	if (strcmp(name, "pool.pricing.occupancy") == 0) {
 		*v = 0.91;
+		*unit = "ratio";
 		return 1;
 	}
 	return 0;
@@ -336,9 +338,64 @@ static void test_budget_evidence_hook(void **state)
 	assert_true(calls > 0);
 	/* two breaches do not fit with their labels: ids stand in */
 	assert_non_null(strstr(s, "p99 (357.8 ms)"));
-	assert_non_null(strstr(s, "pool_occupancy (91.0%)"));
+	assert_non_null(strstr(s, "pool_occupancy (91.0 %)"));
 	assert_non_null(strstr(s, "1 not evaluated"));
 	free(s);
+	env_free(e);
+}
+
+/* Budgets written in "%" on evidence kept as a ratio: the header judges and
+ * writes them exactly as `diagnose` does (analysis/budgets.c). 24.9 % is
+ * within "< 10 %" and over "> 20 %"; the value reads "24.9 %", never 0.2. */
+static int ratio_evidence(void *ctx, const Analysis *a, const char *name, double *v,
+                          const char **unit)
+{
+	(void)a;
+	(void)ctx;
+	if (strcmp(name, "pool.pricing.occupancy") == 0) {
+		*v = 0.249;
+		*unit = "ratio";
+		return 1;
+	}
+	return 0;
+}
+
+static void test_golden_percent_budget(void **state)
+{
+	(void)state;
+	const char *from = "{\"id\":\"pool_occupancy\",\"evidence\":\"pool.pricing.occupancy\","
+	                   "\"op\":\">\",\"threshold\":0.82,\"unit\":\"ratio\","
+	                   "\"label\":\"pricing pool occupancy above 82 %\"}";
+	const char *to = "{\"id\":\"pool_low\",\"evidence\":\"pool.pricing.occupancy\","
+	                 "\"op\":\"<\",\"threshold\":10,\"unit\":\"%\","
+	                 "\"label\":\"pricing pool occupancy below 10 %\"},"
+	                 "{\"id\":\"pool_high\",\"evidence\":\"pool.pricing.occupancy\","
+	                 "\"op\":\">\",\"threshold\":20,\"unit\":\"%\","
+	                 "\"label\":\"pricing pool occupancy above 20 %\"}";
+	const char *at = strstr(FX_MODEL_JSON, from);
+	assert_non_null(at);
+	Buf j;
+	buf_init(&j);
+	buf_add(&j, FX_MODEL_JSON, (size_t)(at - FX_MODEL_JSON));
+	buf_adds(&j, to);
+	buf_adds(&j, at + strlen(from));
+	Model *m = NULL;
+	Err err = {0};
+	assert_int_equal(model_parse("percent-model", j.p, j.len, &m, &err), 0);
+	buf_fini(&j);
+	Env *e = env_new(1, 1, 100, 30, 0);
+	model_free(e->model);
+	e->model = m;
+	e->app.model = m;
+	e->app.evidence = ratio_evidence;
+	env_compute(e);
+	char *s = screen(e);
+	if (strstr(s, "pricing pool occupancy above 20 % (24.9 %)") == NULL && strstr(s, "pool_high (24.9 %)") == NULL)
+		fail_msg("no breach of pool_high at 24.9 %%:\n%s", s);
+	assert_null(strstr(s, "below 10 %"));
+	assert_null(strstr(s, "0.2%"));
+	free(s);
+	check_golden(e, "header_percent_budget_100x30.txt");
 	env_free(e);
 }
 
@@ -686,6 +743,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_too_small),
 		cmocka_unit_test(test_header_breach_and_budgets),
 		cmocka_unit_test(test_budget_evidence_hook),
+		cmocka_unit_test(test_golden_percent_budget),
 		cmocka_unit_test(test_dag_shows_splits_and_unknown),
 		cmocka_unit_test(test_open_node_then_trace_and_back),
 		cmocka_unit_test(test_tab_cycles_panes),
