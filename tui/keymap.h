@@ -65,6 +65,7 @@ typedef struct ActionInfo {
 	Action action;
 	const char *name;       /* "quit" */
 	const char *help;       /* one line for the help screen */
+	int per_pane;           /* its meaning depends on the pane (ViewOps.keys) */
 } ActionInfo;
 
 /* The action bound to key, or ACT_NONE. */

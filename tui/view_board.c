@@ -235,11 +235,13 @@ static int board_key(View *vv, TuiApp *app, Action act)
 	const TuiBoardSnapshot *s = v->last;
 	int n = s ? s->n_hyps : 0;
 	int page = vv->rows > 6 ? vv->rows / 2 : 1;
+	if (act == ACT_UP || act == ACT_DOWN || act == ACT_TOP || act == ACT_BOTTOM) {
+		list_nav(act, &v->cursor, n, 1);
+		v->scroll = 0;
+		v->msg[0] = '\0';
+		return REACT_REDRAW;
+	}
 	switch (act) {
-	case ACT_UP: v->cursor--; v->scroll = 0; v->msg[0] = '\0'; break;
-	case ACT_DOWN: v->cursor++; v->scroll = 0; v->msg[0] = '\0'; break;
-	case ACT_TOP: v->cursor = 0; v->scroll = 0; break;
-	case ACT_BOTTOM: v->cursor = n - 1; v->scroll = 0; break;
 	case ACT_PAGE_DOWN: v->scroll += page; break;
 	case ACT_PAGE_UP: v->scroll = v->scroll > page ? v->scroll - page : 0; break;
 	case ACT_LEFT:
@@ -283,7 +285,14 @@ static void board_free(View *vv)
 	free(v);
 }
 
-static const ViewOps board_ops = {"Board", board_draw, board_key, NULL, board_free};
+static const PaneKey board_keys[] = {
+	{ACT_OPEN, "run the marked hypothesis's discriminating check"},
+	{ACT_LEFT, "close the check's result"},
+	{ACT_PAGE_DOWN, "scroll the hypothesis's lines or the check's result"},
+	{ACT_NONE, NULL},
+};
+
+static const ViewOps board_ops = {"Board", board_draw, board_key, NULL, board_free, board_keys};
 
 View *view_board_new(const TuiBoard *b)
 {

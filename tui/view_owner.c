@@ -171,13 +171,11 @@ static int owner_key(View *vv, TuiApp *app, Action act)
 	int n = owner_rows(v, a, &ids);
 	int react = REACT_REDRAW;
 	int page = vv->rows > 4 ? vv->rows - 4 : 1;
+	if (list_nav(act, &v->cursor, n, page)) {
+		free(ids);
+		return react;
+	}
 	switch (act) {
-	case ACT_UP: v->cursor--; break;
-	case ACT_DOWN: v->cursor++; break;
-	case ACT_PAGE_UP: v->cursor -= page; break;
-	case ACT_PAGE_DOWN: v->cursor += page; break;
-	case ACT_TOP: v->cursor = 0; break;
-	case ACT_BOTTOM: v->cursor = n - 1; break;
 	case ACT_SORT: v->sort = (v->sort + 1) % OSORT_COUNT; break;
 	case ACT_OPEN:
 		if (v->cursor >= 0 && v->cursor < n) {
@@ -200,7 +198,14 @@ static void owner_free(View *vv)
 	free(vv);
 }
 
-static const ViewOps owner_ops = {"Tail ownership", owner_draw, owner_key, NULL, owner_free};
+static const PaneKey owner_keys[] = {
+	{ACT_OPEN, "node detail of the marked node"},
+	{ACT_SORT, "order: share of the tail, change against the baseline"},
+	{ACT_NONE, NULL},
+};
+
+static const ViewOps owner_ops = {"Tail ownership", owner_draw, owner_key, NULL, owner_free,
+                                  owner_keys};
 
 View *view_owner_new(void)
 {

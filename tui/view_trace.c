@@ -295,13 +295,9 @@ static int trace_key(View *vv, TuiApp *app, Action act)
 		return REACT_NONE;
 	sync_trace(v, tv);
 	int page = vv->rows > 8 ? vv->rows / 2 : 1;
+	if (list_nav(act, &v->cursor, tv->n_spans, page))
+		return REACT_REDRAW;
 	switch (act) {
-	case ACT_UP: v->cursor--; break;
-	case ACT_DOWN: v->cursor++; break;
-	case ACT_PAGE_UP: v->cursor -= page; break;
-	case ACT_PAGE_DOWN: v->cursor += page; break;
-	case ACT_TOP: v->cursor = 0; break;
-	case ACT_BOTTOM: v->cursor = tv->n_spans - 1; break;
 	case ACT_RIGHT:
 		if (v->zoom < 16)
 			v->zoom++;
@@ -324,7 +320,13 @@ static void trace_free(View *vv)
 	free(vv);
 }
 
-static const ViewOps trace_ops = {"Trace", trace_draw, trace_key, NULL, trace_free};
+static const PaneKey trace_keys[] = {
+	{ACT_LEFT, "zoom out"},
+	{ACT_RIGHT, "zoom in on the marked span"},
+	{ACT_NONE, NULL},
+};
+
+static const ViewOps trace_ops = {"Trace", trace_draw, trace_key, NULL, trace_free, trace_keys};
 
 View *view_trace_new(void)
 {

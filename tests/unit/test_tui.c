@@ -399,6 +399,36 @@ static void test_golden_percent_budget(void **state)
 	env_free(e);
 }
 
+/* `?` lists what every pane's own keys do, the Drill and the Board
+ * included, from the same tables that drive the panes. */
+static void test_help_lists_every_pane(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	env_key(e, '?');
+	Buf all;
+	buf_init(&all);
+	for (int page = 0; page < 12; page++) {
+		char *s = screen(e);
+		buf_adds(&all, s);
+		free(s);
+		env_key(e, TK_PGDN);
+	}
+	const char *want[] = {"1 DAG", "2 Node", "3 Tail ownership", "4 Trace (not open now)",
+	                      "5 Drill (not open now)", "6 Board (not open now)",
+	                      "run the marked hypothesis's discriminating check",
+	                      "close the check's result", "brief: start; then pick the marked answer",
+	                      "zoom in on the marked span", "1-6 "};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		if (strstr(all.p, want[i]) == NULL)
+			fail_msg("the help does not say '%s'", want[i]);
+	buf_fini(&all);
+	env_key(e, TK_END);
+	check_golden(e, "help_end_100x30.txt");
+	env_free(e);
+}
+
 static void test_dag_shows_splits_and_unknown(void **state)
 {
 	(void)state;
@@ -744,6 +774,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_header_breach_and_budgets),
 		cmocka_unit_test(test_budget_evidence_hook),
 		cmocka_unit_test(test_golden_percent_budget),
+		cmocka_unit_test(test_help_lists_every_pane),
 		cmocka_unit_test(test_dag_shows_splits_and_unknown),
 		cmocka_unit_test(test_open_node_then_trace_and_back),
 		cmocka_unit_test(test_tab_cycles_panes),
