@@ -98,8 +98,15 @@ void app_pane_label(const TuiApp *app, int pane, char *out, unsigned sz)
 	char extra[64] = "";
 	if (pane == PANE_NODE) {
 		const char *n = (app->a && app->a->n_nodes) ? app->a->nodes[app->sel_node].label : "-";
-		char nm[40];
-		san_copy(n, nm, sizeof nm, 18);
+		char nm[48];
+		if (san_width(n) > 18) {
+			/* cut names end in an ellipsis, as everywhere on the canvas */
+			int k = san_copy(n, nm, sizeof nm - 4, 17);
+			(void)k;
+			strcat(nm, app->ascii ? "~" : "\xe2\x80\xa6");
+		} else {
+			san_copy(n, nm, sizeof nm, 18);
+		}
 		snprintf(extra, sizeof extra, " %s", nm);
 	} else if (pane == PANE_TRACE) {
 		if (app->trace)

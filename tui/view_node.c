@@ -410,7 +410,9 @@ static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 
 	/* exemplars */
 	if (y < bottom) {
-		canvas_text(cv, 1, y++, r.w - 2, ROLE_HEADING, "slowest traces (Enter opens the waterfall)");
+		snprintf(buf, sizeof buf, "the %d slowest traces, slowest first (Enter opens the"
+		         " waterfall)", n_ex);
+		canvas_text(cv, 1, y++, r.w - 2, ROLE_HEADING, buf);
 	}
 	if (v->ex >= n_ex)
 		v->ex = n_ex ? n_ex - 1 : 0;

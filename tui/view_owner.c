@@ -151,6 +151,14 @@ static void owner_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 	}
 	if (n == 0)
 		canvas_text(cv, 2, y, r.w - 4, ROLE_DIM, "no slow requests in the window");
+	else if (n < a->n_nodes && y < r.y + r.h - 1 && v->top + list_h >= n) {
+		/* the nodes left out, counted */
+		int rest = a->n_nodes - n;
+		snprintf(buf, sizeof buf, "%d more node%s under 0.5 %% of the tail, window and baseline",
+		         rest,
+		         rest == 1 ? "" : "s");
+		canvas_text(cv, 2, y, r.w - 4, ROLE_DIM, buf);
+	}
 	int ly = r.y + r.h - 1;
 	snprintf(buf, sizeof buf, "ms: mean per slow request  sort %s",
 	         v->sort == OSORT_SHARE ? "share" : "change");

@@ -429,6 +429,31 @@ static void test_help_lists_every_pane(void **state)
 	env_free(e);
 }
 
+/* A node name too long for its tab is cut with an ellipsis, like every
+ * other cut name, never silently. */
+static void test_long_name_in_tab_ends_in_ellipsis(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 80, 24, 0);
+	env_compute(e);
+	int id = -1;
+	for (int i = 0; i < e->app.a->n_nodes && id < 0; i++)
+		if (san_width(e->app.a->nodes[i].label) > 18)
+			id = i;
+	assert_true(id >= 0);
+	app_select_node(&e->app, id);
+	app_open_pane(&e->app, PANE_NODE);
+	char *s = screen(e);
+	const char *tab = strstr(s, "[2 Node ");
+	assert_non_null(tab);
+	const char *close = strchr(tab, ']');
+	assert_non_null(close);
+	if (strncmp(close - 3, "\xe2\x80\xa6", 3) != 0)
+		fail_msg("the cut name in the tab has no ellipsis: %.60s", tab);
+	free(s);
+	env_free(e);
+}
+
 static void test_dag_shows_splits_and_unknown(void **state)
 {
 	(void)state;
@@ -775,6 +800,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_budget_evidence_hook),
 		cmocka_unit_test(test_golden_percent_budget),
 		cmocka_unit_test(test_help_lists_every_pane),
+		cmocka_unit_test(test_long_name_in_tab_ends_in_ellipsis),
 		cmocka_unit_test(test_dag_shows_splits_and_unknown),
 		cmocka_unit_test(test_open_node_then_trace_and_back),
 		cmocka_unit_test(test_tab_cycles_panes),
