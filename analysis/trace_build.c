@@ -73,6 +73,7 @@ void trace_add(Trace *t, const StoreSpanRow *r)
 	s->host = put(t, r->host);
 	s->cls = put(t, r->wclass);
 	s->attrs = put(t, r->attrs_json);
+	s->events = put(t, r->events_json);
 	s->kind = r->kind;
 	s->start = s->astart = r->start_ns;
 	s->end = s->aend = r->end_ns;

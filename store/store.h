@@ -187,6 +187,7 @@ typedef struct StoreSpanRow {
 	int64_t queue_ns;
 	const char *attrs_json;   /* only when requested (STORE_SPANS_ATTRS), else "" */
 	const char *links_json;   /* always loaded ("" when none) */
+	const char *events_json;  /* store_trace_scan() only, else "" */
 } StoreSpanRow;
 
 /* Called for each span. Return non-zero to stop. */

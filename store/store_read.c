@@ -6,10 +6,11 @@
 
 #include <string.h>
 
-#define SPAN_COLS(attrs)                                                         \
+#define SPAN_COLS_EV(attrs, events)                                              \
 	"s.trace_id, s.span_id, s.parent_id, s.service, s.host, s.name, s.kind,"     \
 	" s.start_ns, s.end_ns, s.status_code, coalesce(s.wclass, ''), s.queue_ns,"  \
-	" coalesce(s.links, ''), " attrs
+	" coalesce(s.links, ''), " attrs ", " events
+#define SPAN_COLS(attrs) SPAN_COLS_EV(attrs, "''")
 
 /* A trace belongs to a window when its root span starts in it; a trace with
  * no root (only orphans) belongs where its earliest span starts. Traces are
@@ -29,7 +30,7 @@ static const char *const rsql[RSTMT_COUNT] = {
 	                      " FROM t JOIN spans s ON s.trace_key = t.k ORDER BY s.trace_key",
 	[RSTMT_SCAN_WINDOW_ATTRS] = WINDOW_TRACES " SELECT " SPAN_COLS("coalesce(s.attrs, '')")
 	                            " FROM t JOIN spans s ON s.trace_key = t.k ORDER BY s.trace_key",
-	[RSTMT_TRACE] = "SELECT " SPAN_COLS("coalesce(s.attrs, '')")
+	[RSTMT_TRACE] = "SELECT " SPAN_COLS_EV("coalesce(s.attrs, '')", "coalesce(s.events, '')")
 	                " FROM spans s WHERE s.trace_key = (SELECT id FROM traces WHERE trace_id = ?1)"
 	                " ORDER BY s.start_ns, s.span_id",
 	[RSTMT_SINCE] = "SELECT " SPAN_COLS("''")
@@ -80,6 +81,7 @@ static int run_scan(Store *st, sqlite3_stmt *s, StoreSpanFn fn, void *ctx, Err *
 		r.queue_ns = r.has_queue ? sqlite3_column_int64(s, 11) : 0;
 		r.links_json = store_col_text(s, 12);
 		r.attrs_json = store_col_text(s, 13);
+		r.events_json = store_col_text(s, 14);
 		stopped = fn(ctx, &r);
 	}
 	if (stopped)

@@ -326,6 +326,23 @@ static int prompt_apply(TuiApp *app)
 		p->kind = PROMPT_NONE;
 		return REACT_REDRAW;
 	}
+	if (p->kind == PROMPT_TRACE) {
+		/* 32 hex digits, as every importer stores them (lowercase) */
+		size_t n = strlen(text);
+		int ok = n == 32;
+		for (size_t i = 0; i < n && ok; i++)
+			ok = isxdigit((unsigned char)text[i]);
+		if (!ok) {
+			app_set_status(app, 1, "trace id: 32 hex digits, not '%.40s'", text);
+			return REACT_REDRAW;
+		}
+		for (size_t i = 0; i < n; i++)
+			app->want_trace[i] = (char)tolower((unsigned char)text[i]);
+		app->want_trace[n] = '\0';
+		p->kind = PROMPT_NONE;
+		app->status[0] = '\0';
+		return REACT_TRACE | REACT_REDRAW;
+	}
 	if (p->kind == PROMPT_WINDOW) {
 		if (text[0] == '\0' || strcmp(text, "all") == 0) {
 			from = INT64_MIN;
@@ -518,6 +535,12 @@ static int act_pause(TuiApp *app)
 	return REACT_PAUSE | REACT_REDRAW;
 }
 
+static int act_trace_id(TuiApp *app)
+{
+	prompt_open(app, PROMPT_TRACE);
+	return REACT_REDRAW;
+}
+
 static int act_filter(TuiApp *app)
 {
 	if (app->pane != PANE_DAG)
@@ -543,6 +566,7 @@ static const Handler handlers[] = {
 	{ACT_BASELINE, act_baseline},
 	{ACT_PAUSE, act_pause},
 	{ACT_FILTER, act_filter},
+	{ACT_TRACE_ID, act_trace_id},
 };
 
 static int help_key(TuiApp *app, Action act)

@@ -183,3 +183,30 @@ int attrs_next(const char *json, size_t *pos, char *key, size_t ksz, char *val, 
 	*pos = i;
 	return 1;
 }
+
+int attrs_elem_next(const char *json, size_t *pos, char *val, size_t vsz)
+{
+	if (json == NULL)
+		return 0;
+	size_t i = *pos;
+	skip_ws(json, &i);
+	if (*pos == 0) {
+		if (json[i] != '[')
+			return 0;
+		i++;
+		skip_ws(json, &i);
+		if (json[i] == ']')
+			return 0;
+	} else if (json[i] == ',') {
+		i++;
+	} else {
+		return 0;
+	}
+	skip_ws(json, &i);
+	int rc = json[i] == '"' ? read_string(json, &i, val, vsz) : read_raw(json, &i, val, vsz);
+	if (rc < 0)
+		return 0;
+	skip_ws(json, &i);
+	*pos = i;
+	return 1;
+}

@@ -36,6 +36,9 @@ static const KeyBinding bindings[] = {
 	{'b', ACT_BASELINE},
 	{'p', ACT_PAUSE},
 	{'s', ACT_SORT},
+	{'[', ACT_DETAIL_UP},
+	{']', ACT_DETAIL_DOWN},
+	{'t', ACT_TRACE_ID},
 };
 
 /* Actions with per_pane set mean something different in each pane: the
@@ -58,10 +61,13 @@ static const ActionInfo actions[] = {
 	{ACT_WINDOW, "window", "window: A..B (RFC 3339 / epoch ms), all, last 5m", 0},
 	{ACT_BASELINE, "baseline", "baseline: A..B, before (same length), none", 0},
 	{ACT_PAUSE, "pause", "pause or resume live updates", 0},
+	{ACT_TRACE_ID, "trace", "open a trace by its id in the waterfall (32 hex digits)", 0},
 	{ACT_OPEN, "open", "open the selected row (see each pane)", 1},
 	{ACT_LEFT, "left", "see each pane", 1},
 	{ACT_RIGHT, "right", "see each pane", 1},
 	{ACT_SORT, "sort", "change the order of the rows (see each pane)", 1},
+	{ACT_DETAIL_UP, "detail-up", "scroll a detail panel up (see each pane)", 1},
+	{ACT_DETAIL_DOWN, "detail-down", "scroll a detail panel down (see each pane)", 1},
 };
 
 Action keymap_lookup(int key)

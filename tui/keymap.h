@@ -53,6 +53,9 @@ typedef enum Action {
 	ACT_BOTTOM,
 	ACT_OPEN,
 	ACT_SORT,
+	ACT_DETAIL_UP,          /* scroll a detail panel (span attributes, ...) */
+	ACT_DETAIL_DOWN,
+	ACT_TRACE_ID,           /* open a trace by its id (global) */
 	ACT_COUNT
 } Action;
 

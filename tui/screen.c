@@ -262,6 +262,7 @@ static const char *prompt_title(int kind)
 	switch (kind) {
 	case PROMPT_FILTER: return "filter nodes: ";
 	case PROMPT_WINDOW: return "window (A..B, all, last 5m): ";
+	case PROMPT_TRACE: return "trace id (32 hex digits): ";
 	default: return "baseline (A..B, before, none): ";
 	}
 }

@@ -13,16 +13,22 @@ mkdir "$TMPDIR"
 pid=
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; tui_cleanup' EXIT
 
+# Whoever runs the test may have left SIGINT ignored (a background job of a
+# script); the command under test gets the signals' defaults, like a
+# program started from a terminal.
+dflt=()
+env --default-signal=INT true 2>/dev/null && dflt=(env --default-signal=INT,TERM,HUP)
+
 leftovers() { find "$TMPDIR" -mindepth 1 | head -5; }
 
 # run_until SIG PATTERN: starts a slow replay, waits for PATTERN on its
 # stderr, sends SIG, checks the exit status and that nothing is left.
 run_until() {
   local sig=$1 pat=$2 i rc=0
-  "$TT_BIN" drill replay "$FIX/mini.drill.json" --db "$TUI_TMP/$sig.db" --speed 0.5 \
+  "${dflt[@]}" "$TT_BIN" drill replay "$FIX/mini.drill.json" --db "$TUI_TMP/$sig.db" --speed 0.5 \
     2>"$TUI_TMP/err" &
   pid=$!
-  for ((i = 0; i < 600; i++)); do
+  for ((i = 0; i < 2400; i++)); do  # up to 2 min on a loaded machine
     grep -Eq -- "$pat" "$TUI_TMP/err" && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.05

@@ -18,6 +18,7 @@
 
 #include "analysis.h"
 #include "app.h"
+#include "import.h"
 #include "canvas.h"
 #include "sanitize.h"
 #include "test_tui_fixture.h"
@@ -454,6 +455,83 @@ static void test_long_name_in_tab_ends_in_ellipsis(void **state)
 	env_free(e);
 }
 
+/* A span with more attributes and events than the detail panel holds:
+ * ] scrolls to its last event's last attribute, [ back. */
+static void test_span_detail_scrolls_to_every_event(void **state)
+{
+	(void)state;
+	char path[128];
+	tmp_db_path(path, sizeof path);
+	Store *st = NULL;
+	Err err = {0};
+	assert_int_equal(store_open(path, 0, &st, &err), 0);
+	Buf j;
+	buf_init(&j);
+	buf_adds(&j, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\","
+	             "\"value\":{\"stringValue\":\"svc\"}}]},\"scopeSpans\":[{\"spans\":[{"
+	             "\"traceId\":\"0102030405060708090a0b0c0d0e0f10\",\"spanId\":\"0102030405060708\","
+	             "\"name\":\"op\",\"kind\":2,\"startTimeUnixNano\":\"1000000000\","
+	             "\"endTimeUnixNano\":\"1050000000\",\"attributes\":[");
+	for (int i = 0; i < 12; i++)
+		buf_printf(&j, "%s{\"key\":\"attr.%02d\",\"value\":{\"intValue\":\"%d\"}}", i ? "," : "",
+		           i, i);
+	buf_adds(&j, "],\"events\":[");
+	for (int i = 0; i < 3; i++)
+		buf_printf(&j, "%s{\"timeUnixNano\":\"%d\",\"name\":\"step-%d\",\"attributes\":["
+		               "{\"key\":\"detail\",\"value\":{\"stringValue\":\"last of step %d\"}}]}",
+		           i ? "," : "", 1010000000 + i * 10000000, i, i);
+	buf_adds(&j, "]}]}]}]}");
+	ImportResult res;
+	assert_int_equal(import_memory(st, "detail.json", j.p, j.len, NULL, &res, &err), 0);
+	buf_fini(&j);
+	TraceView *tv = NULL;
+	assert_int_equal(trace_view_load(st, "0102030405060708090a0b0c0d0e0f10", &tv, &err), 0);
+	store_close(st);
+
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	app_set_trace(&e->app, tv);
+	char *s = screen(e);
+	assert_non_null(strstr(s, "attr.00 = 0"));
+	assert_null(strstr(s, "last of step 2"));
+	if (strstr(s, "/18 [ ]") == NULL) /* 12 attributes, 3 events with one each */
+		fail_msg("no position in the detail:\n%s", s);
+	free(s);
+	for (int i = 0; i < 30; i++)
+		env_key(e, ']');
+	s = screen(e);
+	if (strstr(s, "detail = last of step 2") == NULL || strstr(s, "event step-2 at +30.0 ms") == NULL)
+		fail_msg("] does not reach the last event:\n%s", strstr(s, "selected"));
+	assert_null(strstr(s, "attr.00 = 0"));
+	free(s);
+	for (int i = 0; i < 30; i++)
+		env_key(e, '[');
+	s = screen(e);
+	assert_non_null(strstr(s, "attr.00 = 0"));
+	free(s);
+	env_free(e);
+	rm_db(path);
+}
+
+/* t opens a trace by its id; a malformed or unknown id says so. */
+static void test_trace_id_prompt(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	env_keys(e, "tnot-an-id\n");
+	char *s = screen(e);
+	assert_non_null(strstr(s, "trace id: 32 hex digits, not 'not-an-id'"));
+	free(s);
+	env_key(e, TK_ESC);
+	env_keys(e, "t77303139000000000000000000000000\n");
+	assert_int_equal(e->app.pane, PANE_TRACE);
+	s = screen(e);
+	assert_non_null(strstr(s, "trace 77303139000000000000000000000000"));
+	free(s);
+	env_free(e);
+}
+
 static void test_dag_shows_splits_and_unknown(void **state)
 {
 	(void)state;
@@ -801,6 +879,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_golden_percent_budget),
 		cmocka_unit_test(test_help_lists_every_pane),
 		cmocka_unit_test(test_long_name_in_tab_ends_in_ellipsis),
+		cmocka_unit_test(test_span_detail_scrolls_to_every_event),
+		cmocka_unit_test(test_trace_id_prompt),
 		cmocka_unit_test(test_dag_shows_splits_and_unknown),
 		cmocka_unit_test(test_open_node_then_trace_and_back),
 		cmocka_unit_test(test_tab_cycles_panes),
