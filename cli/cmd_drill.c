@@ -33,6 +33,7 @@
 #include "score.h"
 #include "sheet.h"
 #include "timefmt.h"
+#include "training.h"
 #ifdef TT_HAVE_TUI
 #include "tui.h"
 #include "tui_drill.h"
@@ -309,122 +310,9 @@ static int drill_show_cmd(const Opts *o, const char *id)
 	return 0;
 }
 
-/* ---- the drill's data and the engine -------------------------------------- */
+/* ---- the drill's data and the engine (drills/training.h) ------------------ */
 
-typedef struct Session {
-	Drill *d;
-	Model *model;
-	Sheet *sheet;
-	Diagnosis *dx;
-	ReplayWindows w;
-	char *data_db;            /* where the drill's data lives */
-	char *scratch_dir;        /* remove with the scratch data db */
-	const Opts *o;
-	const char *history_db;
-	const char *person;
-	int64_t started_ms;
-	int stored;               /* attempts stored (TUI may submit several) */
-	double last_score, last_max;
-} Session;
-
-static void remove_db_files(const char *path)
-{
-	Buf b;
-	buf_init(&b);
-	unlink(path);
-	buf_printf(&b, "%s-wal", path);
-	unlink(buf_str(&b));
-	buf_reset(&b);
-	buf_printf(&b, "%s-shm", path);
-	unlink(buf_str(&b));
-	buf_fini(&b);
-}
-
-static void session_fini(Session *s)
-{
-	diagnosis_free(s->dx);
-	sheet_free(s->sheet);
-	model_free(s->model);
-	if (s->scratch_dir) {
-		remove_db_files(s->data_db);
-		rmdir(s->scratch_dir);
-	}
-	free(s->scratch_dir);
-	free(s->data_db);
-	drill_free(s->d);
-}
-
-/* Loads the model and sheet, plays the data into the data database at
- * full speed and runs the diagnosis engine on it. */
-static int session_prepare(Session *s, Err *err)
-{
-	const Drill *d = s->d;
-	if (d->model_path && model_load(d->model_path, &s->model, err))
-		return err->code;
-	if (d->sheet_path && sheet_load(d->sheet_path, &s->sheet, err))
-		return err->code;
-	if (s->o->data_db) {
-		s->data_db = xstrdup(s->o->data_db);
-	} else {
-		const char *t = getenv("TMPDIR");
-		Buf b;
-		buf_init(&b);
-		buf_printf(&b, "%s/tailtriage-train-XXXXXX", t && *t ? t : "/tmp");
-		s->scratch_dir = xstrdup(buf_str(&b));
-		buf_fini(&b);
-		if (mkdtemp(s->scratch_dir) == NULL) {
-			free(s->scratch_dir);
-			s->scratch_dir = NULL;
-			return err_set(err, TT_EIO, "cannot create a scratch folder: %s", strerror(errno));
-		}
-		buf_init(&b);
-		buf_printf(&b, "%s/data.db", s->scratch_dir);
-		s->data_db = xstrdup(buf_str(&b));
-		buf_fini(&b);
-	}
-	int has_data = d->n_runs > 0 || d->n_files > 0 || d->sheet_path;
-	if (d->kind == DRILL_DISCUSSION || !has_data) {
-		/* an empty database, so the dashboard can still open */
-		Store *st = NULL;
-		if (store_open(s->data_db, 0, &st, err))
-			return err->code;
-		store_close(st);
-		return 0;
-	}
-	ReplayOptions ro = {.speed = -1, .max_traces = s->o->max_traces};
-	Replay *r = NULL;
-	fprintf(stderr, "preparing the data of drill %s...\n", d->id);
-	if (replay_prepare(d, &ro, &r, err))
-		return err->code;
-	replay_windows(r, &s->w);
-	int rc = replay_play(r, s->data_db, err);
-	replay_free(r);
-	if (rc)
-		return rc;
-	Store *st = NULL;
-	int has_spans = d->n_runs > 0 || d->n_files > 0;
-	if (has_spans && store_open(s->data_db, STORE_READONLY, &st, err))
-		return err->code;
-	DiagnoseOptions dopt = {
-		.model = s->model,
-		.win_from = s->w.has_window ? s->w.win_from : INT64_MIN,
-		.win_to = s->w.has_window ? s->w.win_to : INT64_MAX,
-		.has_baseline = s->w.has_baseline,
-		.base_from = s->w.base_from,
-		.base_to = s->w.base_to,
-		.sheet = s->sheet,
-	};
-	/* every decision the drill offers gets the engine's verdict, so a
-	 * tempting wrong choice is explained by the engine's guards too */
-	const char **decide = xcalloc((size_t)d->n_decision_choices + 1, sizeof *decide);
-	for (int i = 0; i < d->n_decision_choices; i++)
-		decide[i] = d->decision_choices[i].id;
-	dopt.decide = decide;
-	rc = diagnose_run(st, &dopt, &s->dx, err);
-	free(decide);
-	store_close(st);
-	return rc;
-}
+typedef TrainingSession Session;
 
 static const char *default_person(const Answers *a, const Opts *o)
 {
@@ -434,67 +322,6 @@ static const char *default_person(const Answers *a, const Opts *o)
 		return a->person;
 	const char *u = getenv("USER");
 	return u && *u ? u : "unknown";
-}
-
-/* Scores a, stores the attempt, and writes the explanation into out. */
-static int session_score(Session *s, const Answers *a, const char *mode, Buf *out, Err *err)
-{
-	Score *sc = NULL;
-	if (score_answers(s->d, a, s->dx, &sc, err))
-		return err->code;
-	score_text(sc, s->d, out);
-	if (s->d->debrief) {
-		buf_adds(out, "\ndebrief\n");
-		buf_printf(out, "%s\n", s->d->debrief);
-	}
-	if (s->d->kind == DRILL_DISCUSSION && s->d->model_answer) {
-		buf_adds(out, "\nmodel answer\n");
-		buf_printf(out, "%s\n", s->d->model_answer);
-	}
-	if (s->dx && s->dx->n_hyp > 0) {
-		buf_adds(out, "\nthe diagnosis engine on this data\n");
-		for (int i = 0; i < s->dx->n_hyp && i < 3; i++) {
-			const DxHypothesis *h = &s->dx->hyp[i];
-			buf_printf(out, "  #%d %s%s%s (score %.2f)%s%s\n", h->rank, h->id,
-			           h->node && h->node[0] ? ":" : "", h->node ? h->node : "", h->score,
-			           h->check ? ", check " : "", h->check ? h->check : "");
-		}
-	}
-	Buf aj, dj;
-	buf_init(&aj);
-	buf_init(&dj);
-	answers_json(a, &aj);
-	score_lines_json(sc, &dj);
-	Store *st = NULL;
-	int rc = store_open(s->history_db, 0, &st, err);
-	if (rc == 0) {
-		StoreDrillAttempt at = {
-			.drill = s->d->id,
-			.drill_version = s->d->version,
-			.drill_digest = s->d->digest,
-			.person = s->person,
-			.mode = mode,
-			.started_ms = s->started_ms,
-			.finished_ms = now_ms(),
-			.answers_json = buf_str(&aj),
-			.score = sc->total,
-			.max_score = sc->max,
-			.hints_used = a->hints_used,
-			.deductions_json = buf_str(&dj),
-		};
-		rc = store_drill_attempt_add(st, &at, NULL, err);
-		store_close(st);
-	}
-	if (rc == 0) {
-		s->stored++;
-		s->last_score = sc->total;
-		s->last_max = sc->max;
-		buf_printf(out, "\nattempt stored in %s (person %s)\n", s->history_db, s->person);
-	}
-	buf_fini(&aj);
-	buf_fini(&dj);
-	score_free(sc);
-	return rc;
 }
 
 #ifdef TT_HAVE_TUI
@@ -510,7 +337,7 @@ static char *tui_submit(void *ctx, const char *json, char *errbuf, size_t errsz)
 	}
 	Buf out;
 	buf_init(&out);
-	int rc = session_score(s, a, "tui", &out, &err);
+	int rc = training_score(s, a, "tui", &out, &err);
 	answers_free(a);
 	if (rc) {
 		snprintf(errbuf, errsz, "%s", err.msg);
@@ -595,8 +422,7 @@ static int train_tui(Session *s)
 static int drill_train_cmd(const Opts *o, const char *id)
 {
 	Err err = {0};
-	Session s = {.o = o, .history_db = o->db ? o->db : cli_default_db(),
-	             .started_ms = now_ms()};
+	Session s = {.history_db = o->db ? o->db : cli_default_db(), .started_ms = now_ms()};
 	if (drill_find(catalog_of(o), id, &s.d, &err))
 		return cli_fail("%s", err.msg);
 	Answers *a = NULL;
@@ -619,27 +445,31 @@ static int drill_train_cmd(const Opts *o, const char *id)
 		}
 	}
 	s.person = default_person(a, o);
-	int rc = session_prepare(&s, &err);
+	TrainingOptions to = {.data_db = o->data_db, .max_traces = o->max_traces};
+	if (s.d->kind != DRILL_DISCUSSION &&
+	    (s.d->n_runs > 0 || s.d->n_files > 0 || s.d->sheet_path))
+		fprintf(stderr, "preparing the data of drill %s...\n", s.d->id);
+	int rc = training_prepare(&s, &to, &err);
 	if (rc) {
 		answers_free(a);
-		session_fini(&s);
+		training_fini(&s);
 		return cli_fail("%s", err.msg);
 	}
 	if (a == NULL) {
 #ifdef TT_HAVE_TUI
 		rc = train_tui(&s);
 #endif
-		session_fini(&s);
+		training_fini(&s);
 		return rc;
 	}
 	Buf out;
 	buf_init(&out);
-	rc = session_score(&s, a, "answers", &out, &err);
+	rc = training_score(&s, a, "answers", &out, &err);
 	if (rc == 0)
 		print_wrapped(stdout, buf_str(&out), 0);
 	buf_fini(&out);
 	answers_free(a);
-	session_fini(&s);
+	training_fini(&s);
 	if (rc)
 		return cli_fail("%s", err.msg);
 	return 0;
