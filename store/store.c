@@ -245,8 +245,16 @@ static const char *const sql_text[STMT_COUNT] = {
 	[STMT_DATA_VERSION] = "PRAGMA data_version",
 };
 
+_Thread_local int store_bind_failed = SQLITE_OK;
+_Thread_local int store_bind_reported = SQLITE_OK;
+
 int store_sqlerr(Store *st, Err *err, const char *what)
 {
+	int bind_rc = store_bind_reported;
+	store_bind_reported = SQLITE_OK;
+	if (bind_rc != SQLITE_OK)
+		return err_set(err, TT_ESTORE, "%s: a value could not be bound: %s", what,
+		               sqlite3_errstr(bind_rc));
 	return err_set(err, TT_ESTORE, "%s: %s", what, sqlite3_errmsg(st->db));
 }
 

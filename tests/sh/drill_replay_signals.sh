@@ -25,11 +25,12 @@ leftovers() { find "$TMPDIR" -mindepth 1 | head -5; }
 # stderr, sends SIG, checks the exit status and that nothing is left.
 run_until() {
   local sig=$1 pat=$2 i rc=0
+  rm -f "$TUI_TMP/err"  # (the last run's would match before this one starts)
   "${dflt[@]}" "$TT_BIN" drill replay "$FIX/mini.drill.json" --db "$TUI_TMP/$sig.db" --speed 0.5 \
     2>"$TUI_TMP/err" &
   pid=$!
   for ((i = 0; i < 2400; i++)); do  # up to 2 min on a loaded machine
-    grep -Eq -- "$pat" "$TUI_TMP/err" && break
+    grep -Eqs -- "$pat" "$TUI_TMP/err" && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
   done
