@@ -131,6 +131,13 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (!quiet)
 		ro.log = log_request;
+	{
+		char h[256];
+		unsigned port;
+		Err perr = {0};
+		if (receiver_parse_listen(ro.listen, h, sizeof h, &port, &perr))
+			return cli_fail("serve: --listen: %s", perr.msg), 2;
+	}
 	cli_warn_open_listener(ro.listen, ro.token);
 
 	/* Block the stop signals in every thread (the receiver's inherits the

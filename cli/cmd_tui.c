@@ -118,6 +118,11 @@ int cmd_tui(int argc, char **argv)
 	 * and connection (it creates the database when missing). */
 	Receiver *rx = NULL;
 	if (listen) {
+		char h[256];
+		unsigned port;
+		Err perr = {0};
+		if (receiver_parse_listen(listen, h, sizeof h, &port, &perr))
+			return cli_fail("--listen: %s", perr.msg), 2;
 		cli_warn_open_listener(listen, token);
 		ReceiverOptions ro = {.db_path = to.db_path, .listen = listen, .token = token};
 		if (receiver_start(&ro, &rx, &err))

@@ -67,6 +67,9 @@ expect 2 "--range '5'" pull --prometheus http://127.0.0.1:1 --db "$TMP/p.db" --r
 expect 2 "expected an http:// or https:// URL" pull --prometheus 127.0.0.1:9090 --db "$TMP/p.db"
 expect 2 "--window" report --db "$DB" --window yesterday
 expect 2 "unknown command" frobnicate
+expect 2 "unknown scenario 'nosuch'" sim nosuch --out "$TMP/simout"
+expect 2 "listen address 'nonsense'" serve --db "$TMP/s.db" --listen nonsense
+expect 2 "listen address 'nonsense'" tui --db "$DB" --listen nonsense
 expect 2 "unknown check" check nosuch --db "$DB"
 
 # ---- pull against a server that is down ------------------------------------
