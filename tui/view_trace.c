@@ -101,7 +101,7 @@ static void draw_span_bar(Canvas *cv, const TraceView *tv, int idx, int y, int64
 /* One line of a span's detail: an attribute (key = val), an event's name
  * (event set) or one of the event's attributes (indented). */
 typedef struct DetailLine {
-	char key[128];
+	char key[192];            /* an event's "name at +t ms" fits whole */
 	char val[256];
 	int event;
 	int indent;
