@@ -220,6 +220,7 @@ typedef struct TraceSpan {
 	double queue_ms;
 	int orphan;               /* its parent is missing from the trace */
 	char *attrs_json;         /* span attributes (JSON object text) */
+	char *events_json;        /* span events: [{"name","time_ns","attrs"}...], "" none */
 } TraceSpan;
 
 typedef struct TraceView {

@@ -497,7 +497,7 @@ static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model 
 	for (int64_t i = 0; i < s->n; i++)
 		k += s->r[i].slow;
 	if (s->n_hosts < 2 || k == 0) {
-		ev_missing(e, name, "ratio",
+		ev_missing(e, name, "index",
 		           s->n_hosts < 2 ? "spans: requests carry fewer than two hosts"
 		                          : "spans: fewer than 40 requests, no tail set");
 		return;
@@ -527,21 +527,21 @@ static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model 
 		/* expected Herfindahl of slow_host requests dropped on hosts in
 		 * proportion to their traffic: sum p^2 + (1 - sum p^2) / k */
 		double expect = hhi_all + (1 - hhi_all) / (double)slow_host;
-		ev_put(e, name, hhi_slow / expect, "ratio", EV_SRC_SPANS, EV_Q_NONE, slow_host,
+		ev_put(e, name, hhi_slow / expect, "index", EV_SRC_SPANS, EV_Q_NONE, slow_host,
 		       slow_host < TAIL_MIN,
 		       "spans: Herfindahl of the %lld tail requests over %d hosts / its value if "
 		       "they followed traffic (1 = no concentration) (%s)",
 		       (long long)slow_host, s->n_hosts, word(p));
 		snprintf(name, sizeof name, "placement.top_lift%s", sfx(p));
 		if (top >= 0) {
-			ev_put(e, name, top_lift, "ratio", EV_SRC_SPANS, EV_Q_NONE, hs[top], hs[top] < 5,
+			ev_put(e, name, top_lift, "index", EV_SRC_SPANS, EV_Q_NONE, hs[top], hs[top] < 5,
 			       "spans: host %s has %.1f %% of the tail and %.1f %% of requests (%s)",
 			       s->hosts[top], 100.0 * (double)hs[top] / (double)slow_host,
 			       100.0 * (double)hr[top] / (double)with_host, word(p));
 			if (p == 0)
 				ev_fact(e, "placement.top_host", s->hosts[top]);
 		} else {
-			ev_missing(e, name, "ratio", "spans: no host has 3 tail requests");
+			ev_missing(e, name, "index", "spans: no host has 3 tail requests");
 		}
 		snprintf(name, sizeof name, "placement.hosts%s", sfx(p));
 		ev_put(e, name, s->n_hosts, "count", EV_SRC_SPANS, EV_Q_NONE, with_host, 0,

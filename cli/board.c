@@ -72,12 +72,18 @@ static const Diagnosis *current(CliBoard *b, const Analysis *a, int *fresh)
 	return d;
 }
 
-static int evidence_cb(void *ctx, const Analysis *a, const char *name, double *value)
+static int evidence_cb(void *ctx, const Analysis *a, const char *name, double *value,
+                       const char **unit)
 {
 	CliBoard *b = ctx;
 	int fresh;
 	const Diagnosis *d = current(b, a, &fresh);
-	return d ? evidence_value(d->evidence, name, value) : 0;
+	const EvValue *v = d ? evidence_get(d->evidence, name) : NULL;
+	if (v == NULL || v->missing)
+		return 0;
+	*value = v->value;
+	*unit = v->unit;
+	return 1;
 }
 
 /* No diagnosis of a's window and baseline is on hand yet, and one is on

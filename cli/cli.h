@@ -5,6 +5,7 @@
 #ifndef TT_CLI_H
 #define TT_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "analysis.h"
@@ -62,11 +63,39 @@ int cli_skew_tolerance(const char *arg, SkewTolerance *out);
 /* 0 when format is "text" or "json"; else prints why and returns 2. */
 int cli_text_or_json(const char *format);
 
+/* Removes path and everything below it (a temporary folder that other
+ * threads may still be writing into: tries until the folder is gone, for at
+ * most about a second). Returns 0 when it is gone. */
+int cli_remove_tree(const char *path);
+
+/* 0 when wclass is NULL or a workload class the model declares or the
+ * stored spans carry; else prints "unknown class 'C' (known: ...)" and
+ * returns 2 (a usage error), or 1 when the classes cannot be read. */
+int cli_check_class(Store *st, const Model *model, const char *wclass);
+
+/* Warns on stderr when a receiver is to listen on an address other than
+ * loopback (listen as --listen takes it) without a bearer token: anyone
+ * who can reach it may then write into the database. */
+void cli_warn_open_listener(const char *listen, const char *token);
+
+/* Appends s to b as one word a POSIX shell reads back unchanged (in
+ * single quotes when it holds anything but [A-Za-z0-9_./:=@%+,-]). */
+struct Buf;
+void cli_shell_word(struct Buf *b, const char *s);
+
 /* True when arg is "-h" or "--help". */
 int cli_is_help(const char *arg);
 
-/* Loads a model file or returns NULL with err set. path may be NULL (no
- * model): then returns NULL with err->code == 0. */
+/* Where the model named by --model is: a path as given when it names a
+ * file (or holds a '/'), else a bundled model of the share folder by name
+ * ("mercury-home" or "mercury-home.model.json" -> SHARE/models/
+ * mercury-home.model.json). Writes the path into out; returns 1 when it
+ * is a bundled model, 0 otherwise. */
+int cli_model_path(const char *name, char *out, size_t n);
+
+/* Loads a model file (path or bundled name, see cli_model_path) or returns
+ * NULL with err set. path may be NULL (no model): then returns NULL with
+ * err->code == 0. */
 Model *cli_load_model(const char *path, Err *err);
 
 /* The model a command uses (issue 12): the file at path; "none": no model;

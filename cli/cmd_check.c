@@ -96,6 +96,12 @@ int cmd_check(int argc, char **argv)
 		return 1;
 	}
 	o.model = model;
+	int crc = cli_check_class(st, model, o.wclass);
+	if (crc) {
+		store_close(st);
+		model_free(model);
+		return crc;
+	}
 	CheckTable *t = NULL;
 	int rc = check_run(st, name, &o, &t, &err);
 	store_close(st);

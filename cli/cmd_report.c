@@ -24,8 +24,9 @@ static void usage(FILE *out)
 	      "node for the window and the baseline, the objective status, who owns the\n"
 	      "critical path of the slow requests, and data-quality findings.\n\n"
 	      "  --db FILE        database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
-	      "  --model FILE     endpoint model (objective, mandatory/optional, core, budgets);\n"
-	      "                   without it, a model inferred from the data ('none': no model)\n"
+	      "  --model FILE     endpoint model (objective, mandatory/optional, core, budgets):\n"
+	      "                   a file, or a bundled model by name (mercury-home); without it,\n"
+	      "                   a model inferred from the data ('none': no model)\n"
 	      "  --window A..B    analysed range; A and B are RFC 3339 timestamps or epoch\n"
 	      "                   milliseconds, either may be empty (default: all data)\n"
 	      "  --baseline A..B  range to compare against, or 'before': the same length just\n"
@@ -96,6 +97,12 @@ int cmd_report(int argc, char **argv)
 	ao.model = model;
 	ModelFinding *mf = NULL;
 	int nmf = 0;
+	int crc = cli_check_class(st, model, ao.wclass);
+	if (crc) {
+		store_close(st);
+		model_free(model);
+		return crc;
+	}
 	Analysis *a = NULL;
 	int rc = model ? model_check(st, model, ao.win_from, ao.win_to, &mf, &nmf, &err) : 0;
 	if (rc == 0)

@@ -127,18 +127,18 @@ int cmd_serve(int argc, char **argv)
 		case 'b':
 			if (parse_size(optarg, &ro.max_body))
 				return cli_fail("serve: --max-body '%s': expected a size like 65536, 64K or 16M",
-				                optarg);
+				                optarg), 2;
 			break;
 		case 'c':
 			v = strtoul(optarg, &end, 10);
 			if (*end || v == 0 || v > 10000)
-				return cli_fail("serve: --max-connections '%s': expected 1..10000", optarg);
+				return cli_fail("serve: --max-connections '%s': expected 1..10000", optarg), 2;
 			ro.max_connections = (unsigned)v;
 			break;
 		case 't':
 			v = strtoul(optarg, &end, 10);
 			if (*end || v == 0 || v > 3600)
-				return cli_fail("serve: --timeout '%s': expected 1..3600 seconds", optarg);
+				return cli_fail("serve: --timeout '%s': expected 1..3600 seconds", optarg), 2;
 			ro.timeout_s = (unsigned)v;
 			break;
 		case 'T': ro.token = optarg; break;
@@ -154,6 +154,14 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (!quiet)
 		ro.log = log_request;
+	{
+		char h[256];
+		unsigned port;
+		Err perr = {0};
+		if (receiver_parse_listen(ro.listen, h, sizeof h, &port, &perr))
+			return cli_fail("serve: --listen: %s", perr.msg), 2;
+	}
+	cli_warn_open_listener(ro.listen, ro.token);
 
 	/* Block the stop signals in every thread (the receiver's inherits the
 	 * mask) and wait for them here. */

@@ -125,7 +125,7 @@ int cmd_sim(int argc, char **argv)
 	SimParams p;
 	Err err = {0};
 	if (sim_params_init(&p, scenario, &err))
-		return cli_fail("sim: %s", err.msg);
+		return cli_fail("sim: %s", err.msg), 2; /* a usage error */
 	const char *out = NULL;
 	int single = 0, quiet = 0, c;
 	optind = 2;

@@ -26,9 +26,10 @@ static void usage(FILE *out)
 	      "is read-only here; imports running in another process show up within two\n"
 	      "refresh ticks. Press ? inside for the keys.\n\n"
 	      "  --db FILE          database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
-	      "  --model FILE       endpoint model (objective, mandatory/optional, core, budgets);\n"
-	      "                     without it, a model inferred from the data at start ('none':\n"
-	      "                     no model); the M key writes the model in use to a file\n"
+	      "  --model FILE       endpoint model (objective, mandatory/optional, core, budgets):\n"
+	      "                     a file, or a bundled model by name (mercury-home); without\n"
+	      "                     it, a model inferred from the data at start ('none': no\n"
+	      "                     model); the M key writes the model in use to a file\n"
 	      "  --model-out FILE   file the M key writes (default tailtriage.model.json; an\n"
 	      "                     existing file is never overwritten)\n"
 	      "  --window A..B      analysed range; RFC 3339 or epoch ms, either side may be\n"
@@ -133,6 +134,12 @@ int cmd_tui(int argc, char **argv)
 	 * and connection (it creates the database when missing). */
 	Receiver *rx = NULL;
 	if (listen) {
+		char h[256];
+		unsigned port;
+		Err perr = {0};
+		if (receiver_parse_listen(listen, h, sizeof h, &port, &perr))
+			return cli_fail("--listen: %s", perr.msg), 2;
+		cli_warn_open_listener(listen, token);
 		ReceiverOptions ro = {.db_path = to.db_path, .listen = listen, .token = token};
 		if (receiver_start(&ro, &rx, &err))
 			return cli_fail("--listen: %s", err.msg);
@@ -161,6 +168,18 @@ int cmd_tui(int argc, char **argv)
 		model_free(model);
 		receiver_stop(rx);
 		return cli_fail("%s", err.msg);
+	}
+	if (to.wclass && listen == NULL) {
+		/* a class neither the model nor the data knows is a usage error
+		 * (with --listen a new class may still arrive) */
+		int crc = cli_check_class(st, model, to.wclass);
+		if (crc) {
+			store_close(st);
+			model_findings_free(mf, nmf);
+			model_free(model);
+			receiver_stop(rx);
+			return crc;
+		}
 	}
 	store_close(st);
 	to.model = model;

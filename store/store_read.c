@@ -14,10 +14,11 @@
 	"CASE WHEN s.kind = 3 AND instr(coalesce(s.attrs, ''), '\"db.system') > 0"       \
 	" AND json_valid(s.attrs) THEN coalesce(json_extract(s.attrs, '$.\"db.system.name\"'),"  \
 	" json_extract(s.attrs, '$.\"db.system\"'), '') ELSE '' END"
-#define SPAN_COLS(attrs)                                                         \
+#define SPAN_COLS_EV(attrs, events)                                              \
 	"s.trace_id, s.span_id, s.parent_id, s.service, s.host, s.name, s.kind,"     \
 	" s.start_ns, s.end_ns, s.status_code, coalesce(s.wclass, ''), s.queue_ns,"  \
-	" coalesce(s.links, ''), " attrs ", " DB_SYSTEM
+	" coalesce(s.links, ''), " attrs ", " events ", " DB_SYSTEM
+#define SPAN_COLS(attrs) SPAN_COLS_EV(attrs, "''")
 
 /* A trace belongs to a window when its root span starts in it; a trace with
  * no root (only orphans) belongs where its earliest span starts. Traces are
@@ -37,7 +38,7 @@ static const char *const rsql[RSTMT_COUNT] = {
 	                      " FROM t JOIN spans s ON s.trace_key = t.k ORDER BY s.trace_key",
 	[RSTMT_SCAN_WINDOW_ATTRS] = WINDOW_TRACES " SELECT " SPAN_COLS("coalesce(s.attrs, '')")
 	                            " FROM t JOIN spans s ON s.trace_key = t.k ORDER BY s.trace_key",
-	[RSTMT_TRACE] = "SELECT " SPAN_COLS("coalesce(s.attrs, '')")
+	[RSTMT_TRACE] = "SELECT " SPAN_COLS_EV("coalesce(s.attrs, '')", "coalesce(s.events, '')")
 	                " FROM spans s WHERE s.trace_key = (SELECT id FROM traces WHERE trace_id = ?1)"
 	                " ORDER BY s.start_ns, s.span_id",
 	[RSTMT_SINCE] = "SELECT " SPAN_COLS("''")
@@ -94,7 +95,8 @@ static int run_scan(Store *st, sqlite3_stmt *s, StoreSpanFn fn, void *ctx, Err *
 		r.queue_ns = r.has_queue ? sqlite3_column_int64(s, 11) : 0;
 		r.links_json = store_col_text(s, 12);
 		r.attrs_json = store_col_text(s, 13);
-		r.db_system = store_col_text(s, 14);
+		r.events_json = store_col_text(s, 14);
+		r.db_system = store_col_text(s, 15);
 		stopped = fn(ctx, &r);
 	}
 	if (stopped)
@@ -175,6 +177,27 @@ int store_root_operations(Store *st, int64_t from_ns, int64_t to_ns, StoreRootOp
 	sqlite3_clear_bindings(s);
 	if (rc != SQLITE_DONE)
 		return store_sqlerr(st, err, "reading root operations");
+	return 0;
+}
+
+int store_classes(Store *st, int (*fn)(void *ctx, const char *wclass), void *ctx, Err *err)
+{
+	sqlite3_stmt *s = NULL;
+	if (sqlite3_prepare_v2(st->db,
+	                       "SELECT DISTINCT wclass FROM spans WHERE wclass IS NOT NULL"
+	                       " AND wclass <> '' ORDER BY 1",
+	                       -1, &s, NULL) != SQLITE_OK)
+		return store_sqlerr(st, err, "reading workload classes");
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (fn(ctx, store_col_text(s, 0))) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(st, err, "reading workload classes");
 	return 0;
 }
 

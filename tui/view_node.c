@@ -460,7 +460,9 @@ static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 
 	/* exemplars */
 	if (y < bottom) {
-		canvas_text(cv, 1, y++, r.w - 2, ROLE_HEADING, "slowest traces (Enter opens the waterfall)");
+		snprintf(buf, sizeof buf, "the %d slowest traces, slowest first (Enter opens the"
+		         " waterfall)", n_ex);
+		canvas_text(cv, 1, y++, r.w - 2, ROLE_HEADING, buf);
 	}
 	if (v->ex >= n_ex)
 		v->ex = n_ex ? n_ex - 1 : 0;
@@ -500,21 +502,9 @@ static int node_key(View *vv, TuiApp *app, Action act)
 	const DagNode *d = &a->nodes[app->sel_node];
 	int ex_idx[NODE_MAX_EXEMPLARS], ex_count[NODE_MAX_EXEMPLARS];
 	int n_ex = unique_exemplars(d, ex_idx, ex_count);
+	if (act != ACT_PAGE_UP && act != ACT_PAGE_DOWN && list_nav(act, &v->ex, n_ex, 1))
+		return REACT_REDRAW;
 	switch (act) {
-	case ACT_UP:
-		if (v->ex > 0)
-			v->ex--;
-		return REACT_REDRAW;
-	case ACT_DOWN:
-		if (v->ex + 1 < n_ex)
-			v->ex++;
-		return REACT_REDRAW;
-	case ACT_TOP:
-		v->ex = 0;
-		return REACT_REDRAW;
-	case ACT_BOTTOM:
-		v->ex = n_ex ? n_ex - 1 : 0;
-		return REACT_REDRAW;
 	case ACT_LEFT:
 		app_select_node(app, app->sel_node - 1);
 		v->ex = 0;
@@ -539,7 +529,14 @@ static void node_free(View *vv)
 	free(vv);
 }
 
-static const ViewOps node_ops = {"Node", node_draw, node_key, NULL, node_free};
+static const PaneKey node_keys[] = {
+	{ACT_OPEN, "waterfall of the marked slowest trace"},
+	{ACT_LEFT, "previous node (DAG order)"},
+	{ACT_RIGHT, "next node"},
+	{ACT_NONE, NULL},
+};
+
+static const ViewOps node_ops = {"Node", node_draw, node_key, NULL, node_free, node_keys};
 
 View *view_node_new(void)
 {

@@ -29,7 +29,7 @@ checks_board() {
   local what=$1
   tui_wait "1 DAG.* 6 Board" "$what: no Board tab"
   # late work 7 % from the sheet, against its 2 % budget
-  tui_wait "^budgets .*late.work.* \(7\.0%\)" "$what: the sheet's late work is not a breached budget" 20
+  tui_wait "^budgets .*late.work.* \(7\.0 ?%\)" "$what: the sheet's late work is not a breached budget" 20
   # the telemetry's budgets are evaluated too (the TUI alone knows only p99)
   tui_wait "^budgets .*[2-9] within" "$what: budgets not evaluated from the drill's data" 20
   tui_screen | grep -q "evaluating" && tui_fail "$what: still evaluating with the budgets shown"
