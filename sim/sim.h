@@ -28,6 +28,10 @@
 
 /* ---- parameters --------------------------------------------------------- */
 
+/* The endpoint's latency objective (ingress p99, ms): the slow set of the
+ * figures below is defined against it, as the report defines it. */
+#define SIM_OBJECTIVE_MS 300.0
+
 enum { SIM_MAX_PRICING = 8 };   /* parallel pricing calls per request, at most */
 
 typedef struct SimParams {
@@ -69,6 +73,10 @@ typedef struct SimParams {
 	int cores;                  /* cores per API host, for the modelled CPU gauge */
 	double cpu_per_call_ms;     /* CPU charged per outgoing call */
 	int metrics;                /* 1: also write metrics.jsonl (OTLP/JSON metrics) */
+	/* arrival waves and cancellation (issue 13) */
+	double wave_share;          /* share of seconds that are notification waves */
+	double wave_mult;           /* arrival rate in a wave second / the window's mean */
+	double cancel_stop_p;       /* share of cancelled optional calls whose server stops */
 } SimParams;
 
 /* Fills p with the defaults of scenario ("mercury"). Returns TT_ENOTFOUND
@@ -218,6 +226,13 @@ typedef struct SimFigures {
 	double pricing_server_p99_ms;      /* pricing server span duration */
 	double class_share[3];      /* standard, premium, enterprise */
 	double omitted_share;       /* requests with a timed-out optional call */
+	/* (issue 13) */
+	double late_share;          /* requests whose optional server outlived the call */
+	int64_t slow;               /* the slow set: above the objective (edge latency)
+	                             * when >= 20 are, else the slowest max(20, 5 %) */
+	double slow_threshold_ms;
+	double pricing_cp_share;    /* pricing's share of the slow set's latency on the
+	                             * critical path (its last quote ended the fan-out) */
 } SimFigures;
 
 typedef struct SimPhaseInfo {
@@ -231,6 +246,7 @@ typedef struct SimPhaseInfo {
 	double exec_occupancy;      /* time-averaged used/max over the window, all hosts */
 	double profile_occupancy;
 	double pricing_occupancy;
+	double cpu_mean;            /* modelled CPU over the window, mean of all hosts */
 	int hot[64];                /* host indexes enterprise concentrates on */
 	int n_hot;
 } SimPhaseInfo;

@@ -209,6 +209,7 @@ typedef struct PhaseCfg {
 	int fanout_calls;          /* pricing quotes per request of every class, 0: as usual */
 	int serial_inventory;      /* inventory before the fan-out, not inside it */
 	double retry_p;            /* share of inventory attempts that fail, 0: none */
+	double wave_share, wave_mult;  /* arrival waves (both phases) */
 } PhaseCfg;
 
 /* A mechanism turns a copy of the baseline configuration into the
@@ -366,6 +367,42 @@ static double slowdown_mult(const SimParams *p, const PhaseCfg *c, int64_t t)
 	return 1;
 }
 
+/* Enterprise arrival-rate multiplier of the second holding t: waves. A
+ * notification batch reaches an enterprise tenant's users together, so each
+ * whole second of the clock is a wave second with probability wave-share
+ * (drawn from the phase seed and the second's number), in which enterprise
+ * requests arrive at wave-mult times their mean rate; the other seconds
+ * have fewer, so the window's class mix and mean rate stay as set. */
+static double wave_rate(const PhaseCfg *c, uint64_t phase_seed, int64_t t)
+{
+	if (c->wave_share <= 0 || c->wave_mult <= 1)
+		return 1;
+	uint64_t x = phase_seed ^ (0xd1b54a32d192ed03ull * (uint64_t)(t / 1000000000));
+	double u = (double)(sim_splitmix64(&x) >> 11) * 0x1.0p-53;
+	if (u < c->wave_share)
+		return c->wave_mult;
+	return (1 - c->wave_share * c->wave_mult) / (1 - c->wave_share);
+}
+
+/* Next arrival after t of the fleet's Poisson stream whose rate follows
+ * wave_rate(): an exponential gap at the current second's rate; a gap that
+ * crosses into the next second is redrawn from there (memoryless). */
+static int64_t next_arrival_after(const PhaseCfg *c, uint64_t phase_seed, SimRng *r, int64_t t,
+                                  double mean_gap_ns)
+{
+	if (c->wave_share <= 0 || c->wave_mult <= 1)    /* no waves: a plain Poisson stream */
+		return t + (int64_t)(sim_rng_exp(r, mean_gap_ns) + 0.5);
+	for (;;) {
+		int64_t sec_end = (t / 1000000000 + 1) * 1000000000;
+		double e = c->mix[CL_ENTERPRISE];
+		double g = sim_rng_exp(r, mean_gap_ns / (1 - e + e * wave_rate(c, phase_seed, t)));
+		int64_t n = t + (int64_t)(g + 0.5);
+		if (n < sec_end)
+			return n;
+		t = sec_end;
+	}
+}
+
 /* ---- figures ---------------------------------------------------------- */
 
 typedef struct Vec {
@@ -423,14 +460,16 @@ static double vec_rank(Vec *v, double q)
 
 typedef struct Tally {
 	Vec root, edge, qwait, pwait, pc, pcw, ps;
+	Vec req_edge, req_price_cp;  /* per request, in order: for the slow set */
 	int64_t cls[N_CLASSES];
-	int64_t omitted;
+	int64_t omitted, late;
 	int64_t requests;
 } Tally;
 
 static void tally_fini(Tally *t)
 {
-	Vec *v[] = {&t->root, &t->edge, &t->qwait, &t->pwait, &t->pc, &t->pcw, &t->ps};
+	Vec *v[] = {&t->root, &t->edge, &t->qwait, &t->pwait, &t->pc, &t->pcw, &t->ps,
+	            &t->req_edge, &t->req_price_cp};
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
 		free(v[i]->v);
 	memset(t, 0, sizeof *t);
@@ -452,6 +491,35 @@ static void tally_figures(Tally *t, SimFigures *f)
 	for (int c = 0; c < N_CLASSES; c++)
 		f->class_share[c] = t->requests ? (double)t->cls[c] / (double)t->requests : 0;
 	f->omitted_share = t->requests ? (double)t->omitted / (double)t->requests : 0;
+	f->late_share = t->requests ? (double)t->late / (double)t->requests : 0;
+	/* The slow set, as the report defines it: above the objective when at
+	 * least 20 requests are, else the slowest max(20, 5 %). */
+	size_t n = t->req_edge.n, above = 0;
+	for (size_t i = 0; i < n; i++)
+		above += t->req_edge.v[i] > (float)SIM_OBJECTIVE_MS;
+	double thr = SIM_OBJECTIVE_MS;
+	int strict = 1;
+	if (above < 20 && n >= 20) {
+		size_t k = (size_t)ceil(0.05 * (double)n);
+		if (k < 20)
+			k = 20;
+		Vec tmp = {xmalloc(n * sizeof(float)), n, n};
+		memcpy(tmp.v, t->req_edge.v, n * sizeof(float));
+		thr = vec_rank(&tmp, 1.0 - (double)k / (double)n);
+		free(tmp.v);
+		strict = 0;
+	}
+	double tot = 0, price = 0;
+	for (size_t i = 0; i < n; i++) {
+		float e = t->req_edge.v[i];
+		if (strict ? e > (float)thr : e >= (float)thr) {
+			f->slow++;
+			tot += e;
+			price += t->req_price_cp.v[i];
+		}
+	}
+	f->slow_threshold_ms = thr;
+	f->pricing_cp_share = tot > 0 ? price / tot : 0;
 }
 
 /* ---- requests --------------------------------------------------------- */
@@ -506,6 +574,7 @@ typedef struct Model {
 	uint32_t n_reqs, cap_reqs, free_list;
 	Tally pop, sample;
 	double occ[3];             /* time-averaged occupancy of exec/profile/pricing */
+	double cpu_window_ms;      /* CPU charged by requests that finished in the window */
 	SimSpan spans[6 + 2 * (N_BRANCHES + SIM_MAX_PRICING + 2) + 1];
 	int64_t traces, n_spans;
 	int stop;                  /* sink failed */
@@ -602,6 +671,11 @@ static void plain_call(Model *m, Req *q, Call *k, int dep, int64_t c0, double ti
 	if (timeout_ms > 0 && k->c1 - c0 > ms_ns(timeout_ms)) {
 		k->c1 = c0 + ms_ns(timeout_ms);
 		k->timed_out = 1;
+		/* The deadline travels with the call: a handler that checks it
+		 * stops there; one that does not finishes its work for nobody. */
+		if (m->p->cancel_stop_p > 0 && sim_rng_unit(&q->rng) < m->p->cancel_stop_p &&
+		    k->s1 > k->c1)
+			k->s1 = k->c1 > k->s0 ? k->c1 : k->s0;
 	}
 }
 
@@ -864,6 +938,19 @@ static void tally_request(Tally *t, const Req *q)
 	}
 	if (q->br[BR_RECOMMENDATION].timed_out || q->br[BR_REPUTATION].timed_out)
 		t->omitted++;
+	int late = 0;
+	for (int b = BR_RECOMMENDATION; b < N_BRANCHES; b++)
+		late |= q->br[b].timed_out && q->br[b].s1 > q->br[b].c1;
+	t->late += late;
+	/* pricing on the critical path: its last quote is what the fan-out
+	 * waited for (it ended after every other branch) */
+	const Call *last = NULL;
+	for (int k = 0; k < q->n_price; k++)
+		if (last == NULL || q->price[k].c1 > last->c1)
+			last = &q->price[k];
+	vec_add(&t->req_edge, (double)(q->t1 - q->t_arr) * 1e-6);
+	vec_add(&t->req_price_cp,
+	        last && last->c1 > q->other_end ? (double)(last->c1 - last->c0) * 1e-6 : 0);
 }
 
 /* ---- the run ------------------------------------------------------------ */
@@ -888,8 +975,14 @@ static void new_request(Model *m, uint64_t index, int64_t t, int traced)
 	q->t_arr = t;
 	q->traced = traced;
 	double u = sim_rng_unit(&q->rng);
-	q->cls = u < m->c->mix[CL_ENTERPRISE] ? CL_ENTERPRISE
-	       : u < m->c->mix[CL_ENTERPRISE] + m->c->mix[CL_PREMIUM] ? CL_PREMIUM : CL_STANDARD;
+	/* the class mix of this second (waves carry more enterprise) */
+	double e = m->c->mix[CL_ENTERPRISE], w = wave_rate(m->c, m->phase_seed, t);
+	double pe = e, pp = m->c->mix[CL_PREMIUM];
+	if (w != 1) {
+		pe = e * w / (1 - e + e * w);
+		pp *= (1 - pe) / (1 - e > 0 ? 1 - e : 1);
+	}
+	q->cls = u < pe ? CL_ENTERPRISE : u < pe + pp ? CL_PREMIUM : CL_STANDARD;
 	if (q->cls == CL_ENTERPRISE && m->c->n_hot > 0 && sim_rng_unit(&q->rng) < m->c->hot_share)
 		q->host = m->c->hot[sim_rng_below(&q->rng, (uint32_t)m->c->n_hot)];
 	else
@@ -952,12 +1045,6 @@ static void window_edge(Model *m, int64_t t, int start)
 	}
 }
 
-/* Gap to the next arrival of a Poisson stream, whole ns. */
-static int64_t next_gap(SimRng *r, double mean_ns)
-{
-	return (int64_t)(sim_rng_exp(r, mean_ns) + 0.5);
-}
-
 static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
                      const PhaseCfg *c, int phase, SimPhaseInfo *info, Err *err)
 {
@@ -997,13 +1084,13 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 	sim_rng_seed(&pick, m.phase_seed, 0x5a3u << 20);
 	SimRng count_rng = arr;
 	uint64_t in_window = 0;
-	for (int64_t t = begin + next_gap(&count_rng, mean_gap_ns); t < c->end;
-	     t += next_gap(&count_rng, mean_gap_ns))
+	for (int64_t t = next_arrival_after(c, m.phase_seed, &count_rng, begin, mean_gap_ns);
+	     t < c->end; t = next_arrival_after(c, m.phase_seed, &count_rng, t, mean_gap_ns))
 		if (t >= c->start)
 			in_window++;
 	uint64_t want = (uint64_t)p->traces, seen = 0, chosen = 0;
 
-	int64_t next_arrival = begin + next_gap(&arr, mean_gap_ns);
+	int64_t next_arrival = next_arrival_after(c, m.phase_seed, &arr, begin, mean_gap_ns);
 	uint64_t index = 0;
 	if (next_arrival < c->end)
 		schedule(&m, next_arrival, 0, EV_ARRIVE, 0);
@@ -1026,7 +1113,7 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 				seen++;
 			}
 			new_request(&m, index++, e.t, traced);
-			next_arrival += next_gap(&arr, mean_gap_ns);
+			next_arrival = next_arrival_after(c, m.phase_seed, &arr, next_arrival, mean_gap_ns);
 			if (next_arrival < c->end)
 				schedule(&m, (int64_t)next_arrival, 0, EV_ARRIVE, 0);
 			break;
@@ -1053,8 +1140,11 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 		}
 		case EV_FINISH: {
 			Req *q = &m.reqs[e.who];
-			m.cpu_ms[q->host] += (double)((q->v1 - q->v0) + (q->a1 - q->a0)) / 1e6 +
-			                     p->cpu_per_call_ms * (6 + q->n_price + q->n_inv_try);
+			double cpu = (double)((q->v1 - q->v0) + (q->a1 - q->a0)) / 1e6 +
+			             p->cpu_per_call_ms * (6 + q->n_price + q->n_inv_try);
+			m.cpu_ms[q->host] += cpu;
+			if (e.t >= c->start && e.t < c->end)
+				m.cpu_window_ms += cpu;
 			if (sim_pool_release(&m.exec[q->host], e.t, &wt))
 				grant(&m, &wt, e.t, EV_ARRIVE);
 			q = &m.reqs[e.who];
@@ -1100,6 +1190,7 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 	info->exec_occupancy = m.occ[0];
 	info->profile_occupancy = m.occ[1];
 	info->pricing_occupancy = m.occ[2];
+	info->cpu_mean = m.cpu_window_ms / ((double)(c->end - c->start) / 1e6 * p->cores * p->hosts);
 	info->n_hot = c->n_hot;
 	memcpy(info->hot, c->hot, sizeof info->hot);
 
@@ -1145,6 +1236,8 @@ int sim_run(const SimParams *p, const SimWorld *w, const SimSink *sink, SimRun *
 	    .profile_pool = p->profile_pool,
 	    .pricing_pool = p->pricing_pool,
 	    .slow_dep = -1,
+	    .wave_share = p->wave_share,
+	    .wave_mult = p->wave_mult,
 	};
 	PhaseCfg inc = base;
 	inc.name = "incident";
