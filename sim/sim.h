@@ -117,6 +117,63 @@ const SimIncidentInfo *sim_incidents(int *n);
 /* Scenario names, NULL-terminated (static). */
 const char *const *sim_scenarios(void);
 
+/* ---- what the scenario declares (one model, one simulator) ------------ */
+
+/* The endpoint the scenario simulates, as an endpoint model
+ * (models/mercury-home.model.json) must describe it: its nodes and their
+ * semantics, the pools with their sizes per API process (what each host's
+ * db.client.connection.max / executor.slots gauge reports), the class mix
+ * of the baseline and the case's revisit triggers (the budgets the
+ * comparison of `tailtriage sim` is read against). A unit test keeps the
+ * bundled model equal to this. */
+typedef struct SimNodeInfo {
+	const char *service;        /* called service, or the API's own service */
+	const char *operation;      /* local span name (validate, assemble); NULL for a call */
+	int mandatory;              /* the response waits for it (no timeout) */
+	int core;                   /* part of the core response */
+	const char *pool;           /* client pool in front of it, or NULL */
+} SimNodeInfo;
+
+typedef struct SimPoolInfo {
+	const char *name;           /* "endpoint-executor", "profile", "pricing" */
+	const char *kind;           /* "executor" | "client" */
+	const char *node;           /* the service it guards */
+	int size;                   /* slots per API process */
+} SimPoolInfo;
+
+typedef struct SimBudgetInfo {
+	const char *id, *evidence, *op;
+	double threshold;
+	const char *unit;
+} SimBudgetInfo;
+
+typedef struct SimScenarioInfo {
+	const char *endpoint, *root_service, *root_operation;
+	double objective_ms;
+	const char *class_attr;
+	const char *classes[3];
+	double mix[3];              /* baseline mix (the parameters) */
+	SimNodeInfo nodes[9];
+	int n_nodes;
+	SimPoolInfo pools[3];
+	int n_pools;
+	const SimBudgetInfo *budgets;
+	int n_budgets;
+} SimScenarioInfo;
+
+/* Fills out for p's scenario (pool sizes and mix from p). */
+int sim_scenario_info(const SimParams *p, SimScenarioInfo *out, Err *err);
+
+/* The case's matched-peak observations (the diagnostic drill), for the
+ * comparison `tailtriage sim` prints. */
+typedef struct SimCaseFigure {
+	const char *measure;        /* "ingress p99" */
+	const char *unit;           /* "ms" or "%" */
+	double value;               /* in unit */
+	double was;                 /* the earlier peak, NAN when the case gives none */
+} SimCaseFigure;
+const SimCaseFigure *sim_case_figures(int *n);
+
 /* ---- what the model produces ------------------------------------------ */
 
 enum { SIM_ATTR_STR, SIM_ATTR_INT, SIM_ATTR_DOUBLE, SIM_ATTR_BOOL };

@@ -191,6 +191,76 @@ void sim_world_fini(SimWorld *w)
 	memset(w, 0, sizeof *w);
 }
 
+/* ---- what the scenario declares --------------------------------------- */
+
+/* The case's revisit triggers (its decision record): what the comparison
+ * of `tailtriage sim` reads "inside budget" against. */
+static const SimBudgetInfo BUDGETS[] = {
+	{"p99", "ingress.p99_ms", ">", 300, "ms"},
+	{"queue_age", "endpoint.queue_age.p99_ms", ">", 12, "ms"},
+	{"pool_occupancy", "pool.profile.occupancy", ">", 0.82, "ratio"},
+	{"late_work", "late_work.ratio", ">", 0.02, "ratio"},
+	{"omission", "omission.ratio", ">", 0.08, "ratio"},
+	{"mix_change", "mix.change", ">", 0.15, "ratio"},
+	{"recovery", "recovery.minutes", ">", 6, "min"},
+};
+
+static const SimCaseFigure CASE_FIGURES[] = {
+	{"ingress p99", "ms", 318, NAN},
+	{"fleet mean CPU", "%", 46, NAN},
+	{"endpoint queue-age p99", "ms", 9, NAN},
+	{"profile pool occupancy", "%", 79, NAN},
+	{"late work", "%", 1.4, NAN},
+	{"optional omission", "%", 3.1, NAN},
+	{"pricing client wait p99", "ms", 71, 18},
+	{"pricing server p99", "ms", 22, 20},
+	{"enterprise mix", "%", 9, 5},
+};
+
+const SimCaseFigure *sim_case_figures(int *n)
+{
+	*n = (int)(sizeof CASE_FIGURES / sizeof CASE_FIGURES[0]);
+	return CASE_FIGURES;
+}
+
+int sim_scenario_info(const SimParams *p, SimScenarioInfo *o, Err *err)
+{
+	memset(o, 0, sizeof *o);
+	if (strcmp(p->scenario, "mercury") != 0)
+		return err_set(err, TT_ENOTFOUND, "unknown scenario '%s'", p->scenario);
+	o->endpoint = "GET /v2/home";
+	o->root_service = "mercury-api";
+	o->root_operation = "GET /v2/home";
+	o->objective_ms = SIM_OBJECTIVE_MS;
+	o->class_attr = "workload.class";
+	for (int c = 0; c < N_CLASSES; c++)
+		o->classes[c] = CLASS_NAMES[c];
+	o->mix[CL_STANDARD] = 1 - p->premium_share - p->enterprise_share;
+	o->mix[CL_PREMIUM] = p->premium_share;
+	o->mix[CL_ENTERPRISE] = p->enterprise_share;
+	/* The order of a request: validate, profile, entitlement, the fan-out,
+	 * assemble. Recommendation and reputation run under a timeout and the
+	 * response is marked partial without them; experiment is waited for
+	 * but is not part of the core response (it records an exposure). */
+	int n = 0;
+	o->nodes[n++] = (SimNodeInfo){"mercury-api", "validate", 1, 1, NULL};
+	for (int d = 0; d < N_DEPS; d++) {
+		int optional = d == D_RECOMMENDATION || d == D_REPUTATION;
+		o->nodes[n++] = (SimNodeInfo){DEPS[d].service, NULL, !optional,
+		                              !optional && d != D_EXPERIMENT,
+		                              d == D_PROFILE ? "profile" : d == D_PRICING ? "pricing" : NULL};
+	}
+	o->nodes[n++] = (SimNodeInfo){"mercury-api", "assemble", 1, 1, NULL};
+	o->n_nodes = n;
+	o->pools[0] = (SimPoolInfo){"endpoint-executor", "executor", "mercury-api", p->executor_slots};
+	o->pools[1] = (SimPoolInfo){"profile", "client", "profile", p->profile_pool};
+	o->pools[2] = (SimPoolInfo){"pricing", "client", "pricing", p->pricing_pool};
+	o->n_pools = 3;
+	o->budgets = BUDGETS;
+	o->n_budgets = (int)(sizeof BUDGETS / sizeof BUDGETS[0]);
+	return 0;
+}
+
 /* ---- phases and incident mechanisms ---------------------------------- */
 
 typedef struct PhaseCfg {

@@ -20,6 +20,8 @@
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 
+#include "model.h"
+#include "model_json.h"
 #include "sim.h"
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -790,6 +792,136 @@ static void test_end_to_end_pricing_signature(void **state)
 	rmtree(dir);
 }
 
+/* ---- one model, one simulator -------------------------------------------- */
+
+static int same(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
+}
+
+/* The bundled model describes the simulated endpoint: the same root,
+ * objective, classes and baseline mix, nodes with the same semantics, pools
+ * of the size each simulated API process has (what its
+ * db.client.connection.max and executor.slots gauges report) and the
+ * case's budgets the simulator compares against. Editing either side alone
+ * fails here. */
+static void test_bundled_model_is_the_simulator(void **state)
+{
+	(void)state;
+	Model *m = NULL;
+	Err err = {0};
+	if (model_load("../models/mercury-home.model.json", &m, &err))
+		fail_msg("%s", err.msg);
+	SimParams p;
+	assert_int_equal(sim_params_init(&p, "mercury", &err), 0);
+	SimScenarioInfo si;
+	assert_int_equal(sim_scenario_info(&p, &si, &err), 0);
+
+	assert_string_equal(m->endpoint, si.endpoint);
+	assert_string_equal(m->root_service, si.root_service);
+	assert_string_equal(m->root_operation, si.root_operation);
+	assert_true(m->objective_ms == si.objective_ms);
+	assert_true(m->objective_pct == 99);
+	assert_string_equal(m->class_key, si.class_attr);
+	assert_int_equal(m->n_classes, 3);
+	assert_non_null(m->class_mix);
+	for (int c = 0; c < 3; c++) {
+		assert_string_equal(m->classes[c], si.classes[c]);
+		if (fabs(m->class_mix[c] - si.mix[c]) > 1e-9)
+			fail_msg("class %s: model mix %g, simulator %g", si.classes[c], m->class_mix[c],
+			         si.mix[c]);
+	}
+	assert_int_equal(m->n_nodes, si.n_nodes);
+	for (int i = 0; i < si.n_nodes; i++) {
+		const ModelNode *mn = &m->nodes[i];
+		const SimNodeInfo *sn = &si.nodes[i];
+		if (!same(mn->service, sn->service) || !same(mn->operation, sn->operation) ||
+		    mn->mandatory != sn->mandatory || mn->core != sn->core || !same(mn->pool, sn->pool))
+			fail_msg("node %d (%s%s%s) differs between model and simulator", i, sn->service,
+			         sn->operation ? " " : "", sn->operation ? sn->operation : "");
+	}
+	assert_int_equal(m->n_pools, si.n_pools);
+	for (int i = 0; i < si.n_pools; i++) {
+		const ModelPool *mp = &m->pools[i];
+		const SimPoolInfo *sp = &si.pools[i];
+		assert_string_equal(mp->name, sp->name);
+		assert_string_equal(mp->kind, sp->kind);
+		assert_string_equal(mp->node, sp->node);
+		if (mp->size != sp->size)
+			fail_msg("pool %s: model size %lld, simulator %d per process", sp->name,
+			         (long long)mp->size, sp->size);
+	}
+	assert_int_equal(m->n_budgets, si.n_budgets);
+	for (int i = 0; i < si.n_budgets; i++) {
+		const ModelBudget *mb = &m->budgets[i];
+		const SimBudgetInfo *sb = &si.budgets[i];
+		if (!same(mb->id, sb->id) || !same(mb->evidence, sb->evidence) || !same(mb->op, sb->op) ||
+		    mb->threshold != sb->threshold || !same(mb->unit, sb->unit))
+			fail_msg("budget %s differs between model and simulator", sb->id);
+	}
+	model_free(m);
+}
+
+/* The pool gauges the simulator writes report the per-process size the
+ * model declares (the node pane shows both side by side). */
+static void test_pool_gauges_match_model_sizes(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/tt_test_simpool_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	SimParams p;
+	Err err = {0};
+	assert_int_equal(sim_params_init(&p, "mercury", &err), 0);
+	assert_int_equal(sim_params_set(&p, "traces", "50", &err), 0);
+	assert_int_equal(sim_params_set(&p, "window-s", "30", &err), 0);
+	assert_int_equal(sim_params_set(&p, "warmup-s", "5", &err), 0);
+	assert_int_equal(sim_params_set(&p, "hosts", "3", &err), 0);
+	SimRun run;
+	if (sim_generate(&p, dir, 0, &run, NULL, NULL, 0, &err))
+		fail_msg("%s", err.msg);
+	Model *m = NULL;
+	if (model_load("../models/mercury-home.model.json", &m, &err))
+		fail_msg("%s", err.msg);
+	char path[128];
+	snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	static char line[1 << 20];
+	int checked = 0;
+	while (fgets(line, sizeof line, f)) {
+		for (int i = 0; i < m->n_pools; i++) {
+			const ModelPool *mp = &m->pools[i];
+			const char *metric = strcmp(mp->kind, "executor") == 0 ? "\"executor.slots\""
+			                                                       : "\"db.client.connection.max\"";
+			const char *at = strstr(line, metric);
+			if (at == NULL)
+				continue;
+			/* the data point after the name: the executor has one, the
+			 * client pools one per pool name */
+			char want[256];
+			if (strcmp(mp->kind, "executor") == 0)
+				snprintf(want, sizeof want, "\"asInt\":\"%lld\"", (long long)mp->size);
+			else
+				snprintf(want, sizeof want, "\"asInt\":\"%lld\",\"attributes\":[{\"key\":"
+				         "\"host.name\",\"value\":{\"stringValue\":\"api-01\"}},{\"key\":"
+				         "\"db.client.connection.pool.name\",\"value\":{\"stringValue\":\"%s\"}}",
+				         (long long)mp->size, mp->name);
+			if (strstr(at, want) == NULL)
+				continue;
+			checked |= 1 << i;
+		}
+	}
+	fclose(f);
+	assert_int_equal(checked, (1 << m->n_pools) - 1);
+	model_free(m);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/traces.jsonl", dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/manifest.json", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -800,6 +932,8 @@ int main(void)
 		cmocka_unit_test(test_writer_escapes),
 		cmocka_unit_test(test_class_mix),
 		cmocka_unit_test(test_end_to_end_pricing_signature),
+		cmocka_unit_test(test_bundled_model_is_the_simulator),
+		cmocka_unit_test(test_pool_gauges_match_model_sizes),
 	};
 	return cmocka_run_group_tests(tests, NULL, remove_leftovers);
 }
