@@ -77,6 +77,8 @@ typedef struct SimParams {
 	double wave_share;          /* share of seconds that are notification waves */
 	double wave_mult;           /* arrival rate in a wave second / the window's mean */
 	double cancel_stop_p;       /* share of cancelled optional calls whose server stops */
+	int enterprise_pricing_slots;  /* enterprise's partition of pricing-pool, 0: shared */
+	int wave_enterprise;        /* 1: waves carry enterprise requests only */
 } SimParams;
 
 /* Fills p with the defaults of scenario ("mercury"). Returns TT_ENOTFOUND

@@ -274,12 +274,14 @@ typedef struct PhaseCfg {
 	double hot_share;          /* share of enterprise requests sent to them */
 	int slowdown;              /* apply the profile+recommendation slowdown */
 	int exec_slots, profile_pool, pricing_pool;
+	int ent_pricing_slots;     /* enterprise's partition of pricing_pool, 0: shared */
 	/* (added by "diag") */
 	int slow_dep;              /* single-slowdown: D_* that slows down, -1 none */
 	int fanout_calls;          /* pricing quotes per request of every class, 0: as usual */
 	int serial_inventory;      /* inventory before the fan-out, not inside it */
 	double retry_p;            /* share of inventory attempts that fail, 0: none */
 	double wave_share, wave_mult;  /* arrival waves (both phases) */
+	int wave_enterprise;       /* the waves carry enterprise requests only */
 } PhaseCfg;
 
 /* A mechanism turns a copy of the baseline configuration into the
@@ -437,21 +439,25 @@ static double slowdown_mult(const SimParams *p, const PhaseCfg *c, int64_t t)
 	return 1;
 }
 
-/* Enterprise arrival-rate multiplier of the second holding t: waves. A
- * notification batch reaches an enterprise tenant's users together, so each
- * whole second of the clock is a wave second with probability wave-share
- * (drawn from the phase seed and the second's number), in which enterprise
- * requests arrive at wave-mult times their mean rate; the other seconds
- * have fewer, so the window's class mix and mean rate stay as set. */
+/* Arrival-rate multiplier of the second holding t: notification waves.
+ * Batches go out on a schedule: every round(1 / wave-share) seconds one
+ * whole second of the clock is a wave, with requests arriving at wave-mult
+ * times the window's mean rate (the schedule's offset comes from the phase
+ * seed); the other seconds have fewer arrivals, so the mean rate stays
+ * `rate`. */
 static double wave_rate(const PhaseCfg *c, uint64_t phase_seed, int64_t t)
 {
 	if (c->wave_share <= 0 || c->wave_mult <= 1)
 		return 1;
-	uint64_t x = phase_seed ^ (0xd1b54a32d192ed03ull * (uint64_t)(t / 1000000000));
-	double u = (double)(sim_splitmix64(&x) >> 11) * 0x1.0p-53;
-	if (u < c->wave_share)
+	int64_t period = llround(1 / c->wave_share);
+	if (period < 2)
+		period = 2;
+	uint64_t x = phase_seed ^ 0xd1b54a32d192ed03ull;
+	int64_t offset = (int64_t)(sim_splitmix64(&x) % (uint64_t)period);
+	double share = 1.0 / (double)period;
+	if ((t / 1000000000 + offset) % period == 0)
 		return c->wave_mult;
-	return (1 - c->wave_share * c->wave_mult) / (1 - c->wave_share);
+	return (1 - share * c->wave_mult) / (1 - share);
 }
 
 /* Next arrival after t of the fleet's Poisson stream whose rate follows
@@ -464,8 +470,8 @@ static int64_t next_arrival_after(const PhaseCfg *c, uint64_t phase_seed, SimRng
 		return t + (int64_t)(sim_rng_exp(r, mean_gap_ns) + 0.5);
 	for (;;) {
 		int64_t sec_end = (t / 1000000000 + 1) * 1000000000;
-		double e = c->mix[CL_ENTERPRISE];
-		double g = sim_rng_exp(r, mean_gap_ns / (1 - e + e * wave_rate(c, phase_seed, t)));
+		double w = wave_rate(c, phase_seed, t), e = c->mix[CL_ENTERPRISE];
+		double g = sim_rng_exp(r, mean_gap_ns / (c->wave_enterprise ? 1 - e + e * w : w));
 		int64_t n = t + (int64_t)(g + 0.5);
 		if (n < sec_end)
 			return n;
@@ -640,6 +646,7 @@ typedef struct Model {
 	int dep_res[N_DEPS];       /* first resource of each dependency */
 	SimHeap heap;
 	SimPool *exec, *prof, *price;
+	SimPool *price_ent;        /* enterprise's partition of the pricing pool (may be size 0) */
 	Req *reqs;
 	uint32_t n_reqs, cap_reqs, free_list;
 	Tally pop, sample;
@@ -1035,6 +1042,15 @@ static void grant(Model *m, const SimWaiter *w, int64_t t, int type)
 		on_price_granted(m, w->who, w->arg, t);
 }
 
+/* The pricing pool (partition) request i takes its connections from. */
+static SimPool *price_pool(Model *m, uint32_t i)
+{
+	const Req *q = &m->reqs[i];
+	if (q->cls == CL_ENTERPRISE && m->price_ent[q->host].max > 0)
+		return &m->price_ent[q->host];
+	return &m->price[q->host];
+}
+
 static void new_request(Model *m, uint64_t index, int64_t t, int traced)
 {
 	uint32_t i = req_new(m);
@@ -1045,12 +1061,13 @@ static void new_request(Model *m, uint64_t index, int64_t t, int traced)
 	q->t_arr = t;
 	q->traced = traced;
 	double u = sim_rng_unit(&q->rng);
-	/* the class mix of this second (waves carry more enterprise) */
-	double e = m->c->mix[CL_ENTERPRISE], w = wave_rate(m->c, m->phase_seed, t);
-	double pe = e, pp = m->c->mix[CL_PREMIUM];
-	if (w != 1) {
-		pe = e * w / (1 - e + e * w);
-		pp *= (1 - pe) / (1 - e > 0 ? 1 - e : 1);
+	double pe = m->c->mix[CL_ENTERPRISE], pp = m->c->mix[CL_PREMIUM];
+	if (m->c->wave_enterprise) {   /* this second's mix: waves carry enterprise */
+		double w = wave_rate(m->c, m->phase_seed, t), e = pe;
+		if (w != 1) {
+			pe = e * w / (1 - e + e * w);
+			pp *= (1 - pe) / (1 - e > 0 ? 1 - e : 1);
+		}
 	}
 	q->cls = u < pe ? CL_ENTERPRISE : u < pe + pp ? CL_PREMIUM : CL_STANDARD;
 	if (q->cls == CL_ENTERPRISE && m->c->n_hot > 0 && sim_rng_unit(&q->rng) < m->c->hot_share)
@@ -1073,8 +1090,9 @@ static void emit_samples(Model *m, int64_t t)
 		    .exec_pending = (int)m->exec[h].n,
 		    .profile_used = m->prof[h].used, .profile_max = m->prof[h].max,
 		    .profile_pending = (int)m->prof[h].n,
-		    .pricing_used = m->price[h].used, .pricing_max = m->price[h].max,
-		    .pricing_pending = (int)m->price[h].n,
+		    .pricing_used = m->price[h].used + m->price_ent[h].used,
+		    .pricing_max = m->price[h].max + m->price_ent[h].max,
+		    .pricing_pending = (int)(m->price[h].n + m->price_ent[h].n),
 		};
 		double span_ms = (double)(t - m->cpu_since) / 1e6;
 		s.start_ns = m->begin;
@@ -1098,21 +1116,22 @@ static void emit_samples(Model *m, int64_t t)
 
 static void window_edge(Model *m, int64_t t, int start)
 {
-	SimPool *pools[3] = {m->exec, m->prof, m->price};
-	for (int k = 0; k < 3; k++) {
-		double used = 0, cap = 0;
+	SimPool *pools[4] = {m->exec, m->prof, m->price, m->price_ent};
+	double used[3] = {0}, cap[3] = {0};
+	for (int k = 0; k < 4; k++) {
+		int o = k < 3 ? k : 2;     /* both pricing partitions count as pricing */
 		for (int h = 0; h < m->p->hosts; h++) {
 			if (start) {
 				sim_pool_reset_account(&pools[k][h], t);
 			} else {
 				sim_pool_account(&pools[k][h], t);
-				used += pools[k][h].area_used;
-				cap += (double)pools[k][h].max * (double)(t - m->c->start);
+				used[o] += pools[k][h].area_used;
+				cap[o] += (double)pools[k][h].max * (double)(t - m->c->start);
 			}
 		}
-		if (!start)
-			m->occ[k] = cap > 0 ? used / cap : 0;
 	}
+	for (int k = 0; k < 3 && !start; k++)
+		m->occ[k] = cap[k] > 0 ? used[k] / cap[k] : 0;
 }
 
 static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
@@ -1135,10 +1154,15 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 	m.exec = xcalloc((size_t)p->hosts, sizeof *m.exec);
 	m.prof = xcalloc((size_t)p->hosts, sizeof *m.prof);
 	m.price = xcalloc((size_t)p->hosts, sizeof *m.price);
+	m.price_ent = xcalloc((size_t)p->hosts, sizeof *m.price_ent);
 	for (int h = 0; h < p->hosts; h++) {
 		sim_pool_init(&m.exec[h], c->exec_slots);
 		sim_pool_init(&m.prof[h], c->profile_pool);
-		sim_pool_init(&m.price[h], c->pricing_pool);
+		int ent = c->ent_pricing_slots < c->pricing_pool ? c->ent_pricing_slots : c->pricing_pool - 1;
+		if (ent < 0)
+			ent = 0;
+		sim_pool_init(&m.price[h], c->pricing_pool - ent);
+		sim_pool_init(&m.price_ent[h], ent);
 	}
 
 	/* Arrivals: one Poisson stream for the fleet. A first pass counts the
@@ -1198,11 +1222,11 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 			after_profile(&m, e.who, e.t);
 			break;
 		case EV_PRICE_ASK:
-			if (sim_pool_acquire(&m.price[m.reqs[e.who].host], e.t, e.who, e.arg))
+			if (sim_pool_acquire(price_pool(&m, e.who), e.t, e.who, e.arg))
 				on_price_granted(&m, e.who, e.arg, e.t);
 			break;
 		case EV_PRICE_DONE: {
-			if (sim_pool_release(&m.price[m.reqs[e.who].host], e.t, &wt))
+			if (sim_pool_release(price_pool(&m, e.who), e.t, &wt))
 				grant(&m, &wt, e.t, EV_PRICE_ASK);
 			if (--m.reqs[e.who].price_left == 0)
 				after_fanout(&m, e.who);
@@ -1270,10 +1294,12 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 		sim_pool_fini(&m.exec[h]);
 		sim_pool_fini(&m.prof[h]);
 		sim_pool_fini(&m.price[h]);
+		sim_pool_fini(&m.price_ent[h]);
 	}
 	free(m.exec);
 	free(m.prof);
 	free(m.price);
+	free(m.price_ent);
 	free(m.cpu_ms);
 	free(m.hist);
 	free(m.hist_sum);
@@ -1305,9 +1331,11 @@ int sim_run(const SimParams *p, const SimWorld *w, const SimSink *sink, SimRun *
 	    .exec_slots = p->executor_slots,
 	    .profile_pool = p->profile_pool,
 	    .pricing_pool = p->pricing_pool,
+	    .ent_pricing_slots = p->enterprise_pricing_slots,
 	    .slow_dep = -1,
 	    .wave_share = p->wave_share,
 	    .wave_mult = p->wave_mult,
+	    .wave_enterprise = p->wave_enterprise,
 	};
 	PhaseCfg inc = base;
 	inc.name = "incident";

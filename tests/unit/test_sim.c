@@ -792,6 +792,119 @@ static void test_end_to_end_pricing_signature(void **state)
 	rmtree(dir);
 }
 
+/* ---- opt-in load shapes ------------------------------------------------------ */
+
+static void set(SimParams *p, const char *k, const char *v)
+{
+	Err err = {0};
+	if (sim_params_set(p, k, v, &err))
+		fail_msg("%s", err.msg);
+}
+
+/* Waves keep the window's mean rate but queue in front of the pools: the
+ * profile pool's wait tail grows. With the waves carrying enterprise only,
+ * the class mix of the window stays as set. The knobs are deterministic
+ * like the rest (same seed, same bytes). */
+static void test_waves(void **state)
+{
+	(void)state;
+	char a[64], b[64], c[64];
+	tmpdir(a, sizeof a);
+	tmpdir(b, sizeof b);
+	tmpdir(c, sizeof c);
+	SimParams p;
+	SimRun flat, waves, again;
+	small_params(&p, 3);
+	set(&p, "hosts", "4");
+	set(&p, "rate", "60");
+	generate(&p, a, 0, &flat);
+	set(&p, "wave-share", "0.2");
+	set(&p, "wave-mult", "1.8");
+	generate(&p, b, 0, &waves);
+	for (int i = 0; i < 2; i++) {
+		double want = p.rate * p.hosts * p.window_s;
+		const SimFigures *f = &flat.phases[i].population, *w = &waves.phases[i].population;
+		assert_true(fabs((double)w->requests - want) < 0.03 * want);
+		assert_true(fabs((double)f->requests - want) < 0.03 * want);
+		if (!(w->profile_wait_p99_ms > f->profile_wait_p99_ms))
+			fail_msg("phase %d: profile wait p99 %.2f ms with waves, %.2f ms without", i,
+			         w->profile_wait_p99_ms, f->profile_wait_p99_ms);
+	}
+	set(&p, "wave-enterprise", "1");
+	set(&p, "wave-mult", "3");
+	set(&p, "enterprise-pricing-slots", "1");
+	generate(&p, c, 0, &again);
+	for (int i = 0; i < 2; i++) {
+		double e = strcmp(again.phases[i].name, "incident") == 0 ? p.incident_enterprise_share
+		                                                         : p.enterprise_share;
+		double got = again.phases[i].population.class_share[2];
+		if (fabs(got - e) > 0.01)
+			fail_msg("phase %d: enterprise share %.4f with enterprise waves, want %.2f", i, got, e);
+	}
+	/* same seed, same bytes, with every knob on */
+	char d[64];
+	tmpdir(d, sizeof d);
+	SimRun again2;
+	generate(&p, d, 0, &again2);
+	char pa[128], pb[128];
+	snprintf(pa, sizeof pa, "%s/traces.jsonl", c);
+	snprintf(pb, sizeof pb, "%s/traces.jsonl", d);
+	size_t la, lb;
+	char *ta = slurp(pa, &la), *tb = slurp(pb, &lb);
+	assert_non_null(ta);
+	assert_non_null(tb);
+	assert_int_equal(la, lb);
+	assert_memory_equal(ta, tb, la);
+	free(ta);
+	free(tb);
+	rmtree(a);
+	rmtree(b);
+	rmtree(c);
+	rmtree(d);
+}
+
+/* An enterprise partition of the pricing pool is still one pool to the
+ * metrics (the gauges report the whole pool per process), and enterprise's
+ * partitioned quotes now queue in front of their own two slots: the
+ * pricing client wait tail, which they own, grows. */
+static void test_enterprise_pricing_partition(void **state)
+{
+	(void)state;
+	char a[64], b[64];
+	tmpdir(a, sizeof a);
+	tmpdir(b, sizeof b);
+	SimParams p;
+	SimRun shared, part;
+	small_params(&p, 5);
+	set(&p, "incident", "none");
+	set(&p, "hosts", "4");
+	set(&p, "rate", "60");
+	set(&p, "enterprise-share", "0.15");
+	set(&p, "pricing-pool", "3");
+	set(&p, "enterprise-pricing-calls", "6");
+	generate(&p, a, 0, &shared);
+	set(&p, "enterprise-pricing-slots", "2");
+	generate(&p, b, 0, &part);
+	char path[128];
+	snprintf(path, sizeof path, "%s/metrics.jsonl", b);
+	size_t n;
+	char *t = slurp(path, &n);
+	assert_non_null(t);
+	assert_non_null(strstr(t, "\"asInt\":\"3\",\"attributes\":[{\"key\":\"host.name\",\"value\":"
+	                          "{\"stringValue\":\"api-01\"}},{\"key\":\"db.client.connection.pool.name\","
+	                          "\"value\":{\"stringValue\":\"pricing\"}}"));
+	free(t);
+	for (int i = 0; i < 2; i++) {
+		double w0 = shared.phases[i].population.pricing_client_wait_p99_ms;
+		double w1 = part.phases[i].population.pricing_client_wait_p99_ms;
+		if (!(w1 > 1.3 * w0))
+			fail_msg("phase %d: pricing client wait p99 %.1f ms partitioned, %.1f ms shared", i,
+			         w1, w0);
+	}
+	rmtree(a);
+	rmtree(b);
+}
+
 /* ---- one model, one simulator -------------------------------------------- */
 
 static int same(const char *a, const char *b)
@@ -932,6 +1045,8 @@ int main(void)
 		cmocka_unit_test(test_writer_escapes),
 		cmocka_unit_test(test_class_mix),
 		cmocka_unit_test(test_end_to_end_pricing_signature),
+		cmocka_unit_test(test_waves),
+		cmocka_unit_test(test_enterprise_pricing_partition),
 		cmocka_unit_test(test_bundled_model_is_the_simulator),
 		cmocka_unit_test(test_pool_gauges_match_model_sizes),
 	};
