@@ -403,6 +403,13 @@ static void put_quant(Evidence *e, const char *name, const Quant *q, const char 
 	ev_ci(ev, q->p99_lo, q->p99_hi);
 }
 
+/* The dependency a call node stands for: the called service, or for a
+ * database call its database system. */
+static const char *node_dep(const DagNode *d)
+{
+	return d->dependency ? d->dependency : d->db_system;
+}
+
 /* The node that represents dependency dep: the call node with the most
  * calls in the window (several nodes may call the same service). */
 static void dep_nodes_stats(const Analysis *a, const char *dep, int p, NodeStats *best,
@@ -415,7 +422,7 @@ static void dep_nodes_stats(const Analysis *a, const char *dep, int p, NodeStats
 	double crit_total = 0;
 	for (int i = 0; i < a->n_nodes; i++) {
 		const DagNode *d = &a->nodes[i];
-		if (d->type != NODE_CALL || d->dependency == NULL || strcmp(d->dependency, dep) != 0)
+		if (d->type != NODE_CALL || node_dep(d) == NULL || strcmp(node_dep(d), dep) != 0)
 			continue;
 		*found = 1;
 		if (d->pop[p].calls > most) {
@@ -437,8 +444,8 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 	for (int i = 0; i < a->n_classes; i++)
 		ev_list_add(&e->classes, &e->n_classes, a->classes[i]);
 	for (int i = 0; i < a->n_nodes; i++)
-		if (a->nodes[i].type == NODE_CALL && a->nodes[i].dependency)
-			ev_list_add(&e->deps, &e->n_deps, a->nodes[i].dependency);
+		if (a->nodes[i].type == NODE_CALL && node_dep(&a->nodes[i]))
+			ev_list_add(&e->deps, &e->n_deps, node_dep(&a->nodes[i]));
 	for (int p = 0; p < 2; p++) {
 		const PopSummary *ps = &a->pop[p];
 		if (!ps->present)
@@ -513,8 +520,8 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 				 * is the more specific locus when both look the same */
 				int depth = 0;
 				for (int i = 0; i < a->n_nodes; i++)
-					if (a->nodes[i].type == NODE_CALL && a->nodes[i].dependency &&
-					    strcmp(a->nodes[i].dependency, e->deps[k]) == 0 &&
+					if (a->nodes[i].type == NODE_CALL && node_dep(&a->nodes[i]) &&
+					    strcmp(node_dep(&a->nodes[i]), e->deps[k]) == 0 &&
 					    (depth == 0 || a->nodes[i].depth < depth))
 						depth = a->nodes[i].depth;
 				snprintf(name, sizeof name, "dep.%s.depth", seg);

@@ -297,4 +297,20 @@ BudgetResult *budgets_evaluate(const Model *m, const Evidence *e, int *n);
 /* Writes "18.2 ms", "79.0 %", "6.5 min" for a budget value into out. */
 void budgets_format_value(const ModelBudget *b, double v, char *out, unsigned sz);
 
+/* The verdict of budget b on one value given in unit (the evidence's unit:
+ * "ms", "ratio", "%", ...; NULL when it is already in the budget's unit):
+ * BUDGET_BREACHED, BUDGET_OK, or BUDGET_UNKNOWN for NaN. A ratio is
+ * compared with a budget written in "%" as 100 x the ratio, and the other
+ * way round. *in_unit (may be NULL) gets the value in the budget's unit,
+ * ready for budgets_format_value(). budgets_evaluate() judges with this;
+ * so does every other place that shows a budget (the dashboard's header). */
+int budget_judge(const ModelBudget *b, double value, const char *unit, double *in_unit);
+
+/* Writes an evidence value for people, by its unit: "ratio" as a percentage
+ * ("24.9 %"), "ms" as "18.2 ms", "index" (a multiplier such as a
+ * concentration, where 1 is neutral) as "3.65", "flag" as yes/no, other
+ * units after the number ("3 count"); "?" for NaN. The one rule the
+ * report, the diagnosis and the dashboard share. */
+void evidence_format(double v, const char *unit, char *out, unsigned sz);
+
 #endif

@@ -773,7 +773,7 @@ static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model 
 	for (int64_t i = 0; i < s->n; i++)
 		k += s->r[i].slow;
 	if (s->n_hosts < 2 || k == 0) {
-		ev_missing(e, name, "ratio",
+		ev_missing(e, name, "index",
 		           s->n_hosts < 2 ? "spans: requests carry fewer than two hosts"
 		                          : "spans: fewer than 40 requests, no tail set");
 		return;
@@ -819,14 +819,14 @@ static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model 
 		       "(400 random placements) (%s)", (long long)slow_host, word(p));
 		snprintf(name, sizeof name, "placement.top_lift%s", sfx(p));
 		if (top >= 0) {
-			ev_put(e, name, top_lift, "ratio", EV_SRC_SPANS, EV_Q_NONE, hs[top], hs[top] < 5,
+			ev_put(e, name, top_lift, "index", EV_SRC_SPANS, EV_Q_NONE, hs[top], hs[top] < 5,
 			       "spans: host %s has %.1f %% of the tail and %.1f %% of requests (%s)",
 			       s->hosts[top], 100.0 * (double)hs[top] / (double)slow_host,
 			       100.0 * (double)hr[top] / (double)with_host, word(p));
 			if (p == 0)
 				ev_fact(e, "placement.top_host", s->hosts[top]);
 		} else {
-			ev_missing(e, name, "ratio", "spans: no host has 3 tail requests");
+			ev_missing(e, name, "index", "spans: no host has 3 tail requests");
 		}
 		snprintf(name, sizeof name, "placement.hosts%s", sfx(p));
 		ev_put(e, name, s->n_hosts, "count", EV_SRC_SPANS, EV_Q_NONE, with_host, 0,

@@ -42,6 +42,10 @@ static DxLiveKey key_of(const Analysis *a)
 	memset(&k, 0, sizeof k);
 	k.win_from = a->pop[POP_WINDOW].from_ns;
 	k.win_to = a->pop[POP_WINDOW].to_ns;
+	/* an open window is diagnosed open: metrics exported after the last
+	 * span (an SDK's final export) belong to it too */
+	k.open_from = a->pop[POP_WINDOW].open_from;
+	k.open_to = a->pop[POP_WINDOW].open_to;
 	k.has_baseline = a->pop[POP_BASELINE].present;
 	if (k.has_baseline) {
 		k.base_from = a->pop[POP_BASELINE].from_ns;
@@ -68,12 +72,18 @@ static const Diagnosis *current(CliBoard *b, const Analysis *a, int *fresh)
 	return d;
 }
 
-static int evidence_cb(void *ctx, const Analysis *a, const char *name, double *value)
+static int evidence_cb(void *ctx, const Analysis *a, const char *name, double *value,
+                       const char **unit)
 {
 	CliBoard *b = ctx;
 	int fresh;
 	const Diagnosis *d = current(b, a, &fresh);
-	return d ? evidence_value(d->evidence, name, value) : 0;
+	const EvValue *v = d ? evidence_get(d->evidence, name) : NULL;
+	if (v == NULL || v->missing)
+		return 0;
+	*value = v->value;
+	*unit = v->unit;
+	return 1;
 }
 
 /* No diagnosis of a's window and baseline is on hand yet, and one is on
@@ -241,7 +251,8 @@ static char *check_cb(void *ctx, const Analysis *a, const char *name, const char
 		return NULL;
 	}
 	DxLiveKey k = key_of(a);
-	CheckOptions o = {.model = b->model, .win_from = k.win_from, .win_to = k.win_to,
+	CheckOptions o = {.model = b->model, .win_from = k.open_from ? INT64_MIN : k.win_from,
+	                  .win_to = k.open_to ? INT64_MAX : k.win_to,
 	                  .has_baseline = k.has_baseline, .base_from = k.base_from,
 	                  .base_to = k.base_to, .node = node, .wclass = wclass};
 	CheckTable *t = NULL;

@@ -5,12 +5,19 @@
  * the others still import; the exit status is 1 if any file failed.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "cli.h"
 #include "import.h"
+
+/* The file being imported and whether a progress line is on screen, for
+ * the signal handler. */
+static const char *volatile current_file;
+static volatile sig_atomic_t progress_shown;
 
 typedef struct Progress {
 	const char *name;
@@ -30,6 +37,53 @@ static void progress(void *ctx, uint64_t done, uint64_t total)
 	fprintf(stderr, "\r%s: %5.1f%% (%llu of %llu MB)", p->name, 100.0 * (double)done / (double)total,
 	        (unsigned long long)(done >> 20), (unsigned long long)(total >> 20));
 	p->shown = 1;
+	progress_shown = 1;
+}
+
+static void put(const char *s)
+{
+	size_t n = strlen(s);
+	while (n > 0) {
+		ssize_t w = write(2, s, n);
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Ctrl-C, kill or a closed terminal in the middle of a file: its
+ * transaction is never committed, so SQLite drops it; say so and leave.
+ * Only async-signal-safe calls here. */
+static void on_stop(int sig)
+{
+	const char *f = current_file;
+	if (progress_shown)
+		put("\r\033[K");
+	put("tailtriage: interrupted: ");
+	if (f) {
+		put("nothing imported from ");
+		put(f);
+	} else {
+		put("nothing imported");
+	}
+	put("\n");
+	_exit(128 + sig);
+}
+
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		/* a signal someone chose to ignore (nohup) stays ignored */
+		struct sigaction old;
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
 }
 
 static void usage(FILE *out)
@@ -77,8 +131,23 @@ int cmd_import(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (io.format) {
+		int known = 0;
+		for (const char *const *f = import_formats(); *f; f++)
+			known |= strcmp(*f, io.format) == 0;
+		if (!known) {
+			Buf b;
+			buf_init(&b);
+			for (const char *const *f = import_formats(); *f; f++)
+				buf_printf(&b, "%s%s", b.len ? ", " : "", *f);
+			cli_fail("unknown format '%s' (known: %s)", io.format, buf_str(&b));
+			buf_fini(&b);
+			return 2;
+		}
+	}
 	Err err = {0};
 	Store *st = NULL;
+	catch_stop_signals();
 	if (store_open(db, 0, &st, &err))
 		return cli_fail("%s", err.msg);
 	int failed = 0;
@@ -88,9 +157,12 @@ int cmd_import(int argc, char **argv)
 		io.progress_ctx = &pg;
 		ImportResult res;
 		err_clear(&err);
+		current_file = argv[i];
 		int rc = import_file(st, argv[i], &io, &res, &err);
+		current_file = NULL;
 		if (pg.shown)
 			fputs("\r\033[K", stderr);
+		progress_shown = 0;
 		if (rc) {
 			fprintf(stderr, "%s\n", err.msg);
 			fprintf(stderr, "tailtriage: %s: nothing imported\n", argv[i]);

@@ -277,16 +277,7 @@ static void fmt_value(const EvValue *v, char *out, size_t sz)
 		snprintf(out, sz, "missing");
 		return;
 	}
-	if (strcmp(v->unit, "ratio") == 0)
-		snprintf(out, sz, "%.1f %%", 100 * v->value);
-	else if (strcmp(v->unit, "ms") == 0)
-		snprintf(out, sz, "%.1f ms", v->value);
-	else if (strcmp(v->unit, "flag") == 0)
-		snprintf(out, sz, "%s", v->value != 0 ? "yes" : "no");
-	else if (v->value == floor(v->value) && fabs(v->value) < 1e12)
-		snprintf(out, sz, "%.0f %s", v->value, v->unit);
-	else
-		snprintf(out, sz, "%.3g %s", v->value, v->unit);
+	evidence_format(v->value, v->unit, out, (unsigned)sz);
 }
 
 void diagnosis_format_interval(const EvValue *v, char *out, size_t sz)

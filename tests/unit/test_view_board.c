@@ -180,6 +180,63 @@ static void test_header_evaluating(void **state)
 	env_free(e);
 }
 
+/* At 80 columns the decisions' reasons are cut with an ellipsis; Right
+ * marks the decisions, Enter shows the marked one in full, Left goes
+ * back. The marked hypothesis carries the pointer, not only a colour. */
+static void test_board_decisions_in_full(void **state)
+{
+	(void)state;
+	Env *e = env_new(80, 24);
+	app_open_pane(&e->app, PANE_BOARD);
+	char *s = screen_when_ready(e, "most likely first");
+	/* (the 40-request fixture puts the null hypothesis first, see above) */
+	if (strstr(s, "\n> 1 insufficient-evid") == NULL)
+		fail_msg("the marked hypothesis has no pointer:\n%s", s);
+	const char *dl = strstr(s, "refused     degrade:pricing");
+	assert_non_null(dl);
+	const char *eol = strchr(dl, '\n');
+	if (eol[-1] != '~')
+		fail_msg("a cut decision line does not end in an ellipsis:\n%s", s);
+	free(s);
+	app_key(&e->app, TK_RIGHT);
+	s = screen(e);
+	HAS(s, "decisions (Enter shows the marked one in full");
+	/* the first decision is marked */
+	if (!strstr(s, "\n>supported") && !strstr(s, "\n>unsupported") && !strstr(s, "\n>refused"))
+		fail_msg("no decision is marked:\n%s", strstr(s, "decisions ("));
+	free(s);
+	/* down to degrade:pricing, then open it */
+	for (int i = 0; i < 8; i++) {
+		s = screen(e);
+		const char *m = strstr(s, ">refused     degrade:pricing");
+		free(s);
+		if (m)
+			break;
+		app_key(&e->app, TK_DOWN);
+	}
+	app_key(&e->app, TK_ENTER);
+	s = screen(e);
+	HAS(s, "decision degrade:pricing: refused (Left closes it)");
+	/* the whole reason, wrapped: no line of it is cut */
+	const char *full = strstr(s, "(Left closes it)\n");
+	assert_non_null(full);
+	const char *end = strstr(full, "\n decisions");
+	assert_non_null(end);
+	for (const char *p = full; p < end; p++)
+		if (*p == '~' && p[1] == '\n')
+			fail_msg("the decision shown in full is cut:\n%s", s);
+	free(s);
+	app_key(&e->app, TK_LEFT);
+	s = screen(e);
+	assert_null(strstr(s, "decision degrade:pricing: refused"));
+	free(s);
+	app_key(&e->app, TK_LEFT);
+	s = screen(e);
+	HAS(s, "decisions (Right marks them)");
+	free(s);
+	env_free(e);
+}
+
 /* Without a board the pane is not offered and Tab skips it. */
 static void test_no_board(void **state)
 {
@@ -204,6 +261,7 @@ int main(void)
 		cmocka_unit_test(test_no_board),
 		cmocka_unit_test(test_board),
 		cmocka_unit_test(test_header_evaluating),
+		cmocka_unit_test(test_board_decisions_in_full),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
