@@ -688,8 +688,9 @@ static void place_null(Ranked *rk, int n, const Evidence *e)
 		return;
 	double moved = NAN, p99, obj, nreq;
 	evidence_value(e, "ingress.moved", &moved);
-	int breached = evidence_value(e, "ingress.p99_ms", &p99) &&
-	               evidence_value(e, "objective.p99_ms", &obj) && p99 > obj;
+	int judged = evidence_value(e, "ingress.p99_ms", &p99) &&
+	             evidence_value(e, "objective.p99_ms", &obj);
+	int breached = judged && p99 > obj;
 	int thin = evidence_value(e, "ingress.requests", &nreq) && nreq < 100;
 	Ranked null = rk[ni];
 	memmove(&rk[ni], &rk[ni + 1], (size_t)(n - 1 - ni) * sizeof *rk);
@@ -698,9 +699,9 @@ static void place_null(Ranked *rk, int n, const Evidence *e)
 	if (thin) {
 		why = "placed first: fewer than 100 requests in the window, too few for a p99 to say "
 		      "anything";
-	} else if (!breached && moved != 1) {
+	} else if (!breached && (moved == 0 || (isnan(moved) && judged))) {
 		why = moved == 0 ? "placed first: nothing moved beyond sampling noise (the endpoint's p99 "
-		                   "and p90 did not rise significantly) and the objective is met"
+		                   "and p90 did not rise significantly) and the objective is not breached"
 		                 : "placed first: the objective is met and there is no baseline to show a "
 		                   "rise";
 	} else {
