@@ -116,6 +116,7 @@ void drill_free(Drill *d)
 		free(d->hints[i].text);
 	free(d->hints);
 	free(d->debrief);
+	free(d->engine_note);
 	free(d);
 }
 
@@ -878,7 +879,8 @@ static int parse_top(P *p, const JpVal *root)
 	Drill *d = p->d;
 	static const char *const keys[] = {"drill", "version", "title", "kind", "summary",
 	                                   "brief", "model", "data", "questions", "answer_key",
-	                                   "wrong", "hints", "scoring", "debrief", "replay", NULL};
+	                                   "wrong", "hints", "scoring", "debrief", "engine_note",
+	                                   "replay", NULL};
 	if (want_obj(p, root, "a drill file") || only_keys(p, root, "drill file", keys))
 		return TT_EPARSE;
 	JpVal *x;
@@ -937,6 +939,8 @@ static int parse_top(P *p, const JpVal *root)
 	if ((x = jp_get(root, "hints")) && parse_hints(p, x))
 		return TT_EPARSE;
 	if ((x = jp_get(root, "debrief")) && prose(p, x, "debrief", &d->debrief))
+		return TT_EPARSE;
+	if ((x = jp_get(root, "engine_note")) && prose(p, x, "engine_note", &d->engine_note))
 		return TT_EPARSE;
 	d->replay_speed = 10;
 	d->replay_slice_s = 5;

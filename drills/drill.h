@@ -154,6 +154,9 @@ typedef struct Drill {
 	DrillHint *hints;
 	int n_hints;
 	char *debrief;
+	char *engine_note;           /* why the diagnosis engine, on the drill's own
+	                              * data, ranks otherwise than the key (shown
+	                              * after the engine's ranking), or NULL */
 
 	/* replay */
 	double replay_speed;      /* data seconds per wall second */

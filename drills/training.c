@@ -144,6 +144,9 @@ int training_score(TrainingSession *s, const Answers *a, const char *mode, Buf *
 			           h->node && h->node[0] ? ":" : "", h->node ? h->node : "", h->score,
 			           h->check ? ", check " : "", h->check ? h->check : "");
 		}
+		if (s->d->engine_note)
+			buf_printf(out, "why the engine ranks otherwise than the key\n%s\n",
+			           s->d->engine_note);
 	}
 	Buf aj, dj, oj;
 	buf_init(&aj);
