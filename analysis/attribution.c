@@ -226,41 +226,6 @@ static double replay_request(Ctx *cx, const EvRequest *r)
 	return q + replay(cx, r, 0, 0);
 }
 
-/* nearest-rank p-quantile of v[0..n) (reordered) */
-static float select_rank(float *v, int64_t n, double p)
-{
-	int64_t k = (int64_t)ceil(p / 100.0 * (double)n) - 1;
-	if (k < 0)
-		k = 0;
-	if (k >= n)
-		k = n - 1;
-	int64_t lo = 0, hi = n - 1;
-	while (lo < hi) {
-		float pivot = v[lo + (hi - lo) / 2];
-		int64_t i = lo, j = hi;
-		while (i <= j) {
-			while (v[i] < pivot)
-				i++;
-			while (v[j] > pivot)
-				j--;
-			if (i <= j) {
-				float t = v[i];
-				v[i] = v[j];
-				v[j] = t;
-				i++;
-				j--;
-			}
-		}
-		if (k <= j)
-			hi = j;
-		else if (k >= i)
-			lo = i;
-		else
-			break;
-	}
-	return v[k];
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -420,8 +385,6 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 		actual[i] = w->r[i].ingress_ms;
 	for (int64_t i = 0; i < m; i++)
 		base[i] = b->r[i].ingress_ms;
-	int64_t scratch_n = n * R > m ? n * R : m;
-	float *tmp = xmalloc((size_t)scratch_n * sizeof *tmp);
 
 	for (int l = 0; l < nl; l++) {
 		Locus *L = &loci[l];
@@ -491,26 +454,26 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 		free(hs);
 	}
 
-	/* point estimates */
-	memcpy(tmp, actual, (size_t)n * sizeof *tmp);
-	double qw = select_rank(tmp, n, pct);
-	memcpy(tmp, base, (size_t)m * sizeof *tmp);
-	double qb = select_rank(tmp, m, pct);
-	for (int l = 0; l < nl; l++) {
-		memcpy(tmp, loci[l].cf, (size_t)(n * R) * sizeof *tmp);
-		double qc = select_rank(tmp, n * R, pct);
-		loci[l].point = qw - qb != 0 ? (qw - qc) / (qw - qb) : NAN;
-	}
-	/* bootstrap: the same resample of requests for every locus. A
-	 * resample is a count per request; the percentile of a resample is
-	 * read by walking each population's values from the largest down,
-	 * weighted by their request's count, which touches only the top few
-	 * per cent instead of copying and selecting every value. */
-	uint64_t brng = UINT64_C(0xb0075742a9) ^ (uint64_t)n;
+	/* every population sorted once, largest first, with its request: a
+	 * percentile is then a walk from the top, weighted by how often each
+	 * request counts (once for the point estimate; a bootstrap resample's
+	 * count for the intervals), which touches only the top few per cent */
 	int32_t *cw = xmalloc((size_t)n * sizeof *cw), *cb = xmalloc((size_t)m * sizeof *cb);
 	Item *sa = sorted_items(actual, n, 1), *sb = sorted_items(base, m, 1);
 	for (int l = 0; l < nl; l++)
 		loci[l].sorted = sorted_items(loci[l].cf, n, R);
+	for (int64_t i = 0; i < n; i++)
+		cw[i] = 1;
+	for (int64_t i = 0; i < m; i++)
+		cb[i] = 1;
+	double qw = weighted_rank(sa, n, 1, cw, pct);
+	double qb = weighted_rank(sb, m, 1, cb, pct);
+	for (int l = 0; l < nl; l++) {
+		double qc = weighted_rank(loci[l].sorted, n, R, cw, pct);
+		loci[l].point = qw - qb != 0 ? (qw - qc) / (qw - qb) : NAN;
+	}
+	/* bootstrap: the same resample of requests for every locus */
+	uint64_t brng = UINT64_C(0xb0075742a9) ^ (uint64_t)n;
 	double rises[ATTR_BOOT];
 	int nrise = 0;
 	for (int bt = 0; bt < ATTR_BOOT; bt++) {
@@ -603,7 +566,6 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 		free(loci[l].sorted);
 	}
 	free(loci);
-	free(tmp);
 	free(actual);
 	free(base);
 	free(parts);
