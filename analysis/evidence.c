@@ -527,6 +527,23 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 				snprintf(name, sizeof name, "dep.%s.depth", seg);
 				ev_put(e, name, depth, "count", EV_SRC_SPANS, EV_Q_NONE, 0, 0,
 				       "spans: depth of its shallowest call in the DAG (root 0)");
+				/* the dependencies it calls in turn: a call node whose
+				 * parent is one of its call nodes */
+				for (int i = 0; i < a->n_nodes; i++) {
+					const DagNode *c = &a->nodes[i];
+					if (c->type != NODE_CALL || node_dep(c) == NULL || c->parent < 0)
+						continue;
+					const DagNode *pn = &a->nodes[c->parent];
+					if (pn->type != NODE_CALL || node_dep(pn) == NULL ||
+					    strcmp(node_dep(pn), e->deps[k]) != 0 ||
+					    strcmp(node_dep(c), e->deps[k]) == 0)
+						continue;
+					char cseg[96], rel[320];
+					evidence_segment(node_dep(c), cseg, sizeof cseg);
+					snprintf(rel, sizeof rel, "dep.%s.calls.%s", seg, cseg);
+					ev_put(e, rel, 1, "flag", EV_SRC_SPANS, EV_Q_NONE, 0, 0,
+					       "spans: %s calls %s", e->deps[k], node_dep(c));
+				}
 			}
 			snprintf(name, sizeof name, "dep.%s.client.p99_ms%s", seg, sfx);
 			put_quant(e, name, &st.total, "calls as the client saw them", p);
@@ -908,8 +925,39 @@ static void derive_moved(Evidence *e)
 	       b == 1 ? "rose" : b == 0 ? "did not rise" : "cannot tell");
 }
 
+/* dep.<d>.callee_service_explained: the largest share of the rise that a
+ * dependency d calls in turn explains with its own server time. A caller
+ * whose server time rose because its callee got slower is not where the
+ * slowdown starts. */
+static void derive_callee(Evidence *e)
+{
+	for (int i = 0; i < e->n; i++) {
+		const char *nm = e->v[i].name;
+		if (strncmp(nm, "dep.", 4) != 0 || e->v[i].missing)
+			continue;
+		const char *mid = strstr(nm + 4, ".calls.");
+		if (mid == NULL || strchr(mid + 7, '@'))
+			continue;
+		char caller[160], callee[160], n1[320], n2[320];
+		snprintf(caller, sizeof caller, "%.*s", (int)(mid - (nm + 4)), nm + 4);
+		snprintf(callee, sizeof callee, "%s", mid + 7);
+		double x;
+		snprintf(n1, sizeof n1, "dep.%s.service.explained", callee);
+		if (!evidence_value(e, n1, &x))
+			continue;
+		snprintf(n2, sizeof n2, "dep.%s.callee_service_explained", caller);
+		double have;
+		if (evidence_value(e, n2, &have) && have >= x)
+			continue;
+		ev_put(e, n2, x, "ratio", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
+		       "derived: share of the rise explained by the server time of %s, which %s calls",
+		       callee, caller);
+	}
+}
+
 void evidence_finish(Evidence *e)
 {
+	derive_callee(e);
 	derive_pool_skew(e);
 	lists_from_names(e);
 	derive_mix(e);
