@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "diagnose.h"
+#include "drills_priv.h"
 #include "import.h"
 #include "model_json.h"
 #include "sheet.h"
@@ -474,6 +475,32 @@ static void expect_catalog_error(const char *text, const char *needle)
 	"{\"version\":1,\"hypotheses\":[{\"id\":\"h\",\"title\":\"t\",\"mechanism\":\"m\"," \
 	"\"blames\":\"{root}\",\"check\":{\"name\":\"late-work\"}," extra "}]}"
 
+/* Every threshold of the built-in catalog says why it is what it is, and
+ * no signature compares window with baseline without an interval-aware
+ * test (rose, fell, steady, or above on a bootstrap attribution). */
+static void test_catalog_reasons(void **state)
+{
+	(void)state;
+	Store *exprs = NULL;
+	Err err = {0};
+	assert_int_equal(store_open(":memory:", 0, &exprs, &err), 0);
+	Catalog *c = NULL;
+	assert_int_equal(catalog_load(NULL, exprs, &c, &err), 0);
+	for (int i = 0; i < c->n; i++)
+		for (int k = 0; k < c->h[i].n_preds; k++) {
+			const CatPred *p = &c->h[i].preds[k];
+			if (p->why == NULL || strlen(p->why) < 10)
+				fail_msg("%s: '%s' gives no reason for its thresholds", c->h[i].id, p->text);
+			if (p->signature && strstr(p->expr, "@baseline") &&
+			    !strstr(p->expr, "rose(") && !strstr(p->expr, "fell(") &&
+			    !strstr(p->expr, "steady(") && !strstr(p->expr, "above("))
+				fail_msg("%s: signature '%s' compares without a significance test",
+				         c->h[i].id, p->text);
+		}
+	catalog_free(c);
+	store_close(exprs);
+}
+
 static void test_catalog_errors(void **state)
 {
 	(void)state;
@@ -572,6 +599,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_expr_sandbox),
+		cmocka_unit_test(test_catalog_reasons),
 		cmocka_unit_test(test_catalog_errors),
 		cmocka_unit_test(test_needs_input),
 		cmocka_unit_test(test_matched_peak_sheet),
