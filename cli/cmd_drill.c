@@ -495,13 +495,9 @@ static int drill_train_cmd(const Opts *o, const char *id)
 	 * removed whatever happens: on a stop signal the watcher removes it
 	 * and ends the process (stop.h), except while the dashboard runs,
 	 * which is asked to quit so the terminal is restored first. */
-	const char *tbase = getenv("TMPDIR");
-	Buf tb;
-	buf_init(&tb);
-	buf_printf(&tb, "%s/tailtriage-train-XXXXXX", tbase && *tbase ? tbase : "/tmp");
-	if (mkdtemp(tb.p) == NULL) {
+	char *tmp = cli_stop_mkdtemp("tailtriage-train");
+	if (tmp == NULL) {
 		int e = errno;
-		buf_fini(&tb);
 		answers_free(a);
 		training_fini(&s);
 		return cli_fail("cannot create a scratch folder: %s", strerror(e));
@@ -509,8 +505,8 @@ static int drill_train_cmd(const Opts *o, const char *id)
 	CliStop cs;
 	atomic_int quit_tui;
 	atomic_init(&quit_tui, 0);
-	cli_stop_start(&cs, tb.p, "drill train", &quit_tui, NULL);
-	TrainingOptions to = {.data_db = o->data_db, .max_traces = o->max_traces, .tmpdir = tb.p};
+	cli_stop_start(&cs, tmp, "drill train", &quit_tui, NULL);
+	TrainingOptions to = {.data_db = o->data_db, .max_traces = o->max_traces, .tmpdir = tmp};
 	if (s.d->kind != DRILL_DISCUSSION &&
 	    (s.d->n_runs > 0 || s.d->n_files > 0 || s.d->sheet_path))
 		fprintf(stderr, "preparing the data of drill %s...\n", s.d->id);
@@ -536,8 +532,8 @@ static int drill_train_cmd(const Opts *o, const char *id)
 	}
 	answers_free(a);
 	training_fini(&s);
-	cli_remove_tree(tb.p);
-	buf_fini(&tb);
+	cli_remove_tree(tmp);
+	free(tmp);
 	return cli_stop_finish(&cs, rc);
 }
 
@@ -619,23 +615,19 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 	ReplayJob *j = xcalloc(1, sizeof *j);
 	j->db = db;
 	/* our own temporary folder, removed whatever happens */
-	const char *tbase = getenv("TMPDIR");
-	Buf tb;
-	buf_init(&tb);
-	buf_printf(&tb, "%s/tailtriage-drill-XXXXXX", tbase && *tbase ? tbase : "/tmp");
-	if (mkdtemp(tb.p) == NULL) {
+	char *tmp = cli_stop_mkdtemp("tailtriage-drill");
+	if (tmp == NULL) {
 		int e = errno;
-		buf_fini(&tb);
 		free(j);
 		drill_free(d);
 		return cli_fail("cannot create a temporary folder: %s", strerror(e));
 	}
-	ReplayStop rs = {.tmp = tb.p};
+	ReplayStop rs = {.tmp = tmp};
 	atomic_init(&rs.quit_tui, 0);
-	cli_stop_start(&rs.cs, tb.p, "drill replay", &j->stop, &rs.quit_tui);
+	cli_stop_start(&rs.cs, tmp, "drill replay", &j->stop, &rs.quit_tui);
 	int rc = drill_replay_run(o, d, db, j, &rs);
-	cli_remove_tree(tb.p);
-	buf_fini(&tb);
+	cli_remove_tree(tmp);
+	free(tmp);
 	free(j);
 	drill_free(d);
 	return cli_stop_finish(&rs.cs, rc);

@@ -6,11 +6,29 @@
  */
 #include "stop.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "cli.h"
+
+char *cli_stop_mkdtemp(const char *name)
+{
+	const char *base = getenv("TMPDIR");
+	Buf b;
+	buf_init(&b);
+	buf_printf(&b, "%s/%s-XXXXXX", base && *base ? base : "/tmp", name);
+	char *path = xstrdup(buf_str(&b));
+	buf_fini(&b);
+	if (mkdtemp(path) != NULL)
+		return path;
+	int e = errno;
+	free(path);
+	errno = e;
+	return NULL;
+}
 
 static void say(const CliStop *cs)
 {

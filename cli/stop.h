@@ -20,6 +20,7 @@
 
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
 typedef struct CliStop {
 	sigset_t set;              /* the stop signals taken by the watcher */
@@ -29,6 +30,10 @@ typedef struct CliStop {
 	atomic_int hard;           /* 1: the watcher removes tmp and exits */
 	atomic_int sig;            /* the signal that stopped us, 0: none */
 } CliStop;
+
+/* Creates the folder $TMPDIR/NAME-XXXXXX (else under /tmp) and returns
+ * its path (free() it), or NULL with errno set. */
+char *cli_stop_mkdtemp(const char *name);
 
 /* Starts the watcher for folder tmp (which must outlive the process's use
  * of cs). The watcher begins in hard mode. Returns 0, or -1 when no thread
