@@ -27,7 +27,10 @@ static void usage(FILE *out)
 	      "  --baseline A..B  range to compare against, or 'before'\n"
 	      "  --format F       text (default) or json\n"
 	      "  --node N         dependency the check is about (pool-by-class, client-vs-server)\n"
-	      "  --class C        workload class to single out (client-vs-server)\n"
+	      "  --class C        workload class to single out: pool-by-class and\n"
+	      "                   fanout-by-class show its row beside 'all'; client-vs-server,\n"
+	      "                   host-concentration, late-work and endpoint-queue count only\n"
+	      "                   its requests; class-mix takes no class (usage error)\n"
 	      "  --list           the checks and the question each answers\n",
 	      out);
 }
@@ -79,6 +82,12 @@ int cmd_check(int argc, char **argv)
 	const char *name = argv[optind];
 	if (check_question(name) == NULL)
 		return cli_fail("unknown check '%s' (tailtriage check --list)", name), 2;
+	if (o.wclass && !check_takes_class(name)) {
+		char takes[256];
+		check_class_names(takes, sizeof takes);
+		return cli_fail("check %s compares all classes and takes no --class "
+		                "(checks that take it: %s)", name, takes), 2;
+	}
 	if (cli_text_or_json(format))
 		return 2;
 	CliRanges rg;

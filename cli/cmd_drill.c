@@ -34,6 +34,7 @@
 #include "score.h"
 #include "sheet.h"
 #include "timefmt.h"
+#include "stop.h"
 #include "training.h"
 #ifdef TT_HAVE_TUI
 #include "board.h"
@@ -375,7 +376,7 @@ static char *tui_submit(void *ctx, const char *json, char *errbuf, size_t errsz)
 	return r;
 }
 
-static int train_tui(Session *s)
+static int train_tui(Session *s, atomic_int *quit)
 {
 	const Drill *d = s->d;
 	TuiDrillChoice *h = xcalloc((size_t)d->n_hyp_choices + 1, sizeof *h);
@@ -430,6 +431,7 @@ static int train_tui(Session *s)
 		.base_from = s->w.base_from,
 		.base_to = s->w.base_to,
 		.drill = &td,
+		.quit = quit,
 	};
 	/* the Board and the header's budgets: the engine on the drill's data,
 	 * with its sheet and the decisions the drill asks about */
@@ -489,34 +491,50 @@ static int drill_train_cmd(const Opts *o, const char *id)
 		}
 	}
 	s.person = default_person(a, o);
-	TrainingOptions to = {.data_db = o->data_db, .max_traces = o->max_traces};
+	/* Our scratch folder (the drill's data db, its simulated telemetry),
+	 * removed whatever happens: on a stop signal the watcher removes it
+	 * and ends the process (stop.h), except while the dashboard runs,
+	 * which is asked to quit so the terminal is restored first. */
+	char *tmp = cli_stop_mkdtemp("tailtriage-train");
+	if (tmp == NULL) {
+		int e = errno;
+		answers_free(a);
+		training_fini(&s);
+		return cli_fail("cannot create a scratch folder: %s", strerror(e));
+	}
+	CliStop cs;
+	atomic_int quit_tui;
+	atomic_init(&quit_tui, 0);
+	cli_stop_start(&cs, tmp, "drill train", &quit_tui, NULL);
+	TrainingOptions to = {.data_db = o->data_db, .max_traces = o->max_traces, .tmpdir = tmp};
 	if (s.d->kind != DRILL_DISCUSSION &&
 	    (s.d->n_runs > 0 || s.d->n_files > 0 || s.d->sheet_path))
 		fprintf(stderr, "preparing the data of drill %s...\n", s.d->id);
 	int rc = training_prepare(&s, &to, &err);
 	if (rc) {
-		answers_free(a);
-		training_fini(&s);
-		return cli_fail("%s", err.msg);
-	}
-	if (a == NULL) {
+		rc = cli_fail("%s", err.msg);
+	} else if (a == NULL) {
 #ifdef TT_HAVE_TUI
-		rc = train_tui(&s);
+		cli_stop_hard(&cs, 0);
+		if (!cli_stop_signal(&cs))
+			rc = train_tui(&s, &quit_tui);
+		cli_stop_hard(&cs, 1);
 #endif
-		training_fini(&s);
-		return rc;
+	} else {
+		Buf out;
+		buf_init(&out);
+		rc = training_score(&s, a, "answers", &out, &err);
+		if (rc == 0)
+			print_wrapped(stdout, buf_str(&out), 0);
+		buf_fini(&out);
+		if (rc)
+			rc = cli_fail("%s", err.msg);
 	}
-	Buf out;
-	buf_init(&out);
-	rc = training_score(&s, a, "answers", &out, &err);
-	if (rc == 0)
-		print_wrapped(stdout, buf_str(&out), 0);
-	buf_fini(&out);
 	answers_free(a);
 	training_fini(&s);
-	if (rc)
-		return cli_fail("%s", err.msg);
-	return 0;
+	cli_remove_tree(tmp);
+	free(tmp);
+	return cli_stop_finish(&cs, rc);
 }
 
 /* ---- replay ---------------------------------------------------------------- */
@@ -573,42 +591,19 @@ static void replay_status(void *ctx, char *buf, size_t n)
 }
 #endif
 
-typedef struct ReplayStop ReplayStop;
+/* Stop signals during a replay (Ctrl-C, kill, a closed terminal; see
+ * stop.h): they ask the replay and the dashboard to stop, and the main
+ * thread then removes the temporary folder as usual. While the data is
+ * being prepared (simulator runs, not interruptible) the watcher removes
+ * the folder itself and ends the process. */
+typedef struct ReplayStop {
+	CliStop cs;
+	const char *tmp;           /* our temporary folder */
+	atomic_int quit_tui;
+} ReplayStop;
+
 static int drill_replay_run(const Opts *o, Drill *d, const char *db, ReplayJob *j,
                             ReplayStop *rs);
-
-/* Stop signals during a replay (Ctrl-C, kill, a closed terminal). They are
- * blocked in every thread and taken by a watcher thread, which asks the
- * replay and the dashboard to stop; the main thread then removes the
- * temporary folder as usual. While the data is being prepared (simulator
- * runs, not interruptible) the watcher removes the folder itself and ends
- * the process. */
-struct ReplayStop {
-	sigset_t set;
-	ReplayJob *j;
-	const char *tmp;           /* our temporary folder */
-	atomic_int preparing;
-	atomic_int sig;            /* the signal that stopped us, 0: none */
-	atomic_int quit_tui;
-};
-
-static void *replay_watch(void *arg)
-{
-	ReplayStop *rs = arg;
-	int sig = 0;
-	if (sigwait(&rs->set, &sig) != 0)
-		return NULL;
-	atomic_store(&rs->sig, sig);
-	atomic_store(&rs->j->stop, 1);
-	atomic_store(&rs->quit_tui, 1);
-	if (atomic_load(&rs->preparing)) {
-		cli_remove_tree(rs->tmp);
-		fprintf(stderr, "tailtriage: interrupted: drill replay stopped, temporary files"
-		        " removed\n");
-		_exit(128 + sig);
-	}
-	return NULL;
-}
 
 static int drill_replay_cmd(const Opts *o, const char *id)
 {
@@ -620,46 +615,22 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 	ReplayJob *j = xcalloc(1, sizeof *j);
 	j->db = db;
 	/* our own temporary folder, removed whatever happens */
-	const char *tbase = getenv("TMPDIR");
-	Buf tb;
-	buf_init(&tb);
-	buf_printf(&tb, "%s/tailtriage-drill-XXXXXX", tbase && *tbase ? tbase : "/tmp");
-	if (mkdtemp(tb.p) == NULL) {
+	char *tmp = cli_stop_mkdtemp("tailtriage-drill");
+	if (tmp == NULL) {
 		int e = errno;
-		buf_fini(&tb);
 		free(j);
 		drill_free(d);
 		return cli_fail("cannot create a temporary folder: %s", strerror(e));
 	}
-	ReplayStop rs = {.j = j, .tmp = tb.p};
-	atomic_init(&rs.preparing, 1);
-	atomic_init(&rs.sig, 0);
+	ReplayStop rs = {.tmp = tmp};
 	atomic_init(&rs.quit_tui, 0);
-	sigemptyset(&rs.set);
-	/* a signal someone chose to ignore (nohup) stays ignored */
-	static const int stop_sigs[] = {SIGINT, SIGTERM, SIGHUP};
-	for (size_t k = 0; k < sizeof stop_sigs / sizeof stop_sigs[0]; k++) {
-		struct sigaction old;
-		if (sigaction(stop_sigs[k], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-			sigaddset(&rs.set, stop_sigs[k]);
-	}
-	pthread_sigmask(SIG_BLOCK, &rs.set, NULL);
-	pthread_t watcher;
-	int watching = pthread_create(&watcher, NULL, replay_watch, &rs) == 0;
-	if (watching)
-		pthread_detach(watcher);
+	cli_stop_start(&rs.cs, tmp, "drill replay", &j->stop, &rs.quit_tui);
 	int rc = drill_replay_run(o, d, db, j, &rs);
-	cli_remove_tree(tb.p);
-	buf_fini(&tb);
+	cli_remove_tree(tmp);
+	free(tmp);
 	free(j);
 	drill_free(d);
-	int sig = atomic_load(&rs.sig);
-	if (sig) {
-		fprintf(stderr, "tailtriage: interrupted: drill replay stopped, temporary files"
-		        " removed\n");
-		return 128 + sig;
-	}
-	return rc;
+	return cli_stop_finish(&rs.cs, rc);
 }
 
 static int drill_replay_run(const Opts *o, Drill *d, const char *db, ReplayJob *j,
@@ -671,8 +642,8 @@ static int drill_replay_run(const Opts *o, Drill *d, const char *db, ReplayJob *
 	                    .tmpdir = rs->tmp};
 	fprintf(stderr, "preparing the data of drill %s...\n", d->id);
 	int prc = replay_prepare(d, &ro, &j->r, &err);
-	atomic_store(&rs->preparing, 0);
-	if (prc == 0 && atomic_load(&rs->sig)) {
+	cli_stop_hard(&rs->cs, 0);
+	if (prc == 0 && cli_stop_signal(&rs->cs)) {
 		/* the signal came as preparing ended */
 		replay_free(j->r);
 		return 1;

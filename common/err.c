@@ -5,20 +5,26 @@
 #include <stdio.h>
 #include <string.h>
 
-int err_set(Err *err, int code, const char *fmt, ...)
+int err_vset(Err *err, int code, const char *fmt, va_list ap)
 {
 	if (err == NULL)
 		return code;
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-	va_end(ap);
 	err->code = code;
 	return code;
 }
 
-int err_at(Err *err, int code, const char *file, long line, long col,
-           const char *fmt, ...)
+int err_set(Err *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	err_vset(err, code, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int err_vat(Err *err, int code, const char *file, long line, long col,
+            const char *fmt, va_list ap)
 {
 	if (err == NULL)
 		return code;
@@ -26,11 +32,18 @@ int err_at(Err *err, int code, const char *file, long line, long col,
 	                 file ? file : "<input>", line, col);
 	if (n < 0 || (size_t)n >= sizeof err->msg)
 		n = 0;
+	vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
+	err->code = code;
+	return code;
+}
+
+int err_at(Err *err, int code, const char *file, long line, long col,
+           const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
+	err_vat(err, code, file, line, col, fmt, ap);
 	va_end(ap);
-	err->code = code;
 	return code;
 }
 

@@ -9,6 +9,7 @@
 #ifndef TT_ERR_H
 #define TT_ERR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 enum {
@@ -34,6 +35,14 @@ int err_set(Err *err, int code, const char *fmt, ...)
 /* Sets a located message "file:line:col: msg"; returns code. */
 int err_at(Err *err, int code, const char *file, long line, long col,
            const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* err_set and err_at taking a va_list, for wrappers that add their own
+ * location (a JSON node, a parser position) and pass their arguments on.
+ * ap is consumed as by vsnprintf; the caller still calls va_end. */
+int err_vset(Err *err, int code, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+int err_vat(Err *err, int code, const char *file, long line, long col,
+            const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
 
 /* Clears err (if non-NULL). */
 void err_clear(Err *err);

@@ -156,6 +156,22 @@ static int set_index(char **list, int n, const char *name)
 	return -1;
 }
 
+/* The class filter of set s: -2 all requests (cls NULL), -3 none (the set
+ * has no request of class cls), else the class index. */
+static int class_filter(const EvRequestSet *s, const char *cls)
+{
+	if (cls == NULL)
+		return -2;
+	int c = set_index(s->classes, s->n_classes, cls);
+	return c < 0 ? -3 : c;
+}
+
+/* Request i of s passes filter cf (from class_filter). */
+static int in_class(const EvRequestSet *s, int64_t i, int cf)
+{
+	return cf == -2 || (cf >= 0 && s->r[i].cls == cf);
+}
+
 typedef struct CallStats {
 	int64_t calls, requests;
 	double in_flight_ms, waiting_ms;
@@ -272,6 +288,8 @@ static int ck_pool_by_class(Store *st, const CheckOptions *o, EvRequestSet *w, E
 	double secs = span_s(w);
 	for (int c = -1; c < w->n_classes; c++) {
 		const char *cls = c < 0 ? NULL : w->classes[c];
+		if (cls && o->wclass && c != class_filter(w, o->wclass))
+			continue;
 		CallStats cs, bs;
 		call_stats(w, dep, cls, &cs);
 		call_stats(b, dep, cls, &bs);
@@ -291,6 +309,8 @@ static int ck_pool_by_class(Store *st, const CheckOptions *o, EvRequestSet *w, E
 	note(t, "dependency %s; active = mean calls in flight, pending = mean calls waiting (client "
 	        "wait + pool wait), from sampled spans by Little's law over %.0f s: compare classes, "
 	        "not absolute values", dep, secs);
+	if (o->wclass)
+		note(t, "rows: all classes, then class %s", o->wclass);
 	Evidence *e = metric_evidence(st, o);
 	if (e) {
 		const char *pool = dx_pool_of(o->model, dep);
@@ -311,11 +331,13 @@ static int ck_pool_by_class(Store *st, const CheckOptions *o, EvRequestSet *w, E
 static int ck_fanout_by_class(Store *st, const CheckOptions *o, EvRequestSet *w, EvRequestSet *b,
                               CheckTable *t, Err *err)
 {
-	(void)st, (void)o, (void)err;
+	(void)st, (void)err;
 	set_cols(t, 8, "class", "requests", "share", "base share", "calls/req", "base calls/req",
 	         "width", "base width");
 	for (int c = -1; c < w->n_classes; c++) {
 		const char *cls = c < 0 ? NULL : w->classes[c];
+		if (cls && o->wclass && c != class_filter(w, o->wclass))
+			continue;
 		int64_t n[2] = {0, 0}, calls[2] = {0, 0}, width[2] = {0, 0}, tot[2] = {0, 0};
 		EvRequestSet *s2[2] = {w, b};
 		for (int p = 0; p < 2; p++) {
@@ -345,19 +367,22 @@ static int ck_fanout_by_class(Store *st, const CheckOptions *o, EvRequestSet *w,
 	}
 	note(t, "calls/req: client calls per request (retries included); width: mean largest group "
 	        "of overlapping calls; '~': fewer than 30 requests");
+	if (o->wclass)
+		note(t, "rows: all classes, then class %s", o->wclass);
 	return 0;
 }
 
 /* Herfindahl of the tail over hosts / its value if the tail followed
  * traffic. */
-static double concentration(const EvRequestSet *s)
+static double concentration(const EvRequestSet *s, const char *cls)
 {
 	if (s == NULL || s->n_hosts < 2)
 		return NAN;
+	int cf = class_filter(s, cls);
 	int64_t *hr = xcalloc((size_t)s->n_hosts, sizeof *hr), *hs = xcalloc((size_t)s->n_hosts, sizeof *hs);
 	int64_t n = 0, k = 0;
 	for (int64_t i = 0; i < s->n; i++)
-		if (s->r[i].host >= 0) {
+		if (s->r[i].host >= 0 && in_class(s, i, cf)) {
 			hr[s->r[i].host]++;
 			hs[s->r[i].host] += s->r[i].slow;
 			n++;
@@ -401,11 +426,12 @@ static int cmp_host(const void *x, const void *y)
 static int ck_host_concentration(Store *st, const CheckOptions *o, EvRequestSet *w,
                                  EvRequestSet *b, CheckTable *t, Err *err)
 {
-	(void)st, (void)o, (void)err;
+	(void)st, (void)err;
 	set_cols(t, 7, "host", "requests", "req share", "tail", "tail share", "lift", "base lift");
+	int wf = class_filter(w, o->wclass), bf = b ? class_filter(b, o->wclass) : -3;
 	int64_t n = 0, k = 0;
 	for (int64_t i = 0; i < w->n; i++)
-		if (w->r[i].host >= 0) {
+		if (w->r[i].host >= 0 && in_class(w, i, wf)) {
 			n++;
 			k += w->r[i].slow;
 		}
@@ -413,7 +439,7 @@ static int ck_host_concentration(Store *st, const CheckOptions *o, EvRequestSet 
 	for (int h = 0; h < w->n_hosts; h++)
 		rows[h].h = h;
 	for (int64_t i = 0; i < w->n; i++)
-		if (w->r[i].host >= 0) {
+		if (w->r[i].host >= 0 && in_class(w, i, wf)) {
 			rows[w->r[i].host].req++;
 			rows[w->r[i].host].tail += w->r[i].slow;
 		}
@@ -431,7 +457,7 @@ static int ck_host_concentration(Store *st, const CheckOptions *o, EvRequestSet 
 			int bh = set_index(b->hosts, b->n_hosts, w->hosts[r->h]);
 			int64_t bk = 0, breq = 0, btail = 0;
 			for (int64_t j = 0; j < b->n; j++)
-				if (b->r[j].host >= 0) {
+				if (b->r[j].host >= 0 && in_class(b, j, bf)) {
 					bn++;
 					bk += b->r[j].slow;
 					if (b->r[j].host == bh) {
@@ -453,7 +479,7 @@ static int ck_host_concentration(Store *st, const CheckOptions *o, EvRequestSet 
 		add_row(t, cell);
 	}
 	free(rows);
-	double cw = concentration(w), cb = concentration(b);
+	double cw = concentration(w, o->wclass), cb = concentration(b, o->wclass);
 	char cbs[32];
 	if (isnan(cb))
 		snprintf(cbs, sizeof cbs, "?");
@@ -466,6 +492,9 @@ static int ck_host_concentration(Store *st, const CheckOptions *o, EvRequestSet 
 	note(t, "tail: requests at or above %.1f ms (%lld); lift = tail share / request share; "
 	        "concentration index %.2f window, %s baseline (1 = the tail follows traffic)",
 	     w->tail_threshold_ms, (long long)k, cw, cbs);
+	if (o->wclass)
+		note(t, "requests of class %s only (the tail threshold is that of all requests)",
+		     o->wclass);
 	return 0;
 }
 
@@ -573,7 +602,7 @@ static int ck_class_mix(Store *st, const CheckOptions *o, EvRequestSet *w, EvReq
 static int ck_late_work(Store *st, const CheckOptions *o, EvRequestSet *w, EvRequestSet *b,
                         CheckTable *t, Err *err)
 {
-	(void)st, (void)o, (void)err;
+	(void)st, (void)err;
 	set_cols(t, 5, "from", "requests", "late work", "omitted", "ingress p99");
 	int nb;
 	int64_t t0, step;
@@ -583,9 +612,12 @@ static int ck_late_work(Store *st, const CheckOptions *o, EvRequestSet *w, EvReq
 		if (s == NULL)
 			break;
 		int64_t n = 0, late = 0, om = 0;
+		int cf = class_filter(s, o->wclass);
 		float *v = xmalloc((size_t)(s->n + 1) * sizeof *v);
 		for (int64_t i = 0; i < s->n; i++) {
 			if (k < nb && (s->r[i].start_ns - t0) / step != k)
+				continue;
+			if (!in_class(s, i, cf))
 				continue;
 			v[n++] = s->r[i].ingress_ms;
 			late += s->r[i].late != 0;
@@ -609,6 +641,8 @@ static int ck_late_work(Store *st, const CheckOptions *o, EvRequestSet *w, EvReq
 	note(t, "late work: a request whose calls outlived it, whose server outlived the call, or "
 	        "that started a call after its deadline; omitted: an optional branch failed or was "
 	        "skipped");
+	if (o->wclass)
+		note(t, "requests of class %s only", o->wclass);
 	return 0;
 }
 
@@ -618,12 +652,12 @@ static int ck_endpoint_queue(Store *st, const CheckOptions *o, EvRequestSet *w, 
 	(void)b, (void)err;
 	set_cols(t, 6, "host", "requests", "queue p99", "ingress p99", "late work", "cpu");
 	Evidence *e = metric_evidence(st, o);
-	int nh = w->n_hosts;
+	int nh = w->n_hosts, cf = class_filter(w, o->wclass);
 	for (int h = -1; h < nh && h < 40; h++) {
 		float *q = xmalloc((size_t)(w->n + 1) * sizeof *q), *in = xmalloc((size_t)(w->n + 1) * sizeof *in);
 		int64_t n = 0, nq = 0, late = 0;
 		for (int64_t i = 0; i < w->n; i++) {
-			if (h >= 0 && w->r[i].host != h)
+			if ((h >= 0 && w->r[i].host != h) || !in_class(w, i, cf))
 				continue;
 			in[n++] = w->r[i].ingress_ms;
 			late += w->r[i].late != 0;
@@ -655,6 +689,9 @@ static int ck_endpoint_queue(Store *st, const CheckOptions *o, EvRequestSet *w, 
 	}
 	note(t, "queue: wait before the root span, when the spans carry it ('?' when they do not); "
 	        "cpu: mean utilization over the window from metrics ('?' without them)");
+	if (o->wclass)
+		note(t, "queue, ingress and late work: requests of class %s only; cpu and the "
+		        "metrics below: all requests", o->wclass);
 	if (e) {
 		note_value(t, e, "executor.occupancy", "executor occupancy");
 		note_value(t, e, "executor.occupancy@baseline", "executor occupancy (baseline)");
@@ -673,21 +710,22 @@ typedef struct CheckDef {
 	const char *name;
 	const char *question;
 	CheckFn fn;
+	int takes_class;             /* honours CheckOptions.wclass */
 } CheckDef;
 
 static const CheckDef CHECKS[] = {
 	{"pool-by-class", "Which class holds the pool in front of a dependency, and how much is waiting?",
-	 ck_pool_by_class},
+	 ck_pool_by_class, 1},
 	{"fanout-by-class", "How many calls does a request of each class make, now and before?",
-	 ck_fanout_by_class},
+	 ck_fanout_by_class, 1},
 	{"host-concentration", "Do the slow requests concentrate on a few hosts?",
-	 ck_host_concentration},
+	 ck_host_concentration, 1},
 	{"client-vs-server", "Is the time spent inside each dependency or in front of it?",
-	 ck_client_vs_server},
-	{"class-mix", "Did the class mix change, and when?", ck_class_mix},
-	{"late-work", "Is work outliving its requests, and is it growing?", ck_late_work},
+	 ck_client_vs_server, 1},
+	{"class-mix", "Did the class mix change, and when?", ck_class_mix, 0},
+	{"late-work", "Is work outliving its requests, and is it growing?", ck_late_work, 1},
 	{"endpoint-queue", "Do requests queue for the endpoint itself, on which hosts?",
-	 ck_endpoint_queue},
+	 ck_endpoint_queue, 1},
 };
 
 #define N_CHECKS ((int)(sizeof CHECKS / sizeof CHECKS[0]))
@@ -699,6 +737,28 @@ const char *const *check_names(void)
 		for (int i = 0; i < N_CHECKS; i++)
 			names[i] = CHECKS[i].name;
 	return names;
+}
+
+int check_takes_class(const char *name)
+{
+	for (int i = 0; i < N_CHECKS; i++)
+		if (strcmp(CHECKS[i].name, name) == 0)
+			return CHECKS[i].takes_class;
+	return 0;
+}
+
+void check_class_names(char *out, size_t sz)
+{
+	size_t len = 0;
+	out[0] = '\0';
+	for (int i = 0; i < N_CHECKS; i++) {
+		if (!CHECKS[i].takes_class)
+			continue;
+		int n = snprintf(out + len, sz - len, "%s%s", len ? ", " : "", CHECKS[i].name);
+		if (n < 0 || (size_t)n >= sz - len)
+			return;
+		len += (size_t)n;
+	}
 }
 
 const char *check_question(const char *name)
@@ -722,6 +782,12 @@ int check_run(Store *st, const char *name, const CheckOptions *o, CheckTable **o
 			snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
 			         CHECKS[i].name);
 		return err_set(err, TT_ENOTFOUND, "unknown check '%s' (known: %s)", name, list);
+	}
+	if (o && o->wclass && !def->takes_class) {
+		char list[256];
+		check_class_names(list, sizeof list);
+		return err_set(err, TT_EINVAL, "check %s compares all classes and takes no class "
+		               "(checks that take one: %s)", name, list);
 	}
 	if (st == NULL)
 		return err_set(err, TT_EINVAL, "check %s needs a database with telemetry", name);

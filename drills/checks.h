@@ -17,6 +17,11 @@
  *   endpoint-queue      queue before the endpoint and ingress p99 by host;
  *                       executor occupancy and CPU in the note
  *
+ * With CheckOptions.wclass set, pool-by-class and fanout-by-class show
+ * the "all" row and that class's row; host-concentration, late-work,
+ * endpoint-queue and client-vs-server count only requests of that class.
+ * class-mix compares the classes and refuses a class.
+ *
  * Ownership: check_run() returns a CheckTable the caller frees with
  * check_table_free().
  */
@@ -50,9 +55,17 @@ typedef struct CheckTable {
 } CheckTable;
 
 /* Runs check name. Errors: TT_ENOTFOUND for an unknown name (the message
- * lists the known ones), store errors. */
+ * lists the known ones), TT_EINVAL for a class given to a check that takes
+ * none, store errors. */
 int check_run(Store *st, const char *name, const CheckOptions *opt, CheckTable **out, Err *err);
 void check_table_free(CheckTable *t);           /* NULL is a no-op */
+
+/* 1 when check name honours CheckOptions.wclass, else 0 (also for an
+ * unknown name). */
+int check_takes_class(const char *name);
+
+/* "a, b, c": the checks that honour a class, cut to fit sz bytes. */
+void check_class_names(char *out, size_t sz);
 
 /* The question a check answers, or NULL for an unknown name. */
 const char *check_question(const char *name);

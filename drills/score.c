@@ -123,12 +123,11 @@ static int jerr(P *p, const JpVal *at, const char *fmt, ...) __attribute__((form
 
 static int jerr(P *p, const JpVal *at, const char *fmt, ...)
 {
-	char msg[440];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	int rc = err_vat(p->err, TT_EPARSE, p->name, at->line, at->col, fmt, ap);
 	va_end(ap);
-	return err_at(p->err, TT_EPARSE, p->name, at->line, at->col, "%s", msg);
+	return rc;
 }
 
 static int str_of(P *p, const JpVal *v, const char *what, char **out)

@@ -60,6 +60,12 @@ int training_prepare(TrainingSession *s, const TrainingOptions *o, Err *err)
 		return err->code;
 	if (o->data_db) {
 		s->data_db = xstrdup(o->data_db);
+	} else if (o->tmpdir) {
+		Buf b;
+		buf_init(&b);
+		buf_printf(&b, "%s/data.db", o->tmpdir);
+		s->data_db = xstrdup(buf_str(&b));
+		buf_fini(&b);
 	} else {
 		const char *t = getenv("TMPDIR");
 		Buf b;
@@ -86,7 +92,10 @@ int training_prepare(TrainingSession *s, const TrainingOptions *o, Err *err)
 		store_close(st);
 		return 0;
 	}
-	ReplayOptions ro = {.speed = -1, .max_traces = o->max_traces};
+	/* the simulated telemetry goes into the scratch folder, so one
+	 * folder holds everything an interrupted attempt leaves */
+	ReplayOptions ro = {.speed = -1, .max_traces = o->max_traces,
+	                    .tmpdir = o->tmpdir ? o->tmpdir : s->scratch_dir};
 	Replay *r = NULL;
 	if (replay_prepare(d, &ro, &r, err))
 		return err->code;

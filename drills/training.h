@@ -3,10 +3,10 @@
  * engine's view of it, and the scoring of answers into the history.
  *
  * training_prepare() loads the drill's model and sheet, plays the drill's
- * telemetry at full speed into a data database (a scratch one in
- * $TMPDIR/tailtriage-train-* unless one is given, removed by
- * training_fini()) and runs the diagnosis engine on the drill's window and
- * baseline, judging every decision the drill offers. training_score()
+ * telemetry at full speed into a data database (unless one is given, a
+ * scratch one in the caller's folder, else in $TMPDIR/tailtriage-train-*
+ * removed by training_fini()) and runs the diagnosis engine on the drill's
+ * window and baseline, judging every decision the drill offers. training_score()
  * scores one set of answers, stores the attempt in the history database and
  * writes the explanation. Used by `drill train` (answers from a file or from
  * the dashboard's Drill pane).
@@ -26,6 +26,10 @@
 
 typedef struct TrainingOptions {
 	const char *data_db;      /* where to put the drill's data; NULL: a scratch file */
+	const char *tmpdir;       /* the caller's scratch folder, which it removes (with a
+	                           * stop-signal watcher, cli/stop.h): the scratch data db
+	                           * and the simulated telemetry go there; NULL: a folder
+	                           * $TMPDIR/tailtriage-train-* made and removed here */
 	int64_t max_traces;       /* cap on the simulator's traces per window; 0: none */
 } TrainingOptions;
 

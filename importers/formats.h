@@ -15,6 +15,7 @@
 #ifndef TT_FORMATS_H
 #define TT_FORMATS_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -51,6 +52,10 @@ typedef struct ImportCtx {
  * col. Returns code. */
 int import_err_at(ImportCtx *ctx, int code, long line, long col, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+
+/* import_err_at taking a va_list (consumed; the caller calls va_end). */
+int import_err_vat(ImportCtx *ctx, int code, long line, long col, const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
 
 /* The offset to report for byte json_off of the input: itself, or the
  * protobuf offset it came from when ctx->pb is set. */

@@ -72,12 +72,11 @@ static int fail(P *p, const char *at, const char *fmt, ...) __attribute__((forma
 
 static int fail(P *p, const char *at, const char *fmt, ...)
 {
-	char msg[300];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	int rc = err_vat(p->err, TT_EPARSE, p->name, p->line, (long)(at - p->lstart) + 1, fmt, ap);
 	va_end(ap);
-	return err_at(p->err, TT_EPARSE, p->name, p->line, (long)(at - p->lstart) + 1, "%s", msg);
+	return rc;
 }
 
 static void ws(P *p)

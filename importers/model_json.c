@@ -44,11 +44,6 @@ static int bad(Ctx *c, const char *key, const char *fmt, ...)
 
 static int bad(Ctx *c, const char *key, const char *fmt, ...)
 {
-	char msg[256];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
 	long line = 1, col = 1;
 	if (key) {
 		char needle[96];
@@ -57,7 +52,11 @@ static int bad(Ctx *c, const char *key, const char *fmt, ...)
 		if (at)
 			locate(c->text, (size_t)(at - c->text), &line, &col);
 	}
-	return err_at(c->err, TT_EPARSE, c->name, line, col, "%s", msg);
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = err_vat(c->err, TT_EPARSE, c->name, line, col, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 static int get_str(Ctx *c, const cJSON *o, const char *key, char **out)

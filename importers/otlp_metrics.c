@@ -64,12 +64,11 @@ static int jerr(M *m, const JpVal *at, const char *fmt, ...) __attribute__((form
 
 static int jerr(M *m, const JpVal *at, const char *fmt, ...)
 {
-	char msg[400];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	int rc = import_err_vat(m->ctx, TT_EPARSE, at->line, at->col, fmt, ap);
 	va_end(ap);
-	return import_err_at(m->ctx, TT_EPARSE, at->line, at->col, "%s", msg);
+	return rc;
 }
 
 static int want_type(M *m, const JpVal *v, JpType t, const char *what)

@@ -815,17 +815,23 @@ uint64_t import_pb_offset(const ImportCtx *ctx, uint64_t json_off)
 	return l->base + otlp_proto_locate(l->signal, l->data, l->len, (size_t)json_off);
 }
 
-int import_err_at(ImportCtx *ctx, int code, long line, long col, const char *fmt, ...)
+int import_err_vat(ImportCtx *ctx, int code, long line, long col, const char *fmt, va_list ap)
 {
-	char msg[400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
 	if (ctx->pb == NULL || line != 1 || col < 1)
-		return err_at(ctx->err, code, ctx->name, line, col, "%s", msg);
+		return err_vat(ctx->err, code, ctx->name, line, col, fmt, ap);
+	char msg[400];
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	return err_set(ctx->err, code, "%s: byte %llu: %s", ctx->name,
 	               (unsigned long long)import_pb_offset(ctx, (uint64_t)(col - 1)), msg);
+}
+
+int import_err_at(ImportCtx *ctx, int code, long line, long col, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = import_err_vat(ctx, code, line, col, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 /* Imports one request (data, len bytes at file offset base). */

@@ -654,12 +654,10 @@ static int fail_at(Parser *p, long line, long col, const char *fmt, ...)
 
 static int fail_at(Parser *p, long line, long col, const char *fmt, ...)
 {
-	char msg[400];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	import_err_vat(p->ctx, TT_EPARSE, line, col, fmt, ap);
 	va_end(ap);
-	import_err_at(p->ctx, TT_EPARSE, line, col, "%s", msg);
 	return 0;
 }
 
@@ -669,14 +667,13 @@ static int fail_mark(Parser *p, OtlpMark m, const char *fmt, ...)
 
 static int fail_mark(Parser *p, OtlpMark m, const char *fmt, ...)
 {
-	char msg[400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
 	long line, col;
 	otlp_loc_mark_pos(&p->loc, m, &line, &col);
-	return fail_at(p, line, col, "%s", msg);
+	va_list ap;
+	va_start(ap, fmt);
+	import_err_vat(p->ctx, TT_EPARSE, line, col, fmt, ap);
+	va_end(ap);
+	return 0;
 }
 
 /* An error about the current token. */

@@ -679,12 +679,11 @@ static int perr(Parser *p, long line, long col, const char *fmt, ...)
 
 static int perr(Parser *p, long line, long col, const char *fmt, ...)
 {
-	char msg[400];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	int rc = err_vat(p->ctx->err, TT_EPARSE, p->ctx->name, line, col, fmt, ap);
 	va_end(ap);
-	return err_at(p->ctx->err, TT_EPARSE, p->ctx->name, line, col, "%s", msg);
+	return rc;
 }
 
 static long col_of(Parser *p, const char *at)

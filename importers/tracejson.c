@@ -535,13 +535,12 @@ int tj_parse_text(const char *s, size_t n, TjReader **out)
 
 int tj_fail(ImportCtx *ctx, const TjNode *at, const char *fmt, ...)
 {
-	char msg[400];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	int rc = err_vat(ctx->err, TT_EPARSE, ctx->name, at ? at->line : 1, at ? at->col : 1, fmt,
+	                 ap);
 	va_end(ap);
-	return err_at(ctx->err, TT_EPARSE, ctx->name, at ? at->line : 1, at ? at->col : 1, "%s",
-	              msg);
+	return rc;
 }
 
 int tj_member(ImportCtx *ctx, const TjNode *obj, const char *key, const TjNode **out)

@@ -3,11 +3,12 @@
  * class for the window and the baseline with their sample counts, the
  * split components, the window's latency distribution, its pool (from the
  * metrics through the evidence provider; "no metrics" without them), and
- * the slowest exemplar
- * traces, which open the waterfall.
+ * the slowest exemplar traces, which open the waterfall.
  *
  * The node shown is app->sel_node; Left/Right step through the DAG in
- * pre-order, Up/Down pick an exemplar.
+ * pre-order, Up/Down pick an exemplar. node_draw() draws the header, plans
+ * the rows that shrink with the pane (node_plan), then one function per
+ * section, each taking the next free row and returning the one after it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -257,32 +258,46 @@ static int draw_pool(Canvas *cv, const TuiApp *app, const ModelPool *pool, int x
 	return y;
 }
 
-static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
+/* What node_draw's sections share: the node, its statistics and the pane. */
+typedef struct NodeCtx {
+	const TuiApp *app;
+	const Analysis *a;
+	const DagNode *d;
+	const NodeStats *s, *sb;  /* window and baseline statistics */
+	int baseline;             /* the baseline population is present */
+	Canvas *cv;
+	Rect r;
+	int bottom;               /* first row below the pane */
+} NodeCtx;
+
+/* Rows given to the sections that shrink with the pane. */
+typedef struct NodeRows {
+	int cls;                  /* class rows under "all classes" */
+	int hist_h, hist;         /* histogram bar height; rows with markers and labels */
+	int ex;                   /* exemplar rows */
+} NodeRows;
+
+/* The node's name, kind, tags and edge; then its call counts and its share
+ * of the slow requests' critical path. Returns the next row. */
+static int node_header(const NodeCtx *c, int y)
 {
-	NodeView *v = (NodeView *)vv;
-	const Analysis *a = app->a;
-	if (a->n_nodes == 0) {
-		canvas_text(cv, 1, r.y, r.w - 2, ROLE_DIM, "no nodes: no requests of the endpoint in range");
-		return;
-	}
-	const DagNode *d = &a->nodes[app->sel_node];
-	const NodeStats *s = &d->pop[POP_WINDOW], *sb = &d->pop[POP_BASELINE];
-	int baseline = a->pop[POP_BASELINE].present;
+	Canvas *cv = c->cv;
+	const DagNode *d = c->d;
+	const NodeStats *s = c->s;
 	const Glyphs *g = cv->g;
+	int w = c->r.w;
 	char buf[256], t1[32], t2[32];
-	int y = r.y, bottom = r.y + r.h;
-	vv->rows = r.h;
 
 	/* what it is */
-	int x = 1 + canvas_text(cv, 1, y, r.w / 2, ROLE_TITLE, d->label);
+	int x = 1 + canvas_text(cv, 1, y, w / 2, ROLE_TITLE, d->label);
 	describe(d, buf, sizeof buf);
 	x += canvas_text(cv, x, y, -1, ROLE_DIM, "  ");
-	x += canvas_text(cv, x, y, r.w - x - 1, ROLE_NORMAL, buf);
+	x += canvas_text(cv, x, y, w - x - 1, ROLE_NORMAL, buf);
 	node_tags(d, t1, sizeof t1);
 	snprintf(buf, sizeof buf, "  [%s]  %s edge  starts +%.1f ms", t1,
 	         d->edge == EDGE_PARALLEL ? "parallel" : d->edge == EDGE_SERIAL ? "serial" : "root",
 	         d->start_offset_ms);
-	canvas_text(cv, x, y, r.w - x - 1, ROLE_DIM, buf);
+	canvas_text(cv, x, y, w - x - 1, ROLE_DIM, buf);
 	y++;
 
 	/* counts */
@@ -294,185 +309,228 @@ static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 	if (d->type == NODE_CALL && s->unknown_split > 0) {
 		fmt_count(t1, sizeof t1, s->unknown_split);
 		snprintf(buf, sizeof buf, "  %s without server span (split unknown)", t1);
-		x += canvas_text(cv, x, y, r.w - x, ROLE_UNKNOWN, buf);
+		x += canvas_text(cv, x, y, w - x, ROLE_UNKNOWN, buf);
 	}
 	if (d->type == NODE_CALL && s->db_calls > 0) {
 		fmt_count(t1, sizeof t1, s->db_calls);
 		snprintf(buf, sizeof buf, "  %s database calls (client time = service)", t1);
-		x += canvas_text(cv, x, y, r.w - x, ROLE_SERVICE, buf);
+		x += canvas_text(cv, x, y, w - x, ROLE_SERVICE, buf);
 	}
 	if (d->crit[POP_WINDOW].share > 0) {
 		snprintf(buf, sizeof buf, "  ");
-		x += canvas_text(cv, x, y, r.w - x, ROLE_NORMAL, buf);
+		x += canvas_text(cv, x, y, w - x, ROLE_NORMAL, buf);
 		x += canvas_put(cv, x, y, g->crit, ROLE_CRIT);
 		snprintf(buf, sizeof buf, " %.1f%% of the slow requests' critical path",
 		         100 * d->crit[POP_WINDOW].share);
-		canvas_text(cv, x, y, r.w - x, ROLE_NORMAL, buf);
+		canvas_text(cv, x, y, w - x, ROLE_NORMAL, buf);
 	}
-	y++;
+	return y + 1;
+}
 
-	/* space planning */
-	int avail = bottom - y;
-	int ex_idx[NODE_MAX_EXEMPLARS], ex_count[NODE_MAX_EXEMPLARS];
-	int n_ex = unique_exemplars(d, ex_idx, ex_count);
+/* Shares the avail rows below the header: the table head, "all", the
+ * split, the pool and the exemplar heading always; then the exemplars,
+ * the classes and the histogram, in that order of precedence. */
+static NodeRows node_plan(const NodeCtx *c, int avail, int n_ex)
+{
+	NodeRows p = {0};
+	int n_classes = c->a->n_classes;
 	int base_rows = 2 /* table head + all */ + 1 /* split */ + 1 /* pool */ + 1 /* ex head */;
 	int left = avail - base_rows;
-	int ex_rows = n_ex;
-	if (ex_rows > left - a->n_classes - 2)
-		ex_rows = left - a->n_classes - 2;
-	if (ex_rows < (n_ex ? 1 : 0))
-		ex_rows = n_ex ? 1 : 0;
-	if (ex_rows == 0 && n_ex == 0)
-		ex_rows = 1; /* "none" line */
-	left -= ex_rows;
-	int cls_rows = a->n_classes < left - 2 ? a->n_classes : left - 2;
-	if (cls_rows < 0)
-		cls_rows = 0;
-	left -= cls_rows;
-	int hist_h = 0, hist_rows = 0;
+	p.ex = n_ex;
+	if (p.ex > left - n_classes - 2)
+		p.ex = left - n_classes - 2;
+	if (p.ex < (n_ex ? 1 : 0))
+		p.ex = n_ex ? 1 : 0;
+	if (p.ex == 0 && n_ex == 0)
+		p.ex = 1; /* "none" line */
+	left -= p.ex;
+	p.cls = n_classes < left - 2 ? n_classes : left - 2;
+	if (p.cls < 0)
+		p.cls = 0;
+	left -= p.cls;
 	if (left >= 4) {
-		hist_h = left - 2 < 4 ? left - 2 : 4;
-		hist_rows = hist_h + 2; /* bars, markers, labels */
+		p.hist_h = left - 2 < 4 ? left - 2 : 4;
+		p.hist = p.hist_h + 2; /* bars, markers, labels */
 	} else if (left >= 2) {
-		hist_h = 1;
-		hist_rows = 2;
+		p.hist_h = 1;
+		p.hist = 2;
 	}
+	return p;
+}
 
-	/* percentiles per class */
-	Cols c = table_cols(r.w, baseline);
-	canvas_text(cv, c.cls, y, 12, ROLE_HEADING, "total ms");
-	canvas_text_right(cv, c.wn + 7, y, 7, ROLE_HEADING, "n");
-	canvas_text_right(cv, c.w50 + 7, y, 7, ROLE_HEADING, "p50");
-	canvas_text_right(cv, c.w90 + 7, y, 7, ROLE_HEADING, "p90");
-	canvas_text_right(cv, c.w99 + 7, y, 7, ROLE_HEADING, "p99");
-	canvas_text_right(cv, c.wmax + 7, y, 7, ROLE_HEADING, "max");
-	if (c.bn >= 0) {
-		canvas_put(cv, c.bn - 2, y, g->vline, ROLE_DIM);
-		canvas_text_right(cv, c.bn + 7, y, 7, ROLE_HEADING, "base n");
-		canvas_text_right(cv, c.b50 + 7, y, 7, ROLE_HEADING, "p50");
-		if (c.b90 >= 0)
-			canvas_text_right(cv, c.b90 + 7, y, 7, ROLE_HEADING, "p90");
-		canvas_text_right(cv, c.b99 + 7, y, 7, ROLE_HEADING, "p99");
-		if (c.bmax >= 0)
-			canvas_text_right(cv, c.bmax + 7, y, 7, ROLE_HEADING, "max");
+/* The total time's percentiles for all classes and cls_rows classes,
+ * window and baseline. Returns the next row. */
+static int node_percentiles(const NodeCtx *c, int y, int cls_rows)
+{
+	Canvas *cv = c->cv;
+	const Glyphs *g = cv->g;
+	const DagNode *d = c->d;
+	Cols k = table_cols(c->r.w, c->baseline);
+	canvas_text(cv, k.cls, y, 12, ROLE_HEADING, "total ms");
+	canvas_text_right(cv, k.wn + 7, y, 7, ROLE_HEADING, "n");
+	canvas_text_right(cv, k.w50 + 7, y, 7, ROLE_HEADING, "p50");
+	canvas_text_right(cv, k.w90 + 7, y, 7, ROLE_HEADING, "p90");
+	canvas_text_right(cv, k.w99 + 7, y, 7, ROLE_HEADING, "p99");
+	canvas_text_right(cv, k.wmax + 7, y, 7, ROLE_HEADING, "max");
+	if (k.bn >= 0) {
+		canvas_put(cv, k.bn - 2, y, g->vline, ROLE_DIM);
+		canvas_text_right(cv, k.bn + 7, y, 7, ROLE_HEADING, "base n");
+		canvas_text_right(cv, k.b50 + 7, y, 7, ROLE_HEADING, "p50");
+		if (k.b90 >= 0)
+			canvas_text_right(cv, k.b90 + 7, y, 7, ROLE_HEADING, "p90");
+		canvas_text_right(cv, k.b99 + 7, y, 7, ROLE_HEADING, "p99");
+		if (k.bmax >= 0)
+			canvas_text_right(cv, k.bmax + 7, y, 7, ROLE_HEADING, "max");
 	}
 	y++;
-	quant_row(cv, &c, y++, "all classes", &s->total, baseline ? &sb->total : NULL, ROLE_NORMAL);
-	for (int k = 0; k < cls_rows; k++) {
-		const NodeStats *cw = &d->by_class[POP_WINDOW][k];
-		const NodeStats *cb = baseline ? &d->by_class[POP_BASELINE][k] : NULL;
-		quant_row(cv, &c, y++, a->classes[k], &cw->total, cb ? &cb->total : NULL, ROLE_NORMAL);
+	quant_row(cv, &k, y++, "all classes", &c->s->total, c->baseline ? &c->sb->total : NULL,
+	          ROLE_NORMAL);
+	for (int i = 0; i < cls_rows; i++) {
+		const NodeStats *cw = &d->by_class[POP_WINDOW][i];
+		const NodeStats *cb = c->baseline ? &d->by_class[POP_BASELINE][i] : NULL;
+		quant_row(cv, &k, y++, c->a->classes[i], &cw->total, cb ? &cb->total : NULL, ROLE_NORMAL);
 	}
-	if (cls_rows < a->n_classes && y < bottom)
-		canvas_text_right(cv, r.w, y - 1, 12, ROLE_DIM, "(more...)");
+	if (cls_rows < c->a->n_classes && y < c->bottom)
+		canvas_text_right(cv, c->r.w, y - 1, 12, ROLE_DIM, "(more...)");
+	return y;
+}
 
-	/* split components, window -> baseline */
-	if (y < bottom) {
-		int call = d->type == NODE_CALL;
-		x = 1 + canvas_text(cv, 1, y, -1, ROLE_HEADING, "split p99 ");
-		struct {
-			const char *name;
-			const Quant *w, *b;
-			int applicable;
-			Role role;
-			uint32_t glyph;
-		} comp[3] = {
-			{" queue ", &s->queue, &sb->queue, 1, ROLE_QUEUE, g->bar_queue},
-			{" client wait ", &s->client_wait, &sb->client_wait, call, ROLE_WAIT, g->bar_wait},
-			{" service ", &s->service, &sb->service, 1, ROLE_SERVICE, g->bar_service},
-		};
-		for (int k = 0; k < 3; k++) {
-			x += canvas_put(cv, x, y, comp[k].glyph, comp[k].role);
-			x += canvas_text(cv, x, y, r.w - x, ROLE_NORMAL, comp[k].name);
-			fmt_ms(t1, sizeof t1, comp[k].w->p99, comp[k].w->n, comp[k].applicable);
-			if (baseline) {
-				fmt_ms(t2, sizeof t2, comp[k].b->p99, comp[k].b->n, comp[k].applicable);
-				snprintf(buf, sizeof buf, "%s/%s  ", t1, t2);
-			} else {
-				snprintf(buf, sizeof buf, "%s  ", t1);
-			}
-			x += canvas_text(cv, x, y, r.w - x, ROLE_NORMAL, buf);
-		}
-		if (baseline && x + 17 <= r.w)
-			canvas_text(cv, x, y, r.w - x, ROLE_DIM, "(window/baseline)");
-		y++;
-	}
-
-	/* distribution */
-	if (hist_rows > 0 && y + hist_rows <= bottom) {
-		int hw = r.w - 4;
-		if (s->total.n > 0) {
-			draw_hist(cv, 2, y, hw, hist_h, d->dist, s->total.n, s->total.p50, s->total.p99,
-			          hist_rows > 2);
-			y += hist_h + (hist_rows > 2 ? 1 : 0);
-			char mn[16], p5[16], p9[16], mx[16];
-			fmt_ms(mn, sizeof mn, d->dist[0], 1, 1);
-			fmt_ms(p5, sizeof p5, s->total.p50, s->total.n, 1);
-			fmt_ms(p9, sizeof p9, s->total.p99, s->total.n, 1);
-			fmt_ms(mx, sizeof mx, s->total.max, s->total.n, 1);
-			int logscale = d->dist[0] > 0 && d->dist[s->total.n - 1] / d->dist[0] > 20;
-			snprintf(buf, sizeof buf, "window distribution (%s): min %s  ^p50 %s  ^p99 %s  max %s ms",
-			         logscale ? "log scale" : "linear", mn, p5, p9, mx);
-			canvas_text(cv, 2, y++, r.w - 3, ROLE_DIM, buf);
+/* One line: the p99 of queue, client wait and service, window/baseline.
+ * Returns the next row. */
+static int node_split(const NodeCtx *c, int y)
+{
+	Canvas *cv = c->cv;
+	const Glyphs *g = cv->g;
+	const NodeStats *s = c->s, *sb = c->sb;
+	int w = c->r.w;
+	char buf[256], t1[32], t2[32];
+	int call = c->d->type == NODE_CALL;
+	int x = 1 + canvas_text(cv, 1, y, -1, ROLE_HEADING, "split p99 ");
+	struct {
+		const char *name;
+		const Quant *w, *b;
+		int applicable;
+		Role role;
+		uint32_t glyph;
+	} comp[3] = {
+		{" queue ", &s->queue, &sb->queue, 1, ROLE_QUEUE, g->bar_queue},
+		{" client wait ", &s->client_wait, &sb->client_wait, call, ROLE_WAIT, g->bar_wait},
+		{" service ", &s->service, &sb->service, 1, ROLE_SERVICE, g->bar_service},
+	};
+	for (int k = 0; k < 3; k++) {
+		x += canvas_put(cv, x, y, comp[k].glyph, comp[k].role);
+		x += canvas_text(cv, x, y, w - x, ROLE_NORMAL, comp[k].name);
+		fmt_ms(t1, sizeof t1, comp[k].w->p99, comp[k].w->n, comp[k].applicable);
+		if (c->baseline) {
+			fmt_ms(t2, sizeof t2, comp[k].b->p99, comp[k].b->n, comp[k].applicable);
+			snprintf(buf, sizeof buf, "%s/%s  ", t1, t2);
 		} else {
-			canvas_text(cv, 2, y, r.w - 3, ROLE_DIM, "window distribution: no samples");
-			y += hist_rows;
+			snprintf(buf, sizeof buf, "%s  ", t1);
 		}
+		x += canvas_text(cv, x, y, w - x, ROLE_NORMAL, buf);
 	}
+	if (c->baseline && x + 17 <= w)
+		canvas_text(cv, x, y, w - x, ROLE_DIM, "(window/baseline)");
+	return y + 1;
+}
 
-	/* pool */
-	if (y < bottom) {
-		const ModelNode *mn = NULL;
-		if (app->model) {
-			if (d->type == NODE_CALL && d->dependency)
-				mn = model_find_node(app->model, d->dependency, NULL);
-			if (mn == NULL)
-				mn = model_find_node(app->model, d->service, d->operation);
-		}
-		const ModelPool *pool = NULL;
-		for (int i = 0; mn && mn->pool && app->model && i < app->model->n_pools; i++)
-			if (app->model->pools[i].name && strcmp(app->model->pools[i].name, mn->pool) == 0)
-				pool = &app->model->pools[i];
-		x = 1 + canvas_text(cv, 1, y, -1, ROLE_HEADING, "pool ");
-		if (pool) {
-			y = draw_pool(cv, app, pool, x, y, r.w, bottom);
-		} else if (mn && mn->pool) {
-			snprintf(buf, sizeof buf, "%s: not described in the model; no metrics", mn->pool);
-			canvas_text(cv, x, y, r.w - x - 1, ROLE_DIM, buf);
-		} else {
-			canvas_text(cv, x, y, r.w - x - 1, ROLE_DIM,
-			            app->model ? "none declared for this node" : "unknown (no model)");
-		}
-		y++;
-		/* the called service's own pools (its database pool, say): they
-		 * bound its service time, not the wait in front of it */
-		const char *svc = d->type == NODE_CALL ? d->dependency : NULL;
-		for (int i = 0; svc && app->model && i < app->model->n_pools && y < bottom; i++) {
-			const ModelPool *op = &app->model->pools[i];
-			if (op == pool || op->name == NULL || op->node == NULL || strcmp(op->node, svc) != 0 ||
-			    (op->kind && strcmp(op->kind, "executor") == 0) ||
-			    (mn && mn->pool && strcmp(mn->pool, op->name) == 0))
-				continue;
-			x = 1 + canvas_text(cv, 1, y, -1, ROLE_HEADING, "own pool ");
-			y = draw_pool(cv, app, op, x, y, r.w, bottom) + 1;
-		}
+/* The window's latency histogram (hist_h rows of bars, markers when
+ * hist_rows > 2) and its label line. Returns the next row. */
+static int node_distribution(const NodeCtx *c, int y, int hist_h, int hist_rows)
+{
+	Canvas *cv = c->cv;
+	const DagNode *d = c->d;
+	const NodeStats *s = c->s;
+	int w = c->r.w;
+	if (s->total.n == 0) {
+		canvas_text(cv, 2, y, w - 3, ROLE_DIM, "window distribution: no samples");
+		return y + hist_rows;
 	}
+	draw_hist(cv, 2, y, w - 4, hist_h, d->dist, s->total.n, s->total.p50, s->total.p99,
+	          hist_rows > 2);
+	y += hist_h + (hist_rows > 2 ? 1 : 0);
+	char buf[256], mn[16], p5[16], p9[16], mx[16];
+	fmt_ms(mn, sizeof mn, d->dist[0], 1, 1);
+	fmt_ms(p5, sizeof p5, s->total.p50, s->total.n, 1);
+	fmt_ms(p9, sizeof p9, s->total.p99, s->total.n, 1);
+	fmt_ms(mx, sizeof mx, s->total.max, s->total.n, 1);
+	int logscale = d->dist[0] > 0 && d->dist[s->total.n - 1] / d->dist[0] > 20;
+	snprintf(buf, sizeof buf, "window distribution (%s): min %s  ^p50 %s  ^p99 %s  max %s ms",
+	         logscale ? "log scale" : "linear", mn, p5, p9, mx);
+	canvas_text(cv, 2, y++, w - 3, ROLE_DIM, buf);
+	return y;
+}
 
-	/* exemplars */
+/* The pool in front of the node (from the model, figures from the
+ * metrics), then the called service's own pools. Returns the next row. */
+static int node_pools(const NodeCtx *c, int y)
+{
+	Canvas *cv = c->cv;
+	const TuiApp *app = c->app;
+	const DagNode *d = c->d;
+	int w = c->r.w, bottom = c->bottom;
+	char buf[256];
+	const ModelNode *mn = NULL;
+	if (app->model) {
+		if (d->type == NODE_CALL && d->dependency)
+			mn = model_find_node(app->model, d->dependency, NULL);
+		if (mn == NULL)
+			mn = model_find_node(app->model, d->service, d->operation);
+	}
+	const ModelPool *pool = NULL;
+	for (int i = 0; mn && mn->pool && app->model && i < app->model->n_pools; i++)
+		if (app->model->pools[i].name && strcmp(app->model->pools[i].name, mn->pool) == 0)
+			pool = &app->model->pools[i];
+	int x = 1 + canvas_text(cv, 1, y, -1, ROLE_HEADING, "pool ");
+	if (pool) {
+		y = draw_pool(cv, app, pool, x, y, w, bottom);
+	} else if (mn && mn->pool) {
+		snprintf(buf, sizeof buf, "%s: not described in the model; no metrics", mn->pool);
+		canvas_text(cv, x, y, w - x - 1, ROLE_DIM, buf);
+	} else {
+		canvas_text(cv, x, y, w - x - 1, ROLE_DIM,
+		            app->model ? "none declared for this node" : "unknown (no model)");
+	}
+	y++;
+	/* the called service's own pools (its database pool, say): they
+	 * bound its service time, not the wait in front of it */
+	const char *svc = d->type == NODE_CALL ? d->dependency : NULL;
+	for (int i = 0; svc && app->model && i < app->model->n_pools && y < bottom; i++) {
+		const ModelPool *op = &app->model->pools[i];
+		if (op == pool || op->name == NULL || op->node == NULL || strcmp(op->node, svc) != 0 ||
+		    (op->kind && strcmp(op->kind, "executor") == 0) ||
+		    (mn && mn->pool && strcmp(mn->pool, op->name) == 0))
+			continue;
+		x = 1 + canvas_text(cv, 1, y, -1, ROLE_HEADING, "own pool ");
+		y = draw_pool(cv, app, op, x, y, w, bottom) + 1;
+	}
+	return y;
+}
+
+/* The slowest traces (ex_idx/ex_count from unique_exemplars), scrolled so
+ * the selected one (v->ex, clamped here) is among the ex_rows shown. */
+static void node_exemplars(NodeView *v, const NodeCtx *c, int y, const int *ex_idx,
+                           const int *ex_count, int n_ex, int ex_rows)
+{
+	Canvas *cv = c->cv;
+	const Glyphs *g = cv->g;
+	const Analysis *a = c->a;
+	int w = c->r.w, bottom = c->bottom;
+	char buf[256], t1[32];
 	if (y < bottom) {
 		snprintf(buf, sizeof buf, "the %d slowest traces, slowest first (Enter opens the"
 		         " waterfall)", n_ex);
-		canvas_text(cv, 1, y++, r.w - 2, ROLE_HEADING, buf);
+		canvas_text(cv, 1, y++, w - 2, ROLE_HEADING, buf);
 	}
 	if (v->ex >= n_ex)
 		v->ex = n_ex ? n_ex - 1 : 0;
 	if (n_ex == 0 && y < bottom)
-		canvas_text(cv, 3, y++, r.w - 4, ROLE_DIM, "none in the window");
+		canvas_text(cv, 3, y++, w - 4, ROLE_DIM, "none in the window");
 	int first = 0;
 	if (ex_rows > 0 && v->ex >= ex_rows)
 		first = v->ex - ex_rows + 1;
 	for (int k = first; k < n_ex && y < bottom; k++) {
-		const Exemplar *e = &d->slowest[ex_idx[k]];
+		const Exemplar *e = &c->d->slowest[ex_idx[k]];
 		int sel = k == v->ex;
 		if (sel) {
 			canvas_put(cv, 1, y, g->pointer, ROLE_SELECTED);
@@ -487,10 +545,38 @@ static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 			cx += canvas_text(cv, cx, y, 16, ROLE_DIM, a->classes[e->wclass]);
 		if (ex_count[k] > 1) {
 			snprintf(buf, sizeof buf, "  (%d calls)", ex_count[k]);
-			canvas_text(cv, cx, y, r.w - cx - 1, ROLE_DIM, buf);
+			canvas_text(cv, cx, y, w - cx - 1, ROLE_DIM, buf);
 		}
 		y++;
 	}
+}
+
+static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
+{
+	NodeView *v = (NodeView *)vv;
+	const Analysis *a = app->a;
+	if (a->n_nodes == 0) {
+		canvas_text(cv, 1, r.y, r.w - 2, ROLE_DIM, "no nodes: no requests of the endpoint in range");
+		return;
+	}
+	const DagNode *d = &a->nodes[app->sel_node];
+	NodeCtx c = {.app = app, .a = a, .d = d, .s = &d->pop[POP_WINDOW],
+	             .sb = &d->pop[POP_BASELINE], .baseline = a->pop[POP_BASELINE].present,
+	             .cv = cv, .r = r, .bottom = r.y + r.h};
+	vv->rows = r.h;
+
+	int y = node_header(&c, r.y);
+	int ex_idx[NODE_MAX_EXEMPLARS], ex_count[NODE_MAX_EXEMPLARS];
+	int n_ex = unique_exemplars(d, ex_idx, ex_count);
+	NodeRows p = node_plan(&c, c.bottom - y, n_ex);
+	y = node_percentiles(&c, y, p.cls);
+	if (y < c.bottom)
+		y = node_split(&c, y);
+	if (p.hist > 0 && y + p.hist <= c.bottom)
+		y = node_distribution(&c, y, p.hist_h, p.hist);
+	if (y < c.bottom)
+		y = node_pools(&c, y);
+	node_exemplars(v, &c, y, ex_idx, ex_count, n_ex, p.ex);
 }
 
 static int node_key(View *vv, TuiApp *app, Action act)

@@ -215,7 +215,28 @@ static void test_simulated(void **state)
 	double ent = num(cell(t, row_of(t, "enterprise"), "calls/req"));
 	double std = num(cell(t, row_of(t, "standard"), "calls/req"));
 	assert_true(ent > std);
+	double n_ent = num(cell(t, row_of(t, "enterprise"), "requests"));
+	double n_all = num(cell(t, row_of(t, "all"), "requests"));
 	check_table_free(t);
+
+	/* --class: host-concentration counts only that class's requests */
+	o.wclass = "enterprise";
+	t = run(st, "host-concentration", &o);
+	double sum = 0;
+	for (int r = 0; r < t->n_rows; r++)
+		sum += num(cell(t, r, "requests"));
+	assert_true(n_ent > 0 && n_ent < n_all);
+	assert_true(sum == n_ent);
+	assert_non_null(strstr(t->note, "class enterprise only"));
+	check_table_free(t);
+	t = run(st, "fanout-by-class", &o);
+	assert_int_equal(t->n_rows, 2);
+	assert_string_equal(cell(t, 1, "class"), "enterprise");
+	check_table_free(t);
+	/* class-mix compares the classes: a class is refused */
+	assert_int_equal(check_run(st, "class-mix", &o, &t, &err), TT_EINVAL);
+	assert_non_null(strstr(err.msg, "late-work"));
+	o.wclass = NULL;
 
 	o.node = "pricing";
 	t = run(st, "pool-by-class", &o);
