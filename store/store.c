@@ -160,6 +160,11 @@ static int exec(Store *st, const char *sql, Err *err)
 	return 0;
 }
 
+int store_exec(Store *st, const char *sql, Err *err)
+{
+	return exec(st, sql, err);
+}
+
 /* Migration numbers are positions in one sequence: the span migrations,
  * then the metrics area's, then the drills area's, then the late span
  * migrations. A database records only the last number it reached, so a new
@@ -226,6 +231,11 @@ int store_prepare_all(Store *st, const char *const *texts, int n, sqlite3_stmt *
 
 int store_open(const char *path, int flags, Store **out, Err *err)
 {
+	return store_open_mode(path, flags, 0, out, err);
+}
+
+int store_open_mode(const char *path, int flags, int bulk, Store **out, Err *err)
+{
 	*out = NULL;
 	Store *st = xcalloc(1, sizeof *st);
 	int oflags = (flags & STORE_READONLY) ? SQLITE_OPEN_READONLY
@@ -255,8 +265,24 @@ int store_open(const char *path, int flags, Store **out, Err *err)
 		 * file is new (before WAL mode writes its first page); existing
 		 * databases keep their page size. */
 		exec(st, "PRAGMA page_size = 16384", NULL);
-		if (exec(st, "PRAGMA journal_mode = WAL", err) ||
-		    exec(st, "PRAGMA synchronous = NORMAL", err) || migrate(st, err)) {
+		/* A bulk load writes a new file nobody else opens (store_bulk.c):
+		 * pages go straight into it, once, with no WAL to copy them into
+		 * first and no sync until the end. The journal stays in memory so
+		 * that a failed file can still be rolled back; if the process
+		 * dies, the whole file is thrown away. */
+		static const char *const live[] = {"PRAGMA journal_mode = WAL",
+		                                   "PRAGMA synchronous = NORMAL"};
+		static const char *const load[] = {"PRAGMA locking_mode = EXCLUSIVE",
+		                                   "PRAGMA journal_mode = MEMORY",
+		                                   "PRAGMA synchronous = OFF"};
+		const char *const *prag = bulk ? load : live;
+		int n_prag = bulk ? 3 : 2;
+		for (int i = 0; i < n_prag; i++)
+			if (exec(st, prag[i], err)) {
+				store_close(st);
+				return TT_ESTORE;
+			}
+		if (migrate(st, err)) {
 			store_close(st);
 			return TT_ESTORE;
 		}
@@ -304,6 +330,7 @@ void store_close(Store *st)
 	store_drills_finalize(st);
 	free(st->tkeys.e);
 	sqlite3_close(st->db);
+	store_bulk_free(st->bulk); /* after the close: it may remove the file */
 	free(st->path);
 	free(st);
 }
