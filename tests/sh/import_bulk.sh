@@ -22,7 +22,7 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v sqlite3 >/dev/null || fail "sqlite3 shell is required"
 
-"$BIN" sim mercury --out "$TMP/sim" --traces 1200 -q || fail "sim"
+"$BIN" sim mercury --out "$TMP/sim" --traces 600 -q || fail "sim"
 TR="$TMP/sim/traces.jsonl" MT="$TMP/sim/metrics.jsonl"
 SPANS=$(sed -n 's/.*"spans":[[:space:]]*\([0-9]*\).*/\1/p' "$TMP/sim/manifest.json" | head -1)
 [ -n "$SPANS" ] && [ "$SPANS" -gt 10000 ] || fail "manifest spans: '$SPANS'"
@@ -129,7 +129,7 @@ start=$(date +%s%N)
 ms=$((($(date +%s%N) - start) / 1000000))
 # a spread of moments: as the load starts, through it, and about when the
 # indexes are built and the file is moved into place
-for pct in 0 5 20 40 60 75 85 90 95 98 100 103 110; do
+for pct in 0 10 30 60 80 90 95 100 105 115; do
   rm -f "$K"
   "$BIN" import -q --db "$K" "$TR" &
   bg=$!
