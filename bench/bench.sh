@@ -83,7 +83,8 @@ wipe() { rm -f "$1" "$1-wal" "$1-shm" "$(dirname "$1")/.$(basename "$1").import"
 # measure NAME DBMODE RUNS CMD...: runs CMD RUNS times on $OUT/bench.db,
 # which is absent before each run (DBMODE new) or an empty file (existing:
 # `tailtriage import` then appends in WAL mode); keeps the fastest. Sets
-# m_wall m_cpu m_kb m_load m_pass (the SQL pass right after that run).
+# m_wall m_cpu m_kb m_load m_pass (the SQL pass right after that run) and
+# m_thr (CPU seconds of the two busiest threads, bench/thread_cpu.py).
 measure() {
   local name=$1 dbmode=$2 runs=$3; shift 3
   local best=""
@@ -92,9 +93,16 @@ measure() {
     [ "$dbmode" = existing ] && : > "$OUT/bench.db"
     sync
     local load; load=$(cut -d' ' -f1 /proc/loadavg)
-    if ! /usr/bin/time -v -o "$OUT/import.time" "$@" > "$OUT/import.log" 2>&1; then
+    /usr/bin/time -v -o "$OUT/import.time" "$@" > "$OUT/import.log" 2>&1 &
+    local tp=$! rc=0
+    python3 "$ROOT/bench/thread_cpu.py" "$tp" "$OUT/threads.cpu" &
+    local pp=$!
+    wait "$tp" || rc=$?
+    wait "$pp"
+    if [ "$rc" != 0 ]; then
       echo "bench: $name failed:" >&2; cat "$OUT/import.log" >&2; exit 1
     fi
+    local thr; thr=$(head -n 2 "$OUT/threads.cpu" | paste -sd+ | sed 's/+/ + /')
     local rows; rows=$(sqlite3 "$OUT/bench.db" "SELECT count(*) FROM spans")
     [ "$rows" = "$SPANS" ] || { echo "bench: $name stored $rows spans, expected $SPANS" >&2; exit 1; }
     local pass t0 t1
@@ -115,9 +123,9 @@ cpu = float(f["User time (seconds)"]) + float(f["System time (seconds)"])
 print(f"{wall:.2f} {cpu:.2f} {f['Maximum resident set size (kbytes)']}")
 EOF
 )
-    echo "   $name: ${wall}s wall, ${cpu}s CPU, ${kb} KiB peak RSS (load $load before); SQL pass ${pass}s" >&2
+    echo "   $name: ${wall}s wall, ${cpu}s CPU (busiest threads $thr), ${kb} KiB peak RSS (load $load before); SQL pass ${pass}s" >&2
     if [ -z "$best" ] || python3 -c "import sys; sys.exit(0 if $wall < $best else 1)"; then
-      best=$wall m_wall=$wall m_cpu=$cpu m_kb=$kb m_load=$load m_pass=$pass
+      best=$wall m_wall=$wall m_cpu=$cpu m_kb=$kb m_load=$load m_pass=$pass m_thr=$thr
     fi
   done
 }
@@ -138,7 +146,7 @@ row() {  # row SHAPE IMPORTER DATABASE FILESIZE
   local mb; mb=$(python3 -c "print(f'{$4 / 1048576:,.0f}')")
   local rss; rss=$(python3 -c "print(f'{$m_kb / 1024:,.1f}')")
   local ratio; ratio=$(python3 -c "print(f'{$m_wall / $m_pass:.1f}' if $m_pass > 0 else '-')")
-  rows+="| $1 | $2 | $3 | $(python3 -c "print(f'{$SPANS:,}')") | $mb | $m_wall | **$sps** | $m_cpu | **$rss** | $m_pass | $ratio | $m_load |"$'\n'
+  rows+="| $1 | $2 | $3 | $(python3 -c "print(f'{$SPANS:,}')") | $mb | $m_wall | **$sps** | $m_cpu | $m_thr | **$rss** | $m_pass | $ratio | $m_load |"$'\n'
 }
 
 # floor_best ARGS...: fastest of $repeat runs of tt_store_floor ARGS; sets fl
@@ -189,8 +197,8 @@ done
 wipe "$OUT/bench.db"
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-header="| shape | importer | database | spans | file MiB | wall s | spans/s | CPU s | peak RSS MiB | SQL pass s | import / pass | load before |
-|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+header="| shape | importer | database | spans | file MiB | wall s | spans/s | CPU s | busiest threads CPU s | peak RSS MiB | SQL pass s | import / pass | load before |
+|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 floor=""
 if [ -n "${floor_wal:-}" ]; then
   floor=$(python3 - "$floor_wal" "$floor_bulk" "$floor_bare" <<'EOF'
