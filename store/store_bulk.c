@@ -123,7 +123,8 @@ char *store_bulk_temp_path(const char *path)
 static int take_lock(StoreBulk *b, Err *err)
 {
 	for (;;) {
-		int fd = open(b->tmp_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+		/* 0644 before the umask: what SQLite gives a database it creates */
+		int fd = open(b->tmp_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 		if (fd < 0)
 			return err_set(err, TT_EIO, "%s: cannot create database: %s: %s",
 			               b->final_path, b->tmp_path, strerror(errno));
@@ -271,7 +272,8 @@ int store_bulk_finish(Store *st, Err *err)
 		store_close(st);
 		return rc;
 	}
-	if (store_exec(st, "BEGIN", err))
+	/* the index sorts may spill: to temporary files, not to memory */
+	if (store_exec(st, "PRAGMA temp_store = FILE", err) || store_exec(st, "BEGIN", err))
 		goto fail_open;
 	for (int i = 0; i < b->n_idx; i++)
 		if (store_exec(st, b->idx[i].sql, err)) {
