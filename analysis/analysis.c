@@ -106,12 +106,15 @@ static void sv_quant(SVec *s, Quant *q)
 	q->n = s->n;
 	if (s->n == 0) {
 		q->p50 = q->p90 = q->p99 = q->max = NAN;
+		q->p90_lo = q->p90_hi = q->p99_lo = q->p99_hi = NAN;
 		return;
 	}
 	q->p50 = quant_rank(s->v, s->n, 50);
 	q->p90 = quant_rank(s->v, s->n, 90);
 	q->p99 = quant_rank(s->v, s->n, 99);
 	q->max = s->v[s->n - 1];
+	quant_ci(s->v, s->n, 90, &q->p90_lo, &q->p90_hi);
+	quant_ci(s->v, s->n, 99, &q->p99_lo, &q->p99_hi);
 }
 
 /* ---- state ------------------------------------------------------------- */
@@ -130,6 +133,7 @@ typedef struct TmpNode {
 	int type;
 	char *key;
 	char *service, *operation, *dependency;
+	char *db_system;          /* a database call's system (db.system.name), or NULL */
 	PopNode pop[2];
 	double off_sum;
 	int64_t off_n;
@@ -620,6 +624,11 @@ static void assign_nodes(AnalysisState *g, Trace *t, int s, int parent_node, int
 		TmpNode *n = &g->nodes[node];
 		if (n->dependency == NULL && sv->svc)
 			n->dependency = xstrdup(trace_str(t, sv->svc));
+	} else if (type == NODE_CALL && sp->db) {
+		/* a database call: its system names it for the evidence */
+		TmpNode *n = &g->nodes[node];
+		if (n->db_system == NULL)
+			n->db_system = xstrdup(trace_str(t, sp->db));
 	}
 	units_push(u, s);
 	const TSpan *root = &t->sp[t->root];
@@ -1016,6 +1025,8 @@ static void finish_pop(AnalysisState *g, Analysis *a, int p, const int *remap, c
 	int64_t hi = g->max_end[p] == INT64_MIN ? 0 : g->max_end[p];
 	ps->from_ns = from == INT64_MIN ? lo : from;
 	ps->to_ns = to == INT64_MAX ? hi : to;
+	ps->open_from = from == INT64_MIN;
+	ps->open_to = to == INT64_MAX;
 	int64_t n = ps->requests;
 	ps->rate_rps = (n > 0 && ps->to_ns > ps->from_ns)
 	               ? (double)n / ((double)(ps->to_ns - ps->from_ns) / 1e9) : 0;
@@ -1128,6 +1139,7 @@ Analysis *analysis_state_result(AnalysisState *g, Store *st)
 		d->service = xstrdup(t->service);
 		d->operation = xstrdup(t->operation);
 		d->dependency = t->dependency ? xstrdup(t->dependency) : NULL;
+		d->db_system = t->db_system ? xstrdup(t->db_system) : NULL;
 		d->edge = d->parent < 0 ? EDGE_ROOT
 		          : (t->par_votes > t->ser_votes ? EDGE_PARALLEL : EDGE_SERIAL);
 		d->group = (d->edge == EDGE_PARALLEL && t->group >= 0) ? remap[t->group] : -1;
@@ -1201,6 +1213,7 @@ void analysis_state_free(AnalysisState *g)
 		free(n->service);
 		free(n->operation);
 		free(n->dependency);
+		free(n->db_system);
 		free(n->kids);
 		for (int p = 0; p < 2; p++)
 			for (int s = 0; s < CSLOTS; s++) {
@@ -1268,6 +1281,7 @@ void analysis_free(Analysis *a)
 		free(d->service);
 		free(d->operation);
 		free(d->dependency);
+		free(d->db_system);
 		free(d->label);
 		free(d->by_class[0]);
 		free(d->by_class[1]);

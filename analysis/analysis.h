@@ -85,6 +85,9 @@ typedef struct DagNode {
 	char *service;           /* service the span runs in (caller for a call) */
 	char *operation;         /* span name (client span name for a call) */
 	char *dependency;        /* called service of a call, NULL if never seen */
+	char *db_system;         /* a database call's system (db.system.name or
+	                          * db.system), NULL for other nodes; the evidence
+	                          * names the dependency by it */
 	char *label;             /* display name: model label, dependency or operation */
 	int mandatory;           /* 1/0 from the model, MODEL_UNKNOWN otherwise */
 	int core;
@@ -139,6 +142,7 @@ typedef struct DataQuality {
 typedef struct PopSummary {
 	int present;               /* this population was asked for */
 	int64_t from_ns, to_ns;    /* the range (actual data bounds when open) */
+	int open_from, open_to;    /* 1: that end was asked open (INT64_MIN/MAX) */
 	int64_t requests;          /* endpoint requests */
 	double rate_rps;           /* requests / range length */
 	Quant ingress;             /* root span duration (+ queue before it) */
@@ -219,6 +223,7 @@ typedef struct TraceSpan {
 	double queue_ms;
 	int orphan;               /* its parent is missing from the trace */
 	char *attrs_json;         /* span attributes (JSON object text) */
+	char *events_json;        /* span events: [{"name","time_ns","attrs"}...], "" none */
 } TraceSpan;
 
 typedef struct TraceView {

@@ -144,6 +144,8 @@ EvValue *ev_put(Evidence *e, const char *name, double val, const char *unit, int
 	v->qkind = qkind;
 	v->n = n;
 	v->small_sample = small;
+	v->has_ci = 0;
+	v->lo = v->hi = NAN;
 	if (isnan(val) || isinf(val)) {
 		v->value = NAN;
 		v->missing = 1;
@@ -154,6 +156,162 @@ EvValue *ev_put(Evidence *e, const char *name, double val, const char *unit, int
 		v->source = source;
 	}
 	return v;
+}
+
+void ev_ci(EvValue *v, double lo, double hi)
+{
+	if (v == NULL || v->missing || isnan(lo) || isnan(hi))
+		return;
+	v->lo = lo;
+	v->hi = hi;
+	v->has_ci = 1;
+}
+
+void evidence_wilson(double k, double n, double *lo, double *hi)
+{
+	if (n <= 0) {
+		*lo = *hi = NAN;
+		return;
+	}
+	const double z = 1.959963984540054;
+	double p = k / n, z2 = z * z;
+	double den = 1 + z2 / n;
+	double c = (p + z2 / (2 * n)) / den;
+	double h = z * sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / den;
+	*lo = c - h < 0 ? 0 : c - h;
+	*hi = c + h > 1 ? 1 : c + h;
+}
+
+EvValue *ev_put_prop(Evidence *e, const char *name, double k, int64_t n, const char *what, int p)
+{
+	if (n <= 0) {
+		char why[256];
+		snprintf(why, sizeof why, "spans: no %s in the %s", what,
+		         p == POP_BASELINE ? "baseline" : "window");
+		ev_missing(e, name, "ratio", why);
+		return NULL;
+	}
+	double lo, hi;
+	evidence_wilson(k, (double)n, &lo, &hi);
+	EvValue *v = ev_put(e, name, k / (double)n, "ratio", EV_SRC_SPANS, EV_Q_NONE, n,
+	                    n < EV_MIN_RATIO_N, "spans: %.0f of %lld %s (%s)%s", k, (long long)n, what,
+	                    p == POP_BASELINE ? "baseline" : "window",
+	                    n < EV_MIN_RATIO_N ? "; fewer than 30: noisy" : "");
+	ev_ci(v, lo, hi);
+	return v;
+}
+
+/* ---- comparisons ------------------------------------------------------------ */
+
+static void bounds(const EvValue *v, double *lo, double *hi)
+{
+	if (v->has_ci) {
+		*lo = v->lo < v->value ? v->lo : v->value;
+		*hi = v->hi > v->value ? v->hi : v->value;
+	} else {
+		*lo = *hi = v->value;
+	}
+}
+
+int evidence_change(const Evidence *e, const char *name, EvChange *c)
+{
+	char bn[320];
+	snprintf(bn, sizeof bn, "%s@baseline", name);
+	const EvValue *w = evidence_get(e, name), *b = evidence_get(e, bn);
+	if (w == NULL || b == NULL || w->missing || b->missing)
+		return 0;
+	double wl, wh, bl, bh;
+	bounds(w, &wl, &wh);
+	bounds(b, &bl, &bh);
+	c->w = w->value;
+	c->b = b->value;
+	c->sampled = w->has_ci || b->has_ci;
+	/* MOVER (Zou & Donner 2008): the difference's bounds from each side's
+	 * distance to its own bounds; an infinite bound stays infinite */
+	c->d = c->w - c->b;
+	double a1 = c->w - wl, a2 = bh - c->b, b1 = wh - c->w, b2 = c->b - bl;
+	c->d_lo = c->d - sqrt(a1 * a1 + a2 * a2);
+	c->d_hi = c->d + sqrt(b1 * b1 + b2 * b2);
+	/* the ratio: MOVER on the log scale when both sides are positive */
+	c->r = c->r_lo = c->r_hi = NAN;
+	if (c->b > 0 && c->w >= 0) {
+		c->r = c->w / c->b;
+		if (c->w > 0) {
+			double lw = log(c->w), lb = log(c->b);
+			double x1 = wl > 0 ? lw - log(wl) : INFINITY, x2 = bh > 0 ? log(bh) - lb : INFINITY;
+			double y1 = wh > 0 ? log(wh) - lw : INFINITY, y2 = bl > 0 ? lb - log(bl) : INFINITY;
+			c->r_lo = exp(lw - lb - sqrt(x1 * x1 + x2 * x2));
+			c->r_hi = exp(lw - lb + sqrt(y1 * y1 + y2 * y2));
+		} else {
+			c->r_lo = 0;
+			c->r_hi = bl > 0 ? wh / bl : INFINITY;
+		}
+	} else if (c->b == 0 && c->w > 0) {
+		c->r = c->r_hi = INFINITY;
+		c->r_lo = bh > 0 ? wl / bh : 0;
+	}
+	return 1;
+}
+
+int evidence_rose(const Evidence *e, const char *name, double min_abs, double min_factor)
+{
+	EvChange c;
+	if (!evidence_change(e, name, &c))
+		return -1;
+	if (c.d < min_abs || (min_factor > 0 && !(c.r >= min_factor)))
+		return 0;
+	return c.d_lo > 0 ? 1 : -1;
+}
+
+int evidence_fell(const Evidence *e, const char *name, double min_abs, double min_factor)
+{
+	EvChange c;
+	if (!evidence_change(e, name, &c))
+		return -1;
+	if (-c.d < min_abs || (min_factor > 0 && !(c.r <= 1 / min_factor)))
+		return 0;
+	return c.d_hi < 0 ? 1 : -1;
+}
+
+int evidence_steady(const Evidence *e, const char *name, double tol)
+{
+	EvChange c;
+	if (!evidence_change(e, name, &c) || isnan(c.r))
+		return -1;
+	double up = 1 + tol, down = 1 / (1 + tol);
+	if (c.r_lo >= down && c.r_hi <= up)
+		return 1;
+	if (c.r_lo > up || c.r_hi < down)
+		return 0;
+	return -1;
+}
+
+int evidence_above(const Evidence *e, const char *name, double t)
+{
+	const EvValue *v = evidence_get(e, name);
+	if (v == NULL || v->missing)
+		return -1;
+	double lo, hi;
+	bounds(v, &lo, &hi);
+	if (lo > t)
+		return 1;
+	if (hi <= t)
+		return 0;
+	return -1;
+}
+
+int evidence_below(const Evidence *e, const char *name, double t)
+{
+	const EvValue *v = evidence_get(e, name);
+	if (v == NULL || v->missing)
+		return -1;
+	double lo, hi;
+	bounds(v, &lo, &hi);
+	if (hi < t)
+		return 1;
+	if (lo >= t)
+		return 0;
+	return -1;
 }
 
 void ev_missing(Evidence *e, const char *name, const char *unit, const char *why)
@@ -208,14 +366,14 @@ static const char *pop_word(int p)
 }
 
 /* A quantile value: exact from spans, or missing when n == 0. */
-static void put_quant(Evidence *e, const char *name, double v, int64_t n, const char *what,
-                      int p);
+static void put_quant(Evidence *e, const char *name, const Quant *q, const char *what, int p);
 
 /* The p90 next to a p99 name ("x.p99_ms@baseline" -> "x.p90_ms@baseline"):
  * far steadier than the p99 on a few hundred requests, so predicates use
  * it to tell a moved distribution from sampling noise. */
-static void put_p90(Evidence *e, const char *p99name, double v, int64_t n, const char *what, int p)
+static void put_p90(Evidence *e, const char *p99name, const Quant *q, const char *what, int p)
 {
+	int64_t n = q->n;
 	char name[256];
 	const char *at = strstr(p99name, "p99_ms");
 	if (at == NULL)
@@ -223,23 +381,33 @@ static void put_p90(Evidence *e, const char *p99name, double v, int64_t n, const
 	snprintf(name, sizeof name, "%.*sp90_ms%s", (int)(at - p99name), p99name, at + 6);
 	if (n == 0)
 		return;
-	ev_put(e, name, v, "ms", EV_SRC_SPANS, EV_Q_EXACT, n, n < 30,
-	       "spans: exact nearest-rank p90 of %lld %s (%s)", (long long)n, what,
-	       p == POP_BASELINE ? "baseline" : "window");
+	EvValue *ev = ev_put(e, name, q->p90, "ms", EV_SRC_SPANS, EV_Q_EXACT, n, n < 30,
+	                     "spans: exact nearest-rank p90 of %lld %s (%s)", (long long)n, what,
+	                     p == POP_BASELINE ? "baseline" : "window");
+	ev_ci(ev, q->p90_lo, q->p90_hi);
 }
 
-static void put_quant(Evidence *e, const char *name, double v, int64_t n, const char *what,
-                      int p)
+static void put_quant(Evidence *e, const char *name, const Quant *q, const char *what, int p)
 {
+	int64_t n = q->n;
 	if (n == 0) {
 		char why[256];
 		snprintf(why, sizeof why, "spans: no %s in the %s", what, pop_word(p));
 		ev_missing(e, name, "ms", why);
 		return;
 	}
-	ev_put(e, name, v, "ms", EV_SRC_SPANS, EV_Q_EXACT, n, quant_small_sample(n),
-	       "spans: exact nearest-rank p99 of %lld %s (%s)%s", (long long)n, what, pop_word(p),
-	       quant_small_sample(n) ? "; fewer than 100: close to the maximum" : "");
+	EvValue *ev = ev_put(e, name, q->p99, "ms", EV_SRC_SPANS, EV_Q_EXACT, n,
+	                     quant_small_sample(n), "spans: exact nearest-rank p99 of %lld %s (%s)%s",
+	                     (long long)n, what, pop_word(p),
+	                     quant_small_sample(n) ? "; fewer than 100: close to the maximum" : "");
+	ev_ci(ev, q->p99_lo, q->p99_hi);
+}
+
+/* The dependency a call node stands for: the called service, or for a
+ * database call its database system. */
+static const char *node_dep(const DagNode *d)
+{
+	return d->dependency ? d->dependency : d->db_system;
 }
 
 /* The node that represents dependency dep: the call node with the most
@@ -254,7 +422,7 @@ static void dep_nodes_stats(const Analysis *a, const char *dep, int p, NodeStats
 	double crit_total = 0;
 	for (int i = 0; i < a->n_nodes; i++) {
 		const DagNode *d = &a->nodes[i];
-		if (d->type != NODE_CALL || d->dependency == NULL || strcmp(d->dependency, dep) != 0)
+		if (d->type != NODE_CALL || node_dep(d) == NULL || strcmp(node_dep(d), dep) != 0)
 			continue;
 		*found = 1;
 		if (d->pop[p].calls > most) {
@@ -276,8 +444,8 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 	for (int i = 0; i < a->n_classes; i++)
 		ev_list_add(&e->classes, &e->n_classes, a->classes[i]);
 	for (int i = 0; i < a->n_nodes; i++)
-		if (a->nodes[i].type == NODE_CALL && a->nodes[i].dependency)
-			ev_list_add(&e->deps, &e->n_deps, a->nodes[i].dependency);
+		if (a->nodes[i].type == NODE_CALL && node_dep(&a->nodes[i]))
+			ev_list_add(&e->deps, &e->n_deps, node_dep(&a->nodes[i]));
 	for (int p = 0; p < 2; p++) {
 		const PopSummary *ps = &a->pop[p];
 		if (!ps->present)
@@ -291,8 +459,8 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 		ev_put(e, name, (double)ps->requests, "count", EV_SRC_SPANS, EV_Q_NONE, ps->requests, 0,
 		       "spans: endpoint requests whose root span starts in the %s", pop_word(p));
 		snprintf(name, sizeof name, "ingress.p99_ms%s", sfx);
-		put_quant(e, name, ps->ingress.p99, ps->ingress.n, "requests at ingress", p);
-		put_p90(e, name, ps->ingress.p90, ps->ingress.n, "requests at ingress", p);
+		put_quant(e, name, &ps->ingress, "requests at ingress", p);
+		put_p90(e, name, &ps->ingress, "requests at ingress", p);
 		snprintf(name, sizeof name, "ingress.p50_ms%s", sfx);
 		if (ps->ingress.n)
 			ev_put(e, name, ps->ingress.p50, "ms", EV_SRC_SPANS, EV_Q_EXACT, ps->ingress.n, 0,
@@ -315,12 +483,16 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 			for (int c = 0; c < a->n_classes; c++) {
 				evidence_segment(a->classes[c], seg, sizeof seg);
 				snprintf(name, sizeof name, "mix.%s%s", seg, sfx);
-				ev_put(e, name, (double)ps->class_requests[c] / (double)ps->requests, "ratio",
-				       EV_SRC_SPANS, EV_Q_NONE, ps->requests, ps->requests < EV_MIN_RATIO_N,
-				       "spans: share of %lld requests of class %s (%s)",
-				       (long long)ps->requests, a->classes[c], pop_word(p));
+				EvValue *mv = ev_put(e, name, (double)ps->class_requests[c] / (double)ps->requests,
+				                     "ratio", EV_SRC_SPANS, EV_Q_NONE, ps->requests,
+				                     ps->requests < EV_MIN_RATIO_N,
+				                     "spans: share of %lld requests of class %s (%s)",
+				                     (long long)ps->requests, a->classes[c], pop_word(p));
+				double mlo, mhi;
+				evidence_wilson((double)ps->class_requests[c], (double)ps->requests, &mlo, &mhi);
+				ev_ci(mv, mlo, mhi);
 				snprintf(name, sizeof name, "class.%s.p99_ms%s", seg, sfx);
-				put_quant(e, name, ps->class_ingress[c].p99, ps->class_ingress[c].n,
+				put_quant(e, name, &ps->class_ingress[c],
 				          "requests of the class", p);
 			}
 		}
@@ -329,8 +501,8 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 			const NodeStats *r = &a->nodes[0].pop[p];
 			snprintf(name, sizeof name, "endpoint.queue_age.p99_ms%s", sfx);
 			if (r->queue.n > 0) {
-				put_quant(e, name, r->queue.p99, r->queue.n, "queue waits before the root span", p);
-				put_p90(e, name, r->queue.p90, r->queue.n, "queue waits before the root span", p);
+				put_quant(e, name, &r->queue, "queue waits before the root span", p);
+				put_p90(e, name, &r->queue, "queue waits before the root span", p);
 			}
 		}
 		/* per dependency */
@@ -343,21 +515,34 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 			if (!found)
 				continue;
 			evidence_segment(e->deps[k], seg, sizeof seg);
+			if (p == POP_WINDOW) {
+				/* how deep in the DAG it is called: a callee of a callee
+				 * is the more specific locus when both look the same */
+				int depth = 0;
+				for (int i = 0; i < a->n_nodes; i++)
+					if (a->nodes[i].type == NODE_CALL && node_dep(&a->nodes[i]) &&
+					    strcmp(node_dep(&a->nodes[i]), e->deps[k]) == 0 &&
+					    (depth == 0 || a->nodes[i].depth < depth))
+						depth = a->nodes[i].depth;
+				snprintf(name, sizeof name, "dep.%s.depth", seg);
+				ev_put(e, name, depth, "count", EV_SRC_SPANS, EV_Q_NONE, 0, 0,
+				       "spans: depth of its shallowest call in the DAG (root 0)");
+			}
 			snprintf(name, sizeof name, "dep.%s.client.p99_ms%s", seg, sfx);
-			put_quant(e, name, st.total.p99, st.total.n, "calls as the client saw them", p);
-			put_p90(e, name, st.total.p90, st.total.n, "calls as the client saw them", p);
+			put_quant(e, name, &st.total, "calls as the client saw them", p);
+			put_p90(e, name, &st.total, "calls as the client saw them", p);
 			snprintf(name, sizeof name, "dep.%s.client_wait.p99_ms%s", seg, sfx);
-			put_quant(e, name, st.client_wait.p99, st.client_wait.n,
+			put_quant(e, name, &st.client_wait,
 			          "client waits (client span minus server span)", p);
-			put_p90(e, name, st.client_wait.p90, st.client_wait.n,
+			put_p90(e, name, &st.client_wait,
 			        "client waits (client span minus server span)", p);
 			snprintf(name, sizeof name, "dep.%s.service.p99_ms%s", seg, sfx);
-			put_quant(e, name, st.service.p99, st.service.n, "server spans", p);
-			put_p90(e, name, st.service.p90, st.service.n, "server spans", p);
+			put_quant(e, name, &st.service, "server spans", p);
+			put_p90(e, name, &st.service, "server spans", p);
 			snprintf(name, sizeof name, "dep.%s.queue.p99_ms%s", seg, sfx);
 			if (st.queue.n > 0) {
-				put_quant(e, name, st.queue.p99, st.queue.n, "pool waits before the client span", p);
-				put_p90(e, name, st.queue.p90, st.queue.n, "pool waits before the client span", p);
+				put_quant(e, name, &st.queue, "pool waits before the client span", p);
+				put_p90(e, name, &st.queue, "pool waits before the client span", p);
 			}
 			if (ps->slow_requests > 0) {
 				snprintf(name, sizeof name, "dep.%s.crit_share%s", seg, sfx);
@@ -666,16 +851,79 @@ static void derive_pool_skew(Evidence *e)
 		       pool);
 }
 
+/* mix.<class>.top: 1 for the class whose share grew the most, relative
+ * to its baseline share, among those that grew significantly; 0 for the
+ * others. Class-mix-shift blames that class. */
+static void derive_mix_top(Evidence *e)
+{
+	double best = 0;
+	int top = -1;
+	for (int c = 0; c < e->n_classes; c++) {
+		char seg[96], nm[160];
+		evidence_segment(e->classes[c], seg, sizeof seg);
+		snprintf(nm, sizeof nm, "mix.%s", seg);
+		EvChange ch;
+		if (!evidence_change(e, nm, &ch))
+			continue;
+		if (evidence_rose(e, nm, 0, 1) == 1 && ch.r > best) {
+			best = ch.r;
+			top = c;
+		}
+	}
+	for (int c = 0; c < e->n_classes; c++) {
+		char seg[96], nm[160], tn[180];
+		evidence_segment(e->classes[c], seg, sizeof seg);
+		snprintf(nm, sizeof nm, "mix.%s", seg);
+		EvChange ch;
+		if (!evidence_change(e, nm, &ch))
+			continue;
+		snprintf(tn, sizeof tn, "mix.%s.top", seg);
+		ev_put(e, tn, c == top, "flag", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
+		       "derived: 1 for the class whose share grew the most against its baseline "
+		       "(significant growth only)%s%s", top >= 0 ? ": " : "",
+		       top >= 0 ? e->classes[top] : "");
+	}
+	if (top >= 0)
+		ev_fact(e, "mix.grew_most", e->classes[top]);
+}
+
+/* ingress.moved: 1 when the endpoint's latency rose significantly (p99
+ * or p90 up by 5 % or more with the interval of the change above 0), 0
+ * when neither did, missing without a baseline. The null hypothesis
+ * ranks first exactly when nothing moved (docs/diagnosis.md). */
+static void derive_moved(Evidence *e)
+{
+	int a = evidence_rose(e, "ingress.p99_ms", 0, 1.05);
+	int b = evidence_rose(e, "ingress.p90_ms", 0, 1.05);
+	EvChange c;
+	if (!evidence_change(e, "ingress.p99_ms", &c) && !evidence_change(e, "ingress.p90_ms", &c)) {
+		ev_missing(e, "ingress.moved", "flag", "derived: needs the endpoint's p99 or p90 in both "
+		                                      "window and baseline");
+		return;
+	}
+	ev_put(e, "ingress.moved", a == 1 || b == 1, "flag", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
+	       "derived: the endpoint's p99 or p90 rose by 5 %% or more, beyond sampling noise "
+	       "(p99: %s, p90: %s)",
+	       a == 1 ? "rose" : a == 0 ? "did not rise" : "cannot tell",
+	       b == 1 ? "rose" : b == 0 ? "did not rise" : "cannot tell");
+}
+
 void evidence_finish(Evidence *e)
 {
 	derive_pool_skew(e);
 	lists_from_names(e);
 	derive_mix(e);
+	derive_mix_top(e);
+	derive_moved(e);
 	derive_wait_rise(e);
 	derive_ratio(e, "ingress.p99_change_ratio", "ingress.p99_ms", "ingress.p99_ms@baseline",
 	             "window p99 / baseline p99 - 1");
 	double w, b;
-	if (evidence_value(e, "mix.p99_reweighted_ms", &w) && evidence_value(e, "ingress.p99_ms", &b)) {
+	const EvValue *mx = evidence_get(e, "mix.explained_ratio");
+	if (mx && (mx->source == EV_SRC_SPANS || strncmp(mx->provenance, "spans:", 6) == 0)) {
+		/* computed from the requests with its interval (ev_mix_explained) */
+	} else if (evidence_value(e, "mix.p99_reweighted_ms", &w) &&
+	           evidence_value(e, "ingress.p99_ms", &b)) {
 		double base;
 		if (evidence_value(e, "ingress.p99_ms@baseline", &base) && b - base > 0.05 * base)
 			ev_put(e, "mix.explained_ratio", (w - base) / (b - base), "ratio", EV_SRC_DERIVED,

@@ -56,11 +56,28 @@ typedef struct EvValue {
 	int64_t n;            /* observations behind it (requests, calls,
 	                       * points); 0 when not applicable */
 	int small_sample;     /* too few observations to trust */
+	double lo, hi;        /* 95 % interval when has_ci (may be -INFINITY /
+	                       * INFINITY: too few observations for that bound);
+	                       * without has_ci the value is taken as exact
+	                       * (model, sheet, metric gauges, counts) */
+	int has_ci;
 	char *provenance;     /* one line: "spans: exact p99 of 1240 calls",
 	                       * "metric db.client.connection.wait_time: p99
 	                       * interpolated from explicit buckets [...]",
 	                       * "sheet pricing-matched-peak" */
 } EvValue;
+
+/* A window value compared with its baseline ("x" against "x@baseline"):
+ * the difference and the ratio with 95 % intervals, combined from the two
+ * values' own intervals by the method of variance estimates recovery
+ * (MOVER; for two proportions with Wilson intervals this is Newcombe's
+ * interval). A value without an interval counts as exact. */
+typedef struct EvChange {
+	double w, b;          /* window and baseline values */
+	double d, d_lo, d_hi; /* w - b */
+	double r, r_lo, r_hi; /* w / b (NAN when b <= 0) */
+	int sampled;          /* either side carries a sampling interval */
+} EvChange;
 
 /* A string-valued fact that goes with the numbers (e.g. the host with the
  * highest slow lift), used to name what a hypothesis blames. */
@@ -127,6 +144,22 @@ const EvValue *evidence_get(const Evidence *e, const char *name);
 /* 1 and *out when name is present and not missing; 0 otherwise. */
 int evidence_value(const Evidence *e, const char *name, double *out);
 
+/* Compares name with name@baseline. Returns 1 and fills *c when both are
+ * present and not missing; 0 otherwise. */
+int evidence_change(const Evidence *e, const char *name, EvChange *c);
+
+/* Verdicts of a comparison, three-valued like the predicates that use
+ * them: 1 holds, 0 does not hold, -1 cannot tell (the samples are too
+ * small to decide, or a value is missing). See docs/diagnosis.md. */
+int evidence_rose(const Evidence *e, const char *name, double min_abs, double min_factor);
+int evidence_fell(const Evidence *e, const char *name, double min_abs, double min_factor);
+int evidence_steady(const Evidence *e, const char *name, double tol);
+int evidence_above(const Evidence *e, const char *name, double threshold);
+int evidence_below(const Evidence *e, const char *name, double threshold);
+
+/* Wilson score interval of k successes in n trials at QUANT_CI_LEVEL. */
+void evidence_wilson(double k, double n, double *lo, double *hi);
+
 /* A fact's value, or NULL. */
 const char *evidence_fact(const Evidence *e, const char *name);
 
@@ -155,7 +188,27 @@ typedef struct EvRequest {
 	uint8_t error;            /* root span status error */
 	int16_t calls;            /* client calls (attempts) in the request */
 	int16_t width;            /* largest number of overlapping sibling calls */
+	int32_t n_ops;            /* its timing program: EvRequestSet.ops[op_off..] */
+	int64_t op_off;
 } EvRequest;
+
+/* One span of a request's timing program: how the request's end follows
+ * from its spans' durations (see attribution.h). Spans wholly outside
+ * their parent, orphans and children that outlive their parent are left
+ * out: they do not hold the request. Indices are relative to the
+ * request's first op; op 0 is the root; children come in start order. */
+enum { EV_OP_ROOT, EV_OP_CLIENT, EV_OP_SERVER, EV_OP_LOCAL };
+
+typedef struct EvOp {
+	int32_t first_child;      /* -1: none */
+	int32_t next_sibling;     /* -1: none */
+	int32_t pred;             /* the sibling it started after, -1: the parent's start */
+	int32_t call;             /* CLIENT and its SERVER: index in EvRequestSet.calls, else -1 */
+	uint8_t role;             /* EV_OP_* */
+	float gap_ms;             /* start minus (pred's end, or the parent's start), >= 0 */
+	float dur_ms;             /* own duration */
+	float tail_ms;            /* end minus the latest child's end (when it has children) */
+} EvOp;
 
 enum { EV_LATE_ABANDONED = 1, EV_LATE_AFTER_DEADLINE = 2 };
 
@@ -178,6 +231,8 @@ typedef struct EvRequestSet {
 	int64_t n;
 	EvCall *calls;            /* every client call of the requests */
 	int64_t n_calls;
+	EvOp *ops;                /* the requests' timing programs */
+	int64_t n_ops;
 	char **classes;
 	int n_classes;
 	char **hosts;
@@ -241,5 +296,21 @@ BudgetResult *budgets_evaluate(const Model *m, const Evidence *e, int *n);
 
 /* Writes "18.2 ms", "79.0 %", "6.5 min" for a budget value into out. */
 void budgets_format_value(const ModelBudget *b, double v, char *out, unsigned sz);
+
+/* The verdict of budget b on one value given in unit (the evidence's unit:
+ * "ms", "ratio", "%", ...; NULL when it is already in the budget's unit):
+ * BUDGET_BREACHED, BUDGET_OK, or BUDGET_UNKNOWN for NaN. A ratio is
+ * compared with a budget written in "%" as 100 x the ratio, and the other
+ * way round. *in_unit (may be NULL) gets the value in the budget's unit,
+ * ready for budgets_format_value(). budgets_evaluate() judges with this;
+ * so does every other place that shows a budget (the dashboard's header). */
+int budget_judge(const ModelBudget *b, double value, const char *unit, double *in_unit);
+
+/* Writes an evidence value for people, by its unit: "ratio" as a percentage
+ * ("24.9 %"), "ms" as "18.2 ms", "index" (a multiplier such as a
+ * concentration, where 1 is neutral) as "3.65", "flag" as yes/no, other
+ * units after the number ("3 count"); "?" for NaN. The one rule the
+ * report, the diagnosis and the dashboard share. */
+void evidence_format(double v, const char *unit, char *out, unsigned sz);
 
 #endif

@@ -11,6 +11,8 @@
  *                 selected by db.client.connection.pool.name=<pool name>
  *   executor:     executor.active, executor.slots, executor.pending,
  *                 executor.queue_age (histogram)
+ * A used metric named http.client.open_connections (an HTTP client's
+ * connections to one server.address) counts its state=active series.
  * Each name is also tried with '.' spelled '_' (Prometheus exposition of
  * the same metric), label keys likewise.
  *
@@ -24,6 +26,7 @@
  */
 #include "evidence.h"
 #include "evidence_priv.h"
+#include "evidence_name.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -458,10 +461,9 @@ static int is_executor(const ModelPool *p)
 static int pool_evidence(Store *st, Evidence *e, const ModelPool *p, int pop, int64_t from,
                          int64_t to, Err *err)
 {
-	char seg[96], name[256];
+	char name[256];
 	const char *sfx = pop ? "@baseline" : "";
 	const char *word = pop ? "baseline" : "window";
-	evidence_segment(p->name, seg, sizeof seg);
 	int ex = is_executor(p);
 	const char *used_m = p->used_metric ? p->used_metric
 	                   : ex ? "executor.active" : "db.client.connection.count";
@@ -482,6 +484,10 @@ static int pool_evidence(Store *st, Evidence *e, const ModelPool *p, int pop, in
 	    strstr(used_m, "connection_count") || strstr(used_m, "connections_usage")) {
 		sk = strstr(used_m, "usage") ? "state" : "db.client.connection.state";
 		sv = "used";
+	} else if (strstr(used_m, "open_connections") || strstr(used_m, "open.connections")) {
+		/* HTTP client connections: active (in use) and idle */
+		sk = "http.connection.state";
+		sv = "active";
 	}
 	GScan used, max, pend;
 	int rc;
@@ -498,7 +504,7 @@ static int pool_evidence(Store *st, Evidence *e, const ModelPool *p, int pop, in
 		snprintf(filt, sizeof filt, "{%s=%s}", lk, lv);
 	if (used.n > 0) {
 		double u = gauge_total(&used);
-		snprintf(name, sizeof name, "pool.%s.used%s", seg, sfx);
+		evidence_name(name, sizeof name, "pool", p->name, "used", pop);
 		ev_put(e, name, u, "count", EV_SRC_METRIC, EV_Q_NONE, used.points, 0,
 		       "metric %s%s: mean over the %s, summed over %d series", used.family, used.filt,
 		       word, used.n);
@@ -513,10 +519,10 @@ static int pool_evidence(Store *st, Evidence *e, const ModelPool *p, int pop, in
 			         used.n);
 		}
 		if (!isnan(m) && m > 0) {
-			snprintf(name, sizeof name, "pool.%s.max%s", seg, sfx);
+			evidence_name(name, sizeof name, "pool", p->name, "max", pop);
 			ev_put(e, name, m, "count", EV_SRC_METRIC, EV_Q_NONE, max.points, 0,
 			       "%s%s", max.n > 0 ? "metric " : "", mprov);
-			snprintf(name, sizeof name, "pool.%s.occupancy%s", seg, sfx);
+			evidence_name(name, sizeof name, "pool", p->name, "occupancy", pop);
 			ev_put(e, name, u / m, "ratio", EV_SRC_METRIC, EV_Q_NONE, used.points, used.points < 3,
 			       "metric: used / max = %.1f / %.1f (%s%s over %s) (%s)", u, m, used.family,
 			       used.filt, mprov, word);
@@ -538,19 +544,19 @@ static int pool_evidence(Store *st, Evidence *e, const ModelPool *p, int pop, in
 				}
 			}
 			if (!isnan(hmax)) {
-				snprintf(name, sizeof name, "pool.%s.occupancy_host_max%s", seg, sfx);
+				evidence_name(name, sizeof name, "pool", p->name, "occupancy_host_max", pop);
 				ev_put(e, name, hmax, "ratio", EV_SRC_METRIC, EV_Q_NONE, used.points, 0,
 				       "metric: highest per-series mean used / max (%s) (%s)", hh, word);
 			}
 		}
 	} else {
-		snprintf(name, sizeof name, "pool.%s.occupancy%s", seg, sfx);
+		evidence_name(name, sizeof name, "pool", p->name, "occupancy", pop);
 		char why[256];
 		snprintf(why, sizeof why, "metric: no %s%s points in the %s", used_m, filt, word);
 		ev_missing(e, name, "ratio", why);
 	}
 	if (pend.n > 0) {
-		snprintf(name, sizeof name, "pool.%s.pending%s", seg, sfx);
+		evidence_name(name, sizeof name, "pool", p->name, "pending", pop);
 		ev_put(e, name, gauge_total(&pend), "count", EV_SRC_METRIC, EV_Q_NONE, pend.points, 0,
 		       "metric %s%s: mean over the %s, summed over %d series", pend.family, pend.filt,
 		       word, pend.n);
@@ -560,14 +566,14 @@ static int pool_evidence(Store *st, Evidence *e, const ModelPool *p, int pop, in
 			if (v > hmax)
 				hmax = v;
 		}
-		snprintf(name, sizeof name, "pool.%s.pending_host_max%s", seg, sfx);
+		evidence_name(name, sizeof name, "pool", p->name, "pending_host_max", pop);
 		ev_put(e, name, hmax, "count", EV_SRC_METRIC, EV_Q_NONE, pend.points, 0,
 		       "metric %s%s: highest per-series mean (%s)", pend.family, pend.filt, word);
 	}
 	free(used.s);
 	free(max.s);
 	free(pend.s);
-	snprintf(name, sizeof name, "pool.%s.wait.p99_ms%s", seg, sfx);
+	evidence_name(name, sizeof name, "pool", p->name, "wait.p99_ms", pop);
 	int put = put_hist_p99(st, e, name, wait_m, lk, lv, from, to, err, &rc);
 	if (rc)
 		return rc;
@@ -578,7 +584,7 @@ static int pool_evidence(Store *st, Evidence *e, const ModelPool *p, int pop, in
 		const EvValue *cur = evidence_get(e, name);
 		if (cur == NULL || cur->missing || cur->small_sample) {
 			char pn[256];
-			snprintf(pn, sizeof pn, "pool.%s.wait.p99_ms%s", seg, sfx);
+			evidence_name(pn, sizeof pn, "pool", p->name, "wait.p99_ms", pop);
 			const EvValue *w = evidence_get(e, pn);
 			if (w && !w->missing)
 				ev_put(e, name, w->value, "ms", EV_SRC_METRIC, EV_Q_HISTOGRAM, w->n,

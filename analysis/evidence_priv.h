@@ -15,6 +15,14 @@
 EvValue *ev_put(Evidence *e, const char *name, double v, const char *unit, int source, int qkind,
                 int64_t n, int small, const char *prov, ...) __attribute__((format(printf, 9, 10)));
 
+/* Gives v (may be NULL) a 95 % interval. */
+void ev_ci(EvValue *v, double lo, double hi);
+
+/* A proportion k of n from spans with its Wilson interval; missing with a
+ * reason when n == 0. what: "requests with late work"; p: POP_*. */
+EvValue *ev_put_prop(Evidence *e, const char *name, double k, int64_t n, const char *what,
+                     int p);
+
 /* Marks name missing (unless present and not missing) with a reason. */
 void ev_missing(Evidence *e, const char *name, const char *unit, const char *why);
 
@@ -27,6 +35,17 @@ void ev_list_add(char ***list, int *n, const char *s);
 /* The request pass (evidence_req.c): late work, omission, fan-out per
  * class, attempts, serial calls, placement, mix reweighting. */
 int ev_requests(Store *st, const EvidenceOptions *opt, const Analysis *a, Evidence *e, Err *err);
+
+/* Counterfactual attribution of the rise of the pct-th percentile
+ * (attribution.c): dep.<d>[.front|.wait|.service|.queue].explained and
+ * endpoint.queue.explained, with bootstrap intervals. */
+void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, double pct);
+
+/* mix.explained_ratio with a bootstrap interval (attribution.c): how much
+ * of the percentile's rise the baseline's per-class latencies mixed in
+ * the window's class shares reproduce. Missing when the rise is not
+ * positive. */
+void ev_mix_explained(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, double pct);
 
 /* Pools, executor and CPU from stored metrics (evidence_metrics.c). */
 int ev_metrics(Store *st, const EvidenceOptions *opt, Evidence *e, Err *err);

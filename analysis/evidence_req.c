@@ -41,7 +41,11 @@ typedef struct Pass {
 	char *root_svc, *root_op;
 	Trace tr;
 	uint64_t *present;        /* per request: bit per dependency (first 64) */
-	int64_t cap_r, cap_c, cap_p;
+	int64_t cap_r, cap_c, cap_p, cap_o;
+	int32_t *call_of;         /* per span of tr: its call index, or -1 */
+	int32_t *op_of;           /* per span of tr: its op (relative), or -1 */
+	int *kids;                /* scratch: children of one span */
+	int cap_span;
 } Pass;
 
 static int list_index(char ***list, int *n, const char *s, int max)
@@ -65,6 +69,8 @@ static const char *dep_key(const Trace *t, const TSpan *sp)
 {
 	if (sp->server >= 0)
 		return trace_str(t, t->sp[sp->server].svc);
+	if (sp->db)
+		return trace_str(t, sp->db); /* a database call: its system */
 	return trace_str(t, sp->name);
 }
 
@@ -81,6 +87,102 @@ static void push_call(Pass *ps, const EvCall *c)
 		s->calls = xrealloc(s->calls, (size_t)ps->cap_c * sizeof *s->calls);
 	}
 	s->calls[s->n_calls++] = *c;
+}
+
+static EvOp *push_op(Pass *ps)
+{
+	EvRequestSet *s = ps->s;
+	if (s->n_ops == ps->cap_o) {
+		ps->cap_o = ps->cap_o ? ps->cap_o * 2 : 8192;
+		s->ops = xrealloc(s->ops, (size_t)ps->cap_o * sizeof *s->ops);
+	}
+	EvOp *o = &s->ops[s->n_ops++];
+	memset(o, 0, sizeof *o);
+	o->first_child = o->next_sibling = o->pred = o->call = -1;
+	return o;
+}
+
+static _Thread_local const Trace *t_sort;
+
+static int cmp_start(const void *a, const void *b)
+{
+	const TSpan *x = &t_sort->sp[*(const int *)a], *y = &t_sort->sp[*(const int *)b];
+	if (x->astart != y->astart)
+		return x->astart < y->astart ? -1 : 1;
+	if (x->aend != y->aend)
+		return x->aend < y->aend ? -1 : 1;
+	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* Adds span i and its subtree to the request's program; base is the
+ * request's first op. Returns the op index (relative). */
+static int32_t add_ops(Pass *ps, int i, int64_t base, int depth)
+{
+	Trace *t = &ps->tr;
+	const TSpan *sp = &t->sp[i];
+	EvOp *o = push_op(ps);
+	int32_t me = (int32_t)(ps->s->n_ops - 1 - base);
+	ps->op_of[i] = me;
+	o->dur_ms = (float)ms(sp->aend - sp->astart);
+	if (i == t->root)
+		o->role = EV_OP_ROOT;
+	else if (sp->kind == SPAN_KIND_CLIENT)
+		o->role = EV_OP_CLIENT;
+	else if (sp->client >= 0 && sp->parent == sp->client)
+		o->role = EV_OP_SERVER;
+	else
+		o->role = EV_OP_LOCAL;
+	if (o->role == EV_OP_CLIENT)
+		o->call = ps->call_of[i];
+	else if (o->role == EV_OP_SERVER)
+		o->call = ps->call_of[sp->client];
+	if (depth > 256)
+		return me;
+	/* the children that hold it: usable and ending inside it */
+	int nk = 0;
+	for (int c = sp->first_child; c >= 0; c = t->sp[c].next_sibling) {
+		const TSpan *cs = &t->sp[c];
+		if (!usable(cs) || cs->aend > sp->aend)
+			continue;
+		ps->kids[nk++] = c;
+	}
+	if (nk == 0)
+		return me;
+	int *kids = xmalloc((size_t)nk * sizeof *kids);
+	memcpy(kids, ps->kids, (size_t)nk * sizeof *kids);
+	t_sort = t;
+	qsort(kids, (size_t)nk, sizeof *kids, cmp_start);
+	int64_t last_end = INT64_MIN;
+	int32_t prev = -1;
+	for (int k = 0; k < nk; k++) {
+		const TSpan *cs = &t->sp[kids[k]];
+		/* the sibling it started after: the latest-ending earlier one
+		 * that had ended by its start */
+		int pred = -1;
+		for (int j = 0; j < k; j++) {
+			const TSpan *os = &t->sp[kids[j]];
+			int before = os->aend <= cs->astart ||
+			             trace_skew_serial(t, os->astart, os->aend, cs->astart, cs->aend);
+			if (before && (pred < 0 || os->aend > t->sp[pred].aend))
+				pred = kids[j];
+		}
+		int32_t c = add_ops(ps, kids[k], base, depth + 1);
+		EvOp *co = &ps->s->ops[base + c];
+		int64_t from = pred >= 0 ? t->sp[pred].aend : sp->astart;
+		co->gap_ms = cs->astart > from ? (float)ms(cs->astart - from) : 0;
+		co->pred = pred >= 0 ? ps->op_of[pred] : -1;
+		if (prev < 0)
+			ps->s->ops[base + me].first_child = c;
+		else
+			ps->s->ops[base + prev].next_sibling = c;
+		prev = c;
+		if (cs->aend > last_end)
+			last_end = cs->aend;
+	}
+	free(kids);
+	EvOp *self = &ps->s->ops[base + me];
+	self->tail_ms = sp->aend > last_end ? (float)ms(sp->aend - last_end) : 0;
+	return me;
 }
 
 static void finish_trace(Pass *ps)
@@ -127,6 +229,14 @@ static void finish_trace(Pass *ps)
 	                                 : INT64_MAX;
 	int late = t->n_late > 0 ? EV_LATE_ABANDONED : 0;
 	const char *root_svc = trace_str(t, root->svc);
+	if (t->n > ps->cap_span) {
+		ps->cap_span = t->n;
+		ps->call_of = xrealloc(ps->call_of, (size_t)t->n * sizeof *ps->call_of);
+		ps->op_of = xrealloc(ps->op_of, (size_t)t->n * sizeof *ps->op_of);
+		ps->kids = xrealloc(ps->kids, (size_t)t->n * sizeof *ps->kids);
+	}
+	for (int i = 0; i < t->n; i++)
+		ps->call_of[i] = ps->op_of[i] = -1;
 	for (int i = 0; i < t->n; i++) {
 		const TSpan *sp = &t->sp[i];
 		if (i == t->root || !usable(sp))
@@ -156,6 +266,11 @@ static void finish_trace(Pass *ps)
 			c.wait_ms = (float)ms(dur - sdur);
 			int64_t over = sv->end - sp->end;
 			c.late = sv->start >= sp->start && over > 0 && (double)over > 0.01 * (double)dur;
+		} else if (sp->db) {
+			/* a database call is a leaf: its client time is the
+			 * database's time, as in the aggregate analysis */
+			c.service_ms = c.total_ms;
+			c.wait_ms = 0;
 		}
 		if (sp->has_queue)
 			c.queue_ms = (float)ms(sp->queue);
@@ -180,9 +295,13 @@ static void finish_trace(Pass *ps)
 		if (width > r->width)
 			r->width = (int16_t)width;
 		r->calls++;
+		ps->call_of[i] = (int32_t)s->n_calls;
 		push_call(ps, &c);
 	}
 	r->late = (uint8_t)late;
+	r->op_off = s->n_ops;
+	add_ops(ps, t->root, r->op_off, 0);
+	r->n_ops = (int32_t)(s->n_ops - r->op_off);
 	ps->present[ri] = mask;
 }
 
@@ -320,6 +439,9 @@ int evidence_requests_load(Store *st, const Model *m, const char *root_service,
 	*out = ps.s;
 	ps.s = NULL;
 out:
+	free(ps.call_of);
+	free(ps.op_of);
+	free(ps.kids);
 	free(ps.present);
 	free(ps.root_svc);
 	free(ps.root_op);
@@ -333,6 +455,7 @@ void evidence_requests_free(EvRequestSet *s)
 		return;
 	free(s->r);
 	free(s->calls);
+	free(s->ops);
 	for (int i = 0; i < s->n_classes; i++)
 		free(s->classes[i]);
 	free(s->classes);
@@ -347,6 +470,12 @@ void evidence_requests_free(EvRequestSet *s)
 
 /* ---- evidence from two request sets ------------------------------------ */
 
+static int cmp_double_asc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
 static const char *sfx(int p)
 {
 	return p ? "@baseline" : "";
@@ -360,15 +489,7 @@ static const char *word(int p)
 static void put_ratio(Evidence *e, const char *name, double num, int64_t den, const char *what,
                       int p)
 {
-	if (den <= 0) {
-		char why[256];
-		snprintf(why, sizeof why, "spans: no %s in the %s", what, word(p));
-		ev_missing(e, name, "ratio", why);
-		return;
-	}
-	ev_put(e, name, num / (double)den, "ratio", EV_SRC_SPANS, EV_Q_NONE, den,
-	       den < EV_MIN_RATIO_N, "spans: %.0f of %lld %s (%s)%s", num, (long long)den, what,
-	       word(p), den < EV_MIN_RATIO_N ? "; fewer than 30: noisy" : "");
+	ev_put_prop(e, name, num, den, what, p);
 }
 
 static void put_per(Evidence *e, const char *name, double num, int64_t den, const char *unit,
@@ -382,6 +503,26 @@ static void put_per(Evidence *e, const char *name, double num, int64_t den, cons
 	       "spans: %s over %lld (%s)", what, (long long)den, word(p));
 }
 
+/* A mean of a per-request count (sum and sum of squares over den
+ * requests) with a normal-approximation 95 % interval. */
+static void put_mean(Evidence *e, const char *name, double sum, double sumsq, int64_t den,
+                     const char *unit, const char *what, int p)
+{
+	if (den <= 0) {
+		ev_missing(e, name, unit, "spans: nothing to divide by");
+		return;
+	}
+	double mean = sum / (double)den;
+	double var = den > 1 ? (sumsq - sum * mean) / (double)(den - 1) : 0;
+	double h = 1.959963984540054 * sqrt(var > 0 ? var : 0) / sqrt((double)den);
+	EvValue *v = ev_put(e, name, mean, unit, EV_SRC_SPANS, EV_Q_NONE, den, den < EV_MIN_RATIO_N,
+	                    "spans: %s over %lld (%s)", what, (long long)den, word(p));
+	if (den >= EV_MIN_RATIO_N)
+		ev_ci(v, mean - h, mean + h);
+	else
+		ev_ci(v, -INFINITY, INFINITY);
+}
+
 /* Index of name in list, -1 when absent. */
 static int idx(char **list, int n, const char *name)
 {
@@ -389,6 +530,98 @@ static int idx(char **list, int n, const char *name)
 		if (strcmp(list[i], name) == 0)
 			return i;
 	return -1;
+}
+
+/* The 95th percentile of the concentration index when k tail requests
+ * land on hosts in proportion to their request counts hr[] (total all). */
+static double placement_null95(const int64_t *hr, int nh, int64_t all, int64_t k, double expect)
+{
+	enum { RUNS = 400 };
+	double *cum = xmalloc((size_t)nh * sizeof *cum);
+	int64_t *cnt = xmalloc((size_t)nh * sizeof *cnt);
+	double acc = 0;
+	for (int h = 0; h < nh; h++) {
+		acc += (double)hr[h] / (double)all;
+		cum[h] = acc;
+	}
+	double idx[RUNS];
+	uint64_t rng = UINT64_C(0x91ace1e55) ^ (uint64_t)k ^ ((uint64_t)all << 20);
+	for (int r = 0; r < RUNS; r++) {
+		memset(cnt, 0, (size_t)nh * sizeof *cnt);
+		for (int64_t j = 0; j < k; j++) {
+			rng = rng * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+			double u = (double)(rng >> 11) / 9007199254740992.0 * acc;
+			int lo = 0, hi = nh - 1;
+			while (lo < hi) {
+				int mid = (lo + hi) / 2;
+				if (cum[mid] < u)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			cnt[lo]++;
+		}
+		double hh = 0;
+		for (int h = 0; h < nh; h++)
+			hh += ((double)cnt[h] / (double)k) * ((double)cnt[h] / (double)k);
+		idx[r] = hh / expect;
+	}
+	qsort(idx, RUNS, sizeof *idx, cmp_double_asc);
+	free(cum);
+	free(cnt);
+	return idx[(int)(0.95 * (RUNS - 1))];
+}
+
+/* What each class brings per request, for class-mix-shift: per class the
+ * calls to each dependency and the client time they hold, against the
+ * other classes; the fact demand.<class> names the dependency where the
+ * class stands out most ("holds pricing 3.1x longer per request than the
+ * other classes: 2.9 calls, 61 ms"). */
+static void demand_facts(Evidence *e, const EvRequestSet *s, const double *calls, const double *ms_,
+                         const int64_t *cls_n)
+{
+	int ncl = s->n_classes, nd = s->n_deps;
+	for (int c = 0; c < ncl; c++) {
+		if (cls_n[c] < 10)
+			continue;
+		double best = 0;
+		int bd = -1;
+		double bcalls = 0, bms = 0, ocalls = 0, oms = 0;
+		for (int d = 0; d < nd; d++) {
+			double mc = 0, mm = 0;
+			int64_t on = 0;
+			for (int o = 0; o <= ncl; o++) {
+				if (o == c)
+					continue;
+				mc += calls[(size_t)d * (size_t)(ncl + 1) + (size_t)o];
+				mm += ms_[(size_t)d * (size_t)(ncl + 1) + (size_t)o];
+				on += cls_n[o];
+			}
+			if (on == 0)
+				continue;
+			double cm = ms_[(size_t)d * (size_t)(ncl + 1) + (size_t)c] / (double)cls_n[c];
+			double om = mm / (double)on;
+			if (om <= 0 || cm <= 0)
+				continue;
+			if (cm / om > best) {
+				best = cm / om;
+				bd = d;
+				bcalls = calls[(size_t)d * (size_t)(ncl + 1) + (size_t)c] / (double)cls_n[c];
+				bms = cm;
+				ocalls = mc / (double)on;
+				oms = om;
+			}
+		}
+		if (bd < 0 || best < 1.2)
+			continue; /* nothing stands out */
+		char fact[96], val[320];
+		snprintf(fact, sizeof fact, "demand.%s", s->classes[c]);
+		snprintf(val, sizeof val,
+		         "a %s request holds %s %.1fx as long as one of the other classes (%.1f calls, "
+		         "%.0f ms of client time per request, against %.1f calls and %.0f ms)",
+		         s->classes[c], s->deps[bd], best, bcalls, bms, ocalls, oms);
+		ev_fact(e, fact, val);
+	}
 }
 
 static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model *m,
@@ -440,6 +673,42 @@ static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model 
 	/* per dependency */
 	int nd = s->n_deps;
 	int64_t *dc = xcalloc((size_t)(nd ? nd : 1) * 7, sizeof *dc);
+	/* per-request logical calls per dependency, for the mean's interval,
+	 * and per-class demand (calls and client time per request) */
+	double *sq = xcalloc((size_t)(nd ? nd : 1), sizeof *sq);
+	int64_t *cur = xcalloc((size_t)(nd ? nd : 1), sizeof *cur);
+	int ncl = s->n_classes;
+	double *dem_calls = xcalloc((size_t)(nd ? nd : 1) * (size_t)(ncl + 1), sizeof *dem_calls);
+	double *dem_ms = xcalloc((size_t)(nd ? nd : 1) * (size_t)(ncl + 1), sizeof *dem_ms);
+	int64_t *cls_n = xcalloc((size_t)(ncl + 1), sizeof *cls_n);
+	for (int64_t i = 0; i < s->n; i++)
+		cls_n[s->r[i].cls >= 0 ? s->r[i].cls : ncl]++;
+	for (int64_t k = 0, req = -1; k <= s->n_calls; k++) {
+		int64_t rq = k < s->n_calls ? s->calls[k].req : -2;
+		if (rq != req) {
+			for (int d = 0; d < nd; d++) {
+				sq[d] += (double)cur[d] * (double)cur[d];
+				cur[d] = 0;
+			}
+			req = rq;
+		}
+		if (k == s->n_calls)
+			break;
+		const EvCall *c = &s->calls[k];
+		if (c->dep < 0)
+			continue;
+		if (!c->retry)
+			cur[c->dep]++;
+		int cl = s->r[c->req].cls >= 0 ? s->r[c->req].cls : ncl;
+		dem_calls[(size_t)c->dep * (size_t)(ncl + 1) + (size_t)cl] += 1;
+		dem_ms[(size_t)c->dep * (size_t)(ncl + 1) + (size_t)cl] += c->total_ms;
+	}
+	if (p == POP_WINDOW)
+		demand_facts(e, s, dem_calls, dem_ms, cls_n);
+	free(dem_calls);
+	free(dem_ms);
+	free(cls_n);
+	free(cur);
 	for (int64_t k = 0; k < s->n_calls; k++) {
 		const EvCall *c = &s->calls[k];
 		if (c->dep < 0)
@@ -464,8 +733,8 @@ static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model 
 		const int64_t *x = &dc[d * 7];
 		evidence_segment(e->deps[k], seg, sizeof seg);
 		snprintf(name, sizeof name, "dep.%s.calls_per_request%s", seg, sfx(p));
-		put_per(e, name, (double)(x[0] - x[3]), s->n, "count",
-		        "logical calls per request (retries not counted)", p);
+		put_mean(e, name, (double)(x[0] - x[3]), sq[d], s->n, "count",
+		         "logical calls per request (retries not counted)", p);
 		snprintf(name, sizeof name, "dep.%s.error_ratio%s", seg, sfx(p));
 		put_ratio(e, name, (double)x[1], x[0], "calls ending in error", p);
 		snprintf(name, sizeof name, "dep.%s.serial_ratio%s", seg, sfx(p));
@@ -475,13 +744,20 @@ static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model 
 		snprintf(name, sizeof name, "dep.%s.late_ratio%s", seg, sfx(p));
 		put_ratio(e, name, (double)x[4], x[0], "calls outlived by their server span", p);
 		snprintf(name, sizeof name, "dep.%s.attempts_per_call%s", seg, sfx(p));
-		if (x[0] > x[3])
-			ev_put(e, name, (double)x[0] / (double)(x[0] - x[3]), "count", EV_SRC_SPANS,
-			       EV_Q_NONE, x[0], x[0] < EV_MIN_RATIO_N,
-			       "spans: %lld attempts for %lld logical calls (%s)", (long long)x[0],
-			       (long long)(x[0] - x[3]), word(p));
+		if (x[0] > x[3]) {
+			EvValue *v = ev_put(e, name, (double)x[0] / (double)(x[0] - x[3]), "count",
+			                    EV_SRC_SPANS, EV_Q_NONE, x[0], x[0] < EV_MIN_RATIO_N,
+			                    "spans: %lld attempts for %lld logical calls (%s)",
+			                    (long long)x[0], (long long)(x[0] - x[3]), word(p));
+			/* attempts per call = 1 / (1 - retry share): the Wilson
+			 * interval of the retry share, mapped */
+			double qlo, qhi;
+			evidence_wilson((double)x[3], (double)x[0], &qlo, &qhi);
+			ev_ci(v, 1 / (1 - qlo), qhi < 1 ? 1 / (1 - qhi) : INFINITY);
+		}
 	}
 	free(dc);
+	free(sq);
 	snprintf(name, sizeof name, "attempts.per_call%s", sfx(p));
 	if (calls > retries)
 		ev_put(e, name, (double)calls / (double)(calls - retries), "count", EV_SRC_SPANS,
@@ -497,7 +773,7 @@ static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model 
 	for (int64_t i = 0; i < s->n; i++)
 		k += s->r[i].slow;
 	if (s->n_hosts < 2 || k == 0) {
-		ev_missing(e, name, "ratio",
+		ev_missing(e, name, "index",
 		           s->n_hosts < 2 ? "spans: requests carry fewer than two hosts"
 		                          : "spans: fewer than 40 requests, no tail set");
 		return;
@@ -527,21 +803,30 @@ static void set_evidence(Evidence *e, const EvRequestSet *s, int p, const Model 
 		/* expected Herfindahl of slow_host requests dropped on hosts in
 		 * proportion to their traffic: sum p^2 + (1 - sum p^2) / k */
 		double expect = hhi_all + (1 - hhi_all) / (double)slow_host;
-		ev_put(e, name, hhi_slow / expect, "ratio", EV_SRC_SPANS, EV_Q_NONE, slow_host,
-		       slow_host < TAIL_MIN,
-		       "spans: Herfindahl of the %lld tail requests over %d hosts / its value if "
-		       "they followed traffic (1 = no concentration) (%s)",
-		       (long long)slow_host, s->n_hosts, word(p));
+		EvValue *cv = ev_put(e, name, hhi_slow / expect, "index", EV_SRC_SPANS, EV_Q_NONE,
+		                     slow_host, slow_host < TAIL_MIN,
+		                     "spans: Herfindahl of the %lld tail requests over %d hosts / its "
+		                     "value if they followed traffic (1 = no concentration) (%s)",
+		                     (long long)slow_host, s->n_hosts, word(p));
+		/* what chance alone gives: the same number of tail requests
+		 * dropped on hosts in proportion to their traffic, many times;
+		 * the 95th percentile of that index is the bar to clear */
+		double null95 = placement_null95(hr, s->n_hosts, with_host, slow_host, expect);
+		(void)cv;
+		snprintf(name, sizeof name, "placement.concentration.chance95%s", sfx(p));
+		ev_put(e, name, null95, "index", EV_SRC_SPANS, EV_Q_NONE, slow_host, 0,
+		       "spans: 95th percentile of the index when %lld tail requests follow traffic "
+		       "(400 random placements) (%s)", (long long)slow_host, word(p));
 		snprintf(name, sizeof name, "placement.top_lift%s", sfx(p));
 		if (top >= 0) {
-			ev_put(e, name, top_lift, "ratio", EV_SRC_SPANS, EV_Q_NONE, hs[top], hs[top] < 5,
+			ev_put(e, name, top_lift, "index", EV_SRC_SPANS, EV_Q_NONE, hs[top], hs[top] < 5,
 			       "spans: host %s has %.1f %% of the tail and %.1f %% of requests (%s)",
 			       s->hosts[top], 100.0 * (double)hs[top] / (double)slow_host,
 			       100.0 * (double)hr[top] / (double)with_host, word(p));
 			if (p == 0)
 				ev_fact(e, "placement.top_host", s->hosts[top]);
 		} else {
-			ev_missing(e, name, "ratio", "spans: no host has 3 tail requests");
+			ev_missing(e, name, "index", "spans: no host has 3 tail requests");
 		}
 		snprintf(name, sizeof name, "placement.hosts%s", sfx(p));
 		ev_put(e, name, s->n_hosts, "count", EV_SRC_SPANS, EV_Q_NONE, with_host, 0,
@@ -574,6 +859,76 @@ static int64_t upper(const float *v, int64_t n, double x)
 /* p99 of the baseline's per-class ingress distributions mixed with the
  * window's class shares: what the p99 would be if only the mix had
  * changed. */
+/* Per dependency and class, the p90 of the server's time and of the
+ * client-side wait in both sets (classes with 30 calls or more on both
+ * sides), and whether any class's p90 rose beyond noise:
+ * dep.D.service.within_class_rose and dep.D.client_wait.within_class_rose.
+ * A dependency whose overall p90 moved only because the class mix moved
+ * has 0 there: no class got slower. */
+static void within_class(Evidence *e, const EvRequestSet *w, const EvRequestSet *b)
+{
+	static const char *const field[2] = {"service", "client_wait"};
+	for (int k = 0; k < e->n_deps; k++) {
+		int dw = idx(w->deps, w->n_deps, e->deps[k]), db = idx(b->deps, b->n_deps, e->deps[k]);
+		if (dw < 0 || db < 0)
+			continue;
+		char seg[96], cseg[96], name[320];
+		evidence_segment(e->deps[k], seg, sizeof seg);
+		for (int f = 0; f < 2; f++) {
+			int compared = 0, rose = 0;
+			for (int c = 0; c < e->n_classes; c++) {
+				int cw = idx(w->classes, w->n_classes, e->classes[c]);
+				int cb = idx(b->classes, b->n_classes, e->classes[c]);
+				if (cw < 0 || cb < 0)
+					continue;
+				const EvRequestSet *sets[2] = {w, b};
+				int dd[2] = {dw, db}, cc[2] = {cw, cb};
+				double *v[2] = {NULL, NULL};
+				int64_t nv[2] = {0, 0};
+				for (int p = 0; p < 2; p++) {
+					const EvRequestSet *s = sets[p];
+					v[p] = xmalloc((size_t)(s->n_calls ? s->n_calls : 1) * sizeof *v[p]);
+					for (int64_t i = 0; i < s->n_calls; i++) {
+						const EvCall *cl = &s->calls[i];
+						float x = f == 0 ? cl->service_ms : cl->wait_ms;
+						if (cl->dep == dd[p] && s->r[cl->req].cls == cc[p] && !isnan(x))
+							v[p][nv[p]++] = x;
+					}
+				}
+				if (nv[0] >= EV_MIN_RATIO_N && nv[1] >= EV_MIN_RATIO_N) {
+					evidence_segment(e->classes[c], cseg, sizeof cseg);
+					for (int p = 0; p < 2; p++) {
+						Quant q;
+						quant_fill(&q, v[p], nv[p]);
+						snprintf(name, sizeof name, "dep.%s.class.%s.%s.p90_ms%s", seg, cseg,
+						         field[f], sfx(p));
+						EvValue *ev = ev_put(e, name, q.p90, "ms", EV_SRC_SPANS, EV_Q_EXACT, q.n, 0,
+						                     "spans: exact nearest-rank p90 of %lld %s of class %s "
+						                     "(%s)", (long long)q.n,
+						                     f == 0 ? "server spans" : "client waits",
+						                     e->classes[c], word(p));
+						ev_ci(ev, q.p90_lo, q.p90_hi);
+					}
+					snprintf(name, sizeof name, "dep.%s.class.%s.%s.p90_ms", seg, cseg, field[f]);
+					compared++;
+					rose |= evidence_rose(e, name, f == 0 ? 3 : 5, f == 0 ? 1.3 : 1.5) == 1;
+				}
+				free(v[0]);
+				free(v[1]);
+			}
+			snprintf(name, sizeof name, "dep.%s.%s.within_class_rose", seg, field[f]);
+			if (compared)
+				ev_put(e, name, rose, "flag", EV_SRC_SPANS, EV_Q_NONE, compared, 0,
+				       "spans: 1 when the p90 of %s rose beyond noise within some class (%s), "
+				       "over %d classes with 30 calls or more on both sides",
+				       f == 0 ? "the server's time" : "the client-side wait",
+				       f == 0 ? "by 30 %% and 3 ms" : "by half and 5 ms", compared);
+			else
+				ev_missing(e, name, "flag", "spans: no class has 30 calls on both sides");
+		}
+	}
+}
+
 static void reweight(Evidence *e, const EvRequestSet *w, const EvRequestSet *b)
 {
 	int nc = b->n_classes;
@@ -669,6 +1024,10 @@ int ev_requests(Store *st, const EvidenceOptions *opt, const Analysis *a, Eviden
 	}
 	if (np == 2 && set[0]->n > 0 && set[1]->n > 0) {
 		reweight(e, set[0], set[1]);
+		double pct = opt->model && opt->model->objective_pct > 0 ? opt->model->objective_pct : 99;
+		ev_attribution(e, set[0], set[1], pct);
+		within_class(e, set[0], set[1]);
+		ev_mix_explained(e, set[0], set[1], pct);
 		double best = NAN;
 		const char *bc = NULL;
 		for (int c = 0; c < e->n_classes; c++) {

@@ -17,7 +17,14 @@ typedef struct Quant {
 	double p90;
 	double p99;
 	double max;
+	/* 95 % distribution-free intervals (order statistics, see quant_ci);
+	 * -INFINITY / INFINITY when the sample is too small for a bound */
+	double p90_lo, p90_hi;
+	double p99_lo, p99_hi;
 } Quant;
+
+/* Confidence level of every interval the analysis reports. */
+#define QUANT_CI_LEVEL 0.95
 
 /* Sorts v in place (ascending). */
 void quant_sort(double *v, int64_t n);
@@ -27,6 +34,18 @@ double quant_rank(const double *v, int64_t n, double p);
 
 /* Fills q from v (sorted in place first). */
 void quant_fill(Quant *q, double *v, int64_t n);
+
+/* The 1-based ranks l and u of the order statistics that bound the
+ * p-quantile (0 < p < 100) of n observations with probability of at least
+ * QUANT_CI_LEVEL, whatever the distribution: P(l <= B < u) >= level with
+ * B ~ Binomial(n, p/100) the count of observations below the true
+ * quantile. *l is 0 when no observation bounds it from below, *u is n + 1
+ * when none bounds it from above (too few observations). */
+void quant_ci_ranks(int64_t n, double p, int64_t *l, int64_t *u);
+
+/* The interval of quant_ci_ranks() read off sorted v: *lo = v[l-1] or
+ * -INFINITY, *hi = v[u-1] or INFINITY. NAN, NAN when n == 0. */
+void quant_ci(const double *v, int64_t n, double p, double *lo, double *hi);
 
 /* True when a p99 from n samples is too thin to trust: fewer than 100
  * observations means the "p99" is the maximum or close to it. */

@@ -14,7 +14,7 @@
 
 /* Working copy of one span. String fields are offsets into Trace.arena. */
 typedef struct TSpan {
-	size_t sid, pid, svc, name, host, cls, attrs; /* arena offsets */
+	size_t sid, pid, svc, name, host, cls, attrs, events; /* arena offsets */
 	size_t db;                 /* db system of a database client span, or 0 */
 	int kind;
 	int64_t start, end;        /* as recorded */

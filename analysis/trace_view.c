@@ -49,6 +49,7 @@ static void emit(const Trace *t, int s, int parent_out, int depth, TraceView *tv
 	o->queue_ms = (double)sp->queue / 1e6;
 	o->orphan = sp->orphan;
 	o->attrs_json = xstrdup(trace_str(t, sp->attrs));
+	o->events_json = xstrdup(trace_str(t, sp->events));
 	if (depth > 200)
 		return;
 	for (int c = sp->first_child; c >= 0; c = t->sp[c].next_sibling)
@@ -113,6 +114,7 @@ void trace_view_free(TraceView *tv)
 		free(tv->spans[i].service);
 		free(tv->spans[i].name);
 		free(tv->spans[i].attrs_json);
+		free(tv->spans[i].events_json);
 	}
 	free(tv->spans);
 	free(tv->wclass);

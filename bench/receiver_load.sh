@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # bench/receiver_load.sh - throughput of `tailtriage serve` on loopback.
 #
-# For each configuration (concurrent senders x spans per request) it starts
-# serve on a fresh database, runs tests/js/load_sender.js (Node.js,
-# keep-alive connections) for a fixed time, stops serve, and checks that
-# every request answered 200 is in the database with all its spans. Prints
-# one Markdown table row per configuration; --record replaces the table in
-# the "## Receiver throughput" section of bench/README.md.
+# For each protocol (OTLP/HTTP JSON, OTLP/HTTP protobuf, OTLP/gRPC) and
+# configuration (concurrent senders x spans per request) it starts serve on
+# a fresh database, runs tests/js/load_sender.js (Node.js; keep-alive
+# connections, or one gRPC channel) for a fixed time, stops serve, and
+# checks that every request answered 200 (gRPC: OK) is in the database with
+# all its spans. Prints one Markdown table row per run; --record replaces
+# the table in the "## Receiver throughput" section of bench/README.md.
 #
-# usage: bench/receiver_load.sh [--seconds N] [--record] [C:B ...]
-#   TT_BIN  tailtriage binary (default: build/cli/tailtriage)
-#   C:B     concurrency and batch size (default: 1:1 8:1 8:50 32:50)
+# usage: bench/receiver_load.sh [--seconds N] [--repeat N] [--record] [--protocols LIST] [C:B ...]
+#   TT_BIN     tailtriage binary (default: build/cli/tailtriage)
+#   C:B        concurrency and batch size (default: 1:1 8:1 8:50 32:50)
+#   LIST       comma-separated: json, proto, grpc (default: all three)
+#   --repeat N each row is the run with the median spans/s of N runs
+#              (default 1; the machine is shared, single runs are noisy)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -20,14 +24,18 @@ export TT_SRC=$ROOT
 export TT_BIN
 
 seconds=3
+repeat=1
 record=0
 configs=()
+protocols=json,proto,grpc
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
     --record) record=1; shift ;;
+    --protocols) protocols=$2; shift 2 ;;
     *:*) configs+=("$1"); shift ;;
-    *) echo "usage: $0 [--seconds N] [--record] [C:B ...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--seconds N] [--repeat N] [--record] [--protocols LIST] [C:B ...]" >&2; exit 2 ;;
   esac
 done
 [ ${#configs[@]} -gt 0 ] || configs=(1:1 8:1 8:50 32:50)
@@ -35,12 +43,15 @@ done
 source "$ROOT/tests/js/live_common.bash"
 live_need_node
 
-# run_one C B: prints a table row; fails if an acknowledged span is missing.
+# run_one PROTOCOL C B: prints a table row; fails if an acknowledged span
+# is missing.
 run_one() {
-  local conc=$1 batch=$2 db="$LIVE_TMP/load-$1-$2.db"
+  local proto=$1 conc=$2 batch=$3 db="$LIVE_TMP/load-$1-$2-$3.db"
   live_serve "$db" -q --max-connections $((conc + 8))
-  node "$LIVE_JS_DIR/load_sender.js" "http://127.0.0.1:$LIVE_PORT" "$seconds" "$conc" "$batch" \
-    "$LIVE_TMP/acked-$conc-$batch" >"$LIVE_TMP/load.json" || live_fail "load_sender failed"
+  local port=$LIVE_PORT
+  [ "$proto" = grpc ] && port=$LIVE_GRPC_PORT
+  node "$LIVE_JS_DIR/load_sender.js" "http://127.0.0.1:$port" "$seconds" "$conc" "$batch" \
+    "$LIVE_TMP/acked-$conc-$batch" "$proto" >"$LIVE_TMP/load.json" || live_fail "load_sender failed"
   live_serve_stop
   kill -0 "$LIVE_SERVE_PID" 2>/dev/null && live_fail "serve did not stop"
   grep -q '^tailtriage: stopped' "$LIVE_SERVE_LOG" || live_fail "serve did not stop cleanly (crash?)"
@@ -59,25 +70,36 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["acked_requests"] == int(sys.argv[2]), (s, sys.argv[2])
 other = {k: v for k, v in s["statuses"].items() if k != "200"}
-print("| %d | %d | %.1f | %d | %.0f | %.0f | %.1f | %.1f | %s |" % (
-    s["concurrency"], s["batch"], s["seconds"], s["requests"], s["requests_per_s"],
+names = {"json": "HTTP JSON", "proto": "HTTP protobuf", "grpc": "gRPC"}
+print("| %s | %d | %d | %.1f | %d | %.0f | %.0f | %.1f | %.1f | %s |" % (
+    names[s["protocol"]], s["concurrency"], s["batch"], s["seconds"], s["requests"], s["requests_per_s"],
     s["spans_per_s"], s["latency_ms"]["p50"], s["latency_ms"]["p99"],
     ", ".join(f"{v}x{k}" for k, v in other.items()) or "none"))
 EOF
 }
 
-header="| senders | spans/request | seconds | requests | requests/s | spans/s stored | p50 ms | p99 ms | non-200 |
-|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+header="| protocol | senders | spans/request | seconds | requests | requests/s | spans/s stored | p50 ms | p99 ms | non-200 |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
-rows=$(for c in "${configs[@]}"; do run_one "${c%%:*}" "${c##*:}"; done)
+# median_row: of the table rows on stdin, the one with the median spans/s.
+median_row() {
+  sort -t'|' -k8,8n | awk '{ r[NR] = $0 } END { print r[int((NR + 1) / 2)] }'
+}
+rows=$(for c in "${configs[@]}"; do
+  for p in ${protocols//,/ }; do
+    for _ in $(seq 1 "$repeat"); do run_one "$p" "${c%%:*}" "${c##*:}"; done | median_row
+  done
+done)
 echo "$header"
 echo "$rows"
 
 if [ $record = 1 ]; then
   readme="$ROOT/bench/README.md"
-  python3 - "$readme" "$header" "$rows" "$seconds" "$load_before" <<'EOF'
+  python3 - "$readme" "$header" "$rows" "$seconds" "$load_before" "$repeat" <<'EOF'
 import datetime, os, platform, re, subprocess, sys
-path, header, rows, seconds, load = sys.argv[1:6]
+path, header, rows, seconds, load, repeat = sys.argv[1:7]
+runs = "one run" if repeat == "1" else f"the run with the median spans/s of {repeat}"
+
 cpu = "?"
 try:
     for line in open("/proc/cpuinfo"):
@@ -91,10 +113,11 @@ body = f"""## Receiver throughput
 
 `bench/receiver_load.sh --record` (this table is rewritten by it). Each row:
 `tailtriage serve -q` on a fresh database on 127.0.0.1, `tests/js/load_sender.js`
-(Node.js {node}, keep-alive connections) posting OTLP/JSON trace requests for
-{seconds} s, one new trace per request. After each run the script checks that
-every request answered 200 is in the database with all its spans (it fails
-otherwise). Machine: {os.cpu_count()} cores, {cpu}; sender and server share them
+(Node.js {node}) sending OTLP trace requests for {seconds} s, one new trace per
+request: OTLP/HTTP with JSON or protobuf bodies on keep-alive connections, or
+OTLP/gRPC on one channel (@grpc/grpc-js), the same spans in each encoding. After
+each run the script checks that every request answered 200 (gRPC: OK) is in the
+database with all its spans (it fails otherwise). Each row is {runs}. Machine: {os.cpu_count()} cores, {cpu}; sender and server share them
 (load average before the runs: {load}; other work on the machine lowers the figures).
 Recorded {datetime.date.today().isoformat()}.
 
@@ -106,7 +129,13 @@ connection (a 200 means committed; WAL, synchronous=NORMAL), so small requests a
 bound by the per-transaction cost and more senders only queue behind it, while
 batching spans is what raises throughput (the OpenTelemetry SDK's batch processor
 sends up to 512 spans per request by default). The Node.js sender takes a good
-part of the two cores at high request rates.
+part of the two cores at high request rates. A protobuf body is decoded into the
+OTLP/JSON text of the same request and imported by the same importer (one set of
+checks, the same rows), so HTTP protobuf costs about what JSON does. gRPC adds
+thread hand-offs per call (gRPC's network threads, then the receiver's thread
+that runs the imports one at a time) and its Node.js client is heavier than
+plain HTTP; four calls are in flight on the server side so that the next ones are
+read while one is imported.
 """
 text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
 pat = re.compile(r"^## Receiver throughput\n.*?(?=^## |\Z)", re.S | re.M)

@@ -42,6 +42,10 @@ static DxLiveKey key_of(const Analysis *a)
 	memset(&k, 0, sizeof k);
 	k.win_from = a->pop[POP_WINDOW].from_ns;
 	k.win_to = a->pop[POP_WINDOW].to_ns;
+	/* an open window is diagnosed open: metrics exported after the last
+	 * span (an SDK's final export) belong to it too */
+	k.open_from = a->pop[POP_WINDOW].open_from;
+	k.open_to = a->pop[POP_WINDOW].open_to;
 	k.has_baseline = a->pop[POP_BASELINE].present;
 	if (k.has_baseline) {
 		k.base_from = a->pop[POP_BASELINE].from_ns;
@@ -68,12 +72,18 @@ static const Diagnosis *current(CliBoard *b, const Analysis *a, int *fresh)
 	return d;
 }
 
-static int evidence_cb(void *ctx, const Analysis *a, const char *name, double *value)
+static int evidence_cb(void *ctx, const Analysis *a, const char *name, double *value,
+                       const char **unit)
 {
 	CliBoard *b = ctx;
 	int fresh;
 	const Diagnosis *d = current(b, a, &fresh);
-	return d ? evidence_value(d->evidence, name, value) : 0;
+	const EvValue *v = d ? evidence_get(d->evidence, name) : NULL;
+	if (v == NULL || v->missing)
+		return 0;
+	*value = v->value;
+	*unit = v->unit;
+	return 1;
 }
 
 /* No diagnosis of a's window and baseline is on hand yet, and one is on
@@ -116,8 +126,11 @@ static void snap_build(CliBoard *b, const Diagnosis *d)
 {
 	snap_clear(b);
 	int total = 0;
-	for (int i = 0; i < d->n_hyp; i++)
-		total += d->hyp[i].n_preds + 1;
+	for (int i = 0; i < d->n_hyp; i++) {
+		total += d->hyp[i].n_preds + 1 + 3 + d->n_warnings;
+		for (int k = 0; k < d->hyp[i].n_preds; k++)
+			total += d->hyp[i].preds[k].n_names;
+	}
 	b->lines = xcalloc((size_t)(total ? total : 1), sizeof *b->lines);
 	b->hyps = xcalloc((size_t)(d->n_hyp ? d->n_hyp : 1), sizeof *b->hyps);
 	int li = 0;
@@ -132,6 +145,22 @@ static void snap_build(CliBoard *b, const Diagnosis *d)
 		t->rank = h->rank;
 		t->signature = h->signature;
 		t->lines = &b->lines[li];
+		char xl[512];
+		if (i == 0)
+			for (int k = 0; k < d->n_warnings; k++) {
+				Buf l;
+				buf_init(&l);
+				buf_printf(&l, "! %s", d->warnings[k]);
+				b->lines[li++] = keep(b, buf_str(&l));
+				buf_fini(&l);
+			}
+		diagnosis_format_explained(d, h, xl, sizeof xl);
+		if (*xl)
+			b->lines[li++] = keep(b, xl);
+		if (h->detail)
+			b->lines[li++] = keep(b, h->detail);
+		if (h->rank_note)
+			b->lines[li++] = keep(b, h->rank_note);
 		for (int k = 0; k < h->n_preds; k++) {
 			const DxPredicate *p = &h->preds[k];
 			if (p->outcome == DX_NOT)
@@ -145,6 +174,22 @@ static void snap_build(CliBoard *b, const Diagnosis *d)
 				buf_printf(&l, "? cannot tell: %s", p->text);
 			b->lines[li++] = keep(b, buf_str(&l));
 			buf_fini(&l);
+			/* the values it read, with their n and interval */
+			for (int j = 0; j < p->n_names; j++) {
+				const EvValue *v = evidence_get(d->evidence, p->names[j]);
+				if (v == NULL)
+					continue;
+				char ci[96];
+				diagnosis_format_interval(v, ci, sizeof ci);
+				Buf vl;
+				buf_init(&vl);
+				if (v->missing)
+					buf_printf(&vl, "    %s: missing", v->name);
+				else
+					buf_printf(&vl, "    %s = %.4g %s %s", v->name, v->value, v->unit, ci);
+				b->lines[li++] = keep(b, buf_str(&vl));
+				buf_fini(&vl);
+			}
 		}
 		if (h->n_missing > 0) {
 			Buf l;
@@ -206,7 +251,8 @@ static char *check_cb(void *ctx, const Analysis *a, const char *name, const char
 		return NULL;
 	}
 	DxLiveKey k = key_of(a);
-	CheckOptions o = {.model = b->model, .win_from = k.win_from, .win_to = k.win_to,
+	CheckOptions o = {.model = b->model, .win_from = k.open_from ? INT64_MIN : k.win_from,
+	                  .win_to = k.open_to ? INT64_MAX : k.win_to,
 	                  .has_baseline = k.has_baseline, .base_from = k.base_from,
 	                  .base_to = k.base_to, .node = node, .wclass = wclass};
 	CheckTable *t = NULL;

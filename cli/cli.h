@@ -5,6 +5,7 @@
 #ifndef TT_CLI_H
 #define TT_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "analysis.h"
@@ -22,6 +23,7 @@ int cmd_pull(int argc, char **argv);
 int cmd_drill(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_model(int argc, char **argv);
 
 /* Default database path: $TAILTRIAGE_DB or ./tailtriage.db. */
 const char *cli_default_db(void);
@@ -61,11 +63,62 @@ int cli_skew_tolerance(const char *arg, SkewTolerance *out);
 /* 0 when format is "text" or "json"; else prints why and returns 2. */
 int cli_text_or_json(const char *format);
 
+/* Removes path and everything below it (a temporary folder that other
+ * threads may still be writing into: tries until the folder is gone, for at
+ * most about a second). Returns 0 when it is gone. */
+int cli_remove_tree(const char *path);
+
+/* 0 when wclass is NULL or a workload class the model declares or the
+ * stored spans carry; else prints "unknown class 'C' (known: ...)" and
+ * returns 2 (a usage error), or 1 when the classes cannot be read. */
+int cli_check_class(Store *st, const Model *model, const char *wclass);
+
+/* Warns on stderr when a receiver is to listen on an address other than
+ * loopback (listen as --listen takes it) without a bearer token: anyone
+ * who can reach it may then write into the database. */
+void cli_warn_open_listener(const char *listen, const char *token);
+
+/* Appends s to b as one word a POSIX shell reads back unchanged (in
+ * single quotes when it holds anything but [A-Za-z0-9_./:=@%+,-]). */
+struct Buf;
+void cli_shell_word(struct Buf *b, const char *s);
+
 /* True when arg is "-h" or "--help". */
 int cli_is_help(const char *arg);
 
-/* Loads a model file or returns NULL with err set. path may be NULL (no
- * model): then returns NULL with err->code == 0. */
+/* Where the model named by --model is: a path as given when it names a
+ * file (or holds a '/'), else a bundled model of the share folder by name
+ * ("mercury-home" or "mercury-home.model.json" -> SHARE/models/
+ * mercury-home.model.json). Writes the path into out; returns 1 when it
+ * is a bundled model, 0 otherwise. */
+int cli_model_path(const char *name, char *out, size_t n);
+
+/* Loads a model file (path or bundled name, see cli_model_path) or returns
+ * NULL with err set. path may be NULL (no model): then returns NULL with
+ * err->code == 0. */
 Model *cli_load_model(const char *path, Err *err);
+
+/* The model a command uses (issue 12): the file at path; "none": no model;
+ * NULL: a model inferred from st over [from, to) (analysis/model_infer.h),
+ * announced on stderr in one line (st NULL, or no spans and no pool
+ * metrics to infer from: no model, also said in one line). Returns 0 and *out
+ * (NULL when none; free with model_free), or 1 after printing the error. */
+int cli_model(const char *path, Store *st, int64_t from, int64_t to, Model **out);
+
+/* Where the model of a command came from, for its output: "file",
+ * "inferred" or "none". */
+const char *cli_model_source(const Model *m);
+
+struct ModelFinding;
+struct Buf;
+
+/* Appends "Model and data" lines (text) for the findings of model_check. */
+void cli_model_findings_text(const struct ModelFinding *f, int n, const Model *m,
+                             struct Buf *out);
+
+/* Appends a "model" member to the JSON object that ends out (the last '}'
+ * of out): {"source", "path", "findings": [{kind, subject, text}]}. */
+void cli_model_findings_json(const struct ModelFinding *f, int n, const Model *m,
+                             struct Buf *out);
 
 #endif

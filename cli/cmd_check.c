@@ -20,6 +20,12 @@ static void usage(FILE *out)
 	      "                        [--format text|json]\n"
 	      "       tailtriage check --list\n\n"
 	      "Runs one discriminating check over the database and prints its table.\n\n"
+	      "  --db FILE        database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
+	      "  --model FILE     endpoint model (which pool guards which node, the objective);\n"
+	      "                   without it, a model inferred from the data ('none': no model)\n"
+	      "  --window A..B    analysed range (RFC 3339 or epoch ms; default: all data)\n"
+	      "  --baseline A..B  range to compare against, or 'before'\n"
+	      "  --format F       text (default) or json\n"
 	      "  --node N         dependency the check is about (pool-by-class, client-vs-server)\n"
 	      "  --class C        workload class to single out (client-vs-server)\n"
 	      "  --list           the checks and the question each answers\n",
@@ -81,14 +87,20 @@ int cmd_check(int argc, char **argv)
 	CLI_SET_RANGES(o, rg);
 	if (access(db, F_OK) != 0)
 		return cli_fail("%s: no such database (import data first)", db);
-	Model *model = cli_load_model(model_path, &err);
-	if (model_path && model == NULL)
-		return cli_fail("%s", err.msg);
-	o.model = model;
 	Store *st = NULL;
-	if (store_open(db, STORE_READONLY, &st, &err)) {
-		model_free(model);
+	if (store_open(db, STORE_READONLY, &st, &err))
 		return cli_fail("%s", err.msg);
+	Model *model = NULL;
+	if (cli_model(model_path, st, o.win_from, o.win_to, &model)) {
+		store_close(st);
+		return 1;
+	}
+	o.model = model;
+	int crc = cli_check_class(st, model, o.wclass);
+	if (crc) {
+		store_close(st);
+		model_free(model);
+		return crc;
 	}
 	CheckTable *t = NULL;
 	int rc = check_run(st, name, &o, &t, &err);

@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "import.h"
 #include "model_json.h"
+#include "paths.h"
 #include "report.h"
 #include "sim.h"
 #include "timefmt.h"
@@ -195,9 +196,23 @@ int cmd_demo(int argc, char **argv)
 	time_format(wt, w2, sizeof w2);
 	time_format(bf, b1, sizeof b1);
 	time_format(bt, b2, sizeof b2);
-	printf("\nOpen the dashboard: tailtriage tui --db %s --model models/mercury-home.model.json"
-	       " --window %s..%s --baseline %s..%s\n",
-	       db, w1, w2, b1, b2);
+	/* a command that works from here: the binary by name when it is the
+	 * one on $PATH, else by absolute path; absolute database and model */
+	char dbabs[4096], model_path[4096];
+	if (db[0] == '/' || realpath(db, dbabs) == NULL)
+		snprintf(dbabs, sizeof dbabs, "%s", db);
+	if (tt_share_path("models/mercury-home.model.json", model_path, sizeof model_path))
+		snprintf(model_path, sizeof model_path, "mercury-home");
+	Buf hint;
+	buf_init(&hint);
+	cli_shell_word(&hint, tt_self_command());
+	buf_adds(&hint, " tui --db ");
+	cli_shell_word(&hint, dbabs);
+	buf_adds(&hint, " --model ");
+	cli_shell_word(&hint, model_path);
+	printf("\nOpen the dashboard: %s --window %s..%s --baseline %s..%s\n", buf_str(&hint), w1,
+	       w2, b1, b2);
+	buf_fini(&hint);
 	buf_fini(&out);
 	analysis_free(a);
 	model_free(model);

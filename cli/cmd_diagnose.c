@@ -10,6 +10,7 @@
 #include "buf.h"
 #include "cli.h"
 #include "diagnose.h"
+#include "model_infer.h"
 #include "sheet.h"
 #include "timefmt.h"
 
@@ -26,7 +27,9 @@ static void usage(FILE *out)
 	      "degrade or add capacity to a node, hold the rollout) with their guards.\n\n"
 	      "  --db FILE        database (default $TAILTRIAGE_DB or ./tailtriage.db); with\n"
 	      "                   --sheet and no --db, a missing default database is skipped\n"
-	      "  --model FILE     endpoint model (objective, optional/core nodes, pools, budgets)\n"
+	      "  --model FILE     endpoint model (objective, optional/core nodes, pools, budgets):\n"
+	      "                   a file, or a bundled model by name (mercury-home); without it,\n"
+	      "                   a model inferred from the data ('none': no model)\n"
 	      "  --window A..B    analysed range (RFC 3339 or epoch ms; default: all data)\n"
 	      "  --baseline A..B  range to compare against; 'before': the same length just\n"
 	      "                   before the window (needs a closed window)\n"
@@ -112,22 +115,27 @@ int cmd_diagnose(int argc, char **argv)
 	}
 	if (db == NULL && sheet == NULL)
 		return cli_fail("nothing to diagnose: give --db or --sheet"), 2;
-	Model *model = cli_load_model(model_path, &err);
+	Model *model = NULL;
+	ModelFinding *mf = NULL;
+	int nmf = 0;
 	int rc = 1;
 	Store *st = NULL;
 	Diagnosis *d = NULL;
 	Buf out;
 	buf_init(&out);
-	if (model_path && model == NULL) {
-		cli_fail("%s", err.msg);
-		goto done;
-	}
-	o.model = model;
 	if (db && access(db, F_OK) != 0) {
 		cli_fail("%s: no such database (import data first, or give only --sheet)", db);
 		goto done;
 	}
 	if (db && store_open(db, STORE_READONLY, &st, &err)) {
+		cli_fail("%s", err.msg);
+		goto done;
+	}
+	/* no --model: one inferred from the window's data */
+	if (cli_model(model_path, st, o.win_from, o.win_to, &model))
+		goto done;
+	o.model = model;
+	if (st && model && model_check(st, model, o.win_from, o.win_to, &mf, &nmf, &err)) {
 		cli_fail("%s", err.msg);
 		goto done;
 	}
@@ -137,11 +145,14 @@ int cmd_diagnose(int argc, char **argv)
 	}
 	if (strcmp(format, "json") == 0) {
 		diagnosis_json(d, model, &out);
+		cli_model_findings_json(mf, nmf, model, &out);
 	} else {
 		if (!d->evidence->has_spans && sheet == NULL)
 			buf_adds(&out, "note: no requests of the endpoint in the window; the diagnosis "
 			               "rests on metrics and the model only\n\n");
 		diagnosis_text(d, model, &out);
+		if (st)
+			cli_model_findings_text(mf, nmf, model, &out);
 	}
 	fwrite(out.p, 1, out.len, stdout);
 	rc = 0;
@@ -149,6 +160,7 @@ done:
 	buf_fini(&out);
 	diagnosis_free(d);
 	store_close(st);
+	model_findings_free(mf, nmf);
 	model_free(model);
 	sheet_free(sheet);
 	return rc;

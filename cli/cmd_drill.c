@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@
 #include "score.h"
 #include "sheet.h"
 #include "timefmt.h"
+#include "training.h"
 #ifdef TT_HAVE_TUI
 #include "board.h"
 #include "tui.h"
@@ -334,124 +336,9 @@ static int drill_show_cmd(const Opts *o, const char *id)
 	return 0;
 }
 
-/* ---- the drill's data and the engine -------------------------------------- */
+/* ---- the drill's data and the engine (drills/training.h) ------------------ */
 
-typedef struct Session {
-	Drill *d;
-	Model *model;
-	Sheet *sheet;
-	Diagnosis *dx;
-	ReplayWindows w;
-	char *data_db;            /* where the drill's data lives */
-	char *scratch_dir;        /* remove with the scratch data db */
-	const Opts *o;
-	const char *history_db;
-	const char *person;
-	int64_t started_ms;
-	int stored;               /* attempts stored (TUI may submit several) */
-	double last_score, last_max;
-	DrillOrder order;         /* the order the choices are shown in */
-	int has_order;            /* 0: answers prepared elsewhere, order unknown */
-} Session;
-
-static void remove_db_files(const char *path)
-{
-	Buf b;
-	buf_init(&b);
-	unlink(path);
-	buf_printf(&b, "%s-wal", path);
-	unlink(buf_str(&b));
-	buf_reset(&b);
-	buf_printf(&b, "%s-shm", path);
-	unlink(buf_str(&b));
-	buf_fini(&b);
-}
-
-static void session_fini(Session *s)
-{
-	drill_order_fini(&s->order);
-	diagnosis_free(s->dx);
-	sheet_free(s->sheet);
-	model_free(s->model);
-	if (s->scratch_dir) {
-		remove_db_files(s->data_db);
-		rmdir(s->scratch_dir);
-	}
-	free(s->scratch_dir);
-	free(s->data_db);
-	drill_free(s->d);
-}
-
-/* Loads the model and sheet, plays the data into the data database at
- * full speed and runs the diagnosis engine on it. */
-static int session_prepare(Session *s, Err *err)
-{
-	const Drill *d = s->d;
-	if (d->model_path && model_load(d->model_path, &s->model, err))
-		return err->code;
-	if (d->sheet_path && sheet_load(d->sheet_path, &s->sheet, err))
-		return err->code;
-	if (s->o->data_db) {
-		s->data_db = xstrdup(s->o->data_db);
-	} else {
-		const char *t = getenv("TMPDIR");
-		Buf b;
-		buf_init(&b);
-		buf_printf(&b, "%s/tailtriage-train-XXXXXX", t && *t ? t : "/tmp");
-		s->scratch_dir = xstrdup(buf_str(&b));
-		buf_fini(&b);
-		if (mkdtemp(s->scratch_dir) == NULL) {
-			free(s->scratch_dir);
-			s->scratch_dir = NULL;
-			return err_set(err, TT_EIO, "cannot create a scratch folder: %s", strerror(errno));
-		}
-		buf_init(&b);
-		buf_printf(&b, "%s/data.db", s->scratch_dir);
-		s->data_db = xstrdup(buf_str(&b));
-		buf_fini(&b);
-	}
-	int has_data = d->n_runs > 0 || d->n_files > 0 || d->sheet_path;
-	if (d->kind == DRILL_DISCUSSION || !has_data) {
-		/* an empty database, so the dashboard can still open */
-		Store *st = NULL;
-		if (store_open(s->data_db, 0, &st, err))
-			return err->code;
-		store_close(st);
-		return 0;
-	}
-	ReplayOptions ro = {.speed = -1, .max_traces = s->o->max_traces};
-	Replay *r = NULL;
-	fprintf(stderr, "preparing the data of drill %s...\n", d->id);
-	if (replay_prepare(d, &ro, &r, err))
-		return err->code;
-	replay_windows(r, &s->w);
-	int rc = replay_play(r, s->data_db, err);
-	replay_free(r);
-	if (rc)
-		return rc;
-	Store *st = NULL;
-	int has_spans = d->n_runs > 0 || d->n_files > 0;
-	if (has_spans && store_open(s->data_db, STORE_READONLY, &st, err))
-		return err->code;
-	DiagnoseOptions dopt = {
-		.model = s->model,
-		.win_from = s->w.has_window ? s->w.win_from : INT64_MIN,
-		.win_to = s->w.has_window ? s->w.win_to : INT64_MAX,
-		.has_baseline = s->w.has_baseline,
-		.base_from = s->w.base_from,
-		.base_to = s->w.base_to,
-		.sheet = s->sheet,
-	};
-	/* every decision the drill offers (but its local ones) gets the
-	 * engine's verdict, so a tempting wrong choice is explained by the
-	 * engine's guards too */
-	const char **decide = drill_engine_decisions(d);
-	dopt.decide = decide;
-	rc = diagnose_run(st, &dopt, &s->dx, err);
-	free(decide);
-	store_close(st);
-	return rc;
-}
+typedef TrainingSession Session;
 
 static const char *default_person(const Answers *a, const Opts *o)
 {
@@ -461,74 +348,6 @@ static const char *default_person(const Answers *a, const Opts *o)
 		return a->person;
 	const char *u = getenv("USER");
 	return u && *u ? u : "unknown";
-}
-
-/* Scores a, stores the attempt, and writes the explanation into out. */
-static int session_score(Session *s, const Answers *a, const char *mode, Buf *out, Err *err)
-{
-	Score *sc = NULL;
-	if (score_answers(s->d, a, s->dx, &sc, err))
-		return err->code;
-	score_text(sc, s->d, out);
-	if (s->d->debrief) {
-		buf_adds(out, "\ndebrief\n");
-		buf_printf(out, "%s\n", s->d->debrief);
-	}
-	if (s->d->kind == DRILL_DISCUSSION && s->d->model_answer) {
-		buf_adds(out, "\nmodel answer\n");
-		buf_printf(out, "%s\n", s->d->model_answer);
-	}
-	if (s->dx && s->dx->n_hyp > 0) {
-		buf_adds(out, "\nthe diagnosis engine on this data\n");
-		for (int i = 0; i < s->dx->n_hyp && i < 3; i++) {
-			const DxHypothesis *h = &s->dx->hyp[i];
-			buf_printf(out, "  #%d %s%s%s (score %.2f)%s%s\n", h->rank, h->id,
-			           h->node && h->node[0] ? ":" : "", h->node ? h->node : "", h->score,
-			           h->check ? ", check " : "", h->check ? h->check : "");
-		}
-	}
-	Buf aj, dj, oj;
-	buf_init(&aj);
-	buf_init(&dj);
-	buf_init(&oj);
-	answers_json(a, &aj);
-	score_lines_json(sc, &dj);
-	if (s->has_order)
-		drill_order_json(s->d, &s->order, &oj);
-	Store *st = NULL;
-	int rc = store_open(s->history_db, 0, &st, err);
-	if (rc == 0) {
-		StoreDrillAttempt at = {
-			.drill = s->d->id,
-			.drill_version = s->d->version,
-			.drill_digest = s->d->digest,
-			.person = s->person,
-			.mode = mode,
-			.started_ms = s->started_ms,
-			.finished_ms = now_ms(),
-			.answers_json = buf_str(&aj),
-			.score = sc->total,
-			.max_score = sc->max,
-			.hints_used = a->hints_used,
-			.deductions_json = buf_str(&dj),
-			.has_seed = s->has_order,
-			.seed = s->order.seed,
-			.shown_json = s->has_order ? buf_str(&oj) : NULL,
-		};
-		rc = store_drill_attempt_add(st, &at, NULL, err);
-		store_close(st);
-	}
-	if (rc == 0) {
-		s->stored++;
-		s->last_score = sc->total;
-		s->last_max = sc->max;
-		buf_printf(out, "\nattempt stored in %s (person %s)\n", s->history_db, s->person);
-	}
-	buf_fini(&aj);
-	buf_fini(&dj);
-	buf_fini(&oj);
-	score_free(sc);
-	return rc;
 }
 
 #ifdef TT_HAVE_TUI
@@ -544,7 +363,7 @@ static char *tui_submit(void *ctx, const char *json, char *errbuf, size_t errsz)
 	}
 	Buf out;
 	buf_init(&out);
-	int rc = session_score(s, a, "tui", &out, &err);
+	int rc = training_score(s, a, "tui", &out, &err);
 	answers_free(a);
 	if (rc) {
 		snprintf(errbuf, errsz, "%s", err.msg);
@@ -643,8 +462,7 @@ static int train_tui(Session *s)
 static int drill_train_cmd(const Opts *o, const char *id)
 {
 	Err err = {0};
-	Session s = {.o = o, .history_db = o->db ? o->db : cli_default_db(),
-	             .started_ms = now_ms()};
+	Session s = {.history_db = o->db ? o->db : cli_default_db(), .started_ms = now_ms()};
 	if (drill_find(catalog_of(o), id, &s.d, &err))
 		return cli_fail("%s", err.msg);
 	/* With an answers file the order is known only when --seed says which
@@ -654,7 +472,7 @@ static int drill_train_cmd(const Opts *o, const char *id)
 	Answers *a = NULL;
 	if (o->answers) {
 		if (answers_load(o->answers, s.d, &a, &err)) {
-			session_fini(&s);
+			training_fini(&s);
 			return cli_fail("%s", err.msg), 2;
 		}
 	} else {
@@ -665,33 +483,37 @@ static int drill_train_cmd(const Opts *o, const char *id)
 #endif
 		if (!tty) {
 			print_brief(s.d, &s.order, 0);
-			session_fini(&s);
+			training_fini(&s);
 			fputs("\ntailtriage: no terminal: give the answers with --answers FILE\n", stderr);
 			return 2;
 		}
 	}
 	s.person = default_person(a, o);
-	int rc = session_prepare(&s, &err);
+	TrainingOptions to = {.data_db = o->data_db, .max_traces = o->max_traces};
+	if (s.d->kind != DRILL_DISCUSSION &&
+	    (s.d->n_runs > 0 || s.d->n_files > 0 || s.d->sheet_path))
+		fprintf(stderr, "preparing the data of drill %s...\n", s.d->id);
+	int rc = training_prepare(&s, &to, &err);
 	if (rc) {
 		answers_free(a);
-		session_fini(&s);
+		training_fini(&s);
 		return cli_fail("%s", err.msg);
 	}
 	if (a == NULL) {
 #ifdef TT_HAVE_TUI
 		rc = train_tui(&s);
 #endif
-		session_fini(&s);
+		training_fini(&s);
 		return rc;
 	}
 	Buf out;
 	buf_init(&out);
-	rc = session_score(&s, a, "answers", &out, &err);
+	rc = training_score(&s, a, "answers", &out, &err);
 	if (rc == 0)
 		print_wrapped(stdout, buf_str(&out), 0);
 	buf_fini(&out);
 	answers_free(a);
-	session_fini(&s);
+	training_fini(&s);
 	if (rc)
 		return cli_fail("%s", err.msg);
 	return 0;
@@ -751,6 +573,43 @@ static void replay_status(void *ctx, char *buf, size_t n)
 }
 #endif
 
+typedef struct ReplayStop ReplayStop;
+static int drill_replay_run(const Opts *o, Drill *d, const char *db, ReplayJob *j,
+                            ReplayStop *rs);
+
+/* Stop signals during a replay (Ctrl-C, kill, a closed terminal). They are
+ * blocked in every thread and taken by a watcher thread, which asks the
+ * replay and the dashboard to stop; the main thread then removes the
+ * temporary folder as usual. While the data is being prepared (simulator
+ * runs, not interruptible) the watcher removes the folder itself and ends
+ * the process. */
+struct ReplayStop {
+	sigset_t set;
+	ReplayJob *j;
+	const char *tmp;           /* our temporary folder */
+	atomic_int preparing;
+	atomic_int sig;            /* the signal that stopped us, 0: none */
+	atomic_int quit_tui;
+};
+
+static void *replay_watch(void *arg)
+{
+	ReplayStop *rs = arg;
+	int sig = 0;
+	if (sigwait(&rs->set, &sig) != 0)
+		return NULL;
+	atomic_store(&rs->sig, sig);
+	atomic_store(&rs->j->stop, 1);
+	atomic_store(&rs->quit_tui, 1);
+	if (atomic_load(&rs->preparing)) {
+		cli_remove_tree(rs->tmp);
+		fprintf(stderr, "tailtriage: interrupted: drill replay stopped, temporary files"
+		        " removed\n");
+		_exit(128 + sig);
+	}
+	return NULL;
+}
+
 static int drill_replay_cmd(const Opts *o, const char *id)
 {
 	Err err = {0};
@@ -760,14 +619,66 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 	const char *db = o->db ? o->db : cli_default_db();
 	ReplayJob *j = xcalloc(1, sizeof *j);
 	j->db = db;
-	ReplayOptions ro = {.speed = o->speed, .slice_s = o->slice_s, .max_traces = o->max_traces,
-	                    .progress = replay_progress, .ctx = j, .stop = &j->stop};
-	fprintf(stderr, "preparing the data of drill %s...\n", d->id);
-	if (replay_prepare(d, &ro, &j->r, &err)) {
+	/* our own temporary folder, removed whatever happens */
+	const char *tbase = getenv("TMPDIR");
+	Buf tb;
+	buf_init(&tb);
+	buf_printf(&tb, "%s/tailtriage-drill-XXXXXX", tbase && *tbase ? tbase : "/tmp");
+	if (mkdtemp(tb.p) == NULL) {
+		int e = errno;
+		buf_fini(&tb);
 		free(j);
 		drill_free(d);
-		return cli_fail("%s", err.msg);
+		return cli_fail("cannot create a temporary folder: %s", strerror(e));
 	}
+	ReplayStop rs = {.j = j, .tmp = tb.p};
+	atomic_init(&rs.preparing, 1);
+	atomic_init(&rs.sig, 0);
+	atomic_init(&rs.quit_tui, 0);
+	sigemptyset(&rs.set);
+	/* a signal someone chose to ignore (nohup) stays ignored */
+	static const int stop_sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	for (size_t k = 0; k < sizeof stop_sigs / sizeof stop_sigs[0]; k++) {
+		struct sigaction old;
+		if (sigaction(stop_sigs[k], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaddset(&rs.set, stop_sigs[k]);
+	}
+	pthread_sigmask(SIG_BLOCK, &rs.set, NULL);
+	pthread_t watcher;
+	int watching = pthread_create(&watcher, NULL, replay_watch, &rs) == 0;
+	if (watching)
+		pthread_detach(watcher);
+	int rc = drill_replay_run(o, d, db, j, &rs);
+	cli_remove_tree(tb.p);
+	buf_fini(&tb);
+	free(j);
+	drill_free(d);
+	int sig = atomic_load(&rs.sig);
+	if (sig) {
+		fprintf(stderr, "tailtriage: interrupted: drill replay stopped, temporary files"
+		        " removed\n");
+		return 128 + sig;
+	}
+	return rc;
+}
+
+static int drill_replay_run(const Opts *o, Drill *d, const char *db, ReplayJob *j,
+                            ReplayStop *rs)
+{
+	Err err = {0};
+	ReplayOptions ro = {.speed = o->speed, .slice_s = o->slice_s, .max_traces = o->max_traces,
+	                    .progress = replay_progress, .ctx = j, .stop = &j->stop,
+	                    .tmpdir = rs->tmp};
+	fprintf(stderr, "preparing the data of drill %s...\n", d->id);
+	int prc = replay_prepare(d, &ro, &j->r, &err);
+	atomic_store(&rs->preparing, 0);
+	if (prc == 0 && atomic_load(&rs->sig)) {
+		/* the signal came as preparing ended */
+		replay_free(j->r);
+		return 1;
+	}
+	if (prc)
+		return cli_fail("%s", err.msg);
 	ReplayWindows w;
 	replay_windows(j->r, &w);
 	char a[40], b[40], c[40], e[40];
@@ -787,16 +698,12 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 #ifdef TT_HAVE_TUI
 		if (!isatty(0) || !isatty(1)) {
 			replay_free(j->r);
-			free(j);
-			drill_free(d);
 			return cli_fail("--tui needs a terminal");
 		}
 		/* The TUI opens the database read-only: create it first. */
 		Store *st = NULL;
 		if (store_open(db, 0, &st, &err)) {
 			replay_free(j->r);
-			free(j);
-			drill_free(d);
 			return cli_fail("%s", err.msg);
 		}
 		store_close(st);
@@ -806,8 +713,6 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 		    (d->sheet_path && sheet_load(d->sheet_path, &sheet, &err))) {
 			model_free(model);
 			replay_free(j->r);
-			free(j);
-			drill_free(d);
 			return cli_fail("%s", err.msg);
 		}
 		j->quiet = 1;
@@ -816,8 +721,6 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 			model_free(model);
 			sheet_free(sheet);
 			replay_free(j->r);
-			free(j);
-			drill_free(d);
 			return cli_fail("cannot start the replay thread");
 		}
 		TuiOptions to = {
@@ -830,6 +733,7 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 			.base_to = w.base_to,
 			.status_extra = replay_status,
 			.status_ctx = j,
+			.quit = &rs->quit_tui,
 		};
 		/* the Board and the header's budgets follow the data as it arrives */
 		Err berr = {0};
@@ -857,8 +761,6 @@ static int drill_replay_cmd(const Opts *o, const char *id)
 			rc = cli_fail("%s", j->err.msg);
 	}
 	replay_free(j->r);
-	free(j);
-	drill_free(d);
 	return rc;
 }
 
@@ -973,7 +875,7 @@ static int drill_history_cmd(const Opts *o)
 	}
 	Err err = {0};
 	Store *st = NULL;
-	if (store_open(db, 0, &st, &err))
+	if (store_open(db, STORE_READONLY, &st, &err))
 		return cli_fail("%s", err.msg);
 	HistCtx h = {.json = o->json, .shown = o->shown};
 	int rc = store_drill_attempts_scan(st, o->person, o->drill, hist_row, &h, &err);

@@ -8,10 +8,13 @@
  * (store_bulk_open): it appears, complete, only when every file has been
  * read. What each file added is said then, not before, since until then
  * nothing is in the database. If another program created the database
- * meanwhile, the files are imported again into it the usual way.
+ * meanwhile, the files are imported again into it the usual way. Stopped
+ * by a signal, it removes its temporary file and says that nothing was
+ * imported.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,14 @@
 #include "buf.h"
 #include "cli.h"
 #include "import.h"
+
+/* The file being imported and whether a progress line is on screen, for
+ * the signal handler; during a bulk load, its temporary file (which the
+ * handler removes: nothing of the load is kept) and the database name. */
+static const char *volatile current_file;
+static volatile sig_atomic_t progress_shown;
+static const char *volatile bulk_tmp;
+static const char *volatile bulk_db;
 
 typedef struct Progress {
 	const char *name;
@@ -41,6 +52,60 @@ static void progress(void *ctx, uint64_t done, uint64_t total)
 	fprintf(stderr, "\r%s: %5.1f%% (%llu of %llu MB)", p->name, 100.0 * (double)done / (double)total,
 	        (unsigned long long)(done >> 20), (unsigned long long)(total >> 20));
 	p->shown = 1;
+	progress_shown = 1;
+}
+
+static void put(const char *s)
+{
+	size_t n = strlen(s);
+	while (n > 0) {
+		ssize_t w = write(2, s, n);
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Ctrl-C, kill or a closed terminal in the middle of a file: its
+ * transaction is never committed, so SQLite drops it; say so and leave.
+ * Only async-signal-safe calls here. */
+static void on_stop(int sig)
+{
+	const char *f = current_file;
+	if (progress_shown)
+		put("\r\033[K");
+	const char *tmp = bulk_tmp, *db = bulk_db;
+	if (tmp)
+		unlink(tmp);   /* ours: this process holds its lock */
+	put("tailtriage: interrupted: ");
+	if (tmp && db) {
+		put("nothing imported; ");
+		put(db);
+		put(" was not created");
+	} else if (f) {
+		put("nothing imported from ");
+		put(f);
+	} else {
+		put("nothing imported");
+	}
+	put("\n");
+	_exit(128 + sig);
+}
+
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		/* a signal someone chose to ignore (nohup) stays ignored */
+		struct sigaction old;
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
 }
 
 static void usage(FILE *out)
@@ -123,9 +188,12 @@ static int import_all(Store *st, char **files, int n, ImportOptions *io, int qui
 		io->progress_ctx = &pg;
 		ImportResult res;
 		Err err = {0};
+		current_file = files[i];
 		int rc = import_file(st, files[i], io, &res, &err);
+		current_file = NULL;
 		if (pg.shown)
 			fputs("\r\033[K", stderr);
+		progress_shown = 0;
 		if (rc) {
 			say(out, 1, "%s\n", err.msg);
 			say(out, 1, "tailtriage: %s: nothing imported\n", files[i]);
@@ -214,15 +282,36 @@ int cmd_import(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (io.format) {
+		int known = 0;
+		for (const char *const *f = import_formats(); *f; f++)
+			known |= strcmp(*f, io.format) == 0;
+		if (!known) {
+			Buf b;
+			buf_init(&b);
+			for (const char *const *f = import_formats(); *f; f++)
+				buf_printf(&b, "%s%s", b.len ? ", " : "", *f);
+			cli_fail("unknown format '%s' (known: %s)", io.format, buf_str(&b));
+			buf_fini(&b);
+			return 2;
+		}
+	}
 	char **files = argv + optind;
 	int n = argc - optind;
 	Err err = {0};
 	Store *st = NULL;
+	catch_stop_signals();
 	if (want_bulk(db, files, n) && store_bulk_open(db, &st, &err))
 		return cli_fail("%s", err.msg);
 	if (st) {
 		Say kept = {.keep = 1};
+		char *tmp = store_bulk_temp_path(db);
+		bulk_db = db;
+		bulk_tmp = tmp;
 		int failed = import_all(st, files, n, &io, quiet, &kept);
+		bulk_tmp = NULL;  /* from here on, store_bulk_finish() owns the file */
+		bulk_db = NULL;
+		free(tmp);
 		int rc = store_bulk_finish(st, &err);
 		st = NULL;
 		if (rc == 0) {

@@ -4,9 +4,11 @@
  *
  * Which queries: with --model, the ones the model implies plus the
  * defaults (docs/live.md lists the PromQL); with --query only, just
- * those; with neither, the defaults. --once runs one round and exits 1 if
- * any query failed; otherwise a round runs every --every until SIGINT or
- * SIGTERM, a failed query being reported and retried next round.
+ * those; with neither, the defaults plus those of a model inferred from
+ * what the database already holds (when it exists; --model none: not).
+ * --once runs one round and exits 1 if any query failed; otherwise a
+ * round runs every --every until SIGINT or SIGTERM, a failed query being
+ * reported and retried next round.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -15,10 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "cli.h"
 #include "prom_pull.h"
+#include "timefmt.h"
 
 static void usage(FILE *out)
 {
@@ -31,7 +35,10 @@ static void usage(FILE *out)
 	      "options:\n"
 	      "  --db FILE          database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
 	      "  --prometheus URL   base URL, e.g. http://127.0.0.1:9090\n"
-	      "  --model FILE       endpoint model: query its pools' metrics (and the defaults)\n"
+	      "  --model FILE       endpoint model: query its pools' metrics (and the defaults);\n"
+	      "                     a file, or a bundled model by name (mercury-home); without\n"
+	      "                     it (and without --query), the pools of a model inferred\n"
+	      "                     from the database too; 'none': defaults only\n"
 	      "  --query Q          ad-hoc PromQL, repeatable; NAME=PROMQL names the result\n"
 	      "  --every DURATION   time between rounds (default 15s; units ms, s, m)\n"
 	      "  --once             one round, then exit (1 if any query failed)\n"
@@ -77,12 +84,43 @@ static int valid_range(const char *s)
 
 typedef struct Printer {
 	int quiet;
+	char last_err[sizeof(((Err *)0)->msg)];  /* this round's last error printed */
+	int repeated;                             /* errors like it not printed again */
 } Printer;
+
+/* True when a and b differ at most in their numbers ("after 0 ms" and
+ * "after 1 ms" are the same error). */
+static int same_but_numbers(const char *a, const char *b)
+{
+	for (;;) {
+		int da = *a >= '0' && *a <= '9', db = *b >= '0' && *b <= '9';
+		if (da && db) {
+			while (*a >= '0' && *a <= '9')
+				a++;
+			while (*b >= '0' && *b <= '9')
+				b++;
+			continue;
+		}
+		if (*a != *b)
+			return 0;
+		if (*a == '\0')
+			return 1;
+		a++;
+		b++;
+	}
+}
 
 static void print_outcome(void *ctx, const PromQueryOutcome *o)
 {
 	Printer *pr = ctx;
 	if (!o->ok) {
+		/* An unreachable server fails every query the same way: once a
+		 * round is enough. */
+		if (pr->last_err[0] && same_but_numbers(o->err.msg, pr->last_err)) {
+			pr->repeated++;
+			return;
+		}
+		snprintf(pr->last_err, sizeof pr->last_err, "%s", o->err.msg);
 		fprintf(stderr, "tailtriage: pull: %s\n", o->err.msg);
 		return;
 	}
@@ -135,21 +173,21 @@ int cmd_pull(int argc, char **argv)
 		case 'e':
 			if ((every_ms = parse_ms(optarg)) < 0) {
 				prom_queries_fini(&qs);
-				return cli_fail("pull: --every '%s': expected a duration like 15s or 1m", optarg);
+				return cli_fail("pull: --every '%s': expected a duration like 15s or 1m", optarg), 2;
 			}
 			break;
 		case 'o': once = 1; break;
 		case 'r':
 			if (!valid_range(optarg)) {
 				prom_queries_fini(&qs);
-				return cli_fail("pull: --range '%s': expected a PromQL duration like 1m", optarg);
+				return cli_fail("pull: --range '%s': expected a PromQL duration like 1m", optarg), 2;
 			}
 			range = optarg;
 			break;
 		case 't':
 			if ((po.timeout_ms = parse_ms(optarg)) < 0) {
 				prom_queries_fini(&qs);
-				return cli_fail("pull: --timeout '%s': expected a duration like 10s", optarg);
+				return cli_fail("pull: --timeout '%s': expected a duration like 10s", optarg), 2;
 			}
 			break;
 		case 'T': po.bearer_token = optarg; break;
@@ -167,14 +205,27 @@ int cmd_pull(int argc, char **argv)
 	}
 	if (strncmp(po.url, "http://", 7) != 0 && strncmp(po.url, "https://", 8) != 0) {
 		prom_queries_fini(&qs);
-		return cli_fail("pull: --prometheus '%s': expected an http:// or https:// URL", po.url);
+		return cli_fail("pull: --prometheus '%s': expected an http:// or https:// URL", po.url), 2;
 	}
 	Model *model = NULL;
 	if (model_path) {
-		model = cli_load_model(model_path, &err);
-		if (model == NULL) {
+		if (cli_model(model_path, NULL, INT64_MIN, INT64_MAX, &model)) {
+			prom_queries_fini(&qs);
+			return 1;
+		}
+	} else if (qs.n == 0 && access(db, F_OK) == 0) {
+		/* no model and no queries: the pools a model inferred from what
+		 * the database already holds, besides the defaults */
+		Store *ro = NULL;
+		if (store_open(db, STORE_READONLY, &ro, &err)) {
 			prom_queries_fini(&qs);
 			return cli_fail("%s", err.msg);
+		}
+		int bad = cli_model(NULL, ro, INT64_MIN, INT64_MAX, &model);
+		store_close(ro);
+		if (bad) {
+			prom_queries_fini(&qs);
+			return 1;
 		}
 	}
 	if (model || qs.n == 0) {
@@ -207,12 +258,18 @@ int cmd_pull(int argc, char **argv)
 	for (;;) {
 		PromRoundResult rr;
 		err_clear(&err);
+		pr.last_err[0] = '\0';
+		pr.repeated = 0;
 		int rc = prom_pull_round(st, &qs, &po, print_outcome, &pr, &rr, &err);
+		char when[40];
+		time_format(rr.eval_ms * 1000000, when, sizeof when);
+		if (pr.repeated)
+			fprintf(stderr, "tailtriage: pull: round at %s: the same error for %d more"
+			        " quer%s\n", when, pr.repeated, pr.repeated == 1 ? "y" : "ies");
 		if (!pr.quiet)
-			printf("round at %lld.%03lld: %d queries, %d failed; %lld points stored, "
+			printf("round at %s: %d queries, %d failed; %lld points stored, "
 			       "%lld already stored\n",
-			       (long long)(rr.eval_ms / 1000), (long long)(rr.eval_ms % 1000), rr.queries,
-			       rr.failed, (long long)rr.added, (long long)rr.duplicate);
+			       when, rr.queries, rr.failed, (long long)rr.added, (long long)rr.duplicate);
 		fflush(stdout);
 		if (once) {
 			status = rc ? 1 : 0;

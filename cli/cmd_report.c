@@ -10,6 +10,7 @@
 #include "analysis.h"
 #include "buf.h"
 #include "cli.h"
+#include "model_infer.h"
 #include "evidence.h"
 #include "report.h"
 #include "timefmt.h"
@@ -23,7 +24,9 @@ static void usage(FILE *out)
 	      "node for the window and the baseline, the objective status, who owns the\n"
 	      "critical path of the slow requests, and data-quality findings.\n\n"
 	      "  --db FILE        database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
-	      "  --model FILE     endpoint model (objective, mandatory/optional, core, budgets)\n"
+	      "  --model FILE     endpoint model (objective, mandatory/optional, core, budgets):\n"
+	      "                   a file, or a bundled model by name (mercury-home); without it,\n"
+	      "                   a model inferred from the data ('none': no model)\n"
 	      "  --window A..B    analysed range; A and B are RFC 3339 timestamps or epoch\n"
 	      "                   milliseconds, either may be empty (default: all data)\n"
 	      "  --baseline A..B  range to compare against, or 'before': the same length just\n"
@@ -83,17 +86,27 @@ int cmd_report(int argc, char **argv)
 	if (cli_ranges(window, baseline, &rg))
 		return 2;
 	CLI_SET_RANGES(ao, rg);
-	Model *model = cli_load_model(model_path, &err);
-	if (model_path && model == NULL)
-		return cli_fail("%s", err.msg);
-	ao.model = model;
 	Store *st = NULL;
-	if (store_open(db, STORE_READONLY, &st, &err)) {
-		model_free(model);
+	if (store_open(db, STORE_READONLY, &st, &err))
 		return cli_fail("%s", err.msg);
+	Model *model = NULL;
+	if (cli_model(model_path, st, ao.win_from, ao.win_to, &model)) {
+		store_close(st);
+		return 1;
+	}
+	ao.model = model;
+	ModelFinding *mf = NULL;
+	int nmf = 0;
+	int crc = cli_check_class(st, model, ao.wclass);
+	if (crc) {
+		store_close(st);
+		model_free(model);
+		return crc;
 	}
 	Analysis *a = NULL;
-	int rc = analysis_run(st, &ao, &a, &err);
+	int rc = model ? model_check(st, model, ao.win_from, ao.win_to, &mf, &nmf, &err) : 0;
+	if (rc == 0)
+		rc = analysis_run(st, &ao, &a, &err);
 	/* budgets on evidence (spans of this analysis, metrics, model) and the
 	 * window's exemplars */
 	Evidence *ev = NULL;
@@ -115,6 +128,7 @@ int cmd_report(int argc, char **argv)
 		free(br);
 		evidence_free(ev);
 		analysis_free(a);
+		model_findings_free(mf, nmf);
 		model_free(model);
 		return cli_fail("%s", err.msg);
 	}
@@ -122,8 +136,11 @@ int cmd_report(int argc, char **argv)
 	buf_init(&out);
 	if (strcmp(format, "json") == 0) {
 		report_json_ext(a, br, nb, ex, nex, &out);
+		if (model)
+			cli_model_findings_json(mf, nmf, model, &out);
 	} else {
 		report_text(a, &out);
+		cli_model_findings_text(mf, nmf, model, &out);
 		report_budgets_text(br, nb, nex, &out);
 	}
 	fwrite(out.p, 1, out.len, stdout);
@@ -132,6 +149,7 @@ int cmd_report(int argc, char **argv)
 	evidence_free(ev);
 	evidence_exemplars_free(ex, nex);
 	analysis_free(a);
+	model_findings_free(mf, nmf);
 	model_free(model);
 	return 0;
 }

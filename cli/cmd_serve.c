@@ -1,5 +1,6 @@
 /*
- * cmd_serve.c - `tailtriage serve`: the OTLP/HTTP receiver as a process.
+ * cmd_serve.c - `tailtriage serve`: the OTLP/HTTP and OTLP/gRPC receivers
+ * as a process.
  *
  * Runs until SIGINT or SIGTERM. One line per request on stderr (peer,
  * method, path, status, what was stored, time), a ready line once bound
@@ -14,22 +15,30 @@
 #include <string.h>
 
 #include "cli.h"
+#include "grpc_receiver.h"
 #include "receiver.h"
 
 static void usage(FILE *out)
 {
 	fputs("usage: tailtriage serve [--db FILE] [--listen HOST:PORT] [options]\n\n"
-	      "Receives OTLP/HTTP exports in the JSON encoding and stores them:\n"
-	      "  POST /v1/traces   (ExportTraceServiceRequest)\n"
-	      "  POST /v1/metrics  (ExportMetricsServiceRequest)\n"
-	      "Content-Type must be application/json (protobuf is refused with 415);\n"
-	      "Content-Encoding gzip is accepted. Each request body is one transaction;\n"
-	      "200 is answered only once it is committed. Stop with Ctrl-C.\n\n"
+	      "Receives OpenTelemetry exports (OTLP) and stores them:\n"
+	      "  OTLP/HTTP on --listen (default 127.0.0.1:4318):\n"
+	      "    POST /v1/traces   (ExportTraceServiceRequest)\n"
+	      "    POST /v1/metrics  (ExportMetricsServiceRequest)\n"
+	      "    Content-Type application/json or application/x-protobuf,\n"
+	      "    Content-Encoding gzip accepted; the answer is in the request's encoding.\n"
+	      "  OTLP/gRPC on --grpc-listen (default 127.0.0.1:4317):\n"
+	      "    TraceService/Export and MetricsService/Export, gzip accepted.\n"
+	      "Each request is one transaction; success (200, OK) is answered only once\n"
+	      "it is committed. Stop with Ctrl-C.\n\n"
 	      "options:\n"
 	      "  --db FILE             database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
-	      "  --listen HOST:PORT    address to bind (default 127.0.0.1:4318; port 0 = any)\n"
-	      "  --max-body SIZE       largest body, before and after gzip (default 16M;\n"
-	      "                        suffixes K, M)\n"
+	      "  --listen HOST:PORT    OTLP/HTTP address (default 127.0.0.1:4318; port 0 = any)\n"
+	      "  --grpc-listen HOST:PORT\n"
+	      "                        OTLP/gRPC address (default 127.0.0.1:4317; port 0 = any;\n"
+	      "                        'none': no gRPC listener)\n"
+	      "  --max-body SIZE       largest body or message, before and after gzip\n"
+	      "                        (default 16M; suffixes K, M)\n"
 	      "  --max-connections N   concurrent connections (default 64)\n"
 	      "  --timeout SECONDS     idle time after which a connection is dropped (default 10)\n"
 	      "  --token TOKEN         require 'Authorization: Bearer TOKEN'\n"
@@ -62,7 +71,15 @@ static int parse_size(const char *s, size_t *out)
 static void log_request(void *ctx, const ReceiverEvent *ev)
 {
 	(void)ctx;
-	if (ev->status == 200 && ev->unrecognised)
+	if (ev->grpc_status && strcmp(ev->grpc_status, "OK") == 0)
+		fprintf(stderr, "%s gRPC %s OK %zu B: %lld spans, %lld points stored, %lld already stored"
+		                " (%.1f ms)\n",
+		        ev->peer, ev->path, ev->body_bytes, (long long)ev->spans_added,
+		        (long long)ev->points_added, (long long)ev->duplicates, ev->ms);
+	else if (ev->grpc_status)
+		fprintf(stderr, "%s gRPC %s %s: %s (%.1f ms)\n", ev->peer, ev->path, ev->grpc_status,
+		        ev->message, ev->ms);
+	else if (ev->status == 200 && ev->unrecognised)
 		fprintf(stderr, "%s %s %s 200 %zu B: warning: %s (%.1f ms)\n", ev->peer, ev->method,
 		        ev->path, ev->body_bytes, ev->message, ev->ms);
 	else if (ev->status == 200)
@@ -83,6 +100,7 @@ int cmd_serve(int argc, char **argv)
 	static const struct option opts[] = {
 		{"db", required_argument, NULL, 'd'},
 		{"listen", required_argument, NULL, 'l'},
+		{"grpc-listen", required_argument, NULL, 'g'},
 		{"max-body", required_argument, NULL, 'b'},
 		{"max-connections", required_argument, NULL, 'c'},
 		{"timeout", required_argument, NULL, 't'},
@@ -96,6 +114,7 @@ int cmd_serve(int argc, char **argv)
 	ro.db_path = cli_default_db();
 	ro.listen = RECEIVER_DEFAULT_LISTEN;
 	ro.token = getenv("TAILTRIAGE_TOKEN");
+	const char *grpc_listen = GRPC_RECEIVER_DEFAULT_LISTEN;
 	int quiet = 0, c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "d:l:qh", opts, NULL)) != -1) {
@@ -104,21 +123,22 @@ int cmd_serve(int argc, char **argv)
 		switch (c) {
 		case 'd': ro.db_path = optarg; break;
 		case 'l': ro.listen = optarg; break;
+		case 'g': grpc_listen = strcmp(optarg, "none") == 0 ? NULL : optarg; break;
 		case 'b':
 			if (parse_size(optarg, &ro.max_body))
 				return cli_fail("serve: --max-body '%s': expected a size like 65536, 64K or 16M",
-				                optarg);
+				                optarg), 2;
 			break;
 		case 'c':
 			v = strtoul(optarg, &end, 10);
 			if (*end || v == 0 || v > 10000)
-				return cli_fail("serve: --max-connections '%s': expected 1..10000", optarg);
+				return cli_fail("serve: --max-connections '%s': expected 1..10000", optarg), 2;
 			ro.max_connections = (unsigned)v;
 			break;
 		case 't':
 			v = strtoul(optarg, &end, 10);
 			if (*end || v == 0 || v > 3600)
-				return cli_fail("serve: --timeout '%s': expected 1..3600 seconds", optarg);
+				return cli_fail("serve: --timeout '%s': expected 1..3600 seconds", optarg), 2;
 			ro.timeout_s = (unsigned)v;
 			break;
 		case 'T': ro.token = optarg; break;
@@ -134,6 +154,14 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (!quiet)
 		ro.log = log_request;
+	{
+		char h[256];
+		unsigned port;
+		Err perr = {0};
+		if (receiver_parse_listen(ro.listen, h, sizeof h, &port, &perr))
+			return cli_fail("serve: --listen: %s", perr.msg), 2;
+	}
+	cli_warn_open_listener(ro.listen, ro.token);
 
 	/* Block the stop signals in every thread (the receiver's inherits the
 	 * mask) and wait for them here. */
@@ -148,18 +176,50 @@ int cmd_serve(int argc, char **argv)
 	Receiver *r = NULL;
 	if (receiver_start(&ro, &r, &err))
 		return cli_fail("serve: %s", err.msg);
+	GrpcReceiver *g = NULL;
+	if (grpc_listen) {
+		GrpcReceiverOptions go = {
+			.db_path = ro.db_path,
+			.listen = grpc_listen,
+			.max_body = ro.max_body,
+			.token = ro.token,
+			.class_key = ro.class_key,
+			.log = ro.log,
+		};
+		if (grpc_receiver_start(&go, &g, &err)) {
+			receiver_stop(r);
+			return cli_fail("serve: --grpc-listen: %s (use --grpc-listen none to serve HTTP only)",
+			                err.msg);
+		}
+	}
 	char host[256];
 	unsigned port;
 	receiver_parse_listen(ro.listen, host, sizeof host, &port, NULL);
 	int v6 = strchr(host, ':') != NULL;
-	fprintf(stderr, "tailtriage: serving OTLP/HTTP (JSON) on http://%s%s%s:%u -> %s%s\n",
-	        v6 ? "[" : "", host, v6 ? "]" : "", receiver_port(r), ro.db_path,
-	        ro.token && *ro.token ? " (bearer token required)" : "");
+	const char *auth = ro.token && *ro.token ? " (bearer token required)" : "";
+	if (g) {
+		char ghost[256];
+		receiver_parse_listen(grpc_listen, ghost, sizeof ghost, &port, NULL);
+		int gv6 = strchr(ghost, ':') != NULL;
+		fprintf(stderr, "tailtriage: serving OTLP/gRPC on %s%s%s:%u -> %s%s\n", gv6 ? "[" : "",
+		        ghost, gv6 ? "]" : "", grpc_receiver_port(g), ro.db_path, auth);
+	}
+	fprintf(stderr, "tailtriage: serving OTLP/HTTP (JSON, protobuf) on http://%s%s%s:%u -> %s%s\n",
+	        v6 ? "[" : "", host, v6 ? "]" : "", receiver_port(r), ro.db_path, auth);
 
 	int sig = 0;
 	sigwait(&stop, &sig);
 	(void)sig;
 	ReceiverStats k;
+	if (g) {
+		grpc_receiver_stats(g, &k);
+		grpc_receiver_stop(g);  /* finishes the call in progress first */
+		fprintf(stderr,
+		        "tailtriage: gRPC stopped: %lld calls received, %lld accepted, %lld rejected; "
+		        "%lld spans and %lld metric points stored, %lld already stored\n",
+		        (long long)k.received, (long long)k.accepted, (long long)k.rejected,
+		        (long long)k.spans_stored, (long long)k.points_stored, (long long)k.duplicates);
+	}
 	receiver_stats(r, &k);
 	receiver_stop(r);  /* finishes the request in progress first */
 	fprintf(stderr,

@@ -7,6 +7,7 @@
  * `tailtriage import`, like real telemetry.
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <string.h>
@@ -22,7 +23,10 @@ static void usage(FILE *out)
 	      "Simulates an endpoint fleet deterministically (same seed and parameters, same\n"
 	      "bytes) through a baseline window and an incident window, and writes sampled\n"
 	      "traces as OTLP/JSON plus DIR/manifest.json (windows, seed, parameters and the\n"
-	      "figures the model computed). Import the traces with `tailtriage import`.\n\n"
+	      "figures the model computed). Import the traces with `tailtriage import`.\n"
+	      "Unless -q, it then prints the incident window beside the case's matched-peak\n"
+	      "observations (ingress p99, CPU, queue age, pool occupancy, late work,\n"
+	      "omission, pricing wait and server time, enterprise mix).\n\n"
 	      "options:\n"
 	      "  --out DIR         output directory (created when missing)\n"
 	      "  --traces N        sampled traces per window (same as --set traces=N)\n"
@@ -98,6 +102,68 @@ static void print_phase(const SimPhaseInfo *ph, const SimRun *run, const char *c
 	(void)run;
 }
 
+/* The incident window beside the case's matched-peak observations (the
+ * diagnostic drill): what this run produced, from the sampled requests
+ * (exact nearest rank) and the window's gauges, never copied from the case. */
+static void print_comparison(const SimRun *run)
+{
+	const SimPhaseInfo *inc = NULL, *base = NULL;
+	for (int i = 0; i < run->n_phases; i++) {
+		if (strcmp(run->phases[i].name, "incident") == 0)
+			inc = &run->phases[i];
+		else
+			base = &run->phases[i];
+	}
+	if (inc == NULL || base == NULL)
+		return;
+	const SimFigures *w = &inc->sample, *b = &base->sample;
+	int n;
+	const SimCaseFigure *cf = sim_case_figures(&n);
+	printf("\nincident against the case's matched-peak observations\n"
+	       "(sampled requests, exact nearest rank; CPU and occupancy over the window)\n");
+	printf("  %-46s %-22s %s\n", "measure", "produced", "case");
+	for (int i = 0; i < n; i++) {
+		const char *m = cf[i].measure;
+		double v = NAN, was = NAN;
+		if (strcmp(m, "ingress p99") == 0)
+			v = w->edge_p99_ms;
+		else if (strcmp(m, "fleet mean CPU") == 0)
+			v = 100 * inc->cpu_mean;
+		else if (strcmp(m, "endpoint queue-age p99") == 0)
+			v = w->queue_wait_p99_ms;
+		else if (strcmp(m, "profile pool occupancy") == 0)
+			v = 100 * inc->profile_occupancy;
+		else if (strcmp(m, "late work") == 0)
+			v = 100 * w->late_share;
+		else if (strcmp(m, "optional omission") == 0)
+			v = 100 * w->omitted_share;
+		else if (strcmp(m, "pricing client wait p99") == 0)
+			v = w->pricing_client_wait_p99_ms, was = b->pricing_client_wait_p99_ms;
+		else if (strcmp(m, "pricing server p99") == 0)
+			v = w->pricing_server_p99_ms, was = b->pricing_server_p99_ms;
+		else if (strcmp(m, "enterprise mix") == 0)
+			v = 100 * w->class_share[2], was = 100 * b->class_share[2];
+		const char *u = cf[i].unit;
+		const char *sp = " ";
+		char prod[64], cas[64];
+		if (isnan(v))
+			snprintf(prod, sizeof prod, "?");
+		else if (isnan(was))
+			snprintf(prod, sizeof prod, "%.1f%s%s", v, sp, u);
+		else
+			snprintf(prod, sizeof prod, "%.1f%s%s (was %.1f)", v, sp, u, was);
+		if (isnan(cf[i].was))
+			snprintf(cas, sizeof cas, "%g%s%s", cf[i].value, sp, u);
+		else
+			snprintf(cas, sizeof cas, "%g%s%s (was %g)", cf[i].value, sp, u, cf[i].was);
+		printf("  %-46s %-22s %s\n", m, prod, cas);
+	}
+	char prod[64];
+	snprintf(prod, sizeof prod, "%.1f %% (was %.1f)", 100 * w->pricing_cp_share,
+	         100 * b->pricing_cp_share);
+	printf("  %-46s %-22s %s\n", "pricing share of the slow set's critical path", prod, "-");
+}
+
 int cmd_sim(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -125,7 +191,7 @@ int cmd_sim(int argc, char **argv)
 	SimParams p;
 	Err err = {0};
 	if (sim_params_init(&p, scenario, &err))
-		return cli_fail("sim: %s", err.msg);
+		return cli_fail("sim: %s", err.msg), 2; /* a usage error */
 	const char *out = NULL;
 	int single = 0, quiet = 0, c;
 	optind = 2;
@@ -176,6 +242,7 @@ int cmd_sim(int argc, char **argv)
 	       (unsigned long long)p.seed);
 	for (int i = 0; i < run.n_phases; i++)
 		print_phase(&run.phases[i], &run, hosts);
+	print_comparison(&run);
 	/* the metrics file (when the scenario writes one) sits next to the traces */
 	char metrics[4200];
 	snprintf(metrics, sizeof metrics, "%s/metrics.jsonl", out);

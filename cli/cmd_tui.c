@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "board.h"
+#include "model_infer.h"
 #include "cli.h"
 #include "receiver.h"
 #include "timefmt.h"
@@ -25,7 +26,12 @@ static void usage(FILE *out)
 	      "is read-only here; imports running in another process show up within two\n"
 	      "refresh ticks. Press ? inside for the keys.\n\n"
 	      "  --db FILE          database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
-	      "  --model FILE       endpoint model (objective, mandatory/optional, core, budgets)\n"
+	      "  --model FILE       endpoint model (objective, mandatory/optional, core, budgets):\n"
+	      "                     a file, or a bundled model by name (mercury-home); without\n"
+	      "                     it, a model inferred from the data at start ('none': no\n"
+	      "                     model); the M key writes the model in use to a file\n"
+	      "  --model-out FILE   file the M key writes (default tailtriage.model.json; an\n"
+	      "                     existing file is never overwritten)\n"
 	      "  --window A..B      analysed range; RFC 3339 or epoch ms, either side may be\n"
 	      "                     empty (default: all data, following new data)\n"
 	      "  --baseline A..B    range to compare against, or 'before' (the same length\n"
@@ -38,7 +44,7 @@ static void usage(FILE *out)
 	      "  --ascii            ASCII line drawing and bars\n"
 	      "  --no-color         monochrome (the NO_COLOR variable does the same)\n"
 	      "  --latency-log FILE append frame timings (for bench/tui_latency.sh)\n"
-	      "  --listen HOST:PORT also receive OTLP/HTTP (JSON) here, like 'tailtriage serve'\n"
+	      "  --listen HOST:PORT also receive OTLP/HTTP (JSON, protobuf) here, like 'tailtriage serve'\n"
 	      "                     (its own thread and database connection; counters in the\n"
 	      "                     status line); the database is created when missing\n"
 	      "  --token TOKEN      with --listen: require 'Authorization: Bearer TOKEN'\n",
@@ -68,6 +74,7 @@ int cmd_tui(int argc, char **argv)
 		{"latency-log", required_argument, NULL, 'L'},
 		{"listen", required_argument, NULL, 'R'},
 		{"token", required_argument, NULL, 'T'},
+		{"model-out", required_argument, NULL, 'O'},
 		{"skew-tolerance", required_argument, NULL, 'K'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -105,6 +112,7 @@ int cmd_tui(int argc, char **argv)
 		case 'L': to.latency_log = optarg; break;
 		case 'R': listen = optarg; break;
 		case 'T': token = optarg; break;
+		case 'O': to.model_out = optarg; break;
 		case 'K':
 			if (cli_skew_tolerance(optarg, &to.skew))
 				return 2;
@@ -126,6 +134,12 @@ int cmd_tui(int argc, char **argv)
 	 * and connection (it creates the database when missing). */
 	Receiver *rx = NULL;
 	if (listen) {
+		char h[256];
+		unsigned port;
+		Err perr = {0};
+		if (receiver_parse_listen(listen, h, sizeof h, &port, &perr))
+			return cli_fail("--listen: %s", perr.msg), 2;
+		cli_warn_open_listener(listen, token);
 		ReceiverOptions ro = {.db_path = to.db_path, .listen = listen, .token = token};
 		if (receiver_start(&ro, &rx, &err))
 			return cli_fail("--listen: %s", err.msg);
@@ -135,12 +149,42 @@ int cmd_tui(int argc, char **argv)
 	if (access(to.db_path, F_OK) != 0)
 		return cli_fail("%s: no such database (import data first: tailtriage import --db %s FILE)",
 		                to.db_path, to.db_path);
-	Model *model = cli_load_model(model_path, &err);
-	if (model_path && model == NULL) {
+	/* no --model: one inferred from the data there is at start */
+	Model *model = NULL;
+	ModelFinding *mf = NULL;
+	int nmf = 0;
+	Store *st = NULL;
+	if (store_open(to.db_path, STORE_READONLY, &st, &err)) {
 		receiver_stop(rx);
 		return cli_fail("%s", err.msg);
 	}
+	if (cli_model(model_path, st, to.win_from, to.win_to, &model)) {
+		store_close(st);
+		receiver_stop(rx);
+		return 1;
+	}
+	if (model && model_check(st, model, to.win_from, to.win_to, &mf, &nmf, &err)) {
+		store_close(st);
+		model_free(model);
+		receiver_stop(rx);
+		return cli_fail("%s", err.msg);
+	}
+	if (to.wclass && listen == NULL) {
+		/* a class neither the model nor the data knows is a usage error
+		 * (with --listen a new class may still arrive) */
+		int crc = cli_check_class(st, model, to.wclass);
+		if (crc) {
+			store_close(st);
+			model_findings_free(mf, nmf);
+			model_free(model);
+			receiver_stop(rx);
+			return crc;
+		}
+	}
+	store_close(st);
 	to.model = model;
+	to.model_findings = mf;
+	to.n_model_findings = nmf;
 	/* budgets in the header and the hypothesis board: a diagnosis of the
 	 * window on screen, kept up to date in the background */
 	Err berr = {0};
@@ -149,6 +193,7 @@ int cmd_tui(int argc, char **argv)
 	int rc = tui_run(&to, &err);
 	cli_board_close(board);
 	receiver_stop(rx);
+	model_findings_free(mf, nmf);
 	model_free(model);
 	if (rc)
 		return cli_fail("%s", err.msg);

@@ -23,6 +23,7 @@ static const Command commands[] = {
 	{"drill", cmd_drill, "incident drills: list, train (scored), replay (live), history"},
 	{"diagnose", cmd_diagnose, "rank hypotheses on the evidence, name checks, judge decisions"},
 	{"check", cmd_check, "run one discriminating check and print its table"},
+	{"model", cmd_model, "infer an endpoint model from the data, or check one against it"},
 };
 
 static void usage(FILE *out)

@@ -1,13 +1,23 @@
 /* util.c - small helpers shared by the subcommands. */
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "buf.h"
 #include "cli.h"
+#include "model_infer.h"
 #include "model_json.h"
+#include "sanitize.h"
 #include "timefmt.h"
+#include "paths.h"
+#include "receiver.h"
 
 const char *cli_default_db(void)
 {
@@ -31,13 +41,30 @@ int cli_is_help(const char *arg)
 	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
+int cli_model_path(const char *name, char *out, size_t n)
+{
+	if (name == NULL || strchr(name, '/') || access(name, F_OK) == 0) {
+		snprintf(out, n, "%s", name ? name : "");
+		return 0;
+	}
+	char rel[512];
+	const char *ext = strstr(name, ".model.json") ? "" : ".model.json";
+	snprintf(rel, sizeof rel, "models/%s%s", name, ext);
+	if (tt_share_path(rel, out, n) == 0)
+		return 1;
+	snprintf(out, n, "%s", name);
+	return 0;
+}
+
 Model *cli_load_model(const char *path, Err *err)
 {
 	err_clear(err);
 	if (path == NULL)
 		return NULL;
+	char full[4096];
+	cli_model_path(path, full, sizeof full);
 	Model *m = NULL;
-	if (model_load(path, &m, err))
+	if (model_load(full, &m, err))
 		return NULL;
 	return m;
 }
@@ -70,6 +97,100 @@ int cli_text_or_json(const char *format)
 	if (strcmp(format, "text") == 0 || strcmp(format, "json") == 0)
 		return 0;
 	return cli_fail("--format must be text or json, not '%s'", format), 2;
+}
+
+int cli_model(const char *path, Store *st, int64_t from, int64_t to, Model **out)
+{
+	Err err = {0};
+	*out = NULL;
+	if (path && strcmp(path, "none") == 0)
+		return 0;
+	if (path) {
+		char full[4096];
+		cli_model_path(path, full, sizeof full);
+		if (model_load(full, out, &err))
+			return cli_fail("%s", err.msg);
+		return 0;
+	}
+	if (st == NULL)
+		return 0;
+	if (model_infer(st, from, to, out, &err))
+		return cli_fail("inferring a model: %s", err.msg);
+	const Model *m = *out;
+	if (m->n_nodes == 0 && m->n_pools == 0) {
+		/* nothing to infer from (yet): a model with nothing in it would
+		 * only hide that there is no model */
+		model_free(*out);
+		*out = NULL;
+		fprintf(stderr, "tailtriage: no --model, and no data to infer one from: running "
+		                "without a model\n");
+		return 0;
+	}
+	fprintf(stderr, "tailtriage: no --model: using a model inferred from the data (%d nodes, "
+	                "%d pools; 'tailtriage model infer' shows why)\n", m->n_nodes, m->n_pools);
+	return 0;
+}
+
+const char *cli_model_source(const Model *m)
+{
+	return m == NULL ? "none" : m->inferred ? "inferred" : "file";
+}
+
+void cli_model_findings_text(const ModelFinding *f, int n, const Model *m, Buf *out)
+{
+	if (m == NULL)
+		return;
+	/* pool names and label values come from the data: sanitized */
+	char t[1024];
+	san_clean(m->inferred || m->path == NULL ? "" : m->path, t, sizeof t);
+	buf_printf(out, "\nModel and data (model: %s%s%s)\n", cli_model_source(m), t[0] ? " " : "",
+	           t);
+	if (m->inferred)
+		buf_adds(out, "  drafted from this data ('tailtriage model infer' shows why for each "
+		              "field; edit it and pass it with --model)\n");
+	else if (n == 0)
+		buf_adds(out, "  no disagreement found\n");
+	for (int i = 0; i < n; i++) {
+		san_clean(f[i].text, t, sizeof t);
+		buf_printf(out, "  %s\n", t);
+	}
+}
+
+void cli_model_findings_json(const ModelFinding *f, int n, const Model *m, Buf *out)
+{
+	size_t end = out->len;
+	while (end > 0 && out->p[end - 1] != '}')
+		end--;
+	if (end == 0)
+		return;
+	Buf tail;
+	buf_init(&tail);
+	buf_add(&tail, out->p + end, out->len - end);
+	out->len = end - 1;
+	while (out->len > 0 && (out->p[out->len - 1] == '\n' || out->p[out->len - 1] == ' '))
+		out->len--;
+	int empty = out->len > 0 && out->p[out->len - 1] == '{';
+	buf_adds(out, empty ? "\n  \"model\": {" : ",\n  \"model\": {");
+	const char *src = cli_model_source(m);
+	buf_printf(out, "\"source\": \"%s\"", src);
+	if (m && !m->inferred && m->path) {
+		buf_adds(out, ", \"path\": ");
+		buf_add_json_str(out, m->path, strlen(m->path));
+	}
+	buf_adds(out, ", \"findings\": [");
+	for (int i = 0; i < n; i++) {
+		buf_adds(out, i ? ", {" : "{");
+		buf_adds(out, "\"kind\": ");
+		buf_add_json_str(out, f[i].kind, strlen(f[i].kind));
+		buf_adds(out, ", \"subject\": ");
+		buf_add_json_str(out, f[i].subject, strlen(f[i].subject));
+		buf_adds(out, ", \"text\": ");
+		buf_add_json_str(out, f[i].text, strlen(f[i].text));
+		buf_adds(out, "}");
+	}
+	buf_adds(out, "]}\n}");
+	buf_add(out, tail.p, tail.len);
+	buf_fini(&tail);
 }
 
 /* One number with a suffix: "<number><unit>". Returns 0 and the value in
@@ -133,4 +254,147 @@ int cli_skew_tolerance(const char *arg, SkewTolerance *out)
 	out->abs_ns = (int64_t)llround(abs_ns);
 	out->frac = frac;
 	return 0;
+}
+
+static void remove_below(const char *path)
+{
+	DIR *d = opendir(path);
+	if (d == NULL)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		size_t n = strlen(path) + strlen(e->d_name) + 2;
+		char *p = malloc(n);
+		if (p == NULL)
+			break;
+		snprintf(p, n, "%s/%s", path, e->d_name);
+		struct stat sb;
+		if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+			remove_below(p);
+			rmdir(p);
+		} else {
+			unlink(p);
+		}
+		free(p);
+	}
+	closedir(d);
+}
+
+int cli_remove_tree(const char *path)
+{
+	/* Once the top folder is gone nothing new can appear under it. */
+	for (int tries = 0; tries < 50; tries++) {
+		remove_below(path);
+		if (rmdir(path) == 0 || errno == ENOENT)
+			return 0;
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	return -1;
+}
+
+typedef struct ClassList {
+	char **v;
+	int n;
+} ClassList;
+
+static void class_add(ClassList *l, const char *c)
+{
+	for (int i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], c) == 0)
+			return;
+	l->v = xrealloc(l->v, (size_t)(l->n + 1) * sizeof *l->v);
+	l->v[l->n++] = xstrdup(c);
+}
+
+static int class_seen(void *ctx, const char *c)
+{
+	class_add(ctx, c);
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cli_check_class(Store *st, const Model *model, const char *wclass)
+{
+	if (wclass == NULL)
+		return 0;
+	ClassList l = {0};
+	for (int i = 0; model && i < model->n_classes; i++)
+		class_add(&l, model->classes[i]);
+	Err err = {0};
+	if (store_classes(st, class_seen, &l, &err)) {
+		for (int i = 0; i < l.n; i++)
+			free(l.v[i]);
+		free(l.v);
+		return cli_fail("%s", err.msg);
+	}
+	int found = 0;
+	for (int i = 0; i < l.n; i++)
+		found |= strcmp(l.v[i], wclass) == 0;
+	int rc = 0;
+	if (!found) {
+		Buf b;
+		buf_init(&b);
+		if (l.n > 1)
+			qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_str);
+		for (int i = 0; i < l.n; i++) {
+			char clean[128];
+			san_clean(l.v[i], clean, sizeof clean);
+			buf_printf(&b, "%s%s", i ? ", " : "", clean);
+		}
+		char want[128];
+		san_clean(wclass, want, sizeof want);
+		if (l.n)
+			cli_fail("unknown class '%s' (known: %s)", want, buf_str(&b));
+		else
+			cli_fail("unknown class '%s' (neither the data nor the model has workload"
+			         " classes)", want);
+		buf_fini(&b);
+		rc = 2;
+	}
+	for (int i = 0; i < l.n; i++)
+		free(l.v[i]);
+	free(l.v);
+	return rc;
+}
+
+void cli_warn_open_listener(const char *listen, const char *token)
+{
+	char host[256];
+	unsigned port = 0;
+	if (listen == NULL || (token && *token) ||
+	    receiver_parse_listen(listen, host, sizeof host, &port, NULL))
+		return;
+	int loopback = strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0 ||
+	               strcmp(host, "localhost") == 0;
+	if (!loopback)
+		fprintf(stderr, "tailtriage: warning: listening on %s without --token: anyone who"
+		        " can reach this address can write into the database\n", host);
+}
+
+void cli_shell_word(Buf *b, const char *s)
+{
+	int plain = *s != '\0';
+	for (const char *p = s; *p; p++)
+		if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=@%+,-",
+		            *p))
+			plain = 0;
+	if (plain) {
+		buf_adds(b, s);
+		return;
+	}
+	buf_addc(b, '\'');
+	for (const char *p = s; *p; p++) {
+		if (*p == '\'')
+			buf_adds(b, "'\\''");
+		else
+			buf_addc(b, *p);
+	}
+	buf_addc(b, '\'');
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void *xmalloc(size_t n)
 {
@@ -159,6 +160,11 @@ int buf_read_file(Buf *b, const char *path, size_t max, Err *err)
 	FILE *f = fopen(path, "rb");
 	if (f == NULL)
 		return err_set(err, TT_EIO, "%s: %s", path, strerror(errno));
+	struct stat sb;
+	if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		fclose(f);
+		return err_set(err, TT_EIO, "%s: is a directory, not a file", path);
+	}
 	char chunk[1 << 14];
 	size_t n;
 	size_t start = b->len;

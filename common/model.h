@@ -19,6 +19,7 @@ typedef struct ModelNode {
 	int mandatory;        /* 1, 0 or MODEL_UNKNOWN */
 	int core;             /* 1, 0 or MODEL_UNKNOWN */
 	char *pool;           /* name of the client pool in front of it, or NULL */
+	char *why;            /* why an inferred model says so ("why" in the file), or NULL */
 } ModelNode;
 
 typedef struct ModelPool {
@@ -33,6 +34,7 @@ typedef struct ModelPool {
 	char *wait_metric;
 	char *label_key;      /* label selecting this pool, e.g. "pool.name" */
 	char *label_value;
+	char *why;            /* "why" in the file, or NULL */
 } ModelPool;
 
 typedef struct ModelBudget {
@@ -61,6 +63,12 @@ typedef struct Model {
 	int n_pools;
 	ModelBudget *budgets;
 	int n_budgets;
+	/* Reasons an inferred model gives ("why" of "root", "classes",
+	 * "objective" in the file); NULL when not said. */
+	char *why_root;
+	char *why_classes;
+	char *why_objective;
+	int inferred;         /* 1: drafted from the data (model_infer), not read from a file */
 } Model;
 
 /* Finds the node entry for (service, operation); NULL when the model does
@@ -68,5 +76,13 @@ typedef struct Model {
 const ModelNode *model_find_node(const Model *m, const char *service, const char *operation);
 
 void model_free(Model *m);   /* NULL is a no-op */
+
+struct Buf;
+
+/* Appends m as a model file (docs/model.md) to out: a JSON object the
+ * model parser reads back to the same Model, with a "why" string beside
+ * each field an inferred model explains. Unknown values (MODEL_UNKNOWN,
+ * size 0, no objective) are left out rather than written as false. */
+void model_write_json(const Model *m, struct Buf *out);
 
 #endif

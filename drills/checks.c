@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "drills_priv.h"
+#include "evidence_name.h"
 #include "evidence.h"
 #include "timefmt.h"
 #include "sanitize.h"
@@ -293,14 +294,13 @@ static int ck_pool_by_class(Store *st, const CheckOptions *o, EvRequestSet *w, E
 	Evidence *e = metric_evidence(st, o);
 	if (e) {
 		const char *pool = dx_pool_of(o->model, dep);
-		char seg[96], n1[200];
-		evidence_segment(pool ? pool : dep, seg, sizeof seg);
+		char n1[200];
 		static const char *const parts[] = {"occupancy", "occupancy_host_max", "pending",
 		                                    "pending_host_max", "wait.p99_ms"};
 		for (int i = 0; i < 5; i++) {
-			snprintf(n1, sizeof n1, "pool.%s.%s", seg, parts[i]);
+			evidence_name(n1, sizeof n1, "pool", pool ? pool : dep, parts[i], 0);
 			note_value(t, e, n1, n1);
-			snprintf(n1, sizeof n1, "pool.%s.%s@baseline", seg, parts[i]);
+			evidence_name(n1, sizeof n1, "pool", pool ? pool : dep, parts[i], 1);
 			note_value(t, e, n1, n1);
 		}
 		evidence_free(e);
@@ -381,13 +381,22 @@ typedef struct HostRow {
 	double lift;
 } HostRow;
 
+/* The hosts of the check, for cmp_host's last tie-break. */
+static char **g_host_names;
+
+/* Highest lift first, then most requests, then by name: a stated order
+ * that does not change between runs. */
 static int cmp_host(const void *x, const void *y)
 {
 	const HostRow *a = x, *b = y;
 	if (a->lift != b->lift)
 		return a->lift < b->lift ? 1 : -1;
-	return (a->req < b->req) - (a->req > b->req);
+	if (a->req != b->req)
+		return (a->req < b->req) - (a->req > b->req);
+	return strcmp(g_host_names[a->h], g_host_names[b->h]);
 }
+
+#define HOST_ROWS 15  /* hosts listed; the rest are counted */
 
 static int ck_host_concentration(Store *st, const CheckOptions *o, EvRequestSet *w,
                                  EvRequestSet *b, CheckTable *t, Err *err)
@@ -412,8 +421,9 @@ static int ck_host_concentration(Store *st, const CheckOptions *o, EvRequestSet 
 		rows[h].lift = rows[h].req && k ? ((double)rows[h].tail / (double)k) /
 		                                      ((double)rows[h].req / (double)n)
 		                                : 0;
+	g_host_names = w->hosts;
 	qsort(rows, (size_t)w->n_hosts, sizeof *rows, cmp_host);
-	for (int i = 0; i < w->n_hosts && i < 15; i++) {
+	for (int i = 0; i < w->n_hosts && i < HOST_ROWS; i++) {
 		const HostRow *r = &rows[i];
 		double blift = NAN;
 		int64_t bn = 0;
@@ -449,6 +459,10 @@ static int ck_host_concentration(Store *st, const CheckOptions *o, EvRequestSet 
 		snprintf(cbs, sizeof cbs, "?");
 	else
 		snprintf(cbs, sizeof cbs, "%.2f", cb);
+	note(t, "%s", "rows: highest lift first, then most requests");
+	if (w->n_hosts > HOST_ROWS)
+		note(t, "%d more host%s, lower lift, not listed", w->n_hosts - HOST_ROWS,
+		     w->n_hosts - HOST_ROWS == 1 ? "" : "s");
 	note(t, "tail: requests at or above %.1f ms (%lld); lift = tail share / request share; "
 	        "concentration index %.2f window, %s baseline (1 = the tail follows traffic)",
 	     w->tail_threshold_ms, (long long)k, cw, cbs);
@@ -623,12 +637,11 @@ static int ck_endpoint_queue(Store *st, const CheckOptions *o, EvRequestSet *w, 
 		f_ms(cell[3], qrank(in, n, 99));
 		f_pct(cell[4], n ? (double)late / (double)n : NAN, n);
 		double cpu = NAN;
-		char cn[200], seg[96];
+		char cn[200];
 		if (h < 0) {
 			snprintf(cn, sizeof cn, "cpu.fleet_mean");
 		} else {
-			evidence_segment(w->hosts[h], seg, sizeof seg);
-			snprintf(cn, sizeof cn, "cpu.host.%s", seg);
+			evidence_name(cn, sizeof cn, "cpu.host", w->hosts[h], NULL, 0);
 		}
 		if (e == NULL || !evidence_value(e, cn, &cpu))
 			cpu = NAN;

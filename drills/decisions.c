@@ -22,6 +22,7 @@
  * knows.
  */
 #include "drills_priv.h"
+#include "evidence_name.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -228,7 +229,7 @@ static void add_hosts(Out *o, const Evidence *e)
 static void degrade(Out *o, const Evidence *e, const Model *m, const char *node,
                     const DxHypothesis *hyp, int n_hyp)
 {
-	char id[160], seg[96], name[200];
+	char id[160], name[200];
 	snprintf(id, sizeof id, "degrade:%s", node);
 	const ModelNode *mn = dx_model_node(m, node);
 	if (mn && mn->core == 1) {
@@ -248,8 +249,7 @@ static void degrade(Out *o, const Evidence *e, const Model *m, const char *node,
 		    node);
 		return;
 	}
-	evidence_segment(node, seg, sizeof seg);
-	snprintf(name, sizeof name, "dep.%s.crit_share", seg);
+	evidence_name(name, sizeof name, "dep", node, "crit_share", 0);
 	double cs;
 	int on_path = val(e, name, &cs) && cs >= 0.2;
 	int blamed_first = n_hyp > 0 && hyp[0].node && strcmp(hyp[0].node, node) == 0 && hyp[0].score > 0;
@@ -268,11 +268,10 @@ static void degrade(Out *o, const Evidence *e, const Model *m, const char *node,
 
 static void add_capacity(Out *o, const Evidence *e, const Model *m, const char *node)
 {
-	char id[160], seg[96], n1[200], n2[200], n3[200];
+	char id[160], n1[200], n2[200], n3[200];
 	snprintf(id, sizeof id, "add-capacity:%s", node);
-	evidence_segment(node, seg, sizeof seg);
-	snprintf(n1, sizeof n1, "dep.%s.service.p99_ms", seg);
-	snprintf(n2, sizeof n2, "dep.%s.service.p99_ms@baseline", seg);
+	evidence_name(n1, sizeof n1, "dep", node, "service.p99_ms", 0);
+	evidence_name(n2, sizeof n2, "dep", node, "service.p99_ms", 1);
 	double s, sb;
 	if (!val(e, n1, &s) || !val(e, n2, &sb)) {
 		add(o, id, DX_UNSUPPORTED,
@@ -287,9 +286,7 @@ static void add_capacity(Out *o, const Evidence *e, const Model *m, const char *
 		return;
 	}
 	const char *pool = dx_pool_of(m, node);
-	char ps[96];
-	evidence_segment(pool ? pool : node, ps, sizeof ps);
-	snprintf(n3, sizeof n3, "pool.%s.occupancy", ps);
+	evidence_name(n3, sizeof n3, "pool", pool ? pool : node, "occupancy", 0);
 	double occ;
 	if (val(e, n3, &occ) && occ >= 0.9) {
 		add(o, id, DX_UNSUPPORTED,

@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "drills_priv.h"
 #include "sheet.h"
 #include "sanitize.h"
+#include "timefmt.h"
 
 /* ---- running ------------------------------------------------------------ */
 
@@ -57,6 +59,119 @@ static void supply_budgets(Evidence *e, const Model *m)
 	free(r);
 }
 
+static void clean(char *out, size_t sz, const char *s);
+
+static int count_roots(void *ctx, const char *svc, const char *op, int64_t n)
+{
+	(void)svc, (void)op;
+	*(int64_t *)ctx += n;
+	return 0;
+}
+
+static void range_text(int64_t from, int64_t to, char *out, size_t sz)
+{
+	char a[40] = "", b[40] = "";
+	if (from != INT64_MIN)
+		time_format(from, a, sizeof a);
+	if (to != INT64_MAX)
+		time_format(to, b, sizeof b);
+	snprintf(out, sz, "%s..%s", a, b);
+}
+
+/* A window or baseline without requests cannot be compared: refused with
+ * the range and the counts, so nobody reads a story into an empty set. */
+static int guard_empty(Store *st, const DiagnoseOptions *opt, const Evidence *e, Err *err)
+{
+	if (st == NULL)
+		return 0;
+	double w = 0, b = 0;
+	int hw = evidence_value(e, "ingress.requests", &w);
+	int hb = evidence_value(e, "ingress.requests@baseline", &b);
+	if ((hw && w > 0) && (!opt->has_baseline || (hb && b > 0)))
+		return 0;
+	int64_t all = 0;
+	Err ignore = {0};
+	store_root_operations(st, INT64_MIN, INT64_MAX, count_roots, &all, &ignore);
+	if (all == 0)
+		return 0; /* no traces at all: metrics and sheets only */
+	char r[96];
+	if (!(hw && w > 0)) {
+		range_text(opt->win_from, opt->win_to, r, sizeof r);
+		return err_set(err, TT_EINVAL,
+		               "the window %s holds no request of the endpoint (%lld root spans in the "
+		               "whole database): choose --window inside the data",
+		               r, (long long)all);
+	}
+	range_text(opt->base_from, opt->base_to, r, sizeof r);
+	return err_set(err, TT_EINVAL,
+	               "the baseline %s holds no request of the endpoint (the window holds %.0f, the "
+	               "whole database %lld root spans): nothing to compare against; choose "
+	               "--baseline inside the data",
+	               r, w, (long long)all);
+}
+
+static void warn(Diagnosis *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(Diagnosis *d, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	d->warnings = xrealloc(d->warnings, (size_t)(d->n_warnings + 1) * sizeof *d->warnings);
+	d->warnings[d->n_warnings++] = xstrdup(msg);
+}
+
+/* Thin populations and a baseline that is not the same population. */
+static void guard_warnings(Diagnosis *d, const DiagnoseOptions *opt)
+{
+	const Evidence *e = d->evidence;
+	double pct = opt->model && opt->model->objective_pct > 0 ? opt->model->objective_pct : 99;
+	int need = (int)ceil(1.0 / (1.0 - pct / 100.0));
+	static const char *const pops[2] = {"", "@baseline"};
+	for (int p = 0; p < 2; p++) {
+		char nm[64];
+		double n;
+		snprintf(nm, sizeof nm, "ingress.requests%s", pops[p]);
+		if (evidence_value(e, nm, &n) && n > 0 && n < need)
+			warn(d,
+			     "the %s holds %.0f requests, fewer than the %d a p%g needs (its nearest rank is "
+			     "the maximum): comparisons that need it say 'cannot tell'",
+			     p ? "baseline" : "window", n, need, pct);
+	}
+	/* population drift: the class mix or the request rate differ */
+	Buf mix;
+	buf_init(&mix);
+	for (int c = 0; c < e->n_classes; c++) {
+		char seg[96], nm[160];
+		evidence_segment(e->classes[c], seg, sizeof seg);
+		snprintf(nm, sizeof nm, "mix.%s", seg);
+		EvChange ch;
+		if (!evidence_change(e, nm, &ch) || !ch.sampled)
+			continue;
+		if ((evidence_rose(e, nm, 0.01, 1.25) == 1 || evidence_fell(e, nm, 0.01, 1.25) == 1)) {
+			char cls[96];
+			clean(cls, sizeof cls, e->classes[c]);
+			buf_printf(&mix, "%s%s %.1f %% against %.1f %%", mix.len ? ", " : "", cls,
+			           100 * ch.w, 100 * ch.b);
+		}
+	}
+	if (mix.len)
+		warn(d,
+		     "the baseline's class mix differs from the window's (%s): the comparison mixes a "
+		     "population change with a latency change; class-mix-shift weighs how much of the "
+		     "rise the mix explains",
+		     buf_str(&mix));
+	buf_fini(&mix);
+	EvChange rc;
+	if (evidence_change(e, "ingress.rate_rps", &rc) && rc.b > 0 &&
+	    (rc.r >= 1.3 || rc.r <= 1 / 1.3))
+		warn(d,
+		     "the window's request rate (%.1f/s sampled) differs from the baseline's (%.1f/s) by "
+		     "%.0f %%: a load change, or different sampling",
+		     rc.w, rc.b, 100 * fabs(rc.r - 1));
+}
+
 int diagnose_run(Store *st, const DiagnoseOptions *opt, Diagnosis **out, Err *err)
 {
 	*out = NULL;
@@ -80,6 +195,8 @@ int diagnose_run(Store *st, const DiagnoseOptions *opt, Diagnosis **out, Err *er
 	}
 	supply_budgets(e, opt->model);
 	evidence_finish(e);
+	if ((rc = guard_empty(st, opt, e, err)))
+		goto fail;
 	if ((rc = store_open(":memory:", 0, &exprs, err)))
 		goto fail;
 	if ((rc = catalog_load(opt->catalog_path, exprs, &cat, err)))
@@ -91,6 +208,7 @@ int diagnose_run(Store *st, const DiagnoseOptions *opt, Diagnosis **out, Err *er
 	if ((rc = hypotheses_evaluate(cat, d->evidence, opt->model, exprs, &d->hyp, &d->n_hyp, err)))
 		goto fail;
 	decisions_evaluate(d->evidence, opt->model, d->hyp, d->n_hyp, opt->decide, &d->dec, &d->n_dec);
+	guard_warnings(d, opt);
 	catalog_free(cat);
 	store_close(exprs);
 	*out = d;
@@ -117,6 +235,9 @@ void diagnosis_free(Diagnosis *d)
 	}
 	free(d->dec);
 	free(d->catalog);
+	for (int i = 0; i < d->n_warnings; i++)
+		free(d->warnings[i]);
+	free(d->warnings);
 	free(d);
 }
 
@@ -156,16 +277,43 @@ static void fmt_value(const EvValue *v, char *out, size_t sz)
 		snprintf(out, sz, "missing");
 		return;
 	}
-	if (strcmp(v->unit, "ratio") == 0)
-		snprintf(out, sz, "%.1f %%", 100 * v->value);
-	else if (strcmp(v->unit, "ms") == 0)
-		snprintf(out, sz, "%.1f ms", v->value);
-	else if (strcmp(v->unit, "flag") == 0)
-		snprintf(out, sz, "%s", v->value != 0 ? "yes" : "no");
-	else if (v->value == floor(v->value) && fabs(v->value) < 1e12)
-		snprintf(out, sz, "%.0f %s", v->value, v->unit);
+	evidence_format(v->value, v->unit, out, (unsigned)sz);
+}
+
+void diagnosis_format_interval(const EvValue *v, char *out, size_t sz)
+{
+	*out = '\0';
+	if (v == NULL || v->missing || !v->has_ci)
+		return;
+	char a[32], b[32];
+	int pct = strcmp(v->unit, "ratio") == 0;
+	double k = pct ? 100 : 1;
+	const char *u = pct ? " %" : strcmp(v->unit, "ms") == 0 ? " ms" : "";
+	if (isinf(v->lo))
+		snprintf(a, sizeof a, "?");
 	else
-		snprintf(out, sz, "%.3g %s", v->value, v->unit);
+		snprintf(a, sizeof a, "%.*f", pct || fabs(v->lo) >= 10 ? 1 : 2, k * v->lo);
+	if (isinf(v->hi))
+		snprintf(b, sizeof b, "? (too few)");
+	else
+		snprintf(b, sizeof b, "%.*f%s", pct || fabs(v->hi) >= 10 ? 1 : 2, k * v->hi, u);
+	snprintf(out, sz, "[%s, %s] n=%lld", a, b, (long long)v->n);
+}
+
+void diagnosis_format_explained(const Diagnosis *d, const DxHypothesis *h, char *out, size_t sz)
+{
+	*out = '\0';
+	const EvValue *v = h->explains ? evidence_get(d->evidence, h->explains) : NULL;
+	if (v == NULL)
+		return;
+	if (v->missing) {
+		snprintf(out, sz, "explains: not computed (%s)", v->provenance);
+		return;
+	}
+	char ci[96] = "";
+	if (v->has_ci)
+		snprintf(ci, sizeof ci, " (95 %% interval %.0f to %.0f %%)", 100 * v->lo, 100 * v->hi);
+	snprintf(out, sz, "explains %.0f %% of the rise%s", 100 * v->value, ci);
 }
 
 static const char *state_name(int s)
@@ -207,6 +355,13 @@ static cJSON *evidence_json(const EvValue *v)
 	else
 		cJSON_AddNullToObject(o, "quantile");
 	cJSON_AddNumberToObject(o, "n", (double)v->n);
+	if (v->has_ci && !v->missing) {
+		cJSON *ci = cJSON_AddArrayToObject(o, "interval");
+		cJSON_AddItemToArray(ci, isinf(v->lo) ? cJSON_CreateNull() : num_or_null(v->lo));
+		cJSON_AddItemToArray(ci, isinf(v->hi) ? cJSON_CreateNull() : num_or_null(v->hi));
+	} else {
+		cJSON_AddNullToObject(o, "interval");
+	}
 	cJSON_AddBoolToObject(o, "small_sample", v->small_sample);
 	cJSON_AddStringToObject(o, "provenance", v->provenance);
 	return o;
@@ -216,6 +371,7 @@ void diagnosis_json(const Diagnosis *d, const Model *m, Buf *out)
 {
 	cJSON *r = cJSON_CreateObject();
 	cJSON_AddStringToObject(r, "catalog", d->catalog);
+	cJSON_AddItemToObject(r, "warnings", strv_json(d->warnings, d->n_warnings));
 	cJSON *ev = cJSON_AddArrayToObject(r, "evidence");
 	for (int i = 0; i < d->evidence->n; i++)
 		cJSON_AddItemToArray(ev, evidence_json(&d->evidence->v[i]));
@@ -253,6 +409,28 @@ void diagnosis_json(const Diagnosis *d, const Model *m, Buf *out)
 		cJSON_AddStringToObject(o, "param", h->param ? h->param : "");
 		cJSON_AddStringToObject(o, "title", h->title ? h->title : "");
 		cJSON_AddBoolToObject(o, "signature", h->signature);
+		const EvValue *xv = h->explains ? evidence_get(d->evidence, h->explains) : NULL;
+		if (xv) {
+			cJSON *x = cJSON_AddObjectToObject(o, "explained");
+			cJSON_AddStringToObject(x, "evidence", xv->name);
+			cJSON_AddItemToObject(x, "share", xv->missing ? cJSON_CreateNull() : num_or_null(xv->value));
+			cJSON *ci = cJSON_AddArrayToObject(x, "interval");
+			if (xv->has_ci && !xv->missing) {
+				cJSON_AddItemToArray(ci, num_or_null(xv->lo));
+				cJSON_AddItemToArray(ci, num_or_null(xv->hi));
+			}
+			cJSON_AddStringToObject(x, "provenance", xv->provenance);
+		} else {
+			cJSON_AddNullToObject(o, "explained");
+		}
+		if (h->detail)
+			cJSON_AddStringToObject(o, "detail", h->detail);
+		else
+			cJSON_AddNullToObject(o, "detail");
+		if (h->rank_note)
+			cJSON_AddStringToObject(o, "rank_note", h->rank_note);
+		else
+			cJSON_AddNullToObject(o, "rank_note");
 		cJSON_AddItemToObject(o, "supported_by", strv_json(h->supported_by, h->n_supported_by));
 		cJSON_AddItemToObject(o, "contradicted_by",
 		                      strv_json(h->contradicted_by, h->n_contradicted_by));
@@ -279,6 +457,8 @@ void diagnosis_json(const Diagnosis *d, const Model *m, Buf *out)
 			                                       : p->outcome == DX_NOT ? "does-not-hold"
 			                                                              : "missing");
 			cJSON_AddStringToObject(po, "expr", p->expr);
+			if (p->why)
+				cJSON_AddStringToObject(po, "why", p->why);
 			cJSON_AddItemToObject(po, "evidence", strv_json(p->names, p->n_names));
 			cJSON_AddItemToArray(ps, po);
 		}
@@ -318,7 +498,9 @@ static void ev_line(Buf *out, const Evidence *e, const char *name)
 	fmt_value(v, val, sizeof val);
 	clean(nm, sizeof nm, name);
 	clean(prov, sizeof prov, v ? v->provenance : "not computed");
-	buf_printf(out, "  %-44s %14s%s  %s\n", nm, val,
+	char ci[96] = "";
+	diagnosis_format_interval(v, ci, sizeof ci);
+	buf_printf(out, "  %-44s %14s%s%s%s  %s\n", nm, val, *ci ? "  " : "", ci,
 	           v && v->small_sample && !v->missing ? " (thin)" : "", prov);
 }
 
@@ -344,6 +526,19 @@ void diagnosis_text(const Diagnosis *d, const Model *m, Buf *out)
 	}
 	free(br);
 
+	if (d->n_warnings > 0) {
+		buf_adds(out, "Before the ranking\n");
+		for (int i = 0; i < d->n_warnings; i++)
+			buf_printf(out, "  ! %s\n", d->warnings[i]);
+		buf_adds(out, "\n");
+	}
+	const EvValue *rise = evidence_get(e, "ingress.rise_ms");
+	if (rise && !rise->missing) {
+		char ci[96];
+		diagnosis_format_interval(rise, ci, sizeof ci);
+		buf_printf(out, "Rise of the objective's percentile: %+.1f ms %s%s\n\n", rise->value, ci,
+		           rise->has_ci && rise->lo > 0 ? "" : "  (not significant: nothing to attribute)");
+	}
 	buf_adds(out, "Hypotheses (ranked; score = weights of holding supporting minus contradicting "
 	              "predicates)\n");
 	for (int i = 0; i < d->n_hyp; i++) {
@@ -352,6 +547,16 @@ void diagnosis_text(const Diagnosis *d, const Model *m, Buf *out)
 		buf_printf(out, "%2d. %-27s %-16s score %+.1f%s\n", h->rank, h->id, s1, h->score,
 		           h->signature ? "" : (h->score > 0 ? "  (signature not seen)" : ""));
 		buf_printf(out, "    %s\n", h->title);
+		char xl[512];
+		diagnosis_format_explained(d, h, xl, sizeof xl);
+		if (*xl && !strstr(xl, "not computed"))
+			buf_printf(out, "    = %s\n", xl);
+		if (h->detail) {
+			clean(s1, sizeof s1, h->detail);
+			buf_printf(out, "    = %s\n", s1);
+		}
+		if (h->rank_note)
+			buf_printf(out, "    = %s\n", h->rank_note);
 		for (int k = 0; k < h->n_preds; k++) {
 			const DxPredicate *p = &h->preds[k];
 			if (p->outcome == DX_NOT)

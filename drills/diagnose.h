@@ -66,6 +66,7 @@ typedef struct DxPredicate {
 	int outcome;                 /* DX_HOLDS, DX_NOT or DX_MISSING */
 	char **names;                /* evidence names the expression read */
 	int n_names;
+	char *why;                   /* why its thresholds are what they are, or NULL */
 } DxPredicate;
 
 typedef struct DxHypothesis {
@@ -90,6 +91,12 @@ typedef struct DxHypothesis {
 	int n_missing;
 	DxPredicate *preds;          /* every predicate with its outcome */
 	int n_preds;
+	char *explains;              /* evidence name of the share of the percentile's
+	                              * rise its locus explains (attribution), or NULL */
+	char *detail;                /* one line on what it blames (e.g. what the
+	                              * grown class brings per request), or NULL */
+	char *rank_note;             /* why it sits where it does when a ranking rule
+	                              * (not the score) placed it, or NULL */
 } DxHypothesis;
 
 enum { DX_SUPPORTED, DX_UNSUPPORTED, DX_REFUSED };
@@ -108,6 +115,10 @@ typedef struct Diagnosis {
 	                              * ones expanded per node */
 	int n_dec;
 	char *catalog;               /* catalog path or "built-in" */
+	char **warnings;             /* what makes the comparison weaker (a thin
+	                              * window, a baseline whose population differs),
+	                              * shown before the ranking */
+	int n_warnings;
 } Diagnosis;
 
 /* Runs the diagnosis. st may be NULL when opt->sheet is given (a sheet
@@ -115,7 +126,15 @@ typedef struct Diagnosis {
  * 0 and *out, or a negative TT_E* code with err set (bad catalog, store
  * error, neither store nor sheet). */
 int diagnose_run(Store *st, const DiagnoseOptions *opt, Diagnosis **out, Err *err);
-void diagnosis_free(Diagnosis *d);            /* NULL is a no-op */
+void diagnosis_free(Diagnosis *d);
+
+/* "[281.2, 330.5 ms] n=3000" for a value with an interval ("?" for an
+ * unbounded side: too few observations); "" without one. */
+void diagnosis_format_interval(const EvValue *v, char *out, size_t sz);
+
+/* "explains 64 % of the rise (95 % interval 41 to 88 %)" for a hypothesis
+ * whose locus has an attribution; "" when it has none. */
+void diagnosis_format_explained(const Diagnosis *d, const DxHypothesis *h, char *out, size_t sz);            /* NULL is a no-op */
 
 /* Accessors (NULL / -1 when absent). */
 const DxHypothesis *diagnosis_hypothesis(const Diagnosis *d, const char *id);

@@ -20,13 +20,11 @@
 
 #include "buf.h"
 #include "jpos.h"
+#include "paths.h"
 #include "timefmt.h"
 
 #define DRILL_MAX_BYTES ((size_t)1 << 20)
 
-#ifndef TT_DRILL_CATALOG
-#define TT_DRILL_CATALOG "drills/catalog"
-#endif
 
 /* ---- freeing ------------------------------------------------------------- */
 
@@ -1076,7 +1074,12 @@ int drill_check_vocabulary(const Drill *d, char *const *hyp_ids, const char *con
 const char *drill_catalog_dir(void)
 {
 	const char *e = getenv("TAILTRIAGE_DRILLS");
-	return e && *e ? e : TT_DRILL_CATALOG;
+	if (e && *e)
+		return e;
+	static char dir[4096];
+	if (dir[0] == '\0')
+		tt_share_path("drills/catalog", dir, sizeof dir);
+	return dir;
 }
 
 static int cmp_str(const void *a, const void *b)

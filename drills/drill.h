@@ -192,9 +192,9 @@ const char **drill_engine_decisions(const Drill *d);
 
 /* ---- the catalog --------------------------------------------------------- */
 
-/* Folder of the shipped drills: $TAILTRIAGE_DRILLS, else the catalog of
- * the source tree this binary was built from. Static or environment
- * storage. */
+/* Folder of the shipped drills: $TAILTRIAGE_DRILLS, else drills/catalog in
+ * the share folder (common/paths.h: installed, else the source tree this
+ * binary was built from). Static or environment storage. */
 const char *drill_catalog_dir(void);
 
 /* The *.drill.json files of dir, sorted, as a NULL-terminated array the

@@ -14,6 +14,7 @@ typedef struct CatPred {
 	double weight;
 	int against;
 	int signature;
+	char *why;                  /* the reason for its thresholds */
 } CatPred;
 
 typedef struct CatHyp {
@@ -22,6 +23,8 @@ typedef struct CatHyp {
 	char *applies;              /* expression, or NULL */
 	char *blames;               /* template, alternatives separated by '|' */
 	char *check, *check_node, *check_class, *check_why;
+	char *explains;             /* evidence template: its locus's explained share */
+	char *detail;               /* text template shown with what it blames */
 	CatPred *preds;
 	int n_preds;
 	int has_signature;          /* some predicate is a signature */

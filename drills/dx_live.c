@@ -86,8 +86,8 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&l->mu);
 
 		DiagnoseOptions o = l->base;
-		o.win_from = k.win_from;
-		o.win_to = k.win_to;
+		o.win_from = k.open_from ? INT64_MIN : k.win_from;
+		o.win_to = k.open_to ? INT64_MAX : k.win_to;
 		o.has_baseline = k.has_baseline;
 		o.base_from = k.base_from;
 		o.base_to = k.base_to;

@@ -26,6 +26,11 @@ typedef struct DxLiveKey {
 	int has_baseline;
 	int64_t base_from, base_to;
 	int64_t data_version;        /* store_data_version() the caller saw */
+	int open_from, open_to;      /* 1: the window's end was asked open: the
+	                              * diagnosis reads it open (metric points
+	                              * past the last span count), while
+	                              * win_from/win_to keep the data bounds
+	                              * that identify the result */
 } DxLiveKey;
 
 /* Opens db_path read-only (twice) and starts the worker. Errors: TT_EIO. */

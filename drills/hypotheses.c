@@ -122,6 +122,9 @@ static int load_preds(const cJSON *arr, int against, CatHyp *h, Store *exprs, co
 		const cJSON *x = cJSON_GetObjectItemCaseSensitive(p, "expr");
 		const cJSON *wt = cJSON_GetObjectItemCaseSensitive(p, "weight");
 		const cJSON *sg = cJSON_GetObjectItemCaseSensitive(p, "signature");
+		const cJSON *wy = cJSON_GetObjectItemCaseSensitive(p, "why");
+		if (wy && !cJSON_IsString(wy))
+			return err_set(err, TT_EPARSE, "%s: \"why\" must be a string", w);
 		if (!cJSON_IsString(t) || !cJSON_IsString(x))
 			return err_set(err, TT_EPARSE, "%s: needs \"text\" and \"expr\" strings", w);
 		if (!cJSON_IsNumber(wt) || !(wt->valuedouble > 0) || wt->valuedouble > 100)
@@ -137,6 +140,7 @@ static int load_preds(const cJSON *arr, int against, CatHyp *h, Store *exprs, co
 		CatPred *cp = &h->preds[h->n_preds++];
 		cp->text = xstrdup(t->valuestring);
 		cp->expr = xstrdup(x->valuestring);
+		cp->why = wy ? xstrdup(wy->valuestring) : NULL;
 		cp->weight = wt->valuedouble;
 		cp->against = against;
 		cp->signature = sg && cJSON_IsTrue(sg);
@@ -160,6 +164,8 @@ static int load_hyp(const cJSON *o, int i, Catalog *c, Store *exprs, Err *err)
 	h->param = str_field(o, "param");
 	h->blames = str_field(o, "blames");
 	h->applies = str_field(o, "applies");
+	h->explains = str_field(o, "explains");
+	h->detail = str_field(o, "detail");
 	if (h->id == NULL || h->title == NULL || h->mechanism == NULL || h->blames == NULL)
 		return err_set(err, TT_EPARSE, "%s: needs \"id\", \"title\", \"mechanism\" and \"blames\"",
 		               where);
@@ -275,9 +281,12 @@ void catalog_free(Catalog *c)
 		free(h->check_node);
 		free(h->check_class);
 		free(h->check_why);
+		free(h->explains);
+		free(h->detail);
 		for (int k = 0; k < h->n_preds; k++) {
 			free(h->preds[k].text);
 			free(h->preds[k].expr);
+			free(h->preds[k].why);
 		}
 		free(h->preds);
 	}
@@ -397,6 +406,31 @@ static char *subst(const char *tmpl, const Inst *in, const Evidence *e, int seg_
 	return s;
 }
 
+/* Replaces {dep}, {class} and {pool} (names as the data spells them) and
+ * leaves every other placeholder for subst(). */
+static char *subst_params(const char *tmpl, const Inst *in)
+{
+	Buf b;
+	buf_init(&b);
+	for (const char *p = tmpl; *p; p++) {
+		if (in->value && strncmp(p, "{dep}", 5) == 0) {
+			buf_adds(&b, in->value);
+			p += 4;
+		} else if (in->value && strncmp(p, "{class}", 7) == 0) {
+			buf_adds(&b, in->value);
+			p += 6;
+		} else if (in->value && strncmp(p, "{pool}", 6) == 0) {
+			buf_adds(&b, in->pool);
+			p += 5;
+		} else {
+			buf_addc(&b, *p);
+		}
+	}
+	char *s = xstrdup(buf_str(&b));
+	buf_fini(&b);
+	return s;
+}
+
 typedef struct Reads {
 	const Evidence *e;
 	char **names;
@@ -417,6 +451,45 @@ static int lookup(void *ctx, const char *name, double *out)
 	*list = xrealloc(*list, (size_t)(*n + 1) * sizeof **list);
 	(*list)[(*n)++] = xstrdup(name);
 	return have;
+}
+
+/* The interval-aware tests of the predicates (store_expr.h): each reads
+ * name (and name@baseline for comparisons) and is recorded like ev(). */
+static int test(void *ctx, const char *op, const char *name, double a, double b, double *out)
+{
+	Reads *r = ctx;
+	double v;
+	int have = lookup(r, name, &v);
+	int cmp = strcmp(op, "rose") == 0 || strcmp(op, "fell") == 0 || strcmp(op, "steady") == 0;
+	if (cmp) {
+		char bn[320];
+		snprintf(bn, sizeof bn, "%s@baseline", name);
+		have &= lookup(r, bn, &v);
+	}
+	if (!have)
+		return 0;
+	int t;
+	if (strcmp(op, "lo") == 0 || strcmp(op, "hi") == 0) {
+		const EvValue *ev = evidence_get(r->e, name);
+		*out = !ev->has_ci ? ev->value : op[0] == 'l' ? ev->lo : ev->hi;
+		return !isinf(*out);
+	}
+	if (strcmp(op, "rose") == 0)
+		t = evidence_rose(r->e, name, a, b);
+	else if (strcmp(op, "fell") == 0)
+		t = evidence_fell(r->e, name, a, b);
+	else if (strcmp(op, "steady") == 0)
+		t = evidence_steady(r->e, name, a);
+	else if (strcmp(op, "above") == 0)
+		t = evidence_above(r->e, name, a);
+	else if (strcmp(op, "below") == 0)
+		t = evidence_below(r->e, name, a);
+	else
+		return 0;
+	if (t < 0)
+		return 0;
+	*out = t;
+	return 1;
 }
 
 static void strv_add(char ***v, int *n, const char *s)
@@ -452,9 +525,13 @@ void dx_hypothesis_fini(DxHypothesis *h)
 	for (int i = 0; i < h->n_preds; i++) {
 		free(h->preds[i].text);
 		free(h->preds[i].expr);
+		free(h->preds[i].why);
 		strv_free_n(h->preds[i].names, h->preds[i].n_names);
 	}
 	free(h->preds);
+	free(h->explains);
+	free(h->detail);
+	free(h->rank_note);
 	memset(h, 0, sizeof *h);
 }
 
@@ -468,7 +545,7 @@ static int eval_instance(const CatHyp *ch, const Inst *in, const Evidence *e, St
 		char *x = subst(ch->applies, in, e, 1);
 		Reads r = {.e = e};
 		double v = NAN;
-		int rc = x ? store_expr_eval(exprs, x, lookup, &r, &v, err) : 0;
+		int rc = x ? store_expr_eval_ex(exprs, x, lookup, test, &r, &v, err) : 0;
 		free(x);
 		strv_free_n(r.names, r.n);
 		strv_free_n(r.missing, r.n_missing);
@@ -493,12 +570,21 @@ static int eval_instance(const CatHyp *ch, const Inst *in, const Evidence *e, St
 	h->check_node = ch->check_node ? subst(ch->check_node, in, e, 0) : NULL;
 	h->check_class = ch->check_class ? subst(ch->check_class, in, e, 0) : NULL;
 	h->check_why = ch->check_why ? xstrdup(ch->check_why) : NULL;
+	if (ch->explains)
+		h->explains = subst(ch->explains, in, e, 1);
+	if (ch->detail) {
+		/* parameters first (a fact's name may hold one), then facts */
+		char *once = subst_params(ch->detail, in);
+		h->detail = subst(once, in, e, 0);
+		free(once);
+	}
 	h->preds = xcalloc((size_t)ch->n_preds, sizeof *h->preds);
 	h->n_preds = ch->n_preds;
 	for (int k = 0; k < ch->n_preds; k++) {
 		const CatPred *cp = &ch->preds[k];
 		DxPredicate *p = &h->preds[k];
 		p->text = xstrdup(cp->text);
+		p->why = cp->why ? xstrdup(cp->why) : NULL;
 		p->weight = cp->weight;
 		p->against = cp->against;
 		p->expr = subst(cp->expr, in, e, 1);
@@ -506,7 +592,7 @@ static int eval_instance(const CatHyp *ch, const Inst *in, const Evidence *e, St
 			p->expr = xstrdup(cp->expr); /* an unknown fact: the names stay unresolved */
 		Reads r = {.e = e};
 		double v = NAN;
-		int rc = store_expr_eval(exprs, p->expr, lookup, &r, &v, err);
+		int rc = store_expr_eval_ex(exprs, p->expr, lookup, test, &r, &v, err);
 		if (rc) {
 			strv_free_n(r.names, r.n);
 			strv_free_n(r.missing, r.n_missing);
@@ -538,13 +624,27 @@ static int eval_instance(const CatHyp *ch, const Inst *in, const Evidence *e, St
 	return 1;
 }
 
-/* a better than b? */
-static int better_instance(const DxHypothesis *a, const DxHypothesis *b)
+static double node_depth(const Evidence *e, const DxHypothesis *h)
+{
+	char seg[160], name[200];
+	double d;
+	evidence_segment(h->node ? h->node : "", seg, sizeof seg);
+	snprintf(name, sizeof name, "dep.%s.depth", seg);
+	return evidence_value(e, name, &d) ? d : 0;
+}
+
+/* a better than b? On a tie, the deeper locus: when a service and the
+ * dependency it calls both show the same signature, the callee is where
+ * it starts. */
+static int better_instance(const DxHypothesis *a, const DxHypothesis *b, const Evidence *e)
 {
 	if (a->score != b->score)
 		return a->score > b->score;
 	if (a->signature != b->signature)
 		return a->signature > b->signature;
+	double da = node_depth(e, a), db = node_depth(e, b);
+	if (da != db)
+		return da > db;
 	return a->n_missing < b->n_missing;
 }
 
@@ -552,6 +652,7 @@ typedef struct Ranked {
 	DxHypothesis h;
 	int order;                  /* catalog order */
 	int null_hyp;               /* no signature predicates */
+	int specific;               /* defined for a subset of loci ("applies") */
 } Ranked;
 
 static int cmp_ranked(const void *x, const void *y)
@@ -563,7 +664,88 @@ static int cmp_ranked(const void *x, const void *y)
 		return a->null_hyp ? -1 : 1;
 	if (a->h.signature != b->h.signature)
 		return a->h.signature ? -1 : 1;
+	/* the more specific mechanism first when both blame the same node */
+	if (a->specific != b->specific && a->h.node && b->h.node && strcmp(a->h.node, b->h.node) == 0)
+		return a->specific ? -1 : 1;
 	return a->order - b->order;
+}
+
+/* The null hypothesis (the one without a signature) is not ranked by its
+ * score but by rule:
+ *  - first when the window holds fewer than 100 requests, or when the
+ *    objective is not breached and nothing moved (ingress.moved is not 1);
+ *  - otherwise right below the hypotheses whose signature holds (their
+ *    tests are significance tests, so a signature that holds is not
+ *    noise), and above every hypothesis whose signature does not: a story
+ *    without its own observation never leads. */
+static void place_null(Ranked *rk, int n, const Evidence *e)
+{
+	int ni = -1;
+	for (int i = 0; i < n; i++)
+		if (rk[i].null_hyp && ni < 0)
+			ni = i;
+	if (ni < 0)
+		return;
+	double moved = NAN, p99, obj, nreq;
+	evidence_value(e, "ingress.moved", &moved);
+	int judged = evidence_value(e, "ingress.p99_ms", &p99) &&
+	             evidence_value(e, "objective.p99_ms", &obj);
+	int breached = judged && p99 > obj;
+	int thin = evidence_value(e, "ingress.requests", &nreq) && nreq < 100;
+	Ranked null = rk[ni];
+	memmove(&rk[ni], &rk[ni + 1], (size_t)(n - 1 - ni) * sizeof *rk);
+	int to = 0;
+	const char *why = NULL;
+	if (thin) {
+		why = "placed first: fewer than 100 requests in the window, too few for a p99 to say "
+		      "anything";
+	} else if (!breached && (moved == 0 || (isnan(moved) && judged))) {
+		why = moved == 0 ? "placed first: nothing moved beyond sampling noise (the endpoint's p99 "
+		                   "and p90 did not rise significantly) and the objective is not breached"
+		                 : "placed first: the objective is met and there is no baseline to show a "
+		                   "rise";
+	} else {
+		/* stable: every signature-holding one first (in score order),
+		 * then the others with the null among them by score; when no
+		 * signature holds at all, the null leads */
+		Ranked *tmp = xcalloc((size_t)n, sizeof *tmp);
+		int k = 0, sig = 0;
+		for (int i = 0; i < n - 1; i++)
+			if (rk[i].h.signature)
+				tmp[k++] = rk[i];
+		sig = k;
+		int placed = 0;
+		if (sig == 0) {
+			tmp[k++] = null;
+			placed = 1;
+			to = 0;
+		}
+		for (int i = 0; i < n - 1; i++) {
+			if (rk[i].h.signature)
+				continue;
+			if (!placed && cmp_ranked(&null, &rk[i]) < 0) {
+				to = k;
+				tmp[k++] = null;
+				placed = 1;
+			}
+			tmp[k++] = rk[i];
+		}
+		if (!placed) {
+			to = k;
+			tmp[k++] = null;
+		}
+		memcpy(rk, tmp, (size_t)n * sizeof *rk);
+		free(tmp);
+		if (to != ni)
+			rk[to].h.rank_note = xstrdup(
+			    to == 0 ? "placed first: no hypothesis's own signature holds beyond sampling noise"
+			            : "placed below the hypotheses whose signature holds beyond sampling noise");
+		return;
+	}
+	memmove(&rk[to + 1], &rk[to], (size_t)(n - 1 - to) * sizeof *rk);
+	rk[to] = null;
+	if (ni != to)
+		rk[to].h.rank_note = xstrdup(why);
 }
 
 int hypotheses_evaluate(const Catalog *c, const Evidence *e, const Model *m, Store *exprs,
@@ -608,7 +790,7 @@ int hypotheses_evaluate(const Catalog *c, const Evidence *e, const Model *m, Sto
 			}
 			if (r == 0)
 				continue;
-			if (!have || better_instance(&h, &rk[i].h)) {
+			if (!have || better_instance(&h, &rk[i].h, e)) {
 				if (have)
 					dx_hypothesis_fini(&rk[i].h);
 				rk[i].h = h;
@@ -630,8 +812,10 @@ int hypotheses_evaluate(const Catalog *c, const Evidence *e, const Model *m, Sto
 		}
 		rk[i].order = i;
 		rk[i].null_hyp = !ch->has_signature;
+		rk[i].specific = ch->applies != NULL;
 	}
 	qsort(rk, (size_t)c->n, sizeof *rk, cmp_ranked);
+	place_null(rk, c->n, e);
 	DxHypothesis *hs = xcalloc((size_t)c->n, sizeof *hs);
 	for (int i = 0; i < c->n; i++) {
 		hs[i] = rk[i].h;

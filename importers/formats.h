@@ -20,6 +20,16 @@
 
 #include "import.h"
 
+/* Where the OTLP/JSON text an importer reads came from when it was
+ * transcoded from protobuf (otlp_proto.c): errors then name the byte
+ * offset of the protobuf field instead of a JSON column. */
+typedef struct ImportPbLoc {
+	int signal;                  /* OtlpSignal */
+	const uint8_t *data;         /* the protobuf request */
+	size_t len;
+	uint64_t base;               /* offset of data[0] in the input */
+} ImportPbLoc;
+
 typedef struct ImportCtx {
 	Store *st;
 	const char *name;            /* file name for messages */
@@ -32,7 +42,19 @@ typedef struct ImportCtx {
 	int64_t unrecognised;        /* request objects with fields, none of which
 	                              * this format reads (e.g. a traces body given
 	                              * to the metrics importer); stored nothing */
+	const ImportPbLoc *pb;       /* NULL unless reading transcoded protobuf */
 } ImportCtx;
+
+/* Sets ctx->err to "name:line:col: message", or, when ctx->pb is set
+ * (the input is one line of JSON transcoded from protobuf), to "name: byte
+ * N: message" with N the offset of the protobuf field that became column
+ * col. Returns code. */
+int import_err_at(ImportCtx *ctx, int code, long line, long col, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* The offset to report for byte json_off of the input: itself, or the
+ * protobuf offset it came from when ctx->pb is set. */
+uint64_t import_pb_offset(const ImportCtx *ctx, uint64_t json_off);
 
 /* Reports progress (bytes consumed so far) through opt->progress. */
 void import_progress(ImportCtx *ctx, uint64_t done);
@@ -59,6 +81,10 @@ int prom_text_sniff_openmetrics(const char *head, size_t len);
 int prom_text_run_openmetrics(ImportCtx *ctx, FILE *f);
 int otlp_metrics_sniff(const char *head, size_t len);
 int otlp_metrics_run(ImportCtx *ctx, FILE *f);
+int otlp_proto_sniff(const char *head, size_t len);
+int otlp_proto_run(ImportCtx *ctx, FILE *f);
+int otlp_proto_traces_run(ImportCtx *ctx, FILE *f);
+int otlp_proto_metrics_run(ImportCtx *ctx, FILE *f);
 int sheet_sniff(const char *head, size_t len);
 int sheet_run(ImportCtx *ctx, FILE *f);
 

@@ -21,6 +21,15 @@
 
 #include "formats.h"
 
+/* Formats chosen by name only (the receiver knows the signal from the
+ * path). */
+static int no_sniff(const char *head, size_t len)
+{
+	(void)head;
+	(void)len;
+	return 0;
+}
+
 /* The order matters only for ties in sniff(). */
 static const ImportFormat formats[] = {
 	{"otlp-json", "OTLP/JSON traces (ExportTraceServiceRequest, one document or JSON Lines)",
@@ -34,6 +43,12 @@ static const ImportFormat formats[] = {
 	 prom_text_run_openmetrics},
 	{"otlp-metrics", "OTLP/JSON metrics (ExportMetricsServiceRequest, one document or JSON Lines)",
 	 otlp_metrics_sniff, otlp_metrics_run},
+	{"otlp-proto", "OTLP protobuf traces or metrics (one Export*ServiceRequest, or the "
+	 "Collector file exporter's length-prefixed stream)", otlp_proto_sniff, otlp_proto_run},
+	{"otlp-proto-traces", "OTLP protobuf ExportTraceServiceRequest (one, not sniffed)",
+	 no_sniff, otlp_proto_traces_run},
+	{"otlp-proto-metrics", "OTLP protobuf ExportMetricsServiceRequest (one, not sniffed)",
+	 no_sniff, otlp_proto_metrics_run},
 	{"sheet", "observation sheet (JSON, see docs/formats/observation-sheet.md)", sheet_sniff,
 	 sheet_run},
 };

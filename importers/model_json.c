@@ -112,7 +112,8 @@ static int parse_nodes(Ctx *c, const cJSON *arr, Model *m)
 			return bad(c, "nodes", "each entry of \"nodes\" must be an object");
 		if (get_str(c, it, "service", &mn->service) || get_str(c, it, "operation", &mn->operation) ||
 		    get_str(c, it, "label", &mn->label) || get_str(c, it, "pool", &mn->pool) ||
-		    get_tri(c, it, "mandatory", &mn->mandatory) || get_tri(c, it, "core", &mn->core))
+		    get_tri(c, it, "mandatory", &mn->mandatory) || get_tri(c, it, "core", &mn->core) ||
+		    get_str(c, it, "why", &mn->why))
 			return TT_EPARSE;
 		if (mn->service == NULL)
 			return bad(c, "nodes", "a node in \"nodes\" has no \"service\"");
@@ -136,7 +137,8 @@ static int parse_pools(Ctx *c, const cJSON *arr, Model *m)
 		double size;
 		const cJSON *mx = cJSON_GetObjectItemCaseSensitive(it, "metrics");
 		if (get_str(c, it, "name", &p->name) || get_str(c, it, "kind", &p->kind) ||
-		    get_str(c, it, "node", &p->node) || get_num(c, it, "size", &size, 0))
+		    get_str(c, it, "node", &p->node) || get_num(c, it, "size", &size, 0) ||
+		    get_str(c, it, "why", &p->why))
 			return TT_EPARSE;
 		if (p->name == NULL)
 			return bad(c, "pools", "a pool has no \"name\"");
@@ -214,7 +216,8 @@ int model_parse(const char *name, const char *text, size_t len, Model **out, Err
 			goto out;
 		}
 		if ((rc = get_str(&c, rootspec, "service", &m->root_service)) ||
-		    (rc = get_str(&c, rootspec, "operation", &m->root_operation)))
+		    (rc = get_str(&c, rootspec, "operation", &m->root_operation)) ||
+		    (rc = get_str(&c, rootspec, "why", &m->why_root)))
 			goto out;
 	}
 	if (obj) {
@@ -223,7 +226,8 @@ int model_parse(const char *name, const char *text, size_t len, Model **out, Err
 			goto out;
 		}
 		if ((rc = get_num(&c, obj, "threshold_ms", &m->objective_ms, 0)) ||
-		    (rc = get_num(&c, obj, "percentile", &m->objective_pct, 99)))
+		    (rc = get_num(&c, obj, "percentile", &m->objective_pct, 99)) ||
+		    (rc = get_str(&c, obj, "why", &m->why_objective)))
 			goto out;
 		if (m->objective_ms < 0 || m->objective_pct <= 0 || m->objective_pct > 100) {
 			rc = bad(&c, "objective", "objective out of range");
@@ -235,7 +239,8 @@ int model_parse(const char *name, const char *text, size_t len, Model **out, Err
 			rc = bad(&c, "classes", "\"classes\" must be an object");
 			goto out;
 		}
-		if ((rc = get_str(&c, cls, "attribute", &m->class_key)))
+		if ((rc = get_str(&c, cls, "attribute", &m->class_key)) ||
+		    (rc = get_str(&c, cls, "why", &m->why_classes)))
 			goto out;
 		const cJSON *vals = cJSON_GetObjectItemCaseSensitive(cls, "values");
 		const cJSON *mix = cJSON_GetObjectItemCaseSensitive(cls, "mix");

@@ -69,7 +69,7 @@ static int jerr(M *m, const JpVal *at, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	return err_at(m->ctx->err, TT_EPARSE, m->ctx->name, at->line, at->col, "%s", msg);
+	return import_err_at(m->ctx, TT_EPARSE, at->line, at->col, "%s", msg);
 }
 
 static int want_type(M *m, const JpVal *v, JpType t, const char *what)

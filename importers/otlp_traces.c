@@ -309,7 +309,7 @@ static int sink_fail(Sink *k, const Rec *r)
 	snprintf(msg, sizeof msg, "%s", k->err.msg);
 	int code = k->err.code ? k->err.code : TT_ESTORE;
 	return err_set(&k->err, code, "%s: byte %llu: %s", k->ctx->name,
-	               (unsigned long long)r->at, msg);
+	               (unsigned long long)import_pb_offset(k->ctx, r->at), msg);
 }
 
 static int sink_resource(Sink *k, const Batch *b, const Rec *r)
@@ -659,7 +659,7 @@ static int fail_at(Parser *p, long line, long col, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	err_at(p->ctx->err, TT_EPARSE, p->ctx->name, line, col, "%s", msg);
+	import_err_at(p->ctx, TT_EPARSE, line, col, "%s", msg);
 	return 0;
 }
 

@@ -1,5 +1,5 @@
 /*
- * receiver.c - OTLP/HTTP (JSON) receiver on libmicrohttpd.
+ * receiver.c - OTLP/HTTP (JSON and protobuf) receiver on libmicrohttpd.
  *
  * Threading: libmicrohttpd runs with one internal polling thread
  * (MHD_USE_INTERNAL_POLLING_THREAD without a thread pool), so every
@@ -51,6 +51,7 @@
 
 #include "buf.h"
 #include "import.h"
+#include "otlp_proto.h"
 #include "store.h"
 
 #ifndef MHD_HTTP_CONTENT_TOO_LARGE
@@ -87,6 +88,7 @@ struct Receiver {
 typedef struct Req {
 	int route;
 	int gzip;
+	int proto;                /* Content-Type: application/x-protobuf */
 	int answered;             /* a response was queued */
 	int too_large;
 	int unrecognised;         /* answered 200 with nothing the endpoint reads */
@@ -159,16 +161,20 @@ static void finish(Receiver *r, Req *q, int status, int64_t spans, int64_t point
 	}
 }
 
-/* ---- responses ---------------------------------------------------------- */
+/* ---- responses ------------------------------------------------------------
+ * A request with Content-Type: application/x-protobuf gets the same statuses
+ * and rules as JSON; only the bodies differ: an encoded
+ * Export*ServiceResponse on 200, an encoded google.rpc.Status otherwise. */
 
-static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, const Buf *b,
-                                 const char *extra_header, const char *extra_value)
+static enum MHD_Result send_body(struct MHD_Connection *c, unsigned status, const Buf *b,
+                                 const char *type, const char *extra_header,
+                                 const char *extra_value)
 {
 	struct MHD_Response *resp =
 	    MHD_create_response_from_buffer(b->len, (void *)buf_str(b), MHD_RESPMEM_MUST_COPY);
 	if (resp == NULL)
 		return MHD_NO;
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (extra_header)
 		MHD_add_response_header(resp, extra_header, extra_value);
 	enum MHD_Result ret = MHD_queue_response(c, status, resp);
@@ -176,7 +182,19 @@ static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, cons
 	return ret;
 }
 
-/* Refuses the request with status and a google.rpc.Status-like body. */
+/* The error body of a refused request in the request's encoding. */
+static void error_body(const Req *q, int rpc_code, const char *clean, Buf *b)
+{
+	if (q->proto) {
+		otlp_proto_status(rpc_code, clean, b);
+		return;
+	}
+	buf_printf(b, "{\"code\":%d,\"message\":", rpc_code);
+	buf_add_json_str(b, clean, strlen(clean));
+	buf_addc(b, '}');
+}
+
+/* Refuses the request with status and a google.rpc.Status(-like) body. */
 static enum MHD_Result refuse(Receiver *r, struct MHD_Connection *c, Req *q, unsigned status,
                               int rpc_code, const char *msg)
 {
@@ -184,9 +202,7 @@ static enum MHD_Result refuse(Receiver *r, struct MHD_Connection *c, Req *q, uns
 	copy_clean(clean, sizeof clean, msg);
 	Buf b;
 	buf_init(&b);
-	buf_printf(&b, "{\"code\":%d,\"message\":", rpc_code);
-	buf_add_json_str(&b, clean, strlen(clean));
-	buf_addc(&b, '}');
+	error_body(q, rpc_code, clean, &b);
 	const char *h = NULL, *v = NULL;
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED) {
 		h = MHD_HTTP_HEADER_ALLOW;
@@ -198,7 +214,8 @@ static enum MHD_Result refuse(Receiver *r, struct MHD_Connection *c, Req *q, uns
 		h = MHD_HTTP_HEADER_RETRY_AFTER;
 		v = "1";
 	}
-	enum MHD_Result ret = send_json(c, status, &b, h, v);
+	enum MHD_Result ret =
+	    send_body(c, status, &b, q->proto ? "application/x-protobuf" : "application/json", h, v);
 	buf_fini(&b);
 	q->answered = 1;
 	buf_fini(&q->body);
@@ -276,16 +293,12 @@ static int check_headers(Receiver *r, struct MHD_Connection *c, Req *q, const ch
 		return 1;
 	}
 	const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-	if (ct == NULL || !media_type_is(ct, "application/json")) {
+	q->proto = ct && media_type_is(ct, "application/x-protobuf");
+	if (!q->proto && (ct == NULL || !media_type_is(ct, "application/json"))) {
 		char msg[256];
-		if (ct && media_type_is(ct, "application/x-protobuf"))
-			snprintf(msg, sizeof msg,
-			         "only JSON is accepted: this receiver does not decode protobuf; "
-			         "configure the exporter for http/json (Content-Type: application/json)");
-		else
-			snprintf(msg, sizeof msg,
-			         "only JSON is accepted: Content-Type must be application/json, not '%.80s'",
-			         ct ? ct : "(none)");
+		snprintf(msg, sizeof msg,
+		         "Content-Type must be application/json or application/x-protobuf, not '%.80s'",
+		         ct ? ct : "(none)");
 		*ret = refuse(r, c, q, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, RPC_INVALID_ARGUMENT, msg);
 		return 1;
 	}
@@ -383,7 +396,9 @@ static enum MHD_Result process(Receiver *r, struct MHD_Connection *c, Req *q)
 		return refuse(r, c, q, MHD_HTTP_CONTENT_TOO_LARGE, RPC_RESOURCE_EXHAUSTED, msg);
 	}
 	const char *format;
-	if (q->route == ROUTE_TRACES) {
+	if (q->proto) {
+		format = q->route == ROUTE_TRACES ? "otlp-proto-traces" : "otlp-proto-metrics";
+	} else if (q->route == ROUTE_TRACES) {
 		format = "otlp-json";
 	} else {
 		format = r->metrics_format;
@@ -413,7 +428,14 @@ static enum MHD_Result process(Receiver *r, struct MHD_Connection *c, Req *q)
 	ImportOptions io = {.format = format, .class_key = r->class_key};
 	ImportResult res;
 	Err err = {0};
-	int rc = import_memory(r->st, q->path, data, len, &io, &res, &err);
+	int rc;
+	if (q->proto && len == 0) {
+		/* an empty protobuf message: a valid request with nothing in it */
+		memset(&res, 0, sizeof res);
+		rc = 0;
+	} else {
+		rc = import_memory(r->st, q->path, data, len, &io, &res, &err);
+	}
 	buf_fini(&plain);
 	if (rc) {
 		const char *m = err.msg[0] ? err.msg : "cannot import the body";
@@ -450,16 +472,20 @@ static enum MHD_Result process(Receiver *r, struct MHD_Connection *c, Req *q)
 	} else {
 		msg[0] = '\0';
 	}
-	if (msg[0]) {
+	if (q->proto) {
+		otlp_proto_response(q->route == ROUTE_TRACES ? OTLP_SIGNAL_TRACES : OTLP_SIGNAL_METRICS,
+		                    0, msg, &b);
+	} else if (msg[0]) {
 		buf_printf(&b, "{\"partialSuccess\":{\"%s\":0,\"errorMessage\":",
 		           q->route == ROUTE_TRACES ? "rejectedSpans" : "rejectedDataPoints");
 		buf_add_json_str(&b, msg, strlen(msg));
 		buf_adds(&b, "}}");
 	} else {
 		buf_adds(&b, "{}");
-		msg[0] = '\0';
 	}
-	enum MHD_Result ret = send_json(c, MHD_HTTP_OK, &b, NULL, NULL);
+	enum MHD_Result ret =
+	    send_body(c, MHD_HTTP_OK, &b, q->proto ? "application/x-protobuf" : "application/json",
+	              NULL, NULL);
 	buf_fini(&b);
 	q->answered = 1;
 	buf_fini(&q->body);

@@ -1,6 +1,6 @@
 /*
- * receiver.h - the OTLP/HTTP receiver (JSON encoding) behind `tailtriage
- * serve` and `tailtriage tui --listen`.
+ * receiver.h - the OTLP/HTTP receiver (JSON and protobuf encodings) behind
+ * `tailtriage serve` and `tailtriage tui --listen`.
  *
  * receiver_start() opens its own Store connection on opt->db_path and an
  * HTTP server (libmicrohttpd) with one internal thread. That thread answers
@@ -12,17 +12,22 @@
  *   POST /v1/traces   ExportTraceServiceRequest   -> ExportTraceServiceResponse
  *   POST /v1/metrics  ExportMetricsServiceRequest -> ExportMetricsServiceResponse
  *
+ * Content-Type application/json or application/x-protobuf; the answer is
+ * in the request's encoding (a protobuf request's errors are an encoded
+ * google.rpc.Status). Both encodings store the same rows.
+ *
  * Statuses: 200 stored (or already stored: a retried body adds nothing;
  * or an empty request; or a body with only fields the path does not read,
  * which stores nothing and is reported as a partialSuccess warning, the
  * event's .unrecognised and stats.unrecognised);
- * 400 malformed body ({"code":3,"message":"body:1:40: ..."}); 401 missing
- * or wrong bearer token (when opt->token is set); 404 other paths; 405
- * other methods; 413 body (or its gzip-inflated form) above opt->max_body;
- * 415 protobuf or any other content type or encoding; 503 the database
- * could not take the write (retryable); 501 /v1/metrics when this build has
- * no OTLP metrics importer. A client that stalls longer than
- * opt->timeout_s is disconnected without a response.
+ * 400 malformed body ({"code":3,"message":"body:1:40: ..."}, or "body:
+ * byte N: ..." for protobuf); 401 missing or wrong bearer token (when
+ * opt->token is set); 404 other paths; 405 other methods; 413 body (or its
+ * gzip-inflated form) above opt->max_body; 415 any other content type or
+ * encoding; 503 the database could not take the write (retryable); 501
+ * /v1/metrics as JSON when this build has no OTLP metrics importer. A
+ * client that stalls longer than opt->timeout_s is disconnected without a
+ * response.
  */
 #ifndef TT_RECEIVER_H
 #define TT_RECEIVER_H
@@ -49,6 +54,8 @@ typedef struct ReceiverEvent {
 	                           * or unrecognised) */
 	int unrecognised;         /* 200, but the body had only fields this
 	                           * endpoint does not read: nothing stored */
+	const char *grpc_status;  /* gRPC receiver: the status sent ("OK",
+	                           * "INVALID_ARGUMENT", ...); NULL for HTTP */
 } ReceiverEvent;
 
 /* Called on the receiver thread after each request; must be quick and

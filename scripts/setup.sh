@@ -11,6 +11,7 @@ TT_PACKAGES=(
   build-essential cmake pkg-config
   libsqlite3-dev sqlite3 libcjson-dev libyajl-dev libsimdjson-dev libncurses-dev libssl-dev zlib1g-dev
   libmicrohttpd-dev libcurl4-openssl-dev
+  libprotobuf-c-dev protobuf-c-compiler libgrpc-dev
   libcmocka-dev tmux python3 ncurses-term
   prometheus curl
 )

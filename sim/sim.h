@@ -28,6 +28,10 @@
 
 /* ---- parameters --------------------------------------------------------- */
 
+/* The endpoint's latency objective (ingress p99, ms): the slow set of the
+ * figures below is defined against it, as the report defines it. */
+#define SIM_OBJECTIVE_MS 300.0
+
 enum { SIM_MAX_PRICING = 8 };   /* parallel pricing calls per request, at most */
 
 typedef struct SimParams {
@@ -69,6 +73,12 @@ typedef struct SimParams {
 	int cores;                  /* cores per API host, for the modelled CPU gauge */
 	double cpu_per_call_ms;     /* CPU charged per outgoing call */
 	int metrics;                /* 1: also write metrics.jsonl (OTLP/JSON metrics) */
+	/* arrival waves and cancellation (issue 13) */
+	double wave_share;          /* share of seconds that are notification waves */
+	double wave_mult;           /* arrival rate in a wave second / the window's mean */
+	double cancel_stop_p;       /* share of cancelled optional calls whose server stops */
+	int enterprise_pricing_slots;  /* enterprise's partition of pricing-pool, 0: shared */
+	int wave_enterprise;        /* 1: waves carry enterprise requests only */
 } SimParams;
 
 /* Fills p with the defaults of scenario ("mercury"). Returns TT_ENOTFOUND
@@ -108,6 +118,63 @@ const SimIncidentInfo *sim_incidents(int *n);
 
 /* Scenario names, NULL-terminated (static). */
 const char *const *sim_scenarios(void);
+
+/* ---- what the scenario declares (one model, one simulator) ------------ */
+
+/* The endpoint the scenario simulates, as an endpoint model
+ * (models/mercury-home.model.json) must describe it: its nodes and their
+ * semantics, the pools with their sizes per API process (what each host's
+ * db.client.connection.max / executor.slots gauge reports), the class mix
+ * of the baseline and the case's revisit triggers (the budgets the
+ * comparison of `tailtriage sim` is read against). A unit test keeps the
+ * bundled model equal to this. */
+typedef struct SimNodeInfo {
+	const char *service;        /* called service, or the API's own service */
+	const char *operation;      /* local span name (validate, assemble); NULL for a call */
+	int mandatory;              /* the response waits for it (no timeout) */
+	int core;                   /* part of the core response */
+	const char *pool;           /* client pool in front of it, or NULL */
+} SimNodeInfo;
+
+typedef struct SimPoolInfo {
+	const char *name;           /* "endpoint-executor", "profile", "pricing" */
+	const char *kind;           /* "executor" | "client" */
+	const char *node;           /* the service it guards */
+	int size;                   /* slots per API process */
+} SimPoolInfo;
+
+typedef struct SimBudgetInfo {
+	const char *id, *evidence, *op;
+	double threshold;
+	const char *unit;
+} SimBudgetInfo;
+
+typedef struct SimScenarioInfo {
+	const char *endpoint, *root_service, *root_operation;
+	double objective_ms;
+	const char *class_attr;
+	const char *classes[3];
+	double mix[3];              /* baseline mix (the parameters) */
+	SimNodeInfo nodes[9];
+	int n_nodes;
+	SimPoolInfo pools[3];
+	int n_pools;
+	const SimBudgetInfo *budgets;
+	int n_budgets;
+} SimScenarioInfo;
+
+/* Fills out for p's scenario (pool sizes and mix from p). */
+int sim_scenario_info(const SimParams *p, SimScenarioInfo *out, Err *err);
+
+/* The case's matched-peak observations (the diagnostic drill), for the
+ * comparison `tailtriage sim` prints. */
+typedef struct SimCaseFigure {
+	const char *measure;        /* "ingress p99" */
+	const char *unit;           /* "ms" or "%" */
+	double value;               /* in unit */
+	double was;                 /* the earlier peak, NAN when the case gives none */
+} SimCaseFigure;
+const SimCaseFigure *sim_case_figures(int *n);
 
 /* ---- what the model produces ------------------------------------------ */
 
@@ -218,6 +285,13 @@ typedef struct SimFigures {
 	double pricing_server_p99_ms;      /* pricing server span duration */
 	double class_share[3];      /* standard, premium, enterprise */
 	double omitted_share;       /* requests with a timed-out optional call */
+	/* (issue 13) */
+	double late_share;          /* requests whose optional server outlived the call */
+	int64_t slow;               /* the slow set: above the objective (edge latency)
+	                             * when >= 20 are, else the slowest max(20, 5 %) */
+	double slow_threshold_ms;
+	double pricing_cp_share;    /* pricing's share of the slow set's latency on the
+	                             * critical path (its last quote ended the fan-out) */
 } SimFigures;
 
 typedef struct SimPhaseInfo {
@@ -231,6 +305,7 @@ typedef struct SimPhaseInfo {
 	double exec_occupancy;      /* time-averaged used/max over the window, all hosts */
 	double profile_occupancy;
 	double pricing_occupancy;
+	double cpu_mean;            /* modelled CPU over the window, mean of all hosts */
 	int hot[64];                /* host indexes enterprise concentrates on */
 	int n_hot;
 } SimPhaseInfo;

@@ -191,6 +191,76 @@ void sim_world_fini(SimWorld *w)
 	memset(w, 0, sizeof *w);
 }
 
+/* ---- what the scenario declares --------------------------------------- */
+
+/* The case's revisit triggers (its decision record): what the comparison
+ * of `tailtriage sim` reads "inside budget" against. */
+static const SimBudgetInfo BUDGETS[] = {
+	{"p99", "ingress.p99_ms", ">", 300, "ms"},
+	{"queue_age", "endpoint.queue_age.p99_ms", ">", 12, "ms"},
+	{"pool_occupancy", "pool.profile.occupancy", ">", 0.82, "ratio"},
+	{"late_work", "late_work.ratio", ">", 0.02, "ratio"},
+	{"omission", "omission.ratio", ">", 0.08, "ratio"},
+	{"mix_change", "mix.change", ">", 0.15, "ratio"},
+	{"recovery", "recovery.minutes", ">", 6, "min"},
+};
+
+static const SimCaseFigure CASE_FIGURES[] = {
+	{"ingress p99", "ms", 318, NAN},
+	{"fleet mean CPU", "%", 46, NAN},
+	{"endpoint queue-age p99", "ms", 9, NAN},
+	{"profile pool occupancy", "%", 79, NAN},
+	{"late work", "%", 1.4, NAN},
+	{"optional omission", "%", 3.1, NAN},
+	{"pricing client wait p99", "ms", 71, 18},
+	{"pricing server p99", "ms", 22, 20},
+	{"enterprise mix", "%", 9, 5},
+};
+
+const SimCaseFigure *sim_case_figures(int *n)
+{
+	*n = (int)(sizeof CASE_FIGURES / sizeof CASE_FIGURES[0]);
+	return CASE_FIGURES;
+}
+
+int sim_scenario_info(const SimParams *p, SimScenarioInfo *o, Err *err)
+{
+	memset(o, 0, sizeof *o);
+	if (strcmp(p->scenario, "mercury") != 0)
+		return err_set(err, TT_ENOTFOUND, "unknown scenario '%s'", p->scenario);
+	o->endpoint = "GET /v2/home";
+	o->root_service = "mercury-api";
+	o->root_operation = "GET /v2/home";
+	o->objective_ms = SIM_OBJECTIVE_MS;
+	o->class_attr = "workload.class";
+	for (int c = 0; c < N_CLASSES; c++)
+		o->classes[c] = CLASS_NAMES[c];
+	o->mix[CL_STANDARD] = 1 - p->premium_share - p->enterprise_share;
+	o->mix[CL_PREMIUM] = p->premium_share;
+	o->mix[CL_ENTERPRISE] = p->enterprise_share;
+	/* The order of a request: validate, profile, entitlement, the fan-out,
+	 * assemble. Recommendation and reputation run under a timeout and the
+	 * response is marked partial without them; experiment is waited for
+	 * but is not part of the core response (it records an exposure). */
+	int n = 0;
+	o->nodes[n++] = (SimNodeInfo){"mercury-api", "validate", 1, 1, NULL};
+	for (int d = 0; d < N_DEPS; d++) {
+		int optional = d == D_RECOMMENDATION || d == D_REPUTATION;
+		o->nodes[n++] = (SimNodeInfo){DEPS[d].service, NULL, !optional,
+		                              !optional && d != D_EXPERIMENT,
+		                              d == D_PROFILE ? "profile" : d == D_PRICING ? "pricing" : NULL};
+	}
+	o->nodes[n++] = (SimNodeInfo){"mercury-api", "assemble", 1, 1, NULL};
+	o->n_nodes = n;
+	o->pools[0] = (SimPoolInfo){"endpoint-executor", "executor", "mercury-api", p->executor_slots};
+	o->pools[1] = (SimPoolInfo){"profile", "client", "profile", p->profile_pool};
+	o->pools[2] = (SimPoolInfo){"pricing", "client", "pricing", p->pricing_pool};
+	o->n_pools = 3;
+	o->budgets = BUDGETS;
+	o->n_budgets = (int)(sizeof BUDGETS / sizeof BUDGETS[0]);
+	return 0;
+}
+
 /* ---- phases and incident mechanisms ---------------------------------- */
 
 typedef struct PhaseCfg {
@@ -204,11 +274,14 @@ typedef struct PhaseCfg {
 	double hot_share;          /* share of enterprise requests sent to them */
 	int slowdown;              /* apply the profile+recommendation slowdown */
 	int exec_slots, profile_pool, pricing_pool;
+	int ent_pricing_slots;     /* enterprise's partition of pricing_pool, 0: shared */
 	/* (added by "diag") */
 	int slow_dep;              /* single-slowdown: D_* that slows down, -1 none */
 	int fanout_calls;          /* pricing quotes per request of every class, 0: as usual */
 	int serial_inventory;      /* inventory before the fan-out, not inside it */
 	double retry_p;            /* share of inventory attempts that fail, 0: none */
+	double wave_share, wave_mult;  /* arrival waves (both phases) */
+	int wave_enterprise;       /* the waves carry enterprise requests only */
 } PhaseCfg;
 
 /* A mechanism turns a copy of the baseline configuration into the
@@ -366,6 +439,46 @@ static double slowdown_mult(const SimParams *p, const PhaseCfg *c, int64_t t)
 	return 1;
 }
 
+/* Arrival-rate multiplier of the second holding t: notification waves.
+ * Batches go out on a schedule: every round(1 / wave-share) seconds one
+ * whole second of the clock is a wave, with requests arriving at wave-mult
+ * times the window's mean rate (the schedule's offset comes from the phase
+ * seed); the other seconds have fewer arrivals, so the mean rate stays
+ * `rate`. */
+static double wave_rate(const PhaseCfg *c, uint64_t phase_seed, int64_t t)
+{
+	if (c->wave_share <= 0 || c->wave_mult <= 1)
+		return 1;
+	int64_t period = llround(1 / c->wave_share);
+	if (period < 2)
+		period = 2;
+	uint64_t x = phase_seed ^ 0xd1b54a32d192ed03ull;
+	int64_t offset = (int64_t)(sim_splitmix64(&x) % (uint64_t)period);
+	double share = 1.0 / (double)period;
+	if ((t / 1000000000 + offset) % period == 0)
+		return c->wave_mult;
+	return (1 - share * c->wave_mult) / (1 - share);
+}
+
+/* Next arrival after t of the fleet's Poisson stream whose rate follows
+ * wave_rate(): an exponential gap at the current second's rate; a gap that
+ * crosses into the next second is redrawn from there (memoryless). */
+static int64_t next_arrival_after(const PhaseCfg *c, uint64_t phase_seed, SimRng *r, int64_t t,
+                                  double mean_gap_ns)
+{
+	if (c->wave_share <= 0 || c->wave_mult <= 1)    /* no waves: a plain Poisson stream */
+		return t + (int64_t)(sim_rng_exp(r, mean_gap_ns) + 0.5);
+	for (;;) {
+		int64_t sec_end = (t / 1000000000 + 1) * 1000000000;
+		double w = wave_rate(c, phase_seed, t), e = c->mix[CL_ENTERPRISE];
+		double g = sim_rng_exp(r, mean_gap_ns / (c->wave_enterprise ? 1 - e + e * w : w));
+		int64_t n = t + (int64_t)(g + 0.5);
+		if (n < sec_end)
+			return n;
+		t = sec_end;
+	}
+}
+
 /* ---- figures ---------------------------------------------------------- */
 
 typedef struct Vec {
@@ -423,14 +536,16 @@ static double vec_rank(Vec *v, double q)
 
 typedef struct Tally {
 	Vec root, edge, qwait, pwait, pc, pcw, ps;
+	Vec req_edge, req_price_cp;  /* per request, in order: for the slow set */
 	int64_t cls[N_CLASSES];
-	int64_t omitted;
+	int64_t omitted, late;
 	int64_t requests;
 } Tally;
 
 static void tally_fini(Tally *t)
 {
-	Vec *v[] = {&t->root, &t->edge, &t->qwait, &t->pwait, &t->pc, &t->pcw, &t->ps};
+	Vec *v[] = {&t->root, &t->edge, &t->qwait, &t->pwait, &t->pc, &t->pcw, &t->ps,
+	            &t->req_edge, &t->req_price_cp};
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
 		free(v[i]->v);
 	memset(t, 0, sizeof *t);
@@ -452,6 +567,35 @@ static void tally_figures(Tally *t, SimFigures *f)
 	for (int c = 0; c < N_CLASSES; c++)
 		f->class_share[c] = t->requests ? (double)t->cls[c] / (double)t->requests : 0;
 	f->omitted_share = t->requests ? (double)t->omitted / (double)t->requests : 0;
+	f->late_share = t->requests ? (double)t->late / (double)t->requests : 0;
+	/* The slow set, as the report defines it: above the objective when at
+	 * least 20 requests are, else the slowest max(20, 5 %). */
+	size_t n = t->req_edge.n, above = 0;
+	for (size_t i = 0; i < n; i++)
+		above += t->req_edge.v[i] > (float)SIM_OBJECTIVE_MS;
+	double thr = SIM_OBJECTIVE_MS;
+	int strict = 1;
+	if (above < 20 && n >= 20) {
+		size_t k = (size_t)ceil(0.05 * (double)n);
+		if (k < 20)
+			k = 20;
+		Vec tmp = {xmalloc(n * sizeof(float)), n, n};
+		memcpy(tmp.v, t->req_edge.v, n * sizeof(float));
+		thr = vec_rank(&tmp, 1.0 - (double)k / (double)n);
+		free(tmp.v);
+		strict = 0;
+	}
+	double tot = 0, price = 0;
+	for (size_t i = 0; i < n; i++) {
+		float e = t->req_edge.v[i];
+		if (strict ? e > (float)thr : e >= (float)thr) {
+			f->slow++;
+			tot += e;
+			price += t->req_price_cp.v[i];
+		}
+	}
+	f->slow_threshold_ms = thr;
+	f->pricing_cp_share = tot > 0 ? price / tot : 0;
 }
 
 /* ---- requests --------------------------------------------------------- */
@@ -502,10 +646,12 @@ typedef struct Model {
 	int dep_res[N_DEPS];       /* first resource of each dependency */
 	SimHeap heap;
 	SimPool *exec, *prof, *price;
+	SimPool *price_ent;        /* enterprise's partition of the pricing pool (may be size 0) */
 	Req *reqs;
 	uint32_t n_reqs, cap_reqs, free_list;
 	Tally pop, sample;
 	double occ[3];             /* time-averaged occupancy of exec/profile/pricing */
+	double cpu_window_ms;      /* CPU charged by requests that finished in the window */
 	SimSpan spans[6 + 2 * (N_BRANCHES + SIM_MAX_PRICING + 2) + 1];
 	int64_t traces, n_spans;
 	int stop;                  /* sink failed */
@@ -602,6 +748,11 @@ static void plain_call(Model *m, Req *q, Call *k, int dep, int64_t c0, double ti
 	if (timeout_ms > 0 && k->c1 - c0 > ms_ns(timeout_ms)) {
 		k->c1 = c0 + ms_ns(timeout_ms);
 		k->timed_out = 1;
+		/* The deadline travels with the call: a handler that checks it
+		 * stops there; one that does not finishes its work for nobody. */
+		if (m->p->cancel_stop_p > 0 && sim_rng_unit(&q->rng) < m->p->cancel_stop_p &&
+		    k->s1 > k->c1)
+			k->s1 = k->c1 > k->s0 ? k->c1 : k->s0;
 	}
 }
 
@@ -864,6 +1015,19 @@ static void tally_request(Tally *t, const Req *q)
 	}
 	if (q->br[BR_RECOMMENDATION].timed_out || q->br[BR_REPUTATION].timed_out)
 		t->omitted++;
+	int late = 0;
+	for (int b = BR_RECOMMENDATION; b < N_BRANCHES; b++)
+		late |= q->br[b].timed_out && q->br[b].s1 > q->br[b].c1;
+	t->late += late;
+	/* pricing on the critical path: its last quote is what the fan-out
+	 * waited for (it ended after every other branch) */
+	const Call *last = NULL;
+	for (int k = 0; k < q->n_price; k++)
+		if (last == NULL || q->price[k].c1 > last->c1)
+			last = &q->price[k];
+	vec_add(&t->req_edge, (double)(q->t1 - q->t_arr) * 1e-6);
+	vec_add(&t->req_price_cp,
+	        last && last->c1 > q->other_end ? (double)(last->c1 - last->c0) * 1e-6 : 0);
 }
 
 /* ---- the run ------------------------------------------------------------ */
@@ -878,6 +1042,15 @@ static void grant(Model *m, const SimWaiter *w, int64_t t, int type)
 		on_price_granted(m, w->who, w->arg, t);
 }
 
+/* The pricing pool (partition) request i takes its connections from. */
+static SimPool *price_pool(Model *m, uint32_t i)
+{
+	const Req *q = &m->reqs[i];
+	if (q->cls == CL_ENTERPRISE && m->price_ent[q->host].max > 0)
+		return &m->price_ent[q->host];
+	return &m->price[q->host];
+}
+
 static void new_request(Model *m, uint64_t index, int64_t t, int traced)
 {
 	uint32_t i = req_new(m);
@@ -888,8 +1061,15 @@ static void new_request(Model *m, uint64_t index, int64_t t, int traced)
 	q->t_arr = t;
 	q->traced = traced;
 	double u = sim_rng_unit(&q->rng);
-	q->cls = u < m->c->mix[CL_ENTERPRISE] ? CL_ENTERPRISE
-	       : u < m->c->mix[CL_ENTERPRISE] + m->c->mix[CL_PREMIUM] ? CL_PREMIUM : CL_STANDARD;
+	double pe = m->c->mix[CL_ENTERPRISE], pp = m->c->mix[CL_PREMIUM];
+	if (m->c->wave_enterprise) {   /* this second's mix: waves carry enterprise */
+		double w = wave_rate(m->c, m->phase_seed, t), e = pe;
+		if (w != 1) {
+			pe = e * w / (1 - e + e * w);
+			pp *= (1 - pe) / (1 - e > 0 ? 1 - e : 1);
+		}
+	}
+	q->cls = u < pe ? CL_ENTERPRISE : u < pe + pp ? CL_PREMIUM : CL_STANDARD;
 	if (q->cls == CL_ENTERPRISE && m->c->n_hot > 0 && sim_rng_unit(&q->rng) < m->c->hot_share)
 		q->host = m->c->hot[sim_rng_below(&q->rng, (uint32_t)m->c->n_hot)];
 	else
@@ -910,8 +1090,9 @@ static void emit_samples(Model *m, int64_t t)
 		    .exec_pending = (int)m->exec[h].n,
 		    .profile_used = m->prof[h].used, .profile_max = m->prof[h].max,
 		    .profile_pending = (int)m->prof[h].n,
-		    .pricing_used = m->price[h].used, .pricing_max = m->price[h].max,
-		    .pricing_pending = (int)m->price[h].n,
+		    .pricing_used = m->price[h].used + m->price_ent[h].used,
+		    .pricing_max = m->price[h].max + m->price_ent[h].max,
+		    .pricing_pending = (int)(m->price[h].n + m->price_ent[h].n),
 		};
 		double span_ms = (double)(t - m->cpu_since) / 1e6;
 		s.start_ns = m->begin;
@@ -935,27 +1116,22 @@ static void emit_samples(Model *m, int64_t t)
 
 static void window_edge(Model *m, int64_t t, int start)
 {
-	SimPool *pools[3] = {m->exec, m->prof, m->price};
-	for (int k = 0; k < 3; k++) {
-		double used = 0, cap = 0;
+	SimPool *pools[4] = {m->exec, m->prof, m->price, m->price_ent};
+	double used[3] = {0}, cap[3] = {0};
+	for (int k = 0; k < 4; k++) {
+		int o = k < 3 ? k : 2;     /* both pricing partitions count as pricing */
 		for (int h = 0; h < m->p->hosts; h++) {
 			if (start) {
 				sim_pool_reset_account(&pools[k][h], t);
 			} else {
 				sim_pool_account(&pools[k][h], t);
-				used += pools[k][h].area_used;
-				cap += (double)pools[k][h].max * (double)(t - m->c->start);
+				used[o] += pools[k][h].area_used;
+				cap[o] += (double)pools[k][h].max * (double)(t - m->c->start);
 			}
 		}
-		if (!start)
-			m->occ[k] = cap > 0 ? used / cap : 0;
 	}
-}
-
-/* Gap to the next arrival of a Poisson stream, whole ns. */
-static int64_t next_gap(SimRng *r, double mean_ns)
-{
-	return (int64_t)(sim_rng_exp(r, mean_ns) + 0.5);
+	for (int k = 0; k < 3 && !start; k++)
+		m->occ[k] = cap[k] > 0 ? used[k] / cap[k] : 0;
 }
 
 static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
@@ -978,10 +1154,15 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 	m.exec = xcalloc((size_t)p->hosts, sizeof *m.exec);
 	m.prof = xcalloc((size_t)p->hosts, sizeof *m.prof);
 	m.price = xcalloc((size_t)p->hosts, sizeof *m.price);
+	m.price_ent = xcalloc((size_t)p->hosts, sizeof *m.price_ent);
 	for (int h = 0; h < p->hosts; h++) {
 		sim_pool_init(&m.exec[h], c->exec_slots);
 		sim_pool_init(&m.prof[h], c->profile_pool);
-		sim_pool_init(&m.price[h], c->pricing_pool);
+		int ent = c->ent_pricing_slots < c->pricing_pool ? c->ent_pricing_slots : c->pricing_pool - 1;
+		if (ent < 0)
+			ent = 0;
+		sim_pool_init(&m.price[h], c->pricing_pool - ent);
+		sim_pool_init(&m.price_ent[h], ent);
 	}
 
 	/* Arrivals: one Poisson stream for the fleet. A first pass counts the
@@ -997,13 +1178,13 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 	sim_rng_seed(&pick, m.phase_seed, 0x5a3u << 20);
 	SimRng count_rng = arr;
 	uint64_t in_window = 0;
-	for (int64_t t = begin + next_gap(&count_rng, mean_gap_ns); t < c->end;
-	     t += next_gap(&count_rng, mean_gap_ns))
+	for (int64_t t = next_arrival_after(c, m.phase_seed, &count_rng, begin, mean_gap_ns);
+	     t < c->end; t = next_arrival_after(c, m.phase_seed, &count_rng, t, mean_gap_ns))
 		if (t >= c->start)
 			in_window++;
 	uint64_t want = (uint64_t)p->traces, seen = 0, chosen = 0;
 
-	int64_t next_arrival = begin + next_gap(&arr, mean_gap_ns);
+	int64_t next_arrival = next_arrival_after(c, m.phase_seed, &arr, begin, mean_gap_ns);
 	uint64_t index = 0;
 	if (next_arrival < c->end)
 		schedule(&m, next_arrival, 0, EV_ARRIVE, 0);
@@ -1026,7 +1207,7 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 				seen++;
 			}
 			new_request(&m, index++, e.t, traced);
-			next_arrival += next_gap(&arr, mean_gap_ns);
+			next_arrival = next_arrival_after(c, m.phase_seed, &arr, next_arrival, mean_gap_ns);
 			if (next_arrival < c->end)
 				schedule(&m, (int64_t)next_arrival, 0, EV_ARRIVE, 0);
 			break;
@@ -1041,11 +1222,11 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 			after_profile(&m, e.who, e.t);
 			break;
 		case EV_PRICE_ASK:
-			if (sim_pool_acquire(&m.price[m.reqs[e.who].host], e.t, e.who, e.arg))
+			if (sim_pool_acquire(price_pool(&m, e.who), e.t, e.who, e.arg))
 				on_price_granted(&m, e.who, e.arg, e.t);
 			break;
 		case EV_PRICE_DONE: {
-			if (sim_pool_release(&m.price[m.reqs[e.who].host], e.t, &wt))
+			if (sim_pool_release(price_pool(&m, e.who), e.t, &wt))
 				grant(&m, &wt, e.t, EV_PRICE_ASK);
 			if (--m.reqs[e.who].price_left == 0)
 				after_fanout(&m, e.who);
@@ -1053,8 +1234,11 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 		}
 		case EV_FINISH: {
 			Req *q = &m.reqs[e.who];
-			m.cpu_ms[q->host] += (double)((q->v1 - q->v0) + (q->a1 - q->a0)) / 1e6 +
-			                     p->cpu_per_call_ms * (6 + q->n_price + q->n_inv_try);
+			double cpu = (double)((q->v1 - q->v0) + (q->a1 - q->a0)) / 1e6 +
+			             p->cpu_per_call_ms * (6 + q->n_price + q->n_inv_try);
+			m.cpu_ms[q->host] += cpu;
+			if (e.t >= c->start && e.t < c->end)
+				m.cpu_window_ms += cpu;
 			if (sim_pool_release(&m.exec[q->host], e.t, &wt))
 				grant(&m, &wt, e.t, EV_ARRIVE);
 			q = &m.reqs[e.who];
@@ -1100,6 +1284,7 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 	info->exec_occupancy = m.occ[0];
 	info->profile_occupancy = m.occ[1];
 	info->pricing_occupancy = m.occ[2];
+	info->cpu_mean = m.cpu_window_ms / ((double)(c->end - c->start) / 1e6 * p->cores * p->hosts);
 	info->n_hot = c->n_hot;
 	memcpy(info->hot, c->hot, sizeof info->hot);
 
@@ -1109,10 +1294,12 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 		sim_pool_fini(&m.exec[h]);
 		sim_pool_fini(&m.prof[h]);
 		sim_pool_fini(&m.price[h]);
+		sim_pool_fini(&m.price_ent[h]);
 	}
 	free(m.exec);
 	free(m.prof);
 	free(m.price);
+	free(m.price_ent);
 	free(m.cpu_ms);
 	free(m.hist);
 	free(m.hist_sum);
@@ -1144,7 +1331,11 @@ int sim_run(const SimParams *p, const SimWorld *w, const SimSink *sink, SimRun *
 	    .exec_slots = p->executor_slots,
 	    .profile_pool = p->profile_pool,
 	    .pricing_pool = p->pricing_pool,
+	    .ent_pricing_slots = p->enterprise_pricing_slots,
 	    .slow_dep = -1,
+	    .wave_share = p->wave_share,
+	    .wave_mult = p->wave_mult,
+	    .wave_enterprise = p->wave_enterprise,
 	};
 	PhaseCfg inc = base;
 	inc.name = "incident";

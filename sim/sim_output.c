@@ -90,6 +90,11 @@ static cJSON *figures_json(const SimFigures *f)
 	for (int c = 0; c < 3; c++)
 		cJSON_AddNumberToObject(mix, names[c], round(f->class_share[c] * 1e5) / 1e5);
 	cJSON_AddNumberToObject(o, "omitted_share", round(f->omitted_share * 1e5) / 1e5);
+	cJSON_AddNumberToObject(o, "late_share", round(f->late_share * 1e5) / 1e5);
+	cJSON *slow = cJSON_AddObjectToObject(o, "slow");
+	cJSON_AddNumberToObject(slow, "requests", (double)f->slow);
+	cJSON_AddNumberToObject(slow, "threshold_ms", r3(f->slow_threshold_ms));
+	cJSON_AddNumberToObject(slow, "pricing_critical_path_share", round(f->pricing_cp_share * 1e4) / 1e4);
 	return o;
 }
 
@@ -138,6 +143,7 @@ static cJSON *manifest_json(const SimParams *p, const SimWorld *w, const SimRun 
 		cJSON_AddNumberToObject(occ, "executor", r3(ph->exec_occupancy));
 		cJSON_AddNumberToObject(occ, "profile_pool", r3(ph->profile_occupancy));
 		cJSON_AddNumberToObject(occ, "pricing_pool", r3(ph->pricing_occupancy));
+		cJSON_AddNumberToObject(o, "cpu_mean", r3(ph->cpu_mean));
 		cJSON_AddItemToObject(o, "sample", figures_json(&ph->sample));
 		cJSON_AddItemToObject(o, "population", figures_json(&ph->population));
 		cJSON_AddItemToArray(phases, o);

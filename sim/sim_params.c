@@ -71,6 +71,13 @@ static const Param PARAMS[] = {
 	{"cores", P_INT, F(cores), 1, 1024, "cores per API host (modelled CPU gauge)"},
 	{"cpu-per-call-ms", P_DBL, F(cpu_per_call_ms), 0, 1000, "CPU charged per outgoing call"},
 	{"metrics", P_INT, F(metrics), 0, 1, "1: also write metrics.jsonl (pool, executor, CPU gauges)"},
+	{"wave-share", P_DBL, F(wave_share), 0, 0.5, "one second in round(1/wave-share) is an arrival wave (both windows)"},
+	{"wave-mult", P_DBL, F(wave_mult), 1, 10, "arrival rate of a wave second over the window's mean (enterprise's, with wave-enterprise=1)"},
+	{"enterprise-pricing-slots", P_INT, F(enterprise_pricing_slots), 0, 100000,
+	 "pricing connections per host (out of pricing-pool) enterprise quotes are confined to; 0: shared"},
+	{"wave-enterprise", P_INT, F(wave_enterprise), 0, 1, "1: the waves carry enterprise requests only"},
+	{"cancel-stop-p", P_DBL, F(cancel_stop_p), 0, 1,
+	 "share of timed-out optional calls whose server stops at the deadline (others run on: late work)"},
 };
 
 #define N_PARAMS ((int)(sizeof PARAMS / sizeof PARAMS[0]))
@@ -159,6 +166,9 @@ int sim_params_init(SimParams *p, const char *scenario, Err *err)
 	p->cores = 2;
 	p->cpu_per_call_ms = 0.8;
 	p->metrics = 1;
+	p->wave_share = 0;          /* off: the default run is a plain Poisson stream */
+	p->wave_mult = 1.23;
+	p->cancel_stop_p = 0;
 	return 0;
 }
 
@@ -284,6 +294,9 @@ int sim_params_check(const SimParams *p, Err *err)
 	if (p->incident_enterprise_share + p->premium_share * (1 - p->incident_enterprise_share) /
 	        (1 - p->enterprise_share > 0 ? 1 - p->enterprise_share : 1) > 1.0 + 1e-9)
 		return err_set(err, TT_EINVAL, "incident-enterprise-share leaves no room for the other classes");
+	if (p->wave_share > 0 && p->wave_mult / (double)(llround(1 / p->wave_share) < 2 ? 2 : llround(1 / p->wave_share)) >= 1.0 - 1e-9)
+		return err_set(err, TT_EINVAL, "wave-share x wave-mult must stay below 1 (the waves would "
+		               "carry more than every arrival)");
 	if (p->hot_hosts > p->hosts)
 		return err_set(err, TT_EINVAL, "hot-hosts (%d) exceeds hosts (%d)", p->hot_hosts, p->hosts);
 	int64_t win = (int64_t)(p->window_s * 1e9);

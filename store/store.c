@@ -4,7 +4,8 @@
  *
  * Invariants:
  *  - every statement is prepared once in store_open() and reset after use;
- *  - migrations only ever append: migration N takes user_version N-1 to N;
+ *  - one ordered list of migrations for the whole schema, which only ever
+ *    appends: migration N takes user_version N-1 to N;
  *  - span identity is (trace_id, span_id), enforced by a UNIQUE index on
  *    (trace_key, span_id), and an insert that hits it is counted as a
  *    duplicate, not an error. trace_key is the traces row of the span's
@@ -19,12 +20,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "buf.h"
 
-/* Each entry migrates the schema from version i to i+1. */
+/* The schema's migrations, in the order they run: entry i takes a database
+ * from PRAGMA user_version i to i+1, for every area of the store (spans,
+ * metrics, pull, drills). A database records only the number it reached,
+ * so an entry never changes and never moves once released: a change of
+ * schema is a new entry at the END of this list.
+ * tests/unit/test_store_migrations.c checks every entry against the
+ * SHA-256 recorded in tests/fixtures/store/migrations.sha256. */
 static const char *const migrations[] = {
-	/* 1: sources, resources, scopes, spans */
+	/* 1 (spans): sources, resources, scopes, spans */
 	"CREATE TABLE sources("
 	"  id INTEGER PRIMARY KEY,"
 	"  path TEXT NOT NULL,"
@@ -75,15 +83,112 @@ static const char *const migrations[] = {
 	"  dropped INTEGER NOT NULL DEFAULT 0);"
 	"CREATE UNIQUE INDEX spans_identity ON spans(trace_id, span_id);"
 	"CREATE INDEX spans_root_start ON spans(start_ns) WHERE parent_id = '';",
-};
-
-#define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
-
-/* Span migrations added after the metrics and drills areas existed: they
- * run after those (see migrate()). */
-static const char *const late_migrations[] = {
-	/* traces: one row per trace id; spans point at it with trace_key, and
-	 * span identity is enforced on (trace_key, span_id). A TEXT index on
+	/* 2 (metrics): families, series, points, buckets, quantiles, exemplars,
+	 * observations (store_metrics.c) */
+	"CREATE TABLE metric_families("
+	"  id INTEGER PRIMARY KEY,"
+	"  name TEXT NOT NULL,"
+	"  type TEXT NOT NULL,"
+	"  unit TEXT NOT NULL DEFAULT '',"
+	"  temporality TEXT NOT NULL DEFAULT '',"
+	"  help TEXT NOT NULL DEFAULT '',"
+	"  UNIQUE(name, type, unit, temporality));"
+	"CREATE TABLE metric_series("
+	"  id INTEGER PRIMARY KEY,"
+	"  family_id INTEGER NOT NULL REFERENCES metric_families(id),"
+	"  labels TEXT NOT NULL,"
+	"  resource_id INTEGER NOT NULL DEFAULT 0,"
+	"  UNIQUE(family_id, labels, resource_id));"
+	"CREATE TABLE metric_points("
+	"  id INTEGER PRIMARY KEY,"
+	"  series_id INTEGER NOT NULL REFERENCES metric_series(id),"
+	"  source_id INTEGER NOT NULL REFERENCES sources(id),"
+	"  ts_ns INTEGER NOT NULL,"
+	"  ts_explicit INTEGER NOT NULL,"
+	"  origin TEXT NOT NULL DEFAULT '',"
+	"  start_ns INTEGER,"
+	"  value REAL,"
+	"  count REAL,"
+	"  sum REAL,"
+	"  min REAL,"
+	"  max REAL,"
+	"  nan INTEGER NOT NULL DEFAULT 0,"
+	"  flags INTEGER NOT NULL DEFAULT 0,"
+	"  scheme TEXT NOT NULL DEFAULT '',"
+	"  scale INTEGER,"
+	"  zero_count REAL,"
+	"  zero_threshold REAL);"
+	"CREATE UNIQUE INDEX metric_points_at ON metric_points(series_id, ts_ns)"
+	"  WHERE ts_explicit = 1;"
+	"CREATE UNIQUE INDEX metric_points_origin ON metric_points(series_id, origin)"
+	"  WHERE ts_explicit = 0;"
+	"CREATE INDEX metric_points_series_ts ON metric_points(series_id, ts_ns);"
+	"CREATE TABLE metric_buckets("
+	"  point_id INTEGER NOT NULL REFERENCES metric_points(id),"
+	"  le REAL NOT NULL,"
+	"  count REAL NOT NULL,"
+	"  PRIMARY KEY(point_id, le)) WITHOUT ROWID;"
+	"CREATE TABLE metric_quantiles("
+	"  point_id INTEGER NOT NULL REFERENCES metric_points(id),"
+	"  quantile REAL NOT NULL,"
+	"  value REAL,"
+	"  PRIMARY KEY(point_id, quantile)) WITHOUT ROWID;"
+	"CREATE TABLE metric_exemplars("
+	"  id INTEGER PRIMARY KEY,"
+	"  point_id INTEGER NOT NULL REFERENCES metric_points(id),"
+	"  le REAL,"
+	"  value REAL,"
+	"  ts_ns INTEGER,"
+	"  trace_id TEXT NOT NULL DEFAULT '',"
+	"  span_id TEXT NOT NULL DEFAULT '',"
+	"  labels TEXT NOT NULL DEFAULT '{}');"
+	"CREATE INDEX metric_exemplars_point ON metric_exemplars(point_id);"
+	"CREATE INDEX metric_exemplars_trace ON metric_exemplars(trace_id) WHERE trace_id <> '';"
+	"CREATE TABLE observations("
+	"  id INTEGER PRIMARY KEY,"
+	"  source_id INTEGER NOT NULL REFERENCES sources(id),"
+	"  sheet TEXT NOT NULL,"
+	"  endpoint TEXT NOT NULL DEFAULT '',"
+	"  name TEXT NOT NULL,"
+	"  role TEXT NOT NULL CHECK(role IN ('window', 'baseline')),"
+	"  window TEXT NOT NULL,"
+	"  from_ns INTEGER,"
+	"  to_ns INTEGER,"
+	"  value REAL NOT NULL,"
+	"  unit TEXT NOT NULL,"
+	"  norm REAL NOT NULL,"
+	"  norm_unit TEXT NOT NULL,"
+	"  labels TEXT NOT NULL DEFAULT '{}',"
+	"  UNIQUE(sheet, name, role, labels));",
+	/* 3 (pull): the PromQL query behind each pulled source
+	 * (store_metrics.c) */
+	"CREATE TABLE promql_queries("
+	"  source_id INTEGER PRIMARY KEY REFERENCES sources(id),"
+	"  url TEXT NOT NULL,"
+	"  name TEXT NOT NULL,"
+	"  query TEXT NOT NULL,"
+	"  eval_ns INTEGER NOT NULL,"
+	"  result_type TEXT NOT NULL,"
+	"  samples INTEGER NOT NULL);"
+	"CREATE INDEX promql_queries_eval ON promql_queries(eval_ns);",
+	/* 4 (drills): training attempts (store_drills.c) */
+	"CREATE TABLE IF NOT EXISTS drill_attempts("
+	"  id INTEGER PRIMARY KEY,"
+	"  drill TEXT NOT NULL,"
+	"  drill_version INTEGER NOT NULL DEFAULT 0,"
+	"  drill_digest TEXT NOT NULL DEFAULT '',"
+	"  person TEXT NOT NULL,"
+	"  mode TEXT NOT NULL,"
+	"  started_ms INTEGER NOT NULL,"
+	"  finished_ms INTEGER NOT NULL,"
+	"  answers TEXT NOT NULL,"
+	"  score REAL NOT NULL,"
+	"  max_score REAL NOT NULL,"
+	"  hints_used INTEGER NOT NULL DEFAULT 0,"
+	"  deductions TEXT NOT NULL DEFAULT '[]');"
+	"CREATE INDEX IF NOT EXISTS drill_attempts_person ON drill_attempts(person, finished_ms);",
+	/* 5 (spans): traces, one row per trace id; spans point at it with
+	 * trace_key, and span identity is enforced on (trace_key, span_id). A TEXT index on
 	 * (trace_id, span_id) receives random trace ids in random places: once
 	 * it outgrows the page cache (about a million spans), every insert
 	 * reads a page back, which made it the largest single cost of an
@@ -103,7 +208,7 @@ static const char *const late_migrations[] = {
 	"ALTER TABLE drill_attempts ADD COLUMN shown TEXT;",
 };
 
-#define N_LATE_MIGRATIONS ((int)(sizeof late_migrations / sizeof late_migrations[0]))
+#define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
 /* The span insert without its VALUES rows; SPAN_PARAMS values per row. */
 #define SPAN_INSERT                                                                    \
@@ -144,8 +249,16 @@ static const char *const sql_text[STMT_COUNT] = {
 	[STMT_DATA_VERSION] = "PRAGMA data_version",
 };
 
+_Thread_local int store_bind_failed = SQLITE_OK;
+_Thread_local int store_bind_reported = SQLITE_OK;
+
 int store_sqlerr(Store *st, Err *err, const char *what)
 {
+	int bind_rc = store_bind_reported;
+	store_bind_reported = SQLITE_OK;
+	if (bind_rc != SQLITE_OK)
+		return err_set(err, TT_ESTORE, "%s: a value could not be bound: %s", what,
+		               sqlite3_errstr(bind_rc));
 	return err_set(err, TT_ESTORE, "%s: %s", what, sqlite3_errmsg(st->db));
 }
 
@@ -165,45 +278,46 @@ int store_exec(Store *st, const char *sql, Err *err)
 	return exec(st, sql, err);
 }
 
-/* Migration numbers are positions in one sequence: the span migrations,
- * then the metrics area's, then the drills area's, then the late span
- * migrations. A database records only the last number it reached, so a new
- * migration must go at the END of the sequence: appending to an area that
- * is not the last one would renumber the areas after it and make existing
- * databases skip or repeat steps. Add a new migration to the last area
- * (late_migrations), or a new area after it. */
+int store_migration_count(void)
+{
+	return N_MIGRATIONS;
+}
+
+const char *store_migration_sql(int i)
+{
+	return i >= 0 && i < N_MIGRATIONS ? migrations[i] : NULL;
+}
+
 static const char *migration_sql(int i)
 {
-	if (i < N_MIGRATIONS)
-		return migrations[i];
-	i -= N_MIGRATIONS;
-	if (i < store_metrics_migration_count())
-		return store_metrics_migration(i);
-	i -= store_metrics_migration_count();
-	if (i < store_drills_migration_count())
-		return store_drills_migration(i);
-	i -= store_drills_migration_count();
-	return late_migrations[i];
+	return migrations[i];
 }
 
 static int migration_count(void)
 {
-	return N_MIGRATIONS + store_metrics_migration_count() + store_drills_migration_count() +
-	       N_LATE_MIGRATIONS;
+	return N_MIGRATIONS;
 }
 
 static int migrate(Store *st, Err *err)
 {
-	int v = store_schema_version(st);
 	int total = migration_count();
-	if (v > total)
-		return err_set(err, TT_ESTORE,
-		               "database schema version %d is newer than this tailtriage (%d)",
-		               v, total);
-	for (int i = v; i < total; i++) {
-		const char *sql = migration_sql(i);
+	for (;;) {
+		/* Another process may be creating or migrating the same file at
+		 * this moment: the version is read again under the write lock, so
+		 * each step runs exactly once whoever gets there first. */
+		if (store_schema_version(st) >= total)
+			break;
 		if (exec(st, "BEGIN IMMEDIATE", err))
 			return TT_ESTORE;
+		int i = store_schema_version(st);
+		if (i < 0 || i >= total) {
+			exec(st, "ROLLBACK", NULL);
+			if (i < 0)
+				return err_set(err, TT_ESTORE, "cannot read the schema version: %s",
+				               sqlite3_errmsg(st->db));
+			break;
+		}
+		const char *sql = migration_sql(i);
 		char pragma[64];
 		snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", i + 1);
 		if (exec(st, sql, err) || exec(st, pragma, err)) {
@@ -213,6 +327,11 @@ static int migrate(Store *st, Err *err)
 		if (exec(st, "COMMIT", err))
 			return TT_ESTORE;
 	}
+	int v = store_schema_version(st);
+	if (v > total)
+		return err_set(err, TT_ESTORE,
+		               "database schema version %d is newer than this tailtriage (%d)",
+		               v, total);
 	return 0;
 }
 
@@ -229,6 +348,57 @@ int store_prepare_all(Store *st, const char *const *texts, int n, sqlite3_stmt *
 	return 0;
 }
 
+/* exec() that waits out SQLITE_BUSY for up to five seconds. Two processes
+ * turning a new file to WAL at the same moment both hold a read lock and
+ * want an exclusive one: SQLite fails one of them at once, without its busy
+ * handler, to avoid a deadlock. A moment later the other has finished. */
+static int exec_busy_retry(Store *st, const char *sql, Err *err)
+{
+	for (int tries = 0;; tries++) {
+		int rc = exec(st, sql, err);
+		if (rc == 0 || (sqlite3_extended_errcode(st->db) & 0xff) != SQLITE_BUSY || tries >= 100)
+			return rc;
+		sqlite3_sleep(50);
+	}
+}
+
+/* Opens path as an SQLite URI with immutable=1: no locks, no -shm or -wal
+ * files. For a read-only file in a folder nobody can write to, where a
+ * WAL-mode database cannot otherwise be read. */
+static int open_immutable(const char *path, sqlite3 **db)
+{
+	Buf u;
+	buf_init(&u);
+	buf_adds(&u, "file:");
+	for (const char *p = path; *p; p++) {
+		if (*p == '%' || *p == '?' || *p == '#')
+			buf_printf(&u, "%%%02X", (unsigned char)*p);
+		else
+			buf_addc(&u, *p);
+	}
+	buf_adds(&u, "?immutable=1");
+	int rc = sqlite3_open_v2(buf_str(&u), db,
+	                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+	buf_fini(&u);
+	return rc;
+}
+
+/* True for the result codes of "cannot write here" (a read-only file or
+ * folder, or a -shm file that cannot be created). */
+static int readonly_code(int code)
+{
+	int primary = code & 0xff;
+	return primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN || primary == SQLITE_PERM;
+}
+
+/* The first read of a new connection: fails on a file that is not a
+ * database, and on a WAL database that cannot be read from here. */
+static int first_read(Store *st, Err *err)
+{
+	return exec(st, "PRAGMA foreign_keys = ON", err) ||
+	       exec(st, "SELECT count(*) FROM sqlite_master", err);
+}
+
 int store_open(const char *path, int flags, Store **out, Err *err)
 {
 	return store_open_mode(path, flags, 0, out, err);
@@ -237,24 +407,58 @@ int store_open(const char *path, int flags, Store **out, Err *err)
 int store_open_mode(const char *path, int flags, int bulk, Store **out, Err *err)
 {
 	*out = NULL;
+	struct stat sb;
+	int exists = path[0] != ':' && stat(path, &sb) == 0;
+	if (exists && S_ISDIR(sb.st_mode))
+		return err_set(err, TT_EIO, "%s: is a directory, not a database file", path);
+	if ((flags & STORE_READONLY) && path[0] != ':' && !exists)
+		return err_set(err, TT_EIO, "%s: no such database (create one with 'tailtriage import"
+		               " --db %s FILE...')", path, path);
 	Store *st = xcalloc(1, sizeof *st);
 	int oflags = (flags & STORE_READONLY) ? SQLITE_OPEN_READONLY
 	                                      : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
 	oflags |= SQLITE_OPEN_NOMUTEX;
 	if (sqlite3_open_v2(path, &st->db, oflags, NULL) != SQLITE_OK) {
-		err_set(err, TT_EIO, "%s: cannot open database: %s", path,
-		        st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		int code = st->db ? sqlite3_extended_errcode(st->db) : SQLITE_NOMEM;
+		if (!(flags & STORE_READONLY) && readonly_code(code))
+			err_set(err, TT_EIO, "%s: cannot write to this database: the file or its folder"
+			        " is read-only", path);
+		else
+			err_set(err, TT_EIO, "%s: cannot open database: %s", path,
+			        st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		store_close(st);
 		return TT_EIO;
 	}
 	sqlite3_extended_result_codes(st->db, 1);
 	sqlite3_busy_timeout(st->db, 5000);
 	/* A file that is not a database fails here, on the first read. */
-	if (exec(st, "PRAGMA foreign_keys = ON", err) ||
-	    exec(st, "SELECT count(*) FROM sqlite_master", err)) {
+	int bad = first_read(st, err);
+	if (bad && (flags & STORE_READONLY) && readonly_code(sqlite3_extended_errcode(st->db))) {
+		/* A WAL database in a read-only folder: its -shm file cannot be
+		 * created. Nobody can write it either, so read it as immutable. */
+		sqlite3_close(st->db);
+		st->db = NULL;
+		if (open_immutable(path, &st->db) == SQLITE_OK) {
+			sqlite3_extended_result_codes(st->db, 1);
+			bad = first_read(st, err);
+		}
+	}
+	if (bad) {
 		char m[512];
 		snprintf(m, sizeof m, "%s", err ? err->msg : "");
-		err_set(err, TT_EIO, "%s: not a tailtriage database: %s", path, m);
+		int code = st->db ? sqlite3_extended_errcode(st->db) : SQLITE_NOMEM;
+		if (!(flags & STORE_READONLY) && readonly_code(code))
+			err_set(err, TT_EIO, "%s: cannot write to this database: the file or its folder"
+			        " is read-only", path);
+		else
+			err_set(err, TT_EIO, "%s: not a tailtriage database: %s", path, m);
+		store_close(st);
+		return TT_EIO;
+	}
+	if (!(flags & STORE_READONLY) && sqlite3_db_readonly(st->db, "main") == 1) {
+		/* SQLite falls back to reading a file it may not write */
+		err_set(err, TT_EIO, "%s: cannot write to this database: the file or its folder"
+		        " is read-only", path);
 		store_close(st);
 		return TT_EIO;
 	}
@@ -278,7 +482,7 @@ int store_open_mode(const char *path, int flags, int bulk, Store **out, Err *err
 		const char *const *prag = bulk ? load : live;
 		int n_prag = bulk ? 3 : 2;
 		for (int i = 0; i < n_prag; i++)
-			if (exec(st, prag[i], err)) {
+			if (exec_busy_retry(st, prag[i], err)) {
 				store_close(st);
 				return TT_ESTORE;
 			}

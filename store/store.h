@@ -35,6 +35,11 @@ enum {
 int store_open(const char *path, int flags, Store **out, Err *err);
 void store_close(Store *st);                /* NULL is a no-op */
 
+/* The schema's migrations (store.c): how many, and the SQL of migration
+ * i (0-based: it takes user_version i to i+1), NULL when out of range. */
+int store_migration_count(void);
+const char *store_migration_sql(int i);
+
 /* Current schema version (PRAGMA user_version after migration). */
 int store_schema_version(Store *st);
 
@@ -223,6 +228,7 @@ typedef struct StoreSpanRow {
 	const char *links_json;   /* always loaded ("" when none) */
 	const char *db_system;    /* CLIENT span with db.system.name (or the older
 	                           * db.system) attribute: its value, else "" */
+	const char *events_json;  /* store_trace_scan() only, else "" */
 } StoreSpanRow;
 
 /* Called for each span. Return non-zero to stop. */
@@ -259,6 +265,18 @@ typedef int (*StoreRootOpFn)(void *ctx, const char *service, const char *name, i
 
 int store_root_operations(Store *st, int64_t from_ns, int64_t to_ns, StoreRootOpFn fn,
                           void *ctx, Err *err);
+
+/* Called with the attributes of each root span of (service, name) that
+ * starts in [from_ns, to_ns), and of its resource (JSON object texts, ""
+ * when none). Borrowed for the call. Return non-zero to stop. */
+typedef int (*StoreRootAttrsFn)(void *ctx, const char *span_attrs, const char *resource_attrs);
+
+int store_root_attrs(Store *st, const char *service, const char *name, int64_t from_ns,
+                     int64_t to_ns, StoreRootAttrsFn fn, void *ctx, Err *err);
+/* Calls fn once per distinct workload class of the stored spans, in byte
+ * order of the name (the class is borrowed for the call). Reads every span:
+ * meant for checking a class the user typed, not for a loop. */
+int store_classes(Store *st, int (*fn)(void *ctx, const char *wclass), void *ctx, Err *err);
 
 /* Summary figures of the database. */
 typedef struct StoreStats {

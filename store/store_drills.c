@@ -9,10 +9,10 @@
  * by drills/; the store never parses them.
  *
  * Invariants:
- *  - the table is created by a migration appended after the metrics ones
- *    (store_drills_migration*), written with IF NOT EXISTS so a database
- *    that already has it migrates cleanly; the seed and shown columns
- *    came later, with a migration at the end of the sequence (store.c);
+ *  - the table is created by migration 4 in the one list of store.c,
+ *    written with IF NOT EXISTS so a database that already has it
+ *    migrates cleanly; the seed and shown columns came later, with a
+ *    migration further down that list;
  *  - statements live in st->dstmt and are prepared on first use, so a
  *    read-only connection to an older database still opens.
  */
@@ -22,36 +22,6 @@
 #include <sqlite3.h>
 #include <string.h>
 
-static const char *const dmigrations[] = {
-	/* drills 1: attempts */
-	"CREATE TABLE IF NOT EXISTS drill_attempts("
-	"  id INTEGER PRIMARY KEY,"
-	"  drill TEXT NOT NULL,"
-	"  drill_version INTEGER NOT NULL DEFAULT 0,"
-	"  drill_digest TEXT NOT NULL DEFAULT '',"
-	"  person TEXT NOT NULL,"
-	"  mode TEXT NOT NULL,"
-	"  started_ms INTEGER NOT NULL,"
-	"  finished_ms INTEGER NOT NULL,"
-	"  answers TEXT NOT NULL,"
-	"  score REAL NOT NULL,"
-	"  max_score REAL NOT NULL,"
-	"  hints_used INTEGER NOT NULL DEFAULT 0,"
-	"  deductions TEXT NOT NULL DEFAULT '[]');"
-	"CREATE INDEX IF NOT EXISTS drill_attempts_person ON drill_attempts(person, finished_ms);",
-};
-
-#define N_DMIGRATIONS ((int)(sizeof dmigrations / sizeof dmigrations[0]))
-
-int store_drills_migration_count(void)
-{
-	return N_DMIGRATIONS;
-}
-
-const char *store_drills_migration(int i)
-{
-	return i >= 0 && i < N_DMIGRATIONS ? dmigrations[i] : "";
-}
 
 enum { D_ADD, D_SCAN, D_COUNT };
 

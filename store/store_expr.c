@@ -21,12 +21,23 @@
 
 typedef struct ExprCtx {
 	StoreEvLookupFn fn;
+	StoreEvTestFn test;
 	void *ctx;
 	int steps;
 } ExprCtx;
 
+/* The interval-aware tests: name, number of numeric arguments. */
+static const struct {
+	const char *name;
+	int nargs;
+} TESTS[] = {
+	{"rose", 2}, {"fell", 2}, {"steady", 1}, {"above", 1}, {"below", 1}, {"lo", 0}, {"hi", 0},
+};
+#define N_TESTS ((int)(sizeof TESTS / sizeof TESTS[0]))
+
 static const char *const ALLOWED_FUNCS[] = {
-	"ev", "has", "abs", "min", "max", "coalesce", "ifnull", "iif", "nullif", "round", NULL,
+	"ev", "has", "abs", "min", "max", "coalesce", "ifnull", "iif", "nullif", "round",
+	"rose", "fell", "steady", "above", "below", "lo", "hi", NULL,
 };
 
 static int authorize(void *ud, int action, const char *a1, const char *a2, const char *a3,
@@ -76,8 +87,51 @@ static void fn_has(sqlite3_context *cx, int argc, sqlite3_value **argv)
 	sqlite3_result_int(cx, name && c->fn(c->ctx, name, &v) && !isnan(v));
 }
 
+typedef struct TestCtx {
+	ExprCtx *c;
+	int which;                /* index in TESTS */
+} TestCtx;
+
+static void fn_one_test(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+	TestCtx *t = sqlite3_user_data(cx);
+	int need = TESTS[t->which].nargs + 1;
+	if (argc != need || sqlite3_value_type(argv[0]) != SQLITE_TEXT) {
+		char msg[96];
+		snprintf(msg, sizeof msg, "%s() takes an evidence name in quotes and %d number%s",
+		         TESTS[t->which].name, need - 1, need - 1 == 1 ? "" : "s");
+		sqlite3_result_error(cx, msg, -1);
+		return;
+	}
+	double a = NAN, b = NAN;
+	for (int i = 1; i < argc; i++) {
+		int ty = sqlite3_value_type(argv[i]);
+		if (ty != SQLITE_INTEGER && ty != SQLITE_FLOAT) {
+			sqlite3_result_null(cx);
+			return;
+		}
+		if (i == 1)
+			a = sqlite3_value_double(argv[i]);
+		else
+			b = sqlite3_value_double(argv[i]);
+	}
+	const char *name = (const char *)sqlite3_value_text(argv[0]);
+	double v;
+	if (name && t->c->test && t->c->test(t->c->ctx, TESTS[t->which].name, name, a, b, &v) &&
+	    !isnan(v))
+		sqlite3_result_double(cx, v);
+	else
+		sqlite3_result_null(cx);
+}
+
 int store_expr_eval(Store *st, const char *expr, StoreEvLookupFn fn, void *ctx, double *out,
                     Err *err)
+{
+	return store_expr_eval_ex(st, expr, fn, NULL, ctx, out, err);
+}
+
+int store_expr_eval_ex(Store *st, const char *expr, StoreEvLookupFn fn, StoreEvTestFn test,
+                       void *ctx, double *out, Err *err)
 {
 	*out = NAN;
 	if (st == NULL || expr == NULL || fn == NULL)
@@ -85,7 +139,8 @@ int store_expr_eval(Store *st, const char *expr, StoreEvLookupFn fn, void *ctx, 
 	size_t len = strlen(expr);
 	if (len == 0 || len > EXPR_MAX)
 		return err_set(err, TT_EPARSE, "expression must have 1 to %d bytes", EXPR_MAX);
-	ExprCtx c = {fn, ctx, 0};
+	ExprCtx c = {fn, test, ctx, 0};
+	TestCtx tc[N_TESTS];
 	sqlite3 *db = st->db;
 	int rc = TT_OK;
 	sqlite3_stmt *s = NULL;
@@ -96,6 +151,17 @@ int store_expr_eval(Store *st, const char *expr, StoreEvLookupFn fn, void *ctx, 
 	    sqlite3_create_function_v2(db, "has", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, &c, fn_has,
 	                               NULL, NULL, NULL) != SQLITE_OK)
 		return err_set(err, TT_ESTORE, "cannot register ev(): %s", sqlite3_errmsg(db));
+	for (int i = 0; i < N_TESTS; i++) {
+		tc[i].c = &c;
+		tc[i].which = i;
+		if (sqlite3_create_function_v2(db, TESTS[i].name, TESTS[i].nargs + 1,
+		                               SQLITE_UTF8 | SQLITE_DETERMINISTIC, &tc[i], fn_one_test,
+		                               NULL, NULL, NULL) != SQLITE_OK) {
+			rc = err_set(err, TT_ESTORE, "cannot register %s(): %s", TESTS[i].name,
+			             sqlite3_errmsg(db));
+			goto out;
+		}
+	}
 	sqlite3_set_authorizer(db, authorize, NULL);
 	const char *tail = NULL;
 	int prc = sqlite3_prepare_v2(db, sql, -1, &s, &tail);
@@ -130,5 +196,8 @@ out:
 	/* The functions point at this call's ExprCtx: remove them. */
 	sqlite3_create_function_v2(db, "ev", 1, SQLITE_UTF8, NULL, NULL, NULL, NULL, NULL);
 	sqlite3_create_function_v2(db, "has", 1, SQLITE_UTF8, NULL, NULL, NULL, NULL, NULL);
+	for (int i = 0; i < N_TESTS; i++)
+		sqlite3_create_function_v2(db, TESTS[i].name, TESTS[i].nargs + 1, SQLITE_UTF8, NULL, NULL,
+		                           NULL, NULL, NULL);
 	return rc;
 }

@@ -12,6 +12,14 @@
  *     ev(name)        the evidence value, NULL when missing
  *     has(name)       1 when the evidence is present, else 0
  *     abs, min, max, coalesce, ifnull, iif, nullif, round
+ * and, when the caller gives a test function (store_expr_eval_ex), tests
+ * that know each value's sampling interval (docs/diagnosis.md):
+ *     rose(name, min_abs, min_factor)  window above baseline, significantly
+ *     fell(name, min_abs, min_factor)  window below baseline, significantly
+ *     steady(name, tol)                the ratio's interval inside 1 +- tol
+ *     above(name, t), below(name, t)   the value's interval beyond t
+ *     lo(name), hi(name)               the bounds of the value's interval
+ * A test is 1 (holds), 0 (does not hold) or NULL (cannot tell).
  * A NULL result means "cannot be decided" (some evidence was missing, a
  * division by zero): *out is NAN.
  */
@@ -25,11 +33,23 @@
  * it is missing. */
 typedef int (*StoreEvLookupFn)(void *ctx, const char *name, double *out);
 
+/* A test over the evidence: op is one of "rose", "fell", "steady",
+ * "above", "below", "lo", "hi"; a and b are its numeric arguments (NAN
+ * when not given). Returns 1 with *out (1 or 0 for a test, the bound for
+ * lo/hi) or 0 for "cannot tell" / missing (the SQL value is NULL). */
+typedef int (*StoreEvTestFn)(void *ctx, const char *op, const char *name, double a, double b,
+                             double *out);
+
 /* Evaluates expr on st's connection (a Store on ":memory:" is enough).
  * Returns 0 with *out set (NAN for a NULL result), or TT_EPARSE with a
  * message for a syntax error, a denied construct, a non-numeric result or
  * an expression longer than 4096 bytes. Not thread-safe per Store. */
 int store_expr_eval(Store *st, const char *expr, StoreEvLookupFn fn, void *ctx, double *out,
                     Err *err);
+
+/* The same with the interval-aware tests; test may be NULL (then every
+ * test is NULL). */
+int store_expr_eval_ex(Store *st, const char *expr, StoreEvLookupFn fn, StoreEvTestFn test,
+                       void *ctx, double *out, Err *err);
 
 #endif

@@ -9,6 +9,54 @@
 
 #include "store.h"
 
+/* ---- every bind is checked ------------------------------------------------
+ *
+ * A bind can fail (a value longer than SQLite's length limit, a parameter
+ * number out of range, no memory); the parameter then stays NULL and the
+ * statement would run with it. In the store's .c files every
+ * sqlite3_bind_*() call goes through these macros: a failure is kept (per
+ * thread: a statement is used by one thread at a time) and the next
+ * sqlite3_step() returns that error code instead of running, so the
+ * caller's usual check of the step reports it (store_sqlerr() names the
+ * bind's error: SQLite's own message is gone by then) and rolls back.
+ * sqlite3_reset() forgets a failure whose statement never ran. */
+extern _Thread_local int store_bind_failed;
+extern _Thread_local int store_bind_reported; /* what the last step returned for it */
+
+static inline int store_bind_rc(int rc)
+{
+	if (rc != SQLITE_OK && store_bind_failed == SQLITE_OK)
+		store_bind_failed = rc;
+	return rc;
+}
+
+static inline int store_step_checked(sqlite3_stmt *s)
+{
+	int rc = store_bind_failed;
+	store_bind_reported = rc;
+	if (rc != SQLITE_OK) {
+		store_bind_failed = SQLITE_OK;
+		return rc;
+	}
+	return (sqlite3_step)(s);
+}
+
+static inline int store_reset_checked(sqlite3_stmt *s)
+{
+	store_bind_failed = SQLITE_OK;
+	return (sqlite3_reset)(s);
+}
+
+#define sqlite3_bind_text(...) store_bind_rc((sqlite3_bind_text)(__VA_ARGS__))
+#define sqlite3_bind_int(...) store_bind_rc((sqlite3_bind_int)(__VA_ARGS__))
+#define sqlite3_bind_int64(...) store_bind_rc((sqlite3_bind_int64)(__VA_ARGS__))
+#define sqlite3_bind_double(...) store_bind_rc((sqlite3_bind_double)(__VA_ARGS__))
+#define sqlite3_bind_null(...) store_bind_rc((sqlite3_bind_null)(__VA_ARGS__))
+#define sqlite3_bind_blob(...) store_bind_rc((sqlite3_bind_blob)(__VA_ARGS__))
+#define sqlite3_bind_value(...) store_bind_rc((sqlite3_bind_value)(__VA_ARGS__))
+#define sqlite3_step(s) store_step_checked(s)
+#define sqlite3_reset(s) store_reset_checked(s)
+
 enum {
 	STMT_SOURCE_FIND,
 	STMT_SOURCE_ADD,
@@ -40,6 +88,7 @@ enum {
 	RSTMT_ROOT_OPS,
 	RSTMT_SINCE,
 	RSTMT_MAX_ROWID,
+	RSTMT_ROOT_ATTRS,
 	RSTMT_UNRECOGNISED,
 	RSTMT_COUNT
 };
@@ -96,15 +145,11 @@ int store_prepare_all(Store *st, const char *const *texts, int n, sqlite3_stmt *
 int store_read_prepare(Store *st, Err *err);
 void store_read_finalize(Store *st);
 
-/* store_metrics.c: migrations appended after the span migrations. */
-int store_metrics_migration_count(void);
-const char *store_metrics_migration(int i);
+/* store_metrics.c (its tables: migrations 2 and 3 of store.c) */
 int store_metrics_prepare(Store *st, Err *err);
 void store_metrics_finalize(Store *st);
 
-/* store_drills.c: migrations appended after the metrics migrations. */
-int store_drills_migration_count(void);
-const char *store_drills_migration(int i);
+/* store_drills.c (its table: migration 4 of store.c) */
 void store_drills_finalize(Store *st);
 
 /* ---- helpers shared by the store's .c files ------------------------------ */

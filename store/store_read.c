@@ -14,10 +14,11 @@
 	"CASE WHEN s.kind = 3 AND instr(coalesce(s.attrs, ''), '\"db.system') > 0"       \
 	" AND json_valid(s.attrs) THEN coalesce(json_extract(s.attrs, '$.\"db.system.name\"'),"  \
 	" json_extract(s.attrs, '$.\"db.system\"'), '') ELSE '' END"
-#define SPAN_COLS(attrs)                                                         \
+#define SPAN_COLS_EV(attrs, events)                                              \
 	"s.trace_id, s.span_id, s.parent_id, s.service, s.host, s.name, s.kind,"     \
 	" s.start_ns, s.end_ns, s.status_code, coalesce(s.wclass, ''), s.queue_ns,"  \
-	" coalesce(s.links, ''), " attrs ", " DB_SYSTEM
+	" coalesce(s.links, ''), " attrs ", " events ", " DB_SYSTEM
+#define SPAN_COLS(attrs) SPAN_COLS_EV(attrs, "''")
 
 /* A trace belongs to a window when its root span starts in it; a trace with
  * no root (only orphans) belongs where its earliest span starts. Traces are
@@ -37,7 +38,7 @@ static const char *const rsql[RSTMT_COUNT] = {
 	                      " FROM t JOIN spans s ON s.trace_key = t.k ORDER BY s.trace_key",
 	[RSTMT_SCAN_WINDOW_ATTRS] = WINDOW_TRACES " SELECT " SPAN_COLS("coalesce(s.attrs, '')")
 	                            " FROM t JOIN spans s ON s.trace_key = t.k ORDER BY s.trace_key",
-	[RSTMT_TRACE] = "SELECT " SPAN_COLS("coalesce(s.attrs, '')")
+	[RSTMT_TRACE] = "SELECT " SPAN_COLS_EV("coalesce(s.attrs, '')", "coalesce(s.events, '')")
 	                " FROM spans s WHERE s.trace_key = (SELECT id FROM traces WHERE trace_id = ?1)"
 	                " ORDER BY s.start_ns, s.span_id",
 	[RSTMT_SINCE] = "SELECT " SPAN_COLS("''")
@@ -48,6 +49,11 @@ static const char *const rsql[RSTMT_COUNT] = {
 	    "SELECT service, name, count(*) FROM spans"
 	    " WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2"
 	    " GROUP BY service, name ORDER BY count(*) DESC, service, name",
+	[RSTMT_ROOT_ATTRS] =
+	    "SELECT coalesce(s.attrs, ''), coalesce(r.attrs, '') FROM spans s"
+	    " LEFT JOIN resources r ON r.id = s.resource_id"
+	    " WHERE s.parent_id = '' AND s.service = ?1 AND s.name = ?2"
+	    " AND s.start_ns >= ?3 AND s.start_ns < ?4",
 	/* a traces row exists only with its first span (same transaction) */
 	[RSTMT_STATS] =
 	    "SELECT (SELECT count(*) FROM spans),"
@@ -89,7 +95,8 @@ static int run_scan(Store *st, sqlite3_stmt *s, StoreSpanFn fn, void *ctx, Err *
 		r.queue_ns = r.has_queue ? sqlite3_column_int64(s, 11) : 0;
 		r.links_json = store_col_text(s, 12);
 		r.attrs_json = store_col_text(s, 13);
-		r.db_system = store_col_text(s, 14);
+		r.events_json = store_col_text(s, 14);
+		r.db_system = store_col_text(s, 15);
 		stopped = fn(ctx, &r);
 	}
 	if (stopped)
@@ -173,6 +180,27 @@ int store_root_operations(Store *st, int64_t from_ns, int64_t to_ns, StoreRootOp
 	return 0;
 }
 
+int store_classes(Store *st, int (*fn)(void *ctx, const char *wclass), void *ctx, Err *err)
+{
+	sqlite3_stmt *s = NULL;
+	if (sqlite3_prepare_v2(st->db,
+	                       "SELECT DISTINCT wclass FROM spans WHERE wclass IS NOT NULL"
+	                       " AND wclass <> '' ORDER BY 1",
+	                       -1, &s, NULL) != SQLITE_OK)
+		return store_sqlerr(st, err, "reading workload classes");
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (fn(ctx, store_col_text(s, 0))) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(st, err, "reading workload classes");
+	return 0;
+}
+
 int store_spans_max_rowid(Store *st, int64_t *out, Err *err)
 {
 	sqlite3_stmt *s = st->rstmt[RSTMT_MAX_ROWID];
@@ -193,4 +221,25 @@ int store_spans_since(Store *st, int64_t after_rowid, int64_t upto_rowid, StoreS
 	sqlite3_bind_int64(s, 1, after_rowid);
 	sqlite3_bind_int64(s, 2, upto_rowid);
 	return run_scan(st, s, fn, ctx, err);
+}
+
+int store_root_attrs(Store *st, const char *service, const char *name, int64_t from_ns,
+                     int64_t to_ns, StoreRootAttrsFn fn, void *ctx, Err *err)
+{
+	sqlite3_stmt *s = st->rstmt[RSTMT_ROOT_ATTRS];
+	sqlite3_bind_text(s, 1, service, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, from_ns);
+	sqlite3_bind_int64(s, 4, to_ns);
+	int rc;
+	int stopped = 0;
+	while (!stopped && (rc = sqlite3_step(s)) == SQLITE_ROW)
+		stopped = fn(ctx, store_col_text(s, 0), store_col_text(s, 1));
+	if (stopped)
+		rc = SQLITE_DONE;
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(st, err, "reading root span attributes");
+	return 0;
 }

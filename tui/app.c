@@ -9,12 +9,15 @@
 #include "app.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
+#include "model_infer.h"
+#include "sanitize.h"
 #include "timefmt.h"
 #include "view.h"
 
@@ -52,12 +55,79 @@ void app_select_node(TuiApp *app, int id)
 	app->sel_key = app_node_key(app->a, id);
 }
 
+/* ---- the panes ---------------------------------------------------------- */
+
+static View *make_dag(const TuiOptions *o) { (void)o; return view_dag_new(); }
+static View *make_node(const TuiOptions *o) { (void)o; return view_node_new(); }
+static View *make_owner(const TuiOptions *o) { (void)o; return view_owner_new(); }
+static View *make_trace(const TuiOptions *o) { (void)o; return view_trace_new(); }
+static View *make_drill(const TuiOptions *o) { return view_drill_new(o->drill); }
+static View *make_board(const TuiOptions *o) { return view_board_new(o->board); }
+
+static int has_trace(const TuiApp *app) { return app->trace != NULL; }
+static int has_drill(const TuiApp *app) { return app->drill != NULL; }
+static int has_board(const TuiApp *app) { return app->board != NULL; }
+
+/* Every pane, in tab order: its number in the tab bar (and its digit key)
+ * is its position + 1. The tab bar, the digit keys, Tab and the help
+ * screen are all driven by this table and the panes' ViewOps (title and
+ * keys); a new pane is one row here and one constructor. */
+static const struct PaneDef {
+	View *(*make)(const TuiOptions *opt);
+	int (*available)(const TuiApp *app);   /* NULL: always */
+	const char *why_not;                   /* said when its digit finds it closed */
+} panes[PANE_COUNT] = {
+	[PANE_DAG] = {make_dag, NULL, NULL},
+	[PANE_NODE] = {make_node, NULL, NULL},
+	[PANE_OWNER] = {make_owner, NULL, NULL},
+	[PANE_TRACE] = {make_trace, has_trace,
+	                "no trace open: Enter on a slowest trace in the node pane, or t and a trace id"},
+	[PANE_DRILL] = {make_drill, has_drill, "the Drill pane is there in 'tailtriage drill train'"},
+	[PANE_BOARD] = {make_board, has_board,
+	                "the Board needs the diagnosis engine (tailtriage tui with a database)"},
+};
+
+int app_pane_available(const TuiApp *app, int pane)
+{
+	if (pane < 0 || pane >= PANE_COUNT)
+		return 0;
+	return panes[pane].available == NULL || panes[pane].available(app);
+}
+
+void app_pane_label(const TuiApp *app, int pane, char *out, unsigned sz)
+{
+	const char *title = app->views[pane]->ops->title;
+	char extra[64] = "";
+	if (pane == PANE_NODE) {
+		const char *n = (app->a && app->a->n_nodes) ? app->a->nodes[app->sel_node].label : "-";
+		char nm[48];
+		if (san_width(n) > 18) {
+			/* cut names end in an ellipsis, as everywhere on the canvas */
+			int k = san_copy(n, nm, sizeof nm - 4, 17);
+			(void)k;
+			strcat(nm, app->ascii ? "~" : "\xe2\x80\xa6");
+		} else {
+			san_copy(n, nm, sizeof nm, 18);
+		}
+		snprintf(extra, sizeof extra, " %s", nm);
+	} else if (pane == PANE_TRACE) {
+		if (app->trace)
+			snprintf(extra, sizeof extra, " %.8s", app->trace->trace_id);
+		else
+			snprintf(extra, sizeof extra, " (none)");
+	}
+	snprintf(out, sz, "%d %s%s", pane + 1, title, extra);
+}
+
 /* ---- lifecycle --------------------------------------------------------- */
 
 void app_init(TuiApp *app, const TuiOptions *opt)
 {
 	memset(app, 0, sizeof *app);
 	app->model = opt->model;
+	app->model_findings = opt->model_findings;
+	app->n_model_findings = opt->n_model_findings;
+	app->model_out = opt->model_out ? opt->model_out : "tailtriage.model.json";
 	app->ascii = opt->ascii;
 	app->refresh_ms = opt->refresh_ms > 0 ? opt->refresh_ms : 1000;
 	app->evidence = opt->evidence;
@@ -71,14 +141,17 @@ void app_init(TuiApp *app, const TuiOptions *opt)
 	app->wclass = opt->wclass ? xstrdup(opt->wclass) : NULL;
 	app->skew = opt->skew;
 	app->opt_gen = 1;
-	app->views[PANE_DAG] = view_dag_new();
-	app->views[PANE_NODE] = view_node_new();
-	app->views[PANE_OWNER] = view_owner_new();
-	app->views[PANE_TRACE] = view_trace_new();
+	/* the model and the data disagree: say the first thing at once (the
+	 * title row keeps the count, the node pane the pool's own findings) */
+	if (app->n_model_findings > 0) {
+		int more = app->n_model_findings - 1;
+		app_set_status(app, 1, "model vs data: %s%s", app->model_findings[0].text,
+		               more ? " (more: tailtriage model check)" : "");
+	}
 	app->drill = opt->drill;
-	app->views[PANE_DRILL] = view_drill_new(opt->drill);
 	app->board = opt->board;
-	app->views[PANE_BOARD] = view_board_new(opt->board);
+	for (int p = 0; p < PANE_COUNT; p++)
+		app->views[p] = panes[p].make(opt);
 	app->pane = opt->drill ? PANE_DRILL : PANE_DAG;
 }
 
@@ -159,26 +232,35 @@ void app_open_pane(TuiApp *app, int pane)
 
 /* ---- evidence for budgets ---------------------------------------------- */
 
-int app_evidence(const TuiApp *app, const char *name, double *v)
+int app_evidence_unit(const TuiApp *app, const char *name, double *v, const char **unit)
 {
 	const Analysis *a = app->a;
+	*unit = NULL;
 	if (a == NULL)
 		return 0;
 	if (strcmp(name, "ingress.p99_ms") == 0) {
 		if (a->pop[POP_WINDOW].ingress.n == 0)
 			return 0;
 		*v = a->pop[POP_WINDOW].ingress.p99;
+		*unit = "ms";
 		return 1;
 	}
 	if (strcmp(name, "ingress.p99_ms@baseline") == 0) {
 		if (!a->pop[POP_BASELINE].present || a->pop[POP_BASELINE].ingress.n == 0)
 			return 0;
 		*v = a->pop[POP_BASELINE].ingress.p99;
+		*unit = "ms";
 		return 1;
 	}
 	if (app->evidence)
-		return app->evidence(app->evidence_ctx, a, name, v);
+		return app->evidence(app->evidence_ctx, a, name, v, unit);
 	return 0;
+}
+
+int app_evidence(const TuiApp *app, const char *name, double *v)
+{
+	const char *unit;
+	return app_evidence_unit(app, name, v, &unit);
 }
 
 int app_evidence_pending(const TuiApp *app)
@@ -265,6 +347,23 @@ static int prompt_apply(TuiApp *app)
 		snprintf(app->filter, sizeof app->filter, "%s", text);
 		p->kind = PROMPT_NONE;
 		return REACT_REDRAW;
+	}
+	if (p->kind == PROMPT_TRACE) {
+		/* 32 hex digits, as every importer stores them (lowercase) */
+		size_t n = strlen(text);
+		int ok = n == 32;
+		for (size_t i = 0; i < n && ok; i++)
+			ok = isxdigit((unsigned char)text[i]);
+		if (!ok) {
+			app_set_status(app, 1, "trace id: 32 hex digits, not '%.40s'", text);
+			return REACT_REDRAW;
+		}
+		for (size_t i = 0; i < n; i++)
+			app->want_trace[i] = (char)tolower((unsigned char)text[i]);
+		app->want_trace[n] = '\0';
+		p->kind = PROMPT_NONE;
+		app->status[0] = '\0';
+		return REACT_TRACE | REACT_REDRAW;
 	}
 	if (p->kind == PROMPT_WINDOW) {
 		if (text[0] == '\0' || strcmp(text, "all") == 0) {
@@ -358,21 +457,12 @@ static int act_quit(TuiApp *app)
 	return REACT_QUIT;
 }
 
-static int pane_available(const TuiApp *app, int pane)
-{
-	if (pane == PANE_DRILL)
-		return app->drill != NULL;
-	if (pane == PANE_BOARD)
-		return app->board != NULL;
-	return pane != PANE_TRACE || app->trace != NULL;
-}
-
 static int cycle_pane(TuiApp *app, int dir)
 {
 	int p = app->pane;
 	for (int i = 0; i < PANE_COUNT; i++) {
 		p = (p + dir + PANE_COUNT) % PANE_COUNT;
-		if (pane_available(app, p))
+		if (app_pane_available(app, p))
 			break;
 	}
 	app->pane = p;
@@ -390,15 +480,14 @@ static int act_prev_pane(TuiApp *app)
 	return cycle_pane(app, -1);
 }
 
-/* '1'..'6': the pane with that number in the tab bar, when it is open. */
+/* A digit: the pane with that number in the tab bar, when it is open. */
 static int act_goto_pane(TuiApp *app)
 {
 	int p = app->last_key - '1';
 	if (p < 0 || p >= PANE_COUNT)
 		return REACT_NONE;
-	if (!pane_available(app, p)) {
-		app_set_status(app, 0, p == PANE_TRACE ? "no trace open: Enter on a slowest trace in the node pane"
-		                       : "that pane is not available here");
+	if (!app_pane_available(app, p)) {
+		app_set_status(app, 0, "%s", panes[p].why_not ? panes[p].why_not : "that pane is not open");
 		return REACT_REDRAW;
 	}
 	app->pane = p;
@@ -468,11 +557,43 @@ static int act_pause(TuiApp *app)
 	return REACT_PAUSE | REACT_REDRAW;
 }
 
+static int act_trace_id(TuiApp *app)
+{
+	prompt_open(app, PROMPT_TRACE);
+	return REACT_REDRAW;
+}
+
 static int act_filter(TuiApp *app)
 {
 	if (app->pane != PANE_DAG)
 		app_open_pane(app, PANE_DAG);
 	prompt_open(app, PROMPT_FILTER);
+	return REACT_REDRAW;
+}
+
+/* Writes the model in use to app->model_out, never over an existing file. */
+static int act_write_model(TuiApp *app)
+{
+	if (app->model == NULL) {
+		app_set_status(app, 1, "no model to write");
+		return REACT_REDRAW;
+	}
+	FILE *f = fopen(app->model_out, "wx");
+	if (f == NULL) {
+		app_set_status(app, 1, "cannot write %s: %s", app->model_out, strerror(errno));
+		return REACT_REDRAW;
+	}
+	Buf b;
+	buf_init(&b);
+	model_write_json(app->model, &b);
+	int bad = fwrite(b.p, 1, b.len, f) != b.len;
+	bad |= fclose(f) != 0;
+	buf_fini(&b);
+	if (bad)
+		app_set_status(app, 1, "writing %s failed", app->model_out);
+	else
+		app_set_status(app, 0, "wrote the %s to %s",
+		               app->model->inferred ? "inferred model" : "model", app->model_out);
 	return REACT_REDRAW;
 }
 
@@ -493,6 +614,8 @@ static const Handler handlers[] = {
 	{ACT_BASELINE, act_baseline},
 	{ACT_PAUSE, act_pause},
 	{ACT_FILTER, act_filter},
+	{ACT_WRITE_MODEL, act_write_model},
+	{ACT_TRACE_ID, act_trace_id},
 };
 
 static int help_key(TuiApp *app, Action act)
@@ -510,6 +633,18 @@ static int help_key(TuiApp *app, Action act)
 	case ACT_UP:
 		if (app->help_scroll > 0)
 			app->help_scroll--;
+		return REACT_REDRAW;
+	case ACT_PAGE_DOWN:
+		app->help_scroll += 10;  /* app_draw() clamps it to the last page */
+		return REACT_REDRAW;
+	case ACT_PAGE_UP:
+		app->help_scroll = app->help_scroll > 10 ? app->help_scroll - 10 : 0;
+		return REACT_REDRAW;
+	case ACT_TOP:
+		app->help_scroll = 0;
+		return REACT_REDRAW;
+	case ACT_BOTTOM:
+		app->help_scroll = 1 << 20;
 		return REACT_REDRAW;
 	default:
 		return REACT_NONE;

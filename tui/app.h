@@ -33,7 +33,7 @@ enum {
 
 enum { PANE_DAG, PANE_NODE, PANE_OWNER, PANE_TRACE, PANE_DRILL, PANE_BOARD, PANE_COUNT };
 
-enum { PROMPT_NONE, PROMPT_FILTER, PROMPT_WINDOW, PROMPT_BASELINE };
+enum { PROMPT_NONE, PROMPT_FILTER, PROMPT_WINDOW, PROMPT_BASELINE, PROMPT_TRACE };
 
 /* Smallest terminal the screens are laid out for. */
 #define TUI_MIN_W 60
@@ -58,6 +58,9 @@ typedef struct TuiApp {
 	void *evidence_ctx;
 	const struct TuiDrill *drill; /* NULL: no Drill pane (added by "drills") */
 	const struct TuiBoard *board; /* NULL: no Board pane (added by "diag") */
+	const struct ModelFinding *model_findings; /* model vs data (added by "infer") */
+	int n_model_findings;
+	const char *model_out;        /* file the write-model key writes */
 
 	/* analysis options the user asked for */
 	int64_t win_from, win_to;
@@ -146,5 +149,8 @@ int app_evidence(const TuiApp *app, const char *name, double *v);
 /* 1 while evidence for the header is still being computed: the analysis
  * itself, or the provider's values for it. */
 int app_evidence_pending(const TuiApp *app);
+/* The same, also giving the value's unit ("ms", "ratio", ...; NULL when the
+ * provider did not say). */
+int app_evidence_unit(const TuiApp *app, const char *name, double *v, const char **unit);
 
 #endif

@@ -153,14 +153,15 @@ static int read_raw(const char *s, size_t *i, char *out, size_t sz)
 	return 0;
 }
 
-int attrs_next(const char *json, size_t *pos, char *key, size_t ksz, char *val, size_t vsz)
+/* Steps over the opening bracket (first call, *pos == 0) or the comma
+ * before the next member or element, and the spaces after it. Returns the
+ * position of the member, or 0 at the end or on malformed input. */
+static size_t next_item(const char *json, size_t pos, char open, char close)
 {
-	if (json == NULL)
-		return 0;
-	size_t i = *pos;
+	size_t i = pos;
 	skip_ws(json, &i);
-	if (*pos == 0) {
-		if (json[i] != '{')
+	if (pos == 0) {
+		if (json[i] != open)
 			return 0;
 		i++;
 	} else if (json[i] == ',') {
@@ -169,17 +170,44 @@ int attrs_next(const char *json, size_t *pos, char *key, size_t ksz, char *val, 
 		return 0;
 	}
 	skip_ws(json, &i);
-	if (json[i] == '}' || read_string(json, &i, key, ksz) < 0)
+	return json[i] == close ? 0 : i;
+}
+
+/* Reads a value (string unescaped, anything else raw) at json[*i]. */
+static int read_value(const char *json, size_t *i, char *val, size_t vsz)
+{
+	int rc = json[*i] == '"' ? read_string(json, i, val, vsz) : read_raw(json, i, val, vsz);
+	if (rc < 0)
+		return 0;
+	skip_ws(json, i);
+	return 1;
+}
+
+int attrs_next(const char *json, size_t *pos, char *key, size_t ksz, char *val, size_t vsz)
+{
+	if (json == NULL)
+		return 0;
+	size_t i = next_item(json, *pos, '{', '}');
+	if (i == 0 || read_string(json, &i, key, ksz) < 0)
 		return 0;
 	skip_ws(json, &i);
 	if (json[i] != ':')
 		return 0;
 	i++;
 	skip_ws(json, &i);
-	int rc = json[i] == '"' ? read_string(json, &i, val, vsz) : read_raw(json, &i, val, vsz);
-	if (rc < 0)
+	if (!read_value(json, &i, val, vsz))
 		return 0;
-	skip_ws(json, &i);
+	*pos = i;
+	return 1;
+}
+
+int attrs_elem_next(const char *json, size_t *pos, char *val, size_t vsz)
+{
+	if (json == NULL)
+		return 0;
+	size_t i = next_item(json, *pos, '[', ']');
+	if (i == 0 || !read_value(json, &i, val, vsz))
+		return 0;
 	*pos = i;
 	return 1;
 }

@@ -18,4 +18,10 @@
  * the end or on malformed input. Start with *pos = 0. */
 int attrs_next(const char *json, size_t *pos, char *key, size_t ksz, char *val, size_t vsz);
 
+/* Reads the next element of a JSON array at json[*pos...] into val: a
+ * string unescaped, anything else (an object, say) as raw text for
+ * attrs_next(). Returns 1, or 0 at the end or on malformed input. Start
+ * with *pos = 0. */
+int attrs_elem_next(const char *json, size_t *pos, char *val, size_t vsz);
+
 #endif

@@ -131,3 +131,25 @@ void draw_scroll_hint(Canvas *cv, int x_end, int y, int first, int shown, int to
 	snprintf(buf, sizeof buf, " %d-%d/%d ", first + 1, last, total);
 	canvas_text_right(cv, x_end, y, -1, ROLE_DIM, buf);
 }
+
+int list_nav(Action act, int *cursor, int n, int page)
+{
+	int c = *cursor, handled = 1;
+	if (page < 1)
+		page = 1;
+	switch (act) {
+	case ACT_UP: c--; break;
+	case ACT_DOWN: c++; break;
+	case ACT_PAGE_UP: c -= page; break;
+	case ACT_PAGE_DOWN: c += page; break;
+	case ACT_TOP: c = 0; break;
+	case ACT_BOTTOM: c = n - 1; break;
+	default: handled = 0;
+	}
+	if (c >= n)
+		c = n - 1;
+	if (c < 0)
+		c = 0;
+	*cursor = c;
+	return handled;
+}

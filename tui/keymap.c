@@ -12,12 +12,7 @@ static const KeyBinding bindings[] = {
 	{'q', ACT_QUIT},
 	{TK_TAB, ACT_NEXT_PANE},
 	{TK_BTAB, ACT_PREV_PANE},
-	{'1', ACT_GOTO_PANE},
-	{'2', ACT_GOTO_PANE},
-	{'3', ACT_GOTO_PANE},
-	{'4', ACT_GOTO_PANE},
-	{'5', ACT_GOTO_PANE},
-	{'6', ACT_GOTO_PANE},
+	/* the digits 1-9 pick panes: keymap_lookup() */
 	{TK_ENTER, ACT_OPEN},
 	{'\n', ACT_OPEN},
 	{TK_ESC, ACT_BACK},
@@ -41,34 +36,46 @@ static const KeyBinding bindings[] = {
 	{'b', ACT_BASELINE},
 	{'p', ACT_PAUSE},
 	{'s', ACT_SORT},
+	{'M', ACT_WRITE_MODEL},
+	{'[', ACT_DETAIL_UP},
+	{']', ACT_DETAIL_DOWN},
+	{'t', ACT_TRACE_ID},
 };
 
+/* Actions with per_pane set mean something different in each pane: the
+ * help screen lists them under each pane (ViewOps.keys), not here. */
 static const ActionInfo actions[] = {
-	{ACT_HELP, "help", "show or hide this help"},
-	{ACT_QUIT, "quit", "quit"},
-	{ACT_NEXT_PANE, "next-pane", "next pane: DAG, node, tail ownership, trace"},
-	{ACT_PREV_PANE, "prev-pane", "previous pane"},
-	{ACT_GOTO_PANE, "goto-pane", "jump to a pane by its number in the tab bar"},
-	{ACT_OPEN, "open", "open: node detail from the DAG, waterfall from a trace"},
-	{ACT_BACK, "back", "back to the previous pane; close help, prompt or filter"},
-	{ACT_UP, "up", "move up"},
-	{ACT_DOWN, "down", "move down"},
-	{ACT_LEFT, "left", "DAG: fold subtree; node: previous node; trace: zoom out"},
-	{ACT_RIGHT, "right", "DAG: unfold subtree; node: next node; trace: zoom in"},
-	{ACT_PAGE_UP, "page-up", "page up"},
-	{ACT_PAGE_DOWN, "page-down", "page down"},
-	{ACT_TOP, "top", "first row"},
-	{ACT_BOTTOM, "bottom", "last row"},
-	{ACT_FILTER, "filter", "filter DAG nodes by name (Enter applies, Esc clears)"},
-	{ACT_CLASS, "class", "cycle the workload class (all, then each class)"},
-	{ACT_WINDOW, "window", "window: A..B (RFC 3339 / epoch ms), all, last 5m"},
-	{ACT_BASELINE, "baseline", "baseline: A..B, before (same length), none"},
-	{ACT_PAUSE, "pause", "pause or resume live updates"},
-	{ACT_SORT, "sort", "sort: DAG tree/p99/change/calls, owners share/change"},
+	{ACT_HELP, "help", "show or hide this help", 0},
+	{ACT_QUIT, "quit", "quit", 0},
+	{ACT_NEXT_PANE, "next-pane", "next pane (the tabs, left to right)", 0},
+	{ACT_PREV_PANE, "prev-pane", "previous pane", 0},
+	{ACT_GOTO_PANE, "goto-pane", "jump to a pane by its number in the tab bar", 0},
+	{ACT_BACK, "back", "back to the previous pane; close help, prompt or filter", 0},
+	{ACT_UP, "up", "move up (the marked row)", 0},
+	{ACT_DOWN, "down", "move down", 0},
+	{ACT_PAGE_UP, "page-up", "page up", 0},
+	{ACT_PAGE_DOWN, "page-down", "page down", 0},
+	{ACT_TOP, "top", "first row", 0},
+	{ACT_BOTTOM, "bottom", "last row", 0},
+	{ACT_FILTER, "filter", "filter DAG nodes by name (Enter applies, Esc clears)", 0},
+	{ACT_CLASS, "class", "cycle the workload class (all, then each class)", 0},
+	{ACT_WINDOW, "window", "window: A..B (RFC 3339 / epoch ms), all, last 5m", 0},
+	{ACT_BASELINE, "baseline", "baseline: A..B, before (same length), none", 0},
+	{ACT_PAUSE, "pause", "pause or resume live updates", 0},
+	{ACT_TRACE_ID, "trace", "open a trace by its id in the waterfall (32 hex digits)", 0},
+	{ACT_OPEN, "open", "open the selected row (see each pane)", 1},
+	{ACT_LEFT, "left", "see each pane", 1},
+	{ACT_RIGHT, "right", "see each pane", 1},
+	{ACT_SORT, "sort", "change the order of the rows (see each pane)", 1},
+	{ACT_DETAIL_UP, "detail-up", "scroll a detail panel up (see each pane)", 1},
+	{ACT_DETAIL_DOWN, "detail-down", "scroll a detail panel down (see each pane)", 1},
+	{ACT_WRITE_MODEL, "write-model", "write the model in use (e.g. the inferred one) to a file", 0},
 };
 
 Action keymap_lookup(int key)
 {
+	if (key >= '1' && key <= '9')
+		return ACT_GOTO_PANE;
 	for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++)
 		if (bindings[i].key == key)
 			return bindings[i].action;

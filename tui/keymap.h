@@ -42,6 +42,7 @@ typedef enum Action {
 	ACT_PAUSE,
 	ACT_FILTER,
 	ACT_GOTO_PANE,
+	ACT_WRITE_MODEL,
 	/* handed to the active view */
 	ACT_UP,
 	ACT_DOWN,
@@ -53,6 +54,9 @@ typedef enum Action {
 	ACT_BOTTOM,
 	ACT_OPEN,
 	ACT_SORT,
+	ACT_DETAIL_UP,          /* scroll a detail panel (span attributes, ...) */
+	ACT_DETAIL_DOWN,
+	ACT_TRACE_ID,           /* open a trace by its id (global) */
 	ACT_COUNT
 } Action;
 
@@ -65,6 +69,7 @@ typedef struct ActionInfo {
 	Action action;
 	const char *name;       /* "quit" */
 	const char *help;       /* one line for the help screen */
+	int per_pane;           /* its meaning depends on the pane (ViewOps.keys) */
 } ActionInfo;
 
 /* The action bound to key, or ACT_NONE. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "evidence.h"
 #include "fmt.h"
 #include "sanitize.h"
 #include "view.h"
@@ -36,15 +37,21 @@ static void draw_title_row(const TuiApp *app, Canvas *cv, int y)
 	x = x_text(cv, x, y, app->wclass ? ROLE_WARN : ROLE_NORMAL, app->wclass ? app->wclass : "all");
 	if (a && app->a_gen != app->opt_gen)
 		x = x_text(cv, x, y, ROLE_DIM, " (updating: screen shows the previous choice)");
-	char m[96];
-	if (app->model)
-	{
+	char m[160];
+	if (app->model && app->model->inferred) {
+		snprintf(m, sizeof m, "model: inferred (M writes it)");
+	} else if (app->model) {
 		const char *mp = app->model->path ? app->model->path : "loaded";
 		const char *slash = strrchr(mp, '/');
 		snprintf(m, sizeof m, "model %s", slash ? slash + 1 : mp);
-	}
-	else
+	} else {
 		snprintf(m, sizeof m, "no model");
+	}
+	if (app->n_model_findings > 0) {
+		size_t l = strlen(m);
+		snprintf(m + l, sizeof m - l, ", %d disagreement%s with the data", app->n_model_findings,
+		         app->n_model_findings == 1 ? "" : "s");
+	}
 	if (x + 2 + san_width(m) < cv->w)
 		canvas_text_right(cv, cv->w, y, -1, ROLE_DIM, m);
 }
@@ -75,7 +82,9 @@ static void draw_objective_row(const TuiApp *app, Canvas *cv, int y)
 		snprintf(buf, sizeof buf, " objective %.0f ms", a->objective_ms);
 		x = x_text(cv, x, y, ROLE_NORMAL, buf);
 	} else {
-		x = x_text(cv, x, y, ROLE_DIM, "no objective (no model)");
+		x = x_text(cv, x, y, ROLE_DIM, app->model == NULL ? "no objective (no model)"
+		                               : app->model->inferred ? "no objective (not inferable)"
+		                                                      : "no objective in the model");
 	}
 	snprintf(buf, sizeof buf, "  n=%s", n);
 	x = x_text(cv, x, y, ROLE_DIM, buf);
@@ -156,16 +165,6 @@ static void draw_mix_row(const TuiApp *app, Canvas *cv, int y)
 	}
 }
 
-static void fmt_budget_value(char *out, size_t sz, double v, const char *unit)
-{
-	if (unit && strcmp(unit, "ratio") == 0)
-		snprintf(out, sz, "%.1f%%", 100 * v);
-	else if (unit && strcmp(unit, "%") == 0)
-		snprintf(out, sz, "%.1f%%", v);
-	else
-		snprintf(out, sz, "%.1f %s", v, unit ? unit : "");
-}
-
 /* One line for every budget of the model: the breached ones by name and
  * value, then how many are within and how many cannot be evaluated yet.
  * When the labels do not fit, the budget ids stand in for them. */
@@ -188,20 +187,24 @@ static void draw_budget_row(const TuiApp *app, Canvas *cv, int y)
 	int n_items = 0, long_w = 0;
 	for (int i = 0; i < m->n_budgets; i++) {
 		const ModelBudget *b = &m->budgets[i];
-		double v;
-		if (b->evidence == NULL || !app_evidence(app, b->evidence, &v)) {
+		double v, in_unit;
+		const char *unit = NULL;
+		/* the verdict and the number as analysis/budgets.c makes them */
+		int state = BUDGET_UNKNOWN;
+		if (b->evidence && app_evidence_unit(app, b->evidence, &v, &unit))
+			state = budget_judge(b, v, unit, &in_unit);
+		if (state == BUDGET_UNKNOWN) {
 			unknown++;
 			continue;
 		}
-		int over = (b->op && strcmp(b->op, "<") == 0) ? v < b->threshold : v > b->threshold;
-		if (!over) {
+		if (state == BUDGET_OK) {
 			ok++;
 			continue;
 		}
 		if (n_items == 8)
 			continue;
 		char val[48];
-		fmt_budget_value(val, sizeof val, v, b->unit);
+		budgets_format_value(b, in_unit, val, sizeof val);
 		const char *id = b->id ? b->id : (b->evidence ? b->evidence : "?");
 		snprintf(items[n_items], sizeof items[0], " %s (%s)  ", b->label ? b->label : id, val);
 		snprintf(short_items[n_items], sizeof short_items[0], " %s (%s)  ", id, val);
@@ -250,41 +253,20 @@ static int draw_header(const TuiApp *app, Canvas *cv, int full)
 
 /* ---- tabs and status --------------------------------------------------- */
 
+/* The tabs of the panes that can be opened now, from app.c's pane table. */
 static void draw_tabs(const TuiApp *app, Canvas *cv, int y)
 {
 	int x = 0;
 	for (int p = 0; p < PANE_COUNT && x < cv->w; p++) {
+		/* the Trace tab stays, dimmed, so the numbers do not move */
+		if (p != PANE_TRACE && !app_pane_available(app, p))
+			continue;
 		char label[96];
-		switch (p) {
-		case PANE_DAG: snprintf(label, sizeof label, "1 DAG"); break;
-		case PANE_NODE: {
-			const char *n = (app->a && app->a->n_nodes) ? app->a->nodes[app->sel_node].label : "-";
-			char nm[40];
-			san_copy(n, nm, sizeof nm, 18);
-			snprintf(label, sizeof label, "2 Node %s", nm);
-			break;
-		}
-		case PANE_OWNER: snprintf(label, sizeof label, "3 Tail ownership"); break;
-		case PANE_DRILL:
-			if (app->drill == NULL)
-				continue;
-			snprintf(label, sizeof label, "5 Drill");
-			break;
-		case PANE_BOARD:
-			if (app->board == NULL)
-				continue;
-			snprintf(label, sizeof label, "6 Board");
-			break;
-		default:
-			if (app->trace)
-				snprintf(label, sizeof label, "4 Trace %.8s", app->trace->trace_id);
-			else
-				snprintf(label, sizeof label, "4 Trace (none)");
-		}
+		app_pane_label(app, p, label, sizeof label);
 		int active = p == app->pane;
 		char buf[128];
 		snprintf(buf, sizeof buf, active ? "[%s]" : " %s ", label);
-		Role r = active ? ROLE_TAB_ACTIVE : (p == PANE_TRACE && !app->trace ? ROLE_DIM : ROLE_TAB);
+		Role r = active ? ROLE_TAB_ACTIVE : (!app_pane_available(app, p) ? ROLE_DIM : ROLE_TAB);
 		x += canvas_text(cv, x, y, cv->w - x, r, buf);
 		x += canvas_text(cv, x, y, cv->w - x, ROLE_NORMAL, " ");
 	}
@@ -295,6 +277,7 @@ static const char *prompt_title(int kind)
 	switch (kind) {
 	case PROMPT_FILTER: return "filter nodes: ";
 	case PROMPT_WINDOW: return "window (A..B, all, last 5m): ";
+	case PROMPT_TRACE: return "trace id (32 hex digits): ";
 	default: return "baseline (A..B, before, none): ";
 	}
 }
@@ -378,59 +361,114 @@ static void draw_box(Canvas *cv, int x, int y, int w, int h)
 	canvas_put(cv, x + w - 1, y + h - 1, g->corner[3], ROLE_DIM);
 }
 
+/* One line of the help screen. */
+typedef struct HelpLine {
+	int kind;                /* HL_* */
+	char keys[48];
+	const char *text;
+	char heading[96];
+	int glyph;               /* HL_GLYPHS: which legend row */
+} HelpLine;
+
+enum { HL_KEY, HL_HEADING, HL_BLANK, HL_GLYPHS };
+
+#define HELP_MAX 160
+
+static void help_key_line(HelpLine *l, int *n, const TuiApp *app, Action act, const char *text)
+{
+	if (*n >= HELP_MAX)
+		return;
+	HelpLine *h = &l[(*n)++];
+	memset(h, 0, sizeof *h);
+	h->kind = HL_KEY;
+	if (act == ACT_GOTO_PANE)
+		snprintf(h->keys, sizeof h->keys, "1-%d", PANE_COUNT);
+	else
+		keymap_keys_for(act, app->ascii, h->keys, sizeof h->keys);
+	h->text = text;
+}
+
+/* The keys every pane shares (from keymap.c), then, for every pane of
+ * app.c's pane table, what its own keys do (ViewOps.keys), then the glyph
+ * legend. Panes that are not open now are listed too, marked as such. */
+static int help_lines(const TuiApp *app, HelpLine *l)
+{
+	int n = 0, na;
+	const ActionInfo *acts = keymap_actions(&na);
+	for (int i = 0; i < na; i++)
+		if (!acts[i].per_pane)
+			help_key_line(l, &n, app, acts[i].action, acts[i].help);
+	for (int p = 0; p < PANE_COUNT && n < HELP_MAX - 2; p++) {
+		const ViewOps *ops = app->views[p]->ops;
+		l[n].kind = HL_BLANK;
+		n++;
+		HelpLine *h = &l[n++];
+		memset(h, 0, sizeof *h);
+		h->kind = HL_HEADING;
+		snprintf(h->heading, sizeof h->heading, "%d %s%s", p + 1, ops->title,
+		         app_pane_available(app, p) ? "" : " (not open now)");
+		for (const PaneKey *k = ops->keys; k && k->action != ACT_NONE; k++)
+			help_key_line(l, &n, app, k->action, k->help);
+	}
+	for (int g = 0; g < 6 && n < HELP_MAX; g++) {
+		l[n].kind = g == 0 ? HL_BLANK : HL_GLYPHS;
+		l[n].glyph = g;
+		n++;
+	}
+	return n;
+}
+
 static void draw_help(TuiApp *app, Canvas *cv)
 {
 	const Glyphs *g = cv->g;
-	int n;
-	const ActionInfo *acts = keymap_actions(&n);
-	/* lines: actions, blank, glyph legend (4 lines) */
-	int lines = n + 6;
+	static HelpLine hl[HELP_MAX];
+	int lines = help_lines(app, hl);
 	int w = cv->w - 4 < 78 ? cv->w - 4 : 78;
-	int h = cv->h - 2 < lines + 4 ? cv->h - 2 : lines + 4;
+	int h = cv->h - 2 < lines + 2 ? cv->h - 2 : lines + 2;
 	int x0 = (cv->w - w) / 2, y0 = (cv->h - h) / 2;
 	draw_box(cv, x0, y0, w, h);
-	canvas_text(cv, x0 + 2, y0, w - 4, ROLE_TITLE, " keys (? or Esc closes) ");
+	canvas_text(cv, x0 + 2, y0, w - 4, ROLE_TITLE, " keys (? or Esc closes, arrows scroll) ");
 	int inner = h - 2;
 	int max_scroll = lines - inner > 0 ? lines - inner : 0;
 	if (app->help_scroll > max_scroll)
 		app->help_scroll = max_scroll;
-	int row = 0;
-	for (int i = 0; i < lines; i++) {
+	for (int row = 0; row < inner && app->help_scroll + row < lines; row++) {
+		const HelpLine *l = &hl[app->help_scroll + row];
 		int y = y0 + 1 + row;
-		if (i < app->help_scroll)
-			continue;
-		if (row >= inner)
-			break;
-		row++;
 		int x = x0 + 2;
-		if (i < n) {
-			char keys[64];
-			keymap_keys_for(acts[i].action, app->ascii, keys, sizeof keys);
-			canvas_text(cv, x, y, 11, ROLE_KEY, keys);
-			canvas_text(cv, x + 12, y, w - 16, ROLE_NORMAL, acts[i].help);
-			continue;
-		}
-		int k = i - n;
-		if (k == 1) {
-			canvas_text(cv, x, y, w - 4, ROLE_HEADING, "glyphs");
-		} else if (k == 2) {
-			x += canvas_put(cv, x, y, g->edge_serial, ROLE_NORMAL);
-			x += canvas_text(cv, x, y, -1, ROLE_NORMAL, " serial call  ");
-			x += canvas_put(cv, x, y, g->edge_parallel, ROLE_NORMAL);
-			x += canvas_text(cv, x, y, -1, ROLE_NORMAL, " parallel (fan-out)  ");
-			x += canvas_put(cv, x, y, g->crit, ROLE_CRIT);
-			canvas_text(cv, x, y, -1, ROLE_NORMAL, " on the critical path");
-		} else if (k == 3) {
-			draw_split_legend(cv, x, y, w - 4);
-		} else if (k == 4) {
-			x += canvas_put(cv, x, y, g->breach, ROLE_BREACH);
-			x += canvas_text(cv, x, y, -1, ROLE_NORMAL, " breached  ");
-			x += canvas_put(cv, x, y, g->ok, ROLE_OK);
-			x += canvas_text(cv, x, y, -1, ROLE_NORMAL, " within  ");
-			canvas_text(cv, x, y, x0 + w - 2 - x, ROLE_NORMAL, "? unknown  - not applicable");
-		} else if (k == 5) {
-			canvas_text(cv, x, y, w - 4, ROLE_DIM,
-			            "tags: M mandatory, opt optional, core = core node (from the model)");
+		switch (l->kind) {
+		case HL_KEY:
+			canvas_text(cv, x, y, 11, ROLE_KEY, l->keys);
+			canvas_text(cv, x + 12, y, w - 16, ROLE_NORMAL, l->text);
+			break;
+		case HL_HEADING:
+			canvas_text(cv, x, y, w - 4, ROLE_HEADING, l->heading);
+			break;
+		case HL_GLYPHS:
+			if (l->glyph == 1) {
+				canvas_text(cv, x, y, w - 4, ROLE_HEADING, "glyphs");
+			} else if (l->glyph == 2) {
+				x += canvas_put(cv, x, y, g->edge_serial, ROLE_NORMAL);
+				x += canvas_text(cv, x, y, -1, ROLE_NORMAL, " serial call  ");
+				x += canvas_put(cv, x, y, g->edge_parallel, ROLE_NORMAL);
+				x += canvas_text(cv, x, y, -1, ROLE_NORMAL, " parallel (fan-out)  ");
+				x += canvas_put(cv, x, y, g->crit, ROLE_CRIT);
+				canvas_text(cv, x, y, -1, ROLE_NORMAL, " on the critical path");
+			} else if (l->glyph == 3) {
+				draw_split_legend(cv, x, y, w - 4);
+			} else if (l->glyph == 4) {
+				x += canvas_put(cv, x, y, g->breach, ROLE_BREACH);
+				x += canvas_text(cv, x, y, -1, ROLE_NORMAL, " breached  ");
+				x += canvas_put(cv, x, y, g->ok, ROLE_OK);
+				x += canvas_text(cv, x, y, -1, ROLE_NORMAL, " within  ");
+				canvas_text(cv, x, y, x0 + w - 2 - x, ROLE_NORMAL, "? unknown  - not applicable");
+			} else if (l->glyph == 5) {
+				canvas_text(cv, x, y, w - 4, ROLE_DIM,
+				            "tags: M mandatory, opt optional, core = core node (from the model)");
+			}
+			break;
+		default:
+			break;
 		}
 	}
 	if (max_scroll > 0)

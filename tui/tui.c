@@ -94,6 +94,8 @@ int tui_run(const TuiOptions *opt, Err *err)
 		{.fd = live_wait_fd(ls), .events = POLLIN},
 	};
 	for (;;) {
+		if (opt->quit && atomic_load(opt->quit))
+			break;
 		if (dirty) {
 			app.now_s = (int64_t)time(NULL);
 			app_draw(&app, &cv);

@@ -12,6 +12,7 @@
 #define TT_TUI_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "analysis.h"
@@ -20,11 +21,15 @@
 
 /* Supplies an evidence value (DESIGN.md names such as "ingress.p99_ms",
  * "pool.profile.occupancy") for the budget line of the header. Returns 1
- * and sets *value when known, 0 when not. Called on the UI thread, with the
- * Analysis currently shown (never NULL). The TUI itself knows
- * "ingress.p99_ms" and "ingress.p99_ms@baseline"; a provider from the
- * metrics/diagnosis layer fills in the rest. */
-typedef int (*TuiEvidenceFn)(void *ctx, const Analysis *a, const char *name, double *value);
+ * and sets *value and *unit (the evidence's unit, "ms", "ratio", ...;
+ * static or owned by the provider) when known, 0 when not. Called on the
+ * UI thread, with the Analysis currently shown (never NULL). The TUI itself
+ * knows "ingress.p99_ms" and "ingress.p99_ms@baseline"; a provider from the
+ * metrics/diagnosis layer fills in the rest. The verdict and the way the
+ * value is written come from analysis/ (budget_judge(),
+ * budgets_format_value()), as in `report` and `diagnose`. */
+typedef int (*TuiEvidenceFn)(void *ctx, const Analysis *a, const char *name, double *value,
+                             const char **unit);
 
 typedef struct TuiOptions {
 	const char *db_path;        /* required */
@@ -60,6 +65,17 @@ typedef struct TuiOptions {
 	 * decisions from the diagnosis engine, borrowed; NULL: no Board pane.
 	 * (added by "diag") */
 	const struct TuiBoard *board;
+	/* Where the model (when model->inferred, drafted from the data) and
+	 * the data disagree (analysis/model_infer.h), borrowed; shown in the
+	 * title row and the node pane. model_out: file the 'M' key writes the
+	 * model to (NULL: "tailtriage.model.json"); an existing file is never
+	 * overwritten. (added by "infer") */
+	const struct ModelFinding *model_findings;
+	int n_model_findings;
+	const char *model_out;
+	/* Set to non-zero from another thread to end the dashboard as if the
+	 * user had pressed q (within one tick); NULL: only the user ends it. */
+	atomic_int *quit;
 } TuiOptions;
 
 /* Runs the dashboard until the user quits. Returns 0, or a negative code

@@ -14,13 +14,36 @@
 #include "canvas.h"
 #include "keymap.h"
 
+/* What a pane does with one action, for the help screen. */
+typedef struct PaneKey {
+	Action action;
+	const char *help;
+} PaneKey;
+
 typedef struct ViewOps {
-	const char *title;                                   /* tab label */
+	const char *title;                                   /* tab label, help heading */
 	void (*draw)(View *v, const TuiApp *app, Canvas *cv, Rect r);
 	int (*key)(View *v, TuiApp *app, Action act);        /* REACT_* */
 	void (*resize)(View *v, int w, int h);
 	void (*free)(View *v);
+	/* The actions this pane gives a meaning of its own (Enter, Left,
+	 * Right, s, ...), ended by {ACT_NONE, NULL}; the help screen lists
+	 * them under the pane's title. NULL: none. */
+	const PaneKey *keys;
 } ViewOps;
+
+/* The pane shown as pane (PANE_*), its tab label ("2 Node pricing") and
+ * whether it can be opened now (the Trace pane needs a trace, Drill and
+ * Board exist only in some modes). app.c's pane table decides; the tab
+ * bar, the digit keys and the help screen all ask it. */
+int app_pane_available(const TuiApp *app, int pane);
+void app_pane_label(const TuiApp *app, int pane, char *out, unsigned sz);
+
+/* Moves *cursor over a list of n rows for the list actions (Up, Down,
+ * PgUp, PgDn by page rows, Home, End) and clamps it to 0..n-1 (0 when
+ * the list is empty). Returns 1 when act is one of them, else 0 (the
+ * cursor is still clamped). Every list view moves with this. */
+int list_nav(Action act, int *cursor, int n, int page);
 
 struct View {
 	const ViewOps *ops;

@@ -3,7 +3,9 @@
  * the selected one's evidence for (+), against (-) and missing (?) with its
  * discriminating check on the right, and the decisions with their verdicts
  * and reasons underneath. Enter runs the selected hypothesis's check and
- * shows its table in place of the evidence; Left closes it.
+ * shows its table in place of the evidence; Left closes it. Right moves
+ * the marker to the decisions, whose one-line reasons end in an ellipsis
+ * when cut: Enter shows the marked one in full, Left goes back.
  *
  * The pane holds a selection and the last check's text; the board itself
  * comes from the TuiBoard callbacks (tui_board.h), asked for when drawing,
@@ -24,6 +26,9 @@ typedef struct BoardView {
 	const TuiBoardSnapshot *last; /* from the last draw (valid until the next) */
 	int cursor, top;
 	int scroll;                   /* detail / check text scroll */
+	int on_decisions;             /* Right moved the marker to the decisions */
+	int dcursor, dtop;            /* the marked decision, first one shown */
+	int dopen;                    /* the marked decision is shown in full */
 	char *check_text;             /* the last check's table (owned), or NULL */
 	char check_for[128];          /* hypothesis id the check was run for */
 	char msg[300];                /* error or note */
@@ -113,20 +118,37 @@ static Role verdict_role(const char *v)
 	return ROLE_WARN;
 }
 
-static void draw_decisions(const TuiBoardSnapshot *s, Canvas *cv, int x, int y, int w, int h)
+/* The decisions, one line each; the marked one (when the marker is on the
+ * decisions) has the pointer. Lines that do not fit end in an ellipsis. */
+static void draw_decisions(BoardView *v, const TuiBoardSnapshot *s, Canvas *cv, int x, int y,
+                           int w, int h)
 {
-	canvas_text(cv, x, y, w, ROLE_HEADING, "decisions");
+	canvas_text(cv, x, y, w, ROLE_HEADING,
+	            v->on_decisions ? "decisions (Enter shows the marked one in full, Left goes back)"
+	                            : "decisions (Right marks them)");
 	y++;
-	for (int i = 0; i < s->n_decisions && h > 1; i++) {
+	int rows = h - 1;
+	if (rows < 1)
+		return;
+	if (v->dcursor >= s->n_decisions)
+		v->dcursor = s->n_decisions ? s->n_decisions - 1 : 0;
+	if (v->dcursor < v->dtop)
+		v->dtop = v->dcursor;
+	if (v->dcursor >= v->dtop + rows)
+		v->dtop = v->dcursor - rows + 1;
+	for (int i = v->dtop; i < s->n_decisions && i < v->dtop + rows; i++, y++) {
 		const TuiBoardDecision *d = &s->decisions[i];
+		int sel = v->on_decisions && i == v->dcursor;
+		if (sel)
+			canvas_put(cv, x - 1, y, cv->g->pointer, ROLE_SELECTED);
 		char head[160];
 		/* the verdict in words, so colour is not the only carrier */
 		snprintf(head, sizeof head, "%-11s %s: ", d->verdict, d->id);
-		int hx = canvas_text(cv, x, y, w, verdict_role(d->verdict), head);
-		canvas_text(cv, x + hx, y, w - hx, ROLE_NORMAL, d->reason);
-		y++;
-		h--;
+		int hx = canvas_text(cv, x, y, w, sel ? ROLE_SELECTED : verdict_role(d->verdict), head);
+		canvas_text(cv, x + hx, y, w - hx, sel ? ROLE_SELECTED : ROLE_NORMAL, d->reason);
 	}
+	if (s->n_decisions > rows)
+		draw_scroll_hint(cv, x + w, y - rows - 1, v->dtop, rows, s->n_decisions);
 }
 
 static void board_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
@@ -173,7 +195,18 @@ static void board_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 		int n = wrap(cv, 1, y + 1, r.w - 2, y + body_h, v->scroll, ROLE_NORMAL, v->check_text);
 		if (v->scroll >= n)
 			v->scroll = n > 0 ? n - 1 : 0;
-		draw_decisions(s, cv, 1, y + body_h + 1, r.w - 2, dec_h);
+		draw_decisions(v, s, cv, 1, y + body_h + 1, r.w - 2, dec_h);
+		return;
+	}
+	/* the marked decision in full, also across the whole width */
+	if (v->on_decisions && v->dopen && v->dcursor < s->n_decisions) {
+		const TuiBoardDecision *d = &s->decisions[v->dcursor];
+		snprintf(buf, sizeof buf, "decision %s: %s (Left closes it)", d->id, d->verdict);
+		canvas_text(cv, 1, y, r.w - 2, verdict_role(d->verdict), buf);
+		int n = wrap(cv, 1, y + 1, r.w - 2, y + body_h, v->scroll, ROLE_NORMAL, d->reason);
+		if (v->scroll >= n)
+			v->scroll = n > 0 ? n - 1 : 0;
+		draw_decisions(v, s, cv, 1, y + body_h + 1, r.w - 2, dec_h);
 		return;
 	}
 
@@ -188,13 +221,20 @@ static void board_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 		v->top = 0;
 	for (int i = v->top; i < s->n_hyps && i < v->top + body_h; i++) {
 		const TuiBoardHyp *h = &s->hyps[i];
-		char nm[64], id[64], row[200];
-		san_copy(h->node, nm, sizeof nm, nodew);
-		san_copy(h->id, id, sizeof id, idw);
-		snprintf(row, sizeof row, "%2d %-*s %-*s %+5.1f", h->rank, idw, id, nodew, nm, h->score);
-		Role role = i == v->cursor ? ROLE_SELECTED
-		          : h->score > 0 ? ROLE_NORMAL : ROLE_DIM;
-		canvas_text(cv, 1, y + i - v->top, list_w - 1, role, row);
+		int yy = y + i - v->top, sel = i == v->cursor && !v->on_decisions;
+		Role role = sel ? ROLE_SELECTED : h->score > 0 ? ROLE_NORMAL : ROLE_DIM;
+		if (sel) {
+			canvas_put(cv, 0, yy, cv->g->pointer, ROLE_SELECTED);
+			canvas_fill(cv, 1, yy, list_w - 1, 1, ' ', ROLE_SELECTED);
+		}
+		/* column by column: a name that does not fit ends in an ellipsis */
+		char num[32];
+		snprintf(num, sizeof num, "%2d", h->rank);
+		canvas_text(cv, 1, yy, 2, role, num);
+		canvas_text(cv, 4, yy, idw, role, h->id);
+		canvas_text(cv, 5 + idw, yy, nodew, role, h->node);
+		snprintf(num, sizeof num, "%+5.1f", h->score);
+		canvas_text_right(cv, 6 + idw + nodew + 5, yy, 5, role, num);
 	}
 
 	int dx = list_w + 1, dw = r.w - dx - 1;
@@ -226,7 +266,36 @@ static void board_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 	}
 	if (v->msg[0])
 		canvas_text(cv, dx, maxy - 1, dw, ROLE_ERROR, v->msg);
-	draw_decisions(s, cv, 1, maxy + 1, r.w - 2, dec_h);
+	draw_decisions(v, s, cv, 1, maxy + 1, r.w - 2, dec_h);
+}
+
+/* The marker on the decisions: Up/Down move it, Enter shows the marked
+ * decision in full, Left closes that or goes back to the hypotheses. */
+static int decisions_key(BoardView *v, const TuiBoardSnapshot *s, Action act, int page)
+{
+	int n = s ? s->n_decisions : 0;
+	if (act == ACT_LEFT) {
+		if (v->dopen)
+			v->dopen = 0;
+		else
+			v->on_decisions = 0;
+		v->scroll = 0;
+		return REACT_REDRAW;
+	}
+	if (act == ACT_OPEN) {
+		v->dopen = n > 0;
+		v->scroll = 0;
+		return REACT_REDRAW;
+	}
+	if (v->dopen && (act == ACT_PAGE_DOWN || act == ACT_PAGE_UP)) {
+		v->scroll = act == ACT_PAGE_DOWN ? v->scroll + page : v->scroll > page ? v->scroll - page : 0;
+		return REACT_REDRAW;
+	}
+	if (list_nav(act, &v->dcursor, n, page)) {
+		v->scroll = 0;
+		return REACT_REDRAW;
+	}
+	return REACT_NONE;
 }
 
 static int board_key(View *vv, TuiApp *app, Action act)
@@ -235,11 +304,24 @@ static int board_key(View *vv, TuiApp *app, Action act)
 	const TuiBoardSnapshot *s = v->last;
 	int n = s ? s->n_hyps : 0;
 	int page = vv->rows > 6 ? vv->rows / 2 : 1;
+	if (v->on_decisions)
+		return decisions_key(v, s, act, page);
+	if (act == ACT_UP || act == ACT_DOWN || act == ACT_TOP || act == ACT_BOTTOM) {
+		list_nav(act, &v->cursor, n, 1);
+		v->scroll = 0;
+		v->msg[0] = '\0';
+		return REACT_REDRAW;
+	}
 	switch (act) {
-	case ACT_UP: v->cursor--; v->scroll = 0; v->msg[0] = '\0'; break;
-	case ACT_DOWN: v->cursor++; v->scroll = 0; v->msg[0] = '\0'; break;
-	case ACT_TOP: v->cursor = 0; v->scroll = 0; break;
-	case ACT_BOTTOM: v->cursor = n - 1; v->scroll = 0; break;
+	case ACT_RIGHT:
+		if (s == NULL || s->n_decisions == 0)
+			return REACT_NONE;
+		free(v->check_text);
+		v->check_text = NULL;
+		v->on_decisions = 1;
+		v->dopen = 0;
+		v->scroll = 0;
+		break;
 	case ACT_PAGE_DOWN: v->scroll += page; break;
 	case ACT_PAGE_UP: v->scroll = v->scroll > page ? v->scroll - page : 0; break;
 	case ACT_LEFT:
@@ -269,10 +351,7 @@ static int board_key(View *vv, TuiApp *app, Action act)
 	}
 	default: return REACT_NONE;
 	}
-	if (v->cursor >= n)
-		v->cursor = n - 1;
-	if (v->cursor < 0)
-		v->cursor = 0;
+	list_nav(ACT_NONE, &v->cursor, n, 1);
 	return REACT_REDRAW;
 }
 
@@ -283,7 +362,15 @@ static void board_free(View *vv)
 	free(v);
 }
 
-static const ViewOps board_ops = {"Board", board_draw, board_key, NULL, board_free};
+static const PaneKey board_keys[] = {
+	{ACT_OPEN, "run the marked hypothesis's discriminating check"},
+	{ACT_LEFT, "close the check's result"},
+	{ACT_RIGHT, "mark the decisions; then Enter shows one in full, Left goes back"},
+	{ACT_PAGE_DOWN, "scroll the hypothesis's lines, a check's result or a decision"},
+	{ACT_NONE, NULL},
+};
+
+static const ViewOps board_ops = {"Board", board_draw, board_key, NULL, board_free, board_keys};
 
 View *view_board_new(const TuiBoard *b)
 {

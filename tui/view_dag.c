@@ -412,15 +412,17 @@ static int dag_key(View *vv, TuiApp *app, Action act)
 	int react = REACT_NONE;
 	int sel = row_of(&rows, app->sel_node);
 	int page = vv->rows > 1 ? vv->rows - 1 : 1;
-	int target = sel;
+	int target = sel < 0 ? 0 : sel;
 	const DagNode *d = &a->nodes[app->sel_node];
+	if (list_nav(act, &target, rows.n, page)) {
+		if (rows.n > 0) {
+			app_select_node(app, rows.id[target]);
+			react = REACT_REDRAW;
+		}
+		rows_free(&rows);
+		return react;
+	}
 	switch (act) {
-	case ACT_UP: target = sel - 1; break;
-	case ACT_DOWN: target = sel + 1; break;
-	case ACT_PAGE_UP: target = sel - page; break;
-	case ACT_PAGE_DOWN: target = sel + page; break;
-	case ACT_TOP: target = 0; break;
-	case ACT_BOTTOM: target = rows.n - 1; break;
 	case ACT_OPEN:
 		if (sel >= 0) {
 			app_open_pane(app, PANE_NODE);
@@ -448,19 +450,6 @@ static int dag_key(View *vv, TuiApp *app, Action act)
 		break;
 	default: break;
 	}
-	if (act == ACT_UP || act == ACT_DOWN || act == ACT_PAGE_UP || act == ACT_PAGE_DOWN ||
-	    act == ACT_TOP || act == ACT_BOTTOM) {
-		if (rows.n > 0) {
-			if (sel < 0)
-				target = 0;
-			if (target < 0)
-				target = 0;
-			if (target >= rows.n)
-				target = rows.n - 1;
-			app_select_node(app, rows.id[target]);
-			react = REACT_REDRAW;
-		}
-	}
 	rows_free(&rows);
 	return react;
 }
@@ -480,7 +469,15 @@ static void dag_free(View *vv)
 	free(v);
 }
 
-static const ViewOps dag_ops = {"DAG", dag_draw, dag_key, dag_resize, dag_free};
+static const PaneKey dag_keys[] = {
+	{ACT_OPEN, "node detail of the marked node"},
+	{ACT_LEFT, "fold the marked node's subtree"},
+	{ACT_RIGHT, "unfold it"},
+	{ACT_SORT, "order: tree, p99, change against the baseline, calls"},
+	{ACT_NONE, NULL},
+};
+
+static const ViewOps dag_ops = {"DAG", dag_draw, dag_key, dag_resize, dag_free, dag_keys};
 
 View *view_dag_new(void)
 {

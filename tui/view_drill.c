@@ -534,13 +534,9 @@ static int drill_key(View *vv, TuiApp *app, Action act)
 	}
 	Row rows[256];
 	int n = step_rows(v, rows, 256);
+	if (list_nav(act, &v->cursor, n, page))
+		return REACT_REDRAW;
 	switch (act) {
-	case ACT_UP: v->cursor--; break;
-	case ACT_DOWN: v->cursor++; break;
-	case ACT_PAGE_UP: v->cursor -= page; break;
-	case ACT_PAGE_DOWN: v->cursor += page; break;
-	case ACT_TOP: v->cursor = 0; break;
-	case ACT_BOTTOM: v->cursor = n - 1; break;
 	case ACT_LEFT: back(v); return REACT_REDRAW;
 	case ACT_OPEN:
 		if (v->cursor >= 0 && v->cursor < n)
@@ -563,7 +559,14 @@ static void drill_free_view(View *vv)
 	free(v);
 }
 
-static const ViewOps drill_ops = {"Drill", drill_draw, drill_key, NULL, drill_free_view};
+static const PaneKey drill_keys[] = {
+	{ACT_OPEN, "brief: start; then pick the marked answer"},
+	{ACT_LEFT, "back one step (answers are kept)"},
+	{ACT_NONE, NULL},
+};
+
+static const ViewOps drill_ops = {"Drill", drill_draw, drill_key, NULL, drill_free_view,
+                                  drill_keys};
 
 View *view_drill_new(const TuiDrill *d)
 {

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evidence_name.h"
 #include "fmt.h"
+#include "model_infer.h"
 #include "buf.h"
 #include "view.h"
 
@@ -200,6 +202,61 @@ static void draw_hist(Canvas *cv, int x, int y, int width, int h, const double *
 	}
 }
 
+/* One pool line: size (the model's against the metric's max when they
+ * differ), then occupancy, busiest host, pending and wait p99 from the
+ * evidence provider; below it, the model/data findings about the pool.
+ * Returns the last row used. */
+static int draw_pool(Canvas *cv, const TuiApp *app, const ModelPool *pool, int x, int y, int w,
+                     int bottom)
+{
+	/* figures from the metrics (through the evidence provider):
+	 * occupancy, the busiest host, pending and the wait p99 */
+	Buf line;
+	buf_init(&line);
+	int known = 0;
+	char name[200];
+	double val, mmax;
+	/* a model size the metrics contradict is said, not hidden */
+	evidence_name(name, sizeof name, "pool", pool->name, "max", 0);
+	int has_max = app_evidence(app, name, &mmax);
+	if (has_max && pool->size > 0 && fabs(mmax - (double)pool->size) >= 0.5)
+		buf_printf(&line, "%s (%s, model %lld slots, metric max %.0f):", pool->name,
+		           pool->kind ? pool->kind : "?", (long long)pool->size, mmax);
+	else if (pool->size > 0)
+		buf_printf(&line, "%s (%s, %lld slots):", pool->name, pool->kind ? pool->kind : "?",
+		           (long long)pool->size);
+	else if (has_max)
+		buf_printf(&line, "%s (%s, metric max %.0f):", pool->name,
+		           pool->kind ? pool->kind : "?", mmax);
+	else
+		buf_printf(&line, "%s (%s, size unknown):", pool->name, pool->kind ? pool->kind : "?");
+	evidence_name(name, sizeof name, "pool", pool->name, "occupancy", 0);
+	if (app_evidence(app, name, &val) && ++known)
+		buf_printf(&line, " occupancy %.1f%%", 100 * val);
+	evidence_name(name, sizeof name, "pool", pool->name, "occupancy_host_max", 0);
+	if (app_evidence(app, name, &val) && ++known)
+		buf_printf(&line, " (busiest host %.1f%%)", 100 * val);
+	evidence_name(name, sizeof name, "pool", pool->name, "pending", 0);
+	if (app_evidence(app, name, &val) && ++known)
+		buf_printf(&line, "  pending %.1f", val);
+	evidence_name(name, sizeof name, "pool", pool->name, "wait.p99_ms", 0);
+	if (app_evidence(app, name, &val) && ++known)
+		buf_printf(&line, "  wait p99 %.1f ms (histogram)", val);
+	if (!known)
+		buf_adds(&line, " occupancy, queue age: no metrics");
+	canvas_text(cv, x, y, w - x - 1, known ? ROLE_NORMAL : ROLE_DIM, buf_str(&line));
+	buf_fini(&line);
+	/* where the model and the data disagree about this pool */
+	for (int i = 0; i < app->n_model_findings && y + 1 < bottom; i++) {
+		const ModelFinding *f = &app->model_findings[i];
+		if (strcmp(f->subject, pool->name) != 0)
+			continue;
+		y++;
+		canvas_text(cv, x, y, w - x - 1, ROLE_WARN, f->text);
+	}
+	return y;
+}
+
 static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 {
 	NodeView *v = (NodeView *)vv;
@@ -378,31 +435,7 @@ static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 				pool = &app->model->pools[i];
 		x = 1 + canvas_text(cv, 1, y, -1, ROLE_HEADING, "pool ");
 		if (pool) {
-			/* figures from the metrics (through the evidence provider):
-			 * occupancy, the busiest host, pending and the wait p99 */
-			Buf line;
-			buf_init(&line);
-			buf_printf(&line, "%s (%s, %lld slots):", pool->name, pool->kind ? pool->kind : "?",
-			           (long long)pool->size);
-			int known = 0;
-			char name[200];
-			double val;
-			snprintf(name, sizeof name, "pool.%s.occupancy", pool->name);
-			if (app_evidence(app, name, &val) && ++known)
-				buf_printf(&line, " occupancy %.1f%%", 100 * val);
-			snprintf(name, sizeof name, "pool.%s.occupancy_host_max", pool->name);
-			if (app_evidence(app, name, &val) && ++known)
-				buf_printf(&line, " (busiest host %.1f%%)", 100 * val);
-			snprintf(name, sizeof name, "pool.%s.pending", pool->name);
-			if (app_evidence(app, name, &val) && ++known)
-				buf_printf(&line, "  pending %.1f", val);
-			snprintf(name, sizeof name, "pool.%s.wait.p99_ms", pool->name);
-			if (app_evidence(app, name, &val) && ++known)
-				buf_printf(&line, "  wait p99 %.1f ms (histogram)", val);
-			if (!known)
-				buf_adds(&line, " occupancy, queue age: no metrics");
-			canvas_text(cv, x, y, r.w - x - 1, known ? ROLE_NORMAL : ROLE_DIM, buf_str(&line));
-			buf_fini(&line);
+			y = draw_pool(cv, app, pool, x, y, r.w, bottom);
 		} else if (mn && mn->pool) {
 			snprintf(buf, sizeof buf, "%s: not described in the model; no metrics", mn->pool);
 			canvas_text(cv, x, y, r.w - x - 1, ROLE_DIM, buf);
@@ -411,11 +444,25 @@ static void node_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 			            app->model ? "none declared for this node" : "unknown (no model)");
 		}
 		y++;
+		/* the called service's own pools (its database pool, say): they
+		 * bound its service time, not the wait in front of it */
+		const char *svc = d->type == NODE_CALL ? d->dependency : NULL;
+		for (int i = 0; svc && app->model && i < app->model->n_pools && y < bottom; i++) {
+			const ModelPool *op = &app->model->pools[i];
+			if (op == pool || op->name == NULL || op->node == NULL || strcmp(op->node, svc) != 0 ||
+			    (op->kind && strcmp(op->kind, "executor") == 0) ||
+			    (mn && mn->pool && strcmp(mn->pool, op->name) == 0))
+				continue;
+			x = 1 + canvas_text(cv, 1, y, -1, ROLE_HEADING, "own pool ");
+			y = draw_pool(cv, app, op, x, y, r.w, bottom) + 1;
+		}
 	}
 
 	/* exemplars */
 	if (y < bottom) {
-		canvas_text(cv, 1, y++, r.w - 2, ROLE_HEADING, "slowest traces (Enter opens the waterfall)");
+		snprintf(buf, sizeof buf, "the %d slowest traces, slowest first (Enter opens the"
+		         " waterfall)", n_ex);
+		canvas_text(cv, 1, y++, r.w - 2, ROLE_HEADING, buf);
 	}
 	if (v->ex >= n_ex)
 		v->ex = n_ex ? n_ex - 1 : 0;
@@ -455,21 +502,9 @@ static int node_key(View *vv, TuiApp *app, Action act)
 	const DagNode *d = &a->nodes[app->sel_node];
 	int ex_idx[NODE_MAX_EXEMPLARS], ex_count[NODE_MAX_EXEMPLARS];
 	int n_ex = unique_exemplars(d, ex_idx, ex_count);
+	if (act != ACT_PAGE_UP && act != ACT_PAGE_DOWN && list_nav(act, &v->ex, n_ex, 1))
+		return REACT_REDRAW;
 	switch (act) {
-	case ACT_UP:
-		if (v->ex > 0)
-			v->ex--;
-		return REACT_REDRAW;
-	case ACT_DOWN:
-		if (v->ex + 1 < n_ex)
-			v->ex++;
-		return REACT_REDRAW;
-	case ACT_TOP:
-		v->ex = 0;
-		return REACT_REDRAW;
-	case ACT_BOTTOM:
-		v->ex = n_ex ? n_ex - 1 : 0;
-		return REACT_REDRAW;
 	case ACT_LEFT:
 		app_select_node(app, app->sel_node - 1);
 		v->ex = 0;
@@ -494,7 +529,14 @@ static void node_free(View *vv)
 	free(vv);
 }
 
-static const ViewOps node_ops = {"Node", node_draw, node_key, NULL, node_free};
+static const PaneKey node_keys[] = {
+	{ACT_OPEN, "waterfall of the marked slowest trace"},
+	{ACT_LEFT, "previous node (DAG order)"},
+	{ACT_RIGHT, "next node"},
+	{ACT_NONE, NULL},
+};
+
+static const ViewOps node_ops = {"Node", node_draw, node_key, NULL, node_free, node_keys};
 
 View *view_node_new(void)
 {

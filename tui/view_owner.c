@@ -151,6 +151,14 @@ static void owner_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 	}
 	if (n == 0)
 		canvas_text(cv, 2, y, r.w - 4, ROLE_DIM, "no slow requests in the window");
+	else if (n < a->n_nodes && y < r.y + r.h - 1 && v->top + list_h >= n) {
+		/* the nodes left out, counted */
+		int rest = a->n_nodes - n;
+		snprintf(buf, sizeof buf, "%d more node%s under 0.5 %% of the tail, window and baseline",
+		         rest,
+		         rest == 1 ? "" : "s");
+		canvas_text(cv, 2, y, r.w - 4, ROLE_DIM, buf);
+	}
 	int ly = r.y + r.h - 1;
 	snprintf(buf, sizeof buf, "ms: mean per slow request  sort %s",
 	         v->sort == OSORT_SHARE ? "share" : "change");
@@ -171,13 +179,11 @@ static int owner_key(View *vv, TuiApp *app, Action act)
 	int n = owner_rows(v, a, &ids);
 	int react = REACT_REDRAW;
 	int page = vv->rows > 4 ? vv->rows - 4 : 1;
+	if (list_nav(act, &v->cursor, n, page)) {
+		free(ids);
+		return react;
+	}
 	switch (act) {
-	case ACT_UP: v->cursor--; break;
-	case ACT_DOWN: v->cursor++; break;
-	case ACT_PAGE_UP: v->cursor -= page; break;
-	case ACT_PAGE_DOWN: v->cursor += page; break;
-	case ACT_TOP: v->cursor = 0; break;
-	case ACT_BOTTOM: v->cursor = n - 1; break;
 	case ACT_SORT: v->sort = (v->sort + 1) % OSORT_COUNT; break;
 	case ACT_OPEN:
 		if (v->cursor >= 0 && v->cursor < n) {
@@ -200,7 +206,14 @@ static void owner_free(View *vv)
 	free(vv);
 }
 
-static const ViewOps owner_ops = {"Tail ownership", owner_draw, owner_key, NULL, owner_free};
+static const PaneKey owner_keys[] = {
+	{ACT_OPEN, "node detail of the marked node"},
+	{ACT_SORT, "order: share of the tail, change against the baseline"},
+	{ACT_NONE, NULL},
+};
+
+static const ViewOps owner_ops = {"Tail ownership", owner_draw, owner_key, NULL, owner_free,
+                                  owner_keys};
 
 View *view_owner_new(void)
 {

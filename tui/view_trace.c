@@ -6,7 +6,9 @@
  * it), the critical path marked in the gutter, and the selected span's
  * attributes below.
  *
- * Right zooms in around the selected span, Left zooms out.
+ * Right zooms in around the selected span, Left zooms out. The selected
+ * span's detail (its attributes, then its events with their attributes)
+ * scrolls with [ and ] to its last line.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +25,9 @@ typedef struct TraceViewState {
 	int cursor;
 	int top;
 	int zoom;                 /* 0: whole trace; each step halves the span */
+	int detail;               /* first line of the span detail shown ([ and ]) */
+	int detail_for;           /* the span (cursor) detail belongs to */
+	int detail_max;           /* last useful value of detail, from the last draw */
 } TraceViewState;
 
 static int time_x(int64_t t, int64_t from, int64_t to, int x0, int w)
@@ -94,12 +99,75 @@ static void draw_span_bar(Canvas *cv, const TraceView *tv, int idx, int y, int64
 	}
 }
 
-static void draw_attrs(Canvas *cv, const TraceView *tv, int idx, int y, int h, int w)
+/* One line of a span's detail: an attribute (key = val), an event's name
+ * (event set) or one of the event's attributes (indented). */
+typedef struct DetailLine {
+	char key[192];            /* an event's "name at +t ms" fits whole */
+	char val[256];
+	int event;
+	int indent;
+} DetailLine;
+
+static DetailLine *add_line(DetailLine **v, int *n)
+{
+	*v = xrealloc(*v, (size_t)(*n + 1) * sizeof **v);
+	DetailLine *l = &(*v)[(*n)++];
+	memset(l, 0, sizeof *l);
+	return l;
+}
+
+/* Every attribute of span s, then every event with its time from the trace
+ * start and its attributes. Returns the count; *out is malloc'd. */
+static int detail_lines(const TraceSpan *s, int64_t trace_start, DetailLine **out)
+{
+	DetailLine *v = NULL;
+	int n = 0;
+	size_t pos = 0;
+	char key[128], val[256];
+	while (attrs_next(s->attrs_json, &pos, key, sizeof key, val, sizeof val)) {
+		DetailLine *l = add_line(&v, &n);
+		snprintf(l->key, sizeof l->key, "%s", key);
+		snprintf(l->val, sizeof l->val, "%s", val);
+	}
+	size_t epos = 0;
+	static char ev[8192], big[4096];
+	while (attrs_elem_next(s->events_json, &epos, ev, sizeof ev)) {
+		char name[100] = "?", at[64] = "", attrs[4096] = "";
+		size_t p = 0;
+		while (attrs_next(ev, &p, key, sizeof key, big, sizeof big)) {
+			if (strcmp(key, "name") == 0) {
+				snprintf(name, sizeof name, "%.99s", big);
+			} else if (strcmp(key, "time_ns") == 0) {
+				char d[32];
+				double ms = (strtod(big, NULL) - (double)trace_start) / 1e6;
+				fmt_ms(d, sizeof d, ms, 1, 1);
+				snprintf(at, sizeof at, " at +%s ms", d);
+			} else if (strcmp(key, "attrs") == 0) {
+				snprintf(attrs, sizeof attrs, "%s", big);
+			}
+		}
+		DetailLine *l = add_line(&v, &n);
+		l->event = 1;
+		snprintf(l->key, sizeof l->key, "%s%s", name, at);
+		size_t q = 0;
+		while (attrs_next(attrs, &q, key, sizeof key, val, sizeof val)) {
+			DetailLine *a = add_line(&v, &n);
+			a->indent = 2;
+			snprintf(a->key, sizeof a->key, "%s", key);
+			snprintf(a->val, sizeof a->val, "%s", val);
+		}
+	}
+	*out = v;
+	return n;
+}
+
+static void draw_attrs(Canvas *cv, const TraceView *tv, int idx, int y, int h, int w, int *detail,
+                       int *detail_max)
 {
 	const Glyphs *g = cv->g;
 	const TraceSpan *s = &tv->spans[idx];
 	char buf[320], d[32], st[32];
-	int x = 1;
+	int x = 1, y_head = y;
 	for (int i = 0; i < w; i++)
 		canvas_put(cv, i, y, g->hline, ROLE_DIM);
 	x += canvas_text(cv, x, y, -1, ROLE_HEADING, " selected ");
@@ -146,25 +214,38 @@ static void draw_attrs(Canvas *cv, const TraceView *tv, int idx, int y, int h, i
 	canvas_text(cv, x, y, w - x, ROLE_DIM, buf);
 	y++;
 	h--;
-	size_t pos = 0;
-	char key[128], val[256];
-	int shown = 0, total = 0;
-	while (attrs_next(s->attrs_json, &pos, key, sizeof key, val, sizeof val)) {
-		total++;
-		if (shown >= h)
+	/* attributes, then events with theirs: one list of lines, scrolled */
+	DetailLine *lines = NULL;
+	int n = detail_lines(s, tv->start_ns, &lines);
+	if (n == 0) {
+		if (h > 0)
+			canvas_text(cv, 2, y, w - 3, ROLE_DIM, "no attributes or events");
+		*detail_max = 0;
+		free(lines);
+		return;
+	}
+	*detail_max = n > h ? n - h : 0;
+	if (*detail > *detail_max)
+		*detail = *detail_max;
+	for (int i = *detail; i < n && i < *detail + h; i++, y++) {
+		const DetailLine *l = &lines[i];
+		int kx = 2 + l->indent;
+		if (l->event) {
+			kx += canvas_text(cv, kx, y, 6, ROLE_HEADING, "event ");
+			canvas_text(cv, kx, y, w - kx - 1, ROLE_TITLE, l->key);
 			continue;
-		int kx = 2 + canvas_text(cv, 2, y, 30, ROLE_KEY, key);
+		}
+		kx += canvas_text(cv, kx, y, 30, ROLE_KEY, l->key);
 		kx += canvas_text(cv, kx, y, 3, ROLE_DIM, " = ");
-		canvas_text(cv, kx, y, w - kx - 1, ROLE_NORMAL, val);
-		y++;
-		shown++;
+		canvas_text(cv, kx, y, w - kx - 1, ROLE_NORMAL, l->val);
 	}
-	if (total == 0 && h > 0)
-		canvas_text(cv, 2, y, w - 3, ROLE_DIM, "no attributes");
-	else if (total > shown && shown > 0) {
-		snprintf(buf, sizeof buf, "(+%d more)", total - shown);
-		canvas_text_right(cv, w - 1, y - 1, 12, ROLE_DIM, buf);
+	if (n > h) {
+		/* where we are, and how to see the rest */
+		snprintf(buf, sizeof buf, " %d-%d/%d [ ] ", *detail + 1,
+		         *detail + h < n ? *detail + h : n, n);
+		canvas_text_right(cv, w - 1, y_head, 24, ROLE_DIM, buf);
 	}
+	free(lines);
 }
 
 /* A new trace resets the selection, zoom and scroll. Called from draw and
@@ -289,7 +370,11 @@ static void trace_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 		snprintf(buf + l, sizeof buf - l, "%d-%d/%d", v->top + 1, last, tv->n_spans);
 	}
 	canvas_text(cv, 2, r.y + 2, name_w, v->zoom ? ROLE_WARN : ROLE_DIM, buf);
-	draw_attrs(cv, tv, v->cursor, r.y + r.h - attr_h, attr_h, r.w);
+	if (v->detail_for != v->cursor) {
+		v->detail_for = v->cursor;
+		v->detail = 0;
+	}
+	draw_attrs(cv, tv, v->cursor, r.y + r.h - attr_h, attr_h, r.w, &v->detail, &v->detail_max);
 }
 
 static int trace_key(View *vv, TuiApp *app, Action act)
@@ -300,13 +385,17 @@ static int trace_key(View *vv, TuiApp *app, Action act)
 		return REACT_NONE;
 	sync_trace(v, tv);
 	int page = vv->rows > 8 ? vv->rows / 2 : 1;
+	if (list_nav(act, &v->cursor, tv->n_spans, page))
+		return REACT_REDRAW;
 	switch (act) {
-	case ACT_UP: v->cursor--; break;
-	case ACT_DOWN: v->cursor++; break;
-	case ACT_PAGE_UP: v->cursor -= page; break;
-	case ACT_PAGE_DOWN: v->cursor += page; break;
-	case ACT_TOP: v->cursor = 0; break;
-	case ACT_BOTTOM: v->cursor = tv->n_spans - 1; break;
+	case ACT_DETAIL_DOWN:
+		if (v->detail < v->detail_max)
+			v->detail++;
+		break;
+	case ACT_DETAIL_UP:
+		if (v->detail > 0)
+			v->detail--;
+		break;
 	case ACT_RIGHT:
 		if (v->zoom < 16)
 			v->zoom++;
@@ -329,7 +418,15 @@ static void trace_free(View *vv)
 	free(vv);
 }
 
-static const ViewOps trace_ops = {"Trace", trace_draw, trace_key, NULL, trace_free};
+static const PaneKey trace_keys[] = {
+	{ACT_LEFT, "zoom out"},
+	{ACT_RIGHT, "zoom in on the marked span"},
+	{ACT_DETAIL_DOWN, "scroll the span's attributes and events down"},
+	{ACT_DETAIL_UP, "scroll them up"},
+	{ACT_NONE, NULL},
+};
+
+static const ViewOps trace_ops = {"Trace", trace_draw, trace_key, NULL, trace_free, trace_keys};
 
 View *view_trace_new(void)
 {

@@ -26,16 +26,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static Store *st;
 static StoreStats before;
+static char path[4096];
+
+/* The database lives only as long as the run: libFuzzer ends a run with
+ * exit(), so the file and its -wal and -shm go with it. */
+static void remove_db(void)
+{
+	store_close(st);
+	st = NULL;
+	static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+	char p[sizeof path + 16];
+	for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
+		snprintf(p, sizeof p, "%s%s", path, suffix[i]);
+		unlink(p);
+	}
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	char path[] = "/tmp/tt-fuzz-import-XXXXXX";
+	const char *tmp = getenv("TMPDIR");
+	snprintf(path, sizeof path, "%s/tt-fuzz-import-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	int fd = mkstemp(path);
 	if (fd >= 0)
 		close(fd);
 	unlink(path);
+	atexit(remove_db);
 	Err err = {0};
 	if (store_open(path, 0, &st, &err)) {
 		fprintf(stderr, "fuzz: %s\n", err.msg);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "formats.h"
 #include "store.h"
@@ -32,18 +33,36 @@ void import_progress(ImportCtx *ctx, uint64_t done)
 }
 
 static Store *st;
+static char dir[4096];
+
+/* The folder lives only as long as the run (libFuzzer ends with exit()). */
+static void remove_db(void)
+{
+	store_close(st);
+	st = NULL;
+	static const char *const names[] = {"fuzz.db", "fuzz.db-wal", "fuzz.db-shm",
+	                                    "fuzz.db-journal"};
+	char p[sizeof dir + 32];
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+		unlink(p);
+	}
+	rmdir(dir);
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	static char dir[] = "/tmp/tt-fuzz-otlp-XXXXXX";
-	char path[64];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof dir, "%s/tt-fuzz-otlp-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	char path[sizeof dir + 16];
 	Err err = {0};
 	if (mkdtemp(dir) == NULL) {
 		perror("mkdtemp");
 		abort();
 	}
+	atexit(remove_db);
 	snprintf(path, sizeof path, "%s/fuzz.db", dir);
 	if (store_open(path, 0, &st, &err)) {
 		fprintf(stderr, "%s\n", err.msg);

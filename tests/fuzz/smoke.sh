@@ -10,7 +10,8 @@
 # The harnesses assert the importers' contract besides the sanitizers': a
 # failure carries a located message and leaves no rows. A crash, a sanitizer
 # report, a leak or a broken contract fails the stage; the input that did
-# it is kept in the printed folder. Longer runs to look for new bugs:
+# it is kept in the printed folder. A harness that leaves temporary files
+# behind after a clean run also fails it (each gets its own TMPDIR). Longer runs to look for new bugs:
 # tests/fuzz/CMakeLists.txt.
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -29,6 +30,7 @@ HARNESSES=(
   "fuzz_import_sheet sheets"
   "fuzz_import_jaeger_json jaeger"
   "fuzz_import_zipkin_json zipkin"
+  "fuzz_import_otlp_proto otlp_proto"
 )
 
 failed=0
@@ -37,15 +39,19 @@ for h in "${HARNESSES[@]}"; do
   bin=$BUILD/tests/fuzz/$name
   [ -x "$bin" ] || { echo "fuzz smoke: $bin is missing" >&2; exit 2; }
   dir=$WORK/$name
-  mkdir -p "$dir/corpus" "$dir/found"
+  mkdir -p "$dir/corpus" "$dir/found" "$dir/tmp"
   find "$FIX/$corpus" -type f -size -64k -exec cp {} "$dir/corpus/" \;
   dict=()
   case $name in *otlp*) dict=(-dict="$SRC/tests/fuzz/otlp.dict") ;; esac
   start=$SECONDS
-  if (cd "$dir/found" && "$bin" -seed=1 -runs="$RUNS" -max_len=65536 -timeout=10 \
+  if (cd "$dir/found" && TMPDIR="$dir/tmp" "$bin" -seed=1 -runs="$RUNS" -max_len=65536 -timeout=10 \
         -rss_limit_mb=1024 -print_final_stats=0 "${dict[@]}" "$dir/corpus" \
         > "$dir/log" 2>&1); then
     echo "fuzz smoke: $name: $RUNS inputs from $corpus, ok ($((SECONDS - start)) s)"
+    if [ -n "$(ls -A "$dir/tmp")" ]; then
+      echo "fuzz smoke: $name left temporary files behind: $(ls -A "$dir/tmp" | tr '\n' ' ')" >&2
+      failed=1
+    fi
   else
     echo "fuzz smoke: $name FAILED; input and log in $dir" >&2
     tail -40 "$dir/log" >&2

@@ -88,18 +88,26 @@ live_free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-# live_serve DB [serve options...]: starts `tailtriage serve` on a free
-# port; sets LIVE_PORT, LIVE_SERVE_PID and LIVE_SERVE_LOG.
+# live_serve DB [serve options...]: starts `tailtriage serve` on free
+# ports (HTTP, and gRPC unless the options say --grpc-listen); sets
+# LIVE_PORT, LIVE_GRPC_PORT (empty without gRPC), LIVE_SERVE_PID and
+# LIVE_SERVE_LOG.
 live_serve() {
   local db=$1
   shift
+  local grpc=(--grpc-listen 127.0.0.1:0)
+  case " $* " in *" --grpc-listen "*) grpc=() ;; esac
   LIVE_SERVE_LOG="$LIVE_TMP/serve.$RANDOM.log"
-  "$TT_BIN" serve --db "$db" --listen 127.0.0.1:0 "$@" 2>"$LIVE_SERVE_LOG" &
+  # created here: the background job opens it only when it gets to run,
+  # and reading it before that (set -e) would end the test
+  : >"$LIVE_SERVE_LOG"
+  "$TT_BIN" serve --db "$db" --listen 127.0.0.1:0 "${grpc[@]}" "$@" 2>"$LIVE_SERVE_LOG" &
   LIVE_SERVE_PID=$!
   LIVE_PIDS+=("$LIVE_SERVE_PID")
   local i
   for i in $(seq 1 100); do
     LIVE_PORT=$(sed -n 's/.*on http:\/\/127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$LIVE_SERVE_LOG" | head -n1)
+    LIVE_GRPC_PORT=$(sed -n 's/.*serving OTLP\/gRPC on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$LIVE_SERVE_LOG" | head -n1)
     [ -n "$LIVE_PORT" ] && return 0
     kill -0 "$LIVE_SERVE_PID" 2>/dev/null || live_fail "serve exited: $(cat "$LIVE_SERVE_LOG")"
     sleep 0.05

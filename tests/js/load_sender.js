@@ -1,17 +1,24 @@
-// load_sender.js - bounded OTLP/HTTP JSON load for `tailtriage serve`:
-// CONCURRENCY senders on keep-alive connections each POST ExportTrace-
-// ServiceRequests of BATCH spans (one new trace per request) for SECONDS
-// seconds, then stop. The trace ids of every request answered 200 go to
-// ACKED_FILE so the caller can check each one is stored.
+// load_sender.js - bounded OTLP load for `tailtriage serve`: CONCURRENCY
+// senders each send ExportTraceServiceRequests of BATCH spans (one new
+// trace per request) for SECONDS seconds, then stop. The trace ids of every
+// request answered 200 (gRPC: OK) go to ACKED_FILE so the caller can check
+// each one is stored.
 //
-// Usage: node load_sender.js URL SECONDS CONCURRENCY BATCH ACKED_FILE
+// PROTOCOL: json (OTLP/HTTP JSON, the default), proto (OTLP/HTTP
+// protobuf; keep-alive connections as for JSON) or grpc (OTLP/gRPC with
+// @grpc/grpc-js; URL is http://HOST:PORT, the senders share one channel).
+// The same spans in each encoding; the protobuf is written by the small
+// encoder below (field numbers of the OTLP specification).
+//
+// Usage: node load_sender.js URL SECONDS CONCURRENCY BATCH ACKED_FILE [PROTOCOL]
 // Prints one JSON summary line.
 'use strict';
 
 const fs = require('fs');
 const http = require('http');
 
-const [url, secondsArg, concArg, batchArg, ackedFile] = process.argv.slice(2);
+const [url, secondsArg, concArg, batchArg, ackedFile, protocolArg] = process.argv.slice(2);
+const protocol = protocolArg || 'json';
 if (!ackedFile) {
   console.error('usage: node load_sender.js URL SECONDS CONCURRENCY BATCH ACKED_FILE');
   process.exit(2);
@@ -32,6 +39,43 @@ function hex(n, width) {
   return n.toString(16).padStart(width, '0');
 }
 
+// ---- protobuf, by hand: enough of the wire format for these spans ----
+function varint(n) {
+  const out = [];
+  let v = BigInt(n);
+  while (v >= 0x80n) { out.push(Number(v & 0x7fn) | 0x80); v >>= 7n; }
+  out.push(Number(v));
+  return Buffer.from(out);
+}
+function len(field, payload) {
+  const p = typeof payload === 'string' ? Buffer.from(payload) : payload;
+  return Buffer.concat([varint(field << 3 | 2), varint(p.length), p]);
+}
+function fixed64(field, value) {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64LE(BigInt(value));
+  return Buffer.concat([varint(field << 3 | 1), b]);
+}
+function kvString(key, value) {
+  return Buffer.concat([len(1, key), len(2, len(1, value))]);  // KeyValue{key, AnyValue{string}}
+}
+function protoBody(req) {
+  const rs = req.resourceSpans[0];
+  const resource = Buffer.concat(rs.resource.attributes.map(
+    (a) => len(1, kvString(a.key, a.value.stringValue))));
+  const spans = rs.scopeSpans[0].spans.map((sp) => len(2, Buffer.concat([
+    len(1, Buffer.from(sp.traceId, 'hex')),
+    len(2, Buffer.from(sp.spanId, 'hex')),
+    sp.parentSpanId ? len(4, Buffer.from(sp.parentSpanId, 'hex')) : Buffer.alloc(0),
+    len(5, sp.name),
+    varint(6 << 3), varint(sp.kind),
+    fixed64(7, sp.startTimeUnixNano), fixed64(8, sp.endTimeUnixNano),
+    ...sp.attributes.map((a) => len(9, kvString(a.key, a.value.stringValue))),
+  ])));
+  const scopeSpans = Buffer.concat([len(1, len(1, rs.scopeSpans[0].scope.name)), ...spans]);
+  return len(1, Buffer.concat([len(1, resource), len(2, scopeSpans)]));
+}
+
 function body(worker, seq) {
   const traceId = hex(0x7a000000 + worker, 16) + hex(seq, 16);
   const t0 = 1700000000000 + seq;  // ms
@@ -48,19 +92,35 @@ function body(worker, seq) {
       attributes: [{ key: 'workload.class', value: { stringValue: 'standard' } }],
     });
   }
-  return [traceId, JSON.stringify({
+  const req = {
     resourceSpans: [{
       resource: { attributes: [{ key: 'service.name', value: { stringValue: `load-${worker}` } }] },
       scopeSpans: [{ scope: { name: 'load' }, spans }],
     }],
-  })];
+  };
+  return [traceId, protocol === 'json' ? JSON.stringify(req) : protoBody(req)];
+}
+
+let grpcClient = null;
+function grpcCall(data) {
+  if (!grpcClient) {
+    const grpc = require('@grpc/grpc-js');
+    grpcClient = new grpc.Client(new URL(url).host, grpc.credentials.createInsecure());
+  }
+  return new Promise((resolve) => {
+    grpcClient.makeUnaryRequest('/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+      (b) => b, (b) => b, data, { deadline: Date.now() + 10000 },
+      (err) => resolve(err ? `grpc-${err.code}` : 200));
+  });
 }
 
 function post(data) {
+  if (protocol === 'grpc') return grpcCall(data);
   return new Promise((resolve) => {
     const req = http.request(target, {
       method: 'POST', agent,
-      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) },
+      headers: { 'Content-Type': protocol === 'proto' ? 'application/x-protobuf' : 'application/json',
+                 'Content-Length': Buffer.byteLength(data) },
     }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode));
@@ -91,11 +151,12 @@ async function main() {
   await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w, deadline)));
   const elapsed = (Date.now() - start) / 1000;
   agent.destroy();
+  if (grpcClient) grpcClient.close();
   fs.writeFileSync(ackedFile, acked.join('\n') + (acked.length ? '\n' : ''));
   latencies.sort((a, b) => a - b);
   const q = (p) => latencies.length ? latencies[Math.min(latencies.length - 1, Math.ceil(p * latencies.length) - 1)] : null;
   console.log(JSON.stringify({
-    seconds: elapsed, concurrency, batch, requests, errors, statuses,
+    protocol, seconds: elapsed, concurrency, batch, requests, errors, statuses,
     acked_requests: acked.length, acked_spans: acked.length * batch,
     requests_per_s: requests / elapsed, spans_per_s: acked.length * batch / elapsed,
     latency_ms: { p50: q(0.5), p99: q(0.99), max: latencies[latencies.length - 1] || null },

@@ -1,6 +1,12 @@
 // otel_app.js - a small instrumented "checkout" endpoint that exports its
-// traces and metrics with the real OpenTelemetry JS SDK (OTLP/HTTP, JSON
-// encoding) to the endpoint given as argv[2] (e.g. http://127.0.0.1:4318).
+// traces and metrics with the real OpenTelemetry JS SDK to the endpoints
+// given as argv[2]: a comma-separated list of [PROTOCOL=]URL, PROTOCOL one
+// of json (OTLP/HTTP JSON, the default), proto (OTLP/HTTP protobuf),
+// proto-gzip (the same, gzip-compressed) or grpc (OTLP/gRPC; URL is
+// http://HOST:PORT), e.g. http://127.0.0.1:4318 or
+// json=http://127.0.0.1:4318,proto=http://127.0.0.1:4319. With several
+// endpoints every batch goes to each of them (the same SDK objects through
+// each encoding) and counts as exported only when all of them took it.
 //
 // Three services (checkout-api calling pricing and inventory in parallel,
 // then a local "assemble" step) each have their own tracer provider and
@@ -17,8 +23,10 @@
 const fs = require('fs');
 const api = require('@opentelemetry/api');
 const { BasicTracerProvider, BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base');
-const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http');
-const { OTLPMetricExporter } = require('@opentelemetry/exporter-metrics-otlp-http');
+const otlpHttp = {
+  trace: require('@opentelemetry/exporter-trace-otlp-http'),
+  metric: require('@opentelemetry/exporter-metrics-otlp-http'),
+};
 const { MeterProvider, PeriodicExportingMetricReader } = require('@opentelemetry/sdk-metrics');
 const { resourceFromAttributes } = require('@opentelemetry/resources');
 
@@ -31,6 +39,63 @@ if (!endpoint || !idsFile) {
   process.exit(2);
 }
 const headers = token ? { Authorization: `Bearer ${token}` } : {};
+const targets = endpoint.split(',').map((item) => {
+  const m = /^(json|proto|proto-gzip|grpc)=(.*)$/.exec(item);
+  return m ? { protocol: m[1], url: m[2] } : { protocol: 'json', url: item };
+});
+
+// The exporter packages are loaded only when used.
+function traceExporter(t) {
+  if (t.protocol === 'json')
+    return new otlpHttp.trace.OTLPTraceExporter({ url: `${t.url}/v1/traces`, headers });
+  if (t.protocol === 'grpc') {
+    const grpc = require('@opentelemetry/exporter-trace-otlp-grpc');
+    return new grpc.OTLPTraceExporter({ url: t.url, metadata: grpcMetadata(grpc) });
+  }
+  const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-proto');
+  return new OTLPTraceExporter({ url: `${t.url}/v1/traces`, headers,
+                                 compression: t.protocol === 'proto-gzip' ? 'gzip' : 'none' });
+}
+
+function metricExporter(t) {
+  if (t.protocol === 'json')
+    return new otlpHttp.metric.OTLPMetricExporter({ url: `${t.url}/v1/metrics`, headers });
+  if (t.protocol === 'grpc') {
+    const grpc = require('@opentelemetry/exporter-metrics-otlp-grpc');
+    return new grpc.OTLPMetricExporter({ url: t.url, metadata: grpcMetadata(grpc) });
+  }
+  const { OTLPMetricExporter } = require('@opentelemetry/exporter-metrics-otlp-proto');
+  return new OTLPMetricExporter({ url: `${t.url}/v1/metrics`, headers,
+                                  compression: t.protocol === 'proto-gzip' ? 'gzip' : 'none' });
+}
+
+function grpcMetadata() {
+  if (!token) return undefined;
+  const { Metadata } = require('@grpc/grpc-js');
+  const md = new Metadata();
+  md.set('authorization', `Bearer ${token}`);
+  return md;
+}
+
+// Sends one batch to each exporter in turn; the result is the first
+// failure, else success.
+function fanOut(exporters, items, done) {
+  let i = 0;
+  const next = () => {
+    if (i === exporters.length) return done({ code: 0 });
+    exporters[i++].export(items, (result) => (result.code === 0 ? next() : done(result)));
+  };
+  next();
+}
+
+class FanOutExporter {
+  constructor(inners) { this.inners = inners; }
+  export(items, done) { fanOut(this.inners, items, done); }
+  selectAggregationTemporality(k) { return this.inners[0].selectAggregationTemporality(k); }
+  selectAggregation(k) { return this.inners[0].selectAggregation ? this.inners[0].selectAggregation(k) : undefined; }
+  forceFlush() { return Promise.all(this.inners.map((e) => (e.forceFlush ? e.forceFlush() : undefined))); }
+  shutdown() { return Promise.all(this.inners.map((e) => e.shutdown())); }
+}
 
 const exported = [];      // "traceId spanId" of every span acknowledged
 const failures = [];      // messages of failed exports
@@ -77,8 +142,7 @@ class CountingMetricExporter {
 }
 
 function provider(service, host) {
-  const exporter = new CountingSpanExporter(
-    new OTLPTraceExporter({ url: `${endpoint}/v1/traces`, headers }));
+  const exporter = new CountingSpanExporter(new FanOutExporter(targets.map(traceExporter)));
   return new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': service, 'host.name': host }),
     spanProcessors: [new BatchSpanProcessor(exporter, { maxExportBatchSize: 64, scheduledDelayMillis: 50 })],
@@ -92,9 +156,8 @@ const apiTracer = apiProv.getTracer('checkout');
 const pricingTracer = pricingProv.getTracer('pricing');
 const inventoryTracer = inventoryProv.getTracer('inventory');
 
-const metricExporter = new CountingMetricExporter(
-  new OTLPMetricExporter({ url: `${endpoint}/v1/metrics`, headers }));
-const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 60000 });
+const metricsOut = new CountingMetricExporter(new FanOutExporter(targets.map(metricExporter)));
+const reader = new PeriodicExportingMetricReader({ exporter: metricsOut, exportIntervalMillis: 60000 });
 const meterProvider = new MeterProvider({
   resource: resourceFromAttributes({ 'service.name': 'checkout-api', 'host.name': 'api-1' }),
   readers: [reader],
@@ -134,6 +197,15 @@ function request(i, t0) {
     const db = tracer.startSpan(dbName, { kind: api.SpanKind.CLIENT, startTime: t0 + 3, attributes: dbAttrs },
                                 api.trace.setSpan(clientCtx, server));
     db.end(t0 + 3 + (ms - 3));
+    if (svc === 'pricing' && wclass === 'enterprise') {
+      // every kind of attribute value, an event, a link and an error
+      // status, so the encodings are compared on all of them
+      server.setAttributes({ 'price.items': i, 'price.ratio': 0.1 * (i % 4) + 1e-7, 'cache.hit': i % 2 === 0,
+                             'price.tiers': ['a', 'b'], 'price.caps': [1.5, 2], 'note': 'é ☃ "q"\n' });
+      server.addEvent('cache.miss', { 'cache.key': `k${i}`, 'lookup.ms': 2.25 }, t0 + 3);
+      server.addLink({ context: client.spanContext(), attributes: { 'link.kind': 'caller' } });
+      server.setStatus({ code: api.SpanStatusCode.ERROR, message: 'price table stale' });
+    }
     server.end(t0 + 2 + ms);
     client.end(t0 + 3 + ms);
     end = Math.max(end, t0 + 3 + ms);

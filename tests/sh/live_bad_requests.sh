@@ -32,10 +32,19 @@ post() {
   before=$(state)
   got=$(curl -sS -o "$LIVE_TMP/resp" -w '%{http_code}' "$@") || live_fail "$name: curl failed"
   [ "$got" = "$want" ] || live_fail "$name: status $got, expected $want ($(cat "$LIVE_TMP/resp"))"
-  grep -q -- "$pattern" "$LIVE_TMP/resp" || live_fail "$name: body $(cat "$LIVE_TMP/resp") lacks '$pattern'"
+  [ -z "$pattern" ] || grep -q -- "$pattern" "$LIVE_TMP/resp" || live_fail "$name: body $(cat "$LIVE_TMP/resp") lacks '$pattern'"
   if [ "$want" != 200 ]; then
-    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert isinstance(d["code"], int) and d["message"]' \
-      "$LIVE_TMP/resp" || live_fail "$name: error body is not {code, message}"
+    # {code, message} as JSON, or as a protobuf google.rpc.Status
+    # (fields 1 and 2) for protobuf requests
+    python3 - "$LIVE_TMP/resp" <<'PY' || live_fail "$name: error body is not {code, message}"
+import json, sys
+b = open(sys.argv[1], "rb").read()
+if b[:1] == b"{":
+    d = json.loads(b)
+    assert isinstance(d["code"], int) and d["message"]
+else:
+    assert b[0] == 0x08 and b[1] == 3 and b[2] == 0x12 and b[3] == len(b) - 4 or b[3] & 0x80, b
+PY
     [ "$(state)" = "$before" ] || live_fail "$name: the database changed ($before -> $(state))"
   fi
   printf '%-28s %s %s\n' "$name" "$got" "$(head -c 110 "$LIVE_TMP/resp")"
@@ -53,9 +62,30 @@ post "truncated JSON" 400 '/v1/traces:1:' "${JSON[@]}" --data-binary @"$LIVE_TMP
 post "bad trace id" 400 '/v1/traces:1:' "${JSON[@]}" --data-binary @"$LIVE_TMP/badid.json" "$URL/v1/traces"
 post "not JSON at all" 400 '"code":3' "${JSON[@]}" --data-binary 'hello' "$URL/v1/traces"
 post "empty body" 400 'empty' "${JSON[@]}" --data-binary '' "$URL/v1/traces"
-post "protobuf" 415 'only JSON is accepted' -H 'Content-Type: application/x-protobuf' \
+post "JSON sent as protobuf" 400 'byte 0: field 15: groups' -H 'Content-Type: application/x-protobuf' \
   --data-binary @"$LIVE_TMP/good.json" "$URL/v1/traces"
-post "text/plain" 415 'only JSON is accepted' -H 'Content-Type: text/plain' \
+# A real protobuf request (two spans), then cut and corrupted copies.
+python3 - "$LIVE_TMP" <<'PY'
+import struct, sys
+def varint(v):
+    out = b""
+    while v >= 0x80:
+        out += bytes([v & 0x7F | 0x80]); v >>= 7
+    return out + bytes([v])
+def field(n, payload): return varint(n << 3 | 2) + varint(len(payload)) + payload
+def span(i):
+    return (field(1, b"\xab" + bytes(14) + bytes([i])) + field(2, bytes(7) + bytes([i])) + field(5, b"op")
+            + varint(7 << 3 | 1) + struct.pack("<Q", 1700000000000000000)
+            + varint(8 << 3 | 1) + struct.pack("<Q", 1700000000001000000))
+req = field(1, field(2, field(2, span(1)) + field(2, span(2))))
+open(sys.argv[1] + "/good.pb", "wb").write(req)
+open(sys.argv[1] + "/trunc.pb", "wb").write(req[:-5])
+open(sys.argv[1] + "/badwire.pb", "wb").write(req[:6] + b"\x0f" + req[7:])
+PY
+PB=(-H 'Content-Type: application/x-protobuf')
+post "truncated protobuf" 400 'byte 0: field 1: length' "${PB[@]}" --data-binary @"$LIVE_TMP/trunc.pb" "$URL/v1/traces"
+post "corrupt protobuf" 400 'byte 6: field 1: wire type 7' "${PB[@]}" --data-binary @"$LIVE_TMP/badwire.pb" "$URL/v1/traces"
+post "text/plain" 415 'must be application/json or application/x-protobuf' -H 'Content-Type: text/plain' \
   --data-binary @"$LIVE_TMP/good.json" "$URL/v1/traces"
 post "brotli encoding" 415 'not supported' "${JSON[@]}" -H 'Content-Encoding: br' \
   --data-binary @"$LIVE_TMP/good.json" "$URL/v1/traces"
@@ -126,11 +156,14 @@ post "retried body" 200 '"rejectedSpans":0' "${JSON[@]}" --data-binary @"$LIVE_T
 # gzip of a good body works.
 span_doc 3 2 | gzip -c >"$LIVE_TMP/good.gz"
 post "gzip body" 200 '{}' "${JSON[@]}" -H 'Content-Encoding: gzip' --data-binary @"$LIVE_TMP/good.gz" "$URL/v1/traces"
+# The good protobuf body: 200, an empty ExportTraceServiceResponse.
+post "protobuf body" 200 '' "${PB[@]}" --data-binary @"$LIVE_TMP/good.pb" "$URL/v1/traces"
+[ ! -s "$LIVE_TMP/resp" ] || live_fail "protobuf answer is not an empty ExportTraceServiceResponse"
 
-[ "$(live_sql "$DB" 'select count(*) from spans')" = 5 ] || live_fail "expected exactly 5 spans stored"
+[ "$(live_sql "$DB" 'select count(*) from spans')" = 7 ] || live_fail "expected exactly 7 spans stored"
 live_serve_stop
 tail -n 1 "$LIVE_SERVE_LOG"
-grep -q 'stopped: 23 requests received, 9 accepted (4 with nothing this endpoint reads), 14 rejected' "$LIVE_SERVE_LOG" ||
+grep -q 'stopped: 26 requests received, 10 accepted (4 with nothing this endpoint reads), 16 rejected' "$LIVE_SERVE_LOG" ||
   live_fail "unexpected counters"
 "$TT_BIN" report --db "$DB" >"$LIVE_TMP/report.txt" 2>&1 || true
 grep -q '4 files or request bodies with nothing their format reads' "$LIVE_TMP/report.txt" ||

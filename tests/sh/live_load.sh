@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# live_load.sh - a bounded load test of `tailtriage serve` on loopback
+# live_load.sh - a bounded load test of `tailtriage serve` on loopback over
+# OTLP/HTTP JSON, OTLP/HTTP protobuf and OTLP/gRPC
 # (several concurrent keep-alive senders for 2 s per configuration) through
 # bench/receiver_load.sh, which fails when serve does not stop cleanly or
 # when any request answered 200 is not fully in the database.

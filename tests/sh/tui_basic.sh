@@ -27,10 +27,10 @@ tui_screen | grep -q "pwned" && tui_fail "an OSC title string was drawn as text"
 
 # help, generated from the key table
 tui_keys '?'
-tui_wait "keys \(\? or Esc closes\)" "the help screen did not open"
+tui_wait "keys \(\? or Esc closes" "the help screen did not open"
 tui_wait "cycle the workload class" "the help does not list the class key"
 tui_keys Escape
-tui_gone "keys \(\? or Esc closes\)" "Esc did not close the help"
+tui_gone "keys \(\? or Esc closes" "Esc did not close the help"
 
 # pricing -> node detail -> the slowest trace's waterfall
 tui_keys j j j j j

@@ -20,7 +20,7 @@ tui_keys 1
 for i in 1 2 3 4 5 6 7 8; do tui_keys j; done
 tui_keys Enter
 tui_wait "call mercury-api -> pricing" "the pricing node did not open"
-tui_wait "pool pricing \(client, [0-9]+ slots\): occupancy [0-9.]+%" "the pool line shows no occupancy"
+tui_wait "pool pricing \(client, [^)]*slots[^)]*\): occupancy [0-9.]+%" "the pool line shows no occupancy"
 tui_keys 6
 tui_wait "hypotheses, most likely first" "the board did not open"
 tui_wait " 1 [a-z-]+ " "the board shows no ranked hypothesis"

@@ -2,11 +2,12 @@
 # tui_resize.sh - terminal size changes: the screen is redrawn for the new
 # size, a clear notice below the minimum, and the dashboard again when the
 # terminal grows back. Also the ASCII glyphs and monochrome mode (--ascii,
-# NO_COLOR) that terminals without UTF-8 line drawing or colour need.
+# NO_COLOR) that terminals without UTF-8 line drawing or colour need, and
+# the dashboard without a model (--model none: no inferred one either).
 source "$(dirname "${BASH_SOURCE[0]}")/tui_lib.bash"
 tui_fixture
 tmx new-session -d -s t -x 100 -y 30 \
-  "LANG=C.UTF-8 NO_COLOR=1 TERM=screen-256color '$TT_BIN' tui --db '$TUI_TMP/f.db' --ascii 2>'$TUI_TMP/tui.err'; echo \$? >'$TUI_TMP/tui.rc'; sleep 60"
+  "LANG=C.UTF-8 NO_COLOR=1 TERM=screen-256color '$TT_BIN' tui --db '$TUI_TMP/f.db' --model none --ascii 2>'$TUI_TMP/tui.err'; echo \$? >'$TUI_TMP/tui.rc'; sleep 60"
 
 tui_wait "mercury-api GET /v2/home" "the endpoint is not shown"
 tui_wait "\|= pricing" "ASCII fan-out glyph missing"

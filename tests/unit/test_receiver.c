@@ -234,9 +234,13 @@ static void test_refusals(void **state)
 	char *d = doc(2, 2);
 	size_t n = strlen(d);
 	expect(fx, "POST", "/v1/traces", JSONH, d, n - 5, 400, "\"code\":3,\"message\":\"/v1/traces:1:");
-	expect(fx, "POST", "/v1/traces", "Content-Type: application/x-protobuf\r\n", d, n, 415,
-	       "only JSON is accepted");
-	expect(fx, "POST", "/v1/traces", NULL, d, n, 415, "Content-Type must be application/json");
+	/* JSON sent as protobuf: '{' is the tag of field 15 with wire type 3 */
+	expect(fx, "POST", "/v1/traces", "Content-Type: application/x-protobuf\r\n", d, n, 400,
+	       "/v1/traces: byte 0: field 15: groups");
+	expect(fx, "POST", "/v1/traces", NULL, d, n, 415,
+	       "Content-Type must be application/json or application/x-protobuf");
+	expect(fx, "POST", "/v1/traces", "Content-Type: text/plain\r\n", d, n, 415,
+	       "not 'text/plain'");
 	/* Parameters and case in the media type are fine. */
 	expect(fx, "POST", "/v1/logs", "Content-Type: Application/JSON; charset=utf-8\r\n", d, n, 404,
 	       "\"code\":5");
@@ -248,8 +252,8 @@ static void test_refusals(void **state)
 	free(d);
 	ReceiverStats k;
 	receiver_stats(fx->r, &k);
-	assert_int_equal(k.received, 7);
-	assert_int_equal(k.rejected, 7);
+	assert_int_equal(k.received, 8);
+	assert_int_equal(k.rejected, 8);
 	assert_int_equal(k.stored, 0);
 }
 
@@ -313,6 +317,158 @@ static void test_gzip(void **state)
 	buf_fini(&g2);
 	free(d);
 	free(d2);
+}
+
+/* ---- protobuf bodies, encoded by hand (field numbers of the OTLP spec) -- */
+
+static void pb_varint(Buf *b, uint64_t v)
+{
+	while (v >= 0x80) {
+		buf_addc(b, (char)(v | 0x80));
+		v >>= 7;
+	}
+	buf_addc(b, (char)v);
+}
+
+static void pb_bytes(Buf *b, unsigned field, const void *p, size_t n)
+{
+	pb_varint(b, (uint64_t)field << 3 | 2);
+	pb_varint(b, n);
+	buf_add(b, p, n);
+}
+
+static void pb_fixed64(Buf *b, unsigned field, uint64_t v)
+{
+	pb_varint(b, (uint64_t)field << 3 | 1);
+	for (int i = 0; i < 8; i++)
+		buf_addc(b, (char)(v >> (8 * i)));
+}
+
+static size_t pb_sid_len = 8;   /* a test may make span ids wrong */
+
+/* The ExportTraceServiceRequest of doc(trace, n). */
+static void pbdoc(int trace, int n, Buf *out)
+{
+	Buf kv, av, res, spans, span, ss, rs;
+	buf_init(&kv), buf_init(&av), buf_init(&res), buf_init(&spans), buf_init(&span);
+	buf_init(&ss), buf_init(&rs);
+	pb_bytes(&av, 1, "api", 3);                    /* AnyValue.string_value */
+	pb_bytes(&kv, 1, "service.name", 12);          /* KeyValue.key */
+	pb_bytes(&kv, 2, av.p, av.len);                /* KeyValue.value */
+	pb_bytes(&res, 1, kv.p, kv.len);               /* Resource.attributes */
+	for (int i = 0; i < n; i++) {
+		unsigned char tid[16] = {0}, sid[8] = {0};
+		for (int k = 0; k < 4; k++)
+			tid[12 + k] = (unsigned char)((unsigned)trace >> (24 - 8 * k));
+		for (int k = 0; k < 4; k++)
+			sid[4 + k] = (unsigned char)((unsigned)(i + 1) >> (24 - 8 * k));
+		buf_reset(&span);
+		pb_bytes(&span, 1, tid, 16);
+		pb_bytes(&span, 2, sid + 8 - pb_sid_len, pb_sid_len);
+		pb_bytes(&span, 5, "op", 2);
+		pb_varint(&span, 6 << 3 | 0);                /* kind */
+		pb_varint(&span, 2);
+		pb_fixed64(&span, 7, 1700000000000000000ull);
+		pb_fixed64(&span, 8, 1700000000001000000ull);
+		pb_bytes(&spans, 2, span.p, span.len);     /* ScopeSpans.spans */
+	}
+	buf_add(&ss, spans.p, spans.len);              /* ScopeSpans: no scope, the spans */
+	pb_bytes(&rs, 1, res.p, res.len);              /* ResourceSpans.resource */
+	pb_bytes(&rs, 2, ss.p, ss.len);                /* ResourceSpans.scope_spans */
+	pb_bytes(out, 1, rs.p, rs.len);                /* request.resource_spans */
+	buf_fini(&kv), buf_fini(&av), buf_fini(&res), buf_fini(&spans), buf_fini(&span);
+	buf_fini(&ss), buf_fini(&rs);
+}
+
+static const char *const PBH = "Content-Type: application/x-protobuf\r\n";
+
+static void test_protobuf(void **state)
+{
+	Fx *fx = *state;
+	Buf pb;
+	buf_init(&pb);
+	pbdoc(7, 3, &pb);
+	Resp r;
+	request(fx->port, "POST", "/v1/traces", PBH, pb.p, pb.len, &r);
+	assert_int_equal(r.status, 200);
+	/* an empty ExportTraceServiceResponse is zero bytes */
+	assert_string_equal(r.body, "");
+	assert_non_null(strstr(buf_str(&r.raw), "application/x-protobuf"));
+	assert_int_equal(spans_in(fx), 3);
+	buf_fini(&r.raw);
+
+	/* The same spans as JSON are the same rows: all already stored. */
+	char *d = doc(7, 3);
+	request(fx->port, "POST", "/v1/traces", JSONH, d, strlen(d), &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body, "3 of 3 spans were already stored"));
+	buf_fini(&r.raw);
+	free(d);
+	/* ... and a retried protobuf body gets partial_success with a warning */
+	request(fx->port, "POST", "/v1/traces", PBH, pb.p, pb.len, &r);
+	assert_int_equal(r.status, 200);
+	assert_int_equal((unsigned char)r.body[0], 0x0a);  /* field 1: partial_success */
+	assert_non_null(strstr(r.body, "3 of 3 spans were already stored"));
+	buf_fini(&r.raw);
+	assert_int_equal(spans_in(fx), 3);
+
+	/* gzip */
+	Buf other, g;
+	buf_init(&other);
+	buf_init(&g);
+	pbdoc(8, 2, &other);
+	gz(other.p, other.len, &g);
+	request(fx->port, "POST", "/v1/traces",
+	        "Content-Type: application/x-protobuf\r\nContent-Encoding: gzip\r\n", g.p, g.len, &r);
+	assert_int_equal(r.status, 200);
+	buf_fini(&r.raw);
+	assert_int_equal(spans_in(fx), 5);
+
+	/* An empty message is a valid request with nothing in it. */
+	request(fx->port, "POST", "/v1/traces", PBH, "", 0, &r);
+	assert_int_equal(r.status, 200);
+	buf_fini(&r.raw);
+
+	/* Truncated, corrupt, wrong id length: 400 naming the byte, nothing
+	 * stored, the error as a google.rpc.Status (code 3). */
+	Buf bad;
+	buf_init(&bad);
+	pbdoc(9, 2, &bad);
+	expect(fx, "POST", "/v1/traces", PBH, bad.p, bad.len - 7, 400,
+	       "/v1/traces: byte 0: field 1: length");
+	request(fx->port, "POST", "/v1/traces", PBH, bad.p, bad.len - 7, &r);
+	assert_int_equal((unsigned char)r.body[0], 0x08);  /* field 1: code */
+	assert_int_equal((unsigned char)r.body[1], 3);     /* INVALID_ARGUMENT */
+	buf_fini(&r.raw);
+	bad.p[bad.len - 9] = 0x0b;                         /* end time's tag -> field 1, wire type 3 */
+	char needle[64];
+	snprintf(needle, sizeof needle, "byte %zu: field 1: groups", bad.len - 9);
+	expect(fx, "POST", "/v1/traces", PBH, bad.p, bad.len, 400, needle);
+	buf_reset(&bad);
+	pb_sid_len = 4;
+	pbdoc(9, 1, &bad);
+	pb_sid_len = 8;
+	/* the span is last: its span_id tag is 30 bytes before the end */
+	snprintf(needle, sizeof needle, "byte %zu: Span.span_id must be 8 bytes, not 4", bad.len - 30);
+	expect(fx, "POST", "/v1/traces", PBH, bad.p, bad.len, 400, needle);
+	/* a check of the JSON importer (end before start) names the field's byte */
+	buf_reset(&bad);
+	pbdoc(9, 1, &bad);
+	bad.p[bad.len - 1] = 0x10;                         /* end time's top byte: before start */
+	snprintf(needle, sizeof needle, "byte %zu: \"endTimeUnixNano\" is before", bad.len - 9);
+	expect(fx, "POST", "/v1/traces", PBH, bad.p, bad.len, 400, needle);
+	/* Too large: refused from Content-Length before the body is read. */
+	Buf big;
+	buf_init(&big);
+	pbdoc(10, 80, &big);
+	assert_true(big.len > 4096);
+	expect(fx, "POST", "/v1/traces", PBH, big.p, big.len, 413, "above the limit of 4096");
+	assert_int_equal(spans_in(fx), 5);
+	buf_fini(&big);
+	buf_fini(&bad);
+	buf_fini(&g);
+	buf_fini(&other);
+	buf_fini(&pb);
 }
 
 static void test_token(void **state)
@@ -448,6 +604,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stores_and_answers_after_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gzip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_protobuf, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_token, setup_token, teardown),
 		cmocka_unit_test_setup_teardown(test_slow_client_and_connection_limit, setup, teardown),
 		cmocka_unit_test(test_parse_listen),

@@ -20,6 +20,8 @@
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 
+#include "model.h"
+#include "model_json.h"
 #include "sim.h"
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -790,6 +792,249 @@ static void test_end_to_end_pricing_signature(void **state)
 	rmtree(dir);
 }
 
+/* ---- opt-in load shapes ------------------------------------------------------ */
+
+static void set(SimParams *p, const char *k, const char *v)
+{
+	Err err = {0};
+	if (sim_params_set(p, k, v, &err))
+		fail_msg("%s", err.msg);
+}
+
+/* Waves keep the window's mean rate but queue in front of the pools: the
+ * profile pool's wait tail grows. With the waves carrying enterprise only,
+ * the class mix of the window stays as set. The knobs are deterministic
+ * like the rest (same seed, same bytes). */
+static void test_waves(void **state)
+{
+	(void)state;
+	char a[64], b[64], c[64];
+	tmpdir(a, sizeof a);
+	tmpdir(b, sizeof b);
+	tmpdir(c, sizeof c);
+	SimParams p;
+	SimRun flat, waves, again;
+	small_params(&p, 3);
+	set(&p, "hosts", "4");
+	set(&p, "rate", "60");
+	generate(&p, a, 0, &flat);
+	set(&p, "wave-share", "0.2");
+	set(&p, "wave-mult", "1.8");
+	generate(&p, b, 0, &waves);
+	for (int i = 0; i < 2; i++) {
+		double want = p.rate * p.hosts * p.window_s;
+		const SimFigures *f = &flat.phases[i].population, *w = &waves.phases[i].population;
+		assert_true(fabs((double)w->requests - want) < 0.03 * want);
+		assert_true(fabs((double)f->requests - want) < 0.03 * want);
+		if (!(w->profile_wait_p99_ms > f->profile_wait_p99_ms))
+			fail_msg("phase %d: profile wait p99 %.2f ms with waves, %.2f ms without", i,
+			         w->profile_wait_p99_ms, f->profile_wait_p99_ms);
+	}
+	set(&p, "wave-enterprise", "1");
+	set(&p, "wave-mult", "3");
+	set(&p, "enterprise-pricing-slots", "1");
+	generate(&p, c, 0, &again);
+	for (int i = 0; i < 2; i++) {
+		double e = strcmp(again.phases[i].name, "incident") == 0 ? p.incident_enterprise_share
+		                                                         : p.enterprise_share;
+		double got = again.phases[i].population.class_share[2];
+		if (fabs(got - e) > 0.01)
+			fail_msg("phase %d: enterprise share %.4f with enterprise waves, want %.2f", i, got, e);
+	}
+	/* same seed, same bytes, with every knob on */
+	char d[64];
+	tmpdir(d, sizeof d);
+	SimRun again2;
+	generate(&p, d, 0, &again2);
+	char pa[128], pb[128];
+	snprintf(pa, sizeof pa, "%s/traces.jsonl", c);
+	snprintf(pb, sizeof pb, "%s/traces.jsonl", d);
+	size_t la, lb;
+	char *ta = slurp(pa, &la), *tb = slurp(pb, &lb);
+	assert_non_null(ta);
+	assert_non_null(tb);
+	assert_int_equal(la, lb);
+	assert_memory_equal(ta, tb, la);
+	free(ta);
+	free(tb);
+	rmtree(a);
+	rmtree(b);
+	rmtree(c);
+	rmtree(d);
+}
+
+/* An enterprise partition of the pricing pool is still one pool to the
+ * metrics (the gauges report the whole pool per process), and enterprise's
+ * partitioned quotes now queue in front of their own two slots: the
+ * pricing client wait tail, which they own, grows. */
+static void test_enterprise_pricing_partition(void **state)
+{
+	(void)state;
+	char a[64], b[64];
+	tmpdir(a, sizeof a);
+	tmpdir(b, sizeof b);
+	SimParams p;
+	SimRun shared, part;
+	small_params(&p, 5);
+	set(&p, "incident", "none");
+	set(&p, "hosts", "4");
+	set(&p, "rate", "60");
+	set(&p, "enterprise-share", "0.15");
+	set(&p, "pricing-pool", "3");
+	set(&p, "enterprise-pricing-calls", "6");
+	generate(&p, a, 0, &shared);
+	set(&p, "enterprise-pricing-slots", "2");
+	generate(&p, b, 0, &part);
+	char path[128];
+	snprintf(path, sizeof path, "%s/metrics.jsonl", b);
+	size_t n;
+	char *t = slurp(path, &n);
+	assert_non_null(t);
+	assert_non_null(strstr(t, "\"asInt\":\"3\",\"attributes\":[{\"key\":\"host.name\",\"value\":"
+	                          "{\"stringValue\":\"api-01\"}},{\"key\":\"db.client.connection.pool.name\","
+	                          "\"value\":{\"stringValue\":\"pricing\"}}"));
+	free(t);
+	for (int i = 0; i < 2; i++) {
+		double w0 = shared.phases[i].population.pricing_client_wait_p99_ms;
+		double w1 = part.phases[i].population.pricing_client_wait_p99_ms;
+		if (!(w1 > 1.3 * w0))
+			fail_msg("phase %d: pricing client wait p99 %.1f ms partitioned, %.1f ms shared", i,
+			         w1, w0);
+	}
+	rmtree(a);
+	rmtree(b);
+}
+
+/* ---- one model, one simulator -------------------------------------------- */
+
+static int same(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
+}
+
+/* The bundled model describes the simulated endpoint: the same root,
+ * objective, classes and baseline mix, nodes with the same semantics, pools
+ * of the size each simulated API process has (what its
+ * db.client.connection.max and executor.slots gauges report) and the
+ * case's budgets the simulator compares against. Editing either side alone
+ * fails here. */
+static void test_bundled_model_is_the_simulator(void **state)
+{
+	(void)state;
+	Model *m = NULL;
+	Err err = {0};
+	if (model_load("../models/mercury-home.model.json", &m, &err))
+		fail_msg("%s", err.msg);
+	SimParams p;
+	assert_int_equal(sim_params_init(&p, "mercury", &err), 0);
+	SimScenarioInfo si;
+	assert_int_equal(sim_scenario_info(&p, &si, &err), 0);
+
+	assert_string_equal(m->endpoint, si.endpoint);
+	assert_string_equal(m->root_service, si.root_service);
+	assert_string_equal(m->root_operation, si.root_operation);
+	assert_true(m->objective_ms == si.objective_ms);
+	assert_true(m->objective_pct == 99);
+	assert_string_equal(m->class_key, si.class_attr);
+	assert_int_equal(m->n_classes, 3);
+	assert_non_null(m->class_mix);
+	for (int c = 0; c < 3; c++) {
+		assert_string_equal(m->classes[c], si.classes[c]);
+		if (fabs(m->class_mix[c] - si.mix[c]) > 1e-9)
+			fail_msg("class %s: model mix %g, simulator %g", si.classes[c], m->class_mix[c],
+			         si.mix[c]);
+	}
+	assert_int_equal(m->n_nodes, si.n_nodes);
+	for (int i = 0; i < si.n_nodes; i++) {
+		const ModelNode *mn = &m->nodes[i];
+		const SimNodeInfo *sn = &si.nodes[i];
+		if (!same(mn->service, sn->service) || !same(mn->operation, sn->operation) ||
+		    mn->mandatory != sn->mandatory || mn->core != sn->core || !same(mn->pool, sn->pool))
+			fail_msg("node %d (%s%s%s) differs between model and simulator", i, sn->service,
+			         sn->operation ? " " : "", sn->operation ? sn->operation : "");
+	}
+	assert_int_equal(m->n_pools, si.n_pools);
+	for (int i = 0; i < si.n_pools; i++) {
+		const ModelPool *mp = &m->pools[i];
+		const SimPoolInfo *sp = &si.pools[i];
+		assert_string_equal(mp->name, sp->name);
+		assert_string_equal(mp->kind, sp->kind);
+		assert_string_equal(mp->node, sp->node);
+		if (mp->size != sp->size)
+			fail_msg("pool %s: model size %lld, simulator %d per process", sp->name,
+			         (long long)mp->size, sp->size);
+	}
+	assert_int_equal(m->n_budgets, si.n_budgets);
+	for (int i = 0; i < si.n_budgets; i++) {
+		const ModelBudget *mb = &m->budgets[i];
+		const SimBudgetInfo *sb = &si.budgets[i];
+		if (!same(mb->id, sb->id) || !same(mb->evidence, sb->evidence) || !same(mb->op, sb->op) ||
+		    mb->threshold != sb->threshold || !same(mb->unit, sb->unit))
+			fail_msg("budget %s differs between model and simulator", sb->id);
+	}
+	model_free(m);
+}
+
+/* The pool gauges the simulator writes report the per-process size the
+ * model declares (the node pane shows both side by side). */
+static void test_pool_gauges_match_model_sizes(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/tt_test_simpool_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	SimParams p;
+	Err err = {0};
+	assert_int_equal(sim_params_init(&p, "mercury", &err), 0);
+	assert_int_equal(sim_params_set(&p, "traces", "50", &err), 0);
+	assert_int_equal(sim_params_set(&p, "window-s", "30", &err), 0);
+	assert_int_equal(sim_params_set(&p, "warmup-s", "5", &err), 0);
+	assert_int_equal(sim_params_set(&p, "hosts", "3", &err), 0);
+	SimRun run;
+	if (sim_generate(&p, dir, 0, &run, NULL, NULL, 0, &err))
+		fail_msg("%s", err.msg);
+	Model *m = NULL;
+	if (model_load("../models/mercury-home.model.json", &m, &err))
+		fail_msg("%s", err.msg);
+	char path[128];
+	snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	static char line[1 << 20];
+	int checked = 0;
+	while (fgets(line, sizeof line, f)) {
+		for (int i = 0; i < m->n_pools; i++) {
+			const ModelPool *mp = &m->pools[i];
+			const char *metric = strcmp(mp->kind, "executor") == 0 ? "\"executor.slots\""
+			                                                       : "\"db.client.connection.max\"";
+			const char *at = strstr(line, metric);
+			if (at == NULL)
+				continue;
+			/* the data point after the name: the executor has one, the
+			 * client pools one per pool name */
+			char want[256];
+			if (strcmp(mp->kind, "executor") == 0)
+				snprintf(want, sizeof want, "\"asInt\":\"%lld\"", (long long)mp->size);
+			else
+				snprintf(want, sizeof want, "\"asInt\":\"%lld\",\"attributes\":[{\"key\":"
+				         "\"host.name\",\"value\":{\"stringValue\":\"api-01\"}},{\"key\":"
+				         "\"db.client.connection.pool.name\",\"value\":{\"stringValue\":\"%s\"}}",
+				         (long long)mp->size, mp->name);
+			if (strstr(at, want) == NULL)
+				continue;
+			checked |= 1 << i;
+		}
+	}
+	fclose(f);
+	assert_int_equal(checked, (1 << m->n_pools) - 1);
+	model_free(m);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/traces.jsonl", dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/manifest.json", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -800,6 +1045,10 @@ int main(void)
 		cmocka_unit_test(test_writer_escapes),
 		cmocka_unit_test(test_class_mix),
 		cmocka_unit_test(test_end_to_end_pricing_signature),
+		cmocka_unit_test(test_waves),
+		cmocka_unit_test(test_enterprise_pricing_partition),
+		cmocka_unit_test(test_bundled_model_is_the_simulator),
+		cmocka_unit_test(test_pool_gauges_match_model_sizes),
 	};
 	return cmocka_run_group_tests(tests, NULL, remove_leftovers);
 }

@@ -134,6 +134,40 @@ static void test_rollback_forgets_trace_keys(void **state)
 	                 2);
 }
 
+/* A value SQLite refuses to bind (longer than the connection's length
+ * limit) is an error of the insert, not a span stored with NULL there. */
+static void test_failed_bind_is_an_error(void **state)
+{
+	Env *e = *state;
+	Err err = {0};
+	StoreSpan s;
+	int added = -1;
+	sqlite3_limit(e->st->db, SQLITE_LIMIT_LENGTH, 4096);
+	assert_int_equal(store_begin(e->st, &err), 0);
+	int64_t src = source(e, "big");
+	mk_span(&s, 3, 0);
+	Buf big;
+	buf_init(&big);
+	buf_adds(&big, "{\"k\":\"");
+	for (int i = 0; i < 10000; i++)
+		buf_addc(&big, 'x');
+	buf_adds(&big, "\"}");
+	s.attrs_json = buf_str(&big);
+	assert_int_not_equal(store_span_add(e->st, src, &s, &added, &err), 0);
+	if (strstr(err.msg, "too big") == NULL)
+		fail_msg("%s", err.msg);
+	store_rollback(e->st);
+	buf_fini(&big);
+	/* the connection is still good for the next insert */
+	assert_int_equal(store_begin(e->st, &err), 0);
+	src = source(e, "small");
+	mk_span(&s, 4, 0);
+	assert_int_equal(store_span_add(e->st, src, &s, &added, &err), 0);
+	assert_int_equal(store_commit(e->st, &err), 0);
+	assert_int_equal(spans_of(e->st, 3), 0);
+	assert_int_equal(spans_of(e->st, 4), 1);
+}
+
 /* More traces in one import than the writer remembers: spans of traces it
  * has forgotten are still recognised as stored. */
 static void test_many_traces_one_import(void **state)
@@ -244,6 +278,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_batch_counts_repeats, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rollback_forgets_trace_keys, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_failed_bind_is_an_error, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_many_traces_one_import, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_migrates_schema_v4, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reader_migrates_schema_v4, setup, teardown),

@@ -18,6 +18,8 @@
 
 #include "analysis.h"
 #include "app.h"
+#include "evidence.h"
+#include "import.h"
 #include "canvas.h"
 #include "sanitize.h"
 #include "test_tui_fixture.h"
@@ -312,13 +314,15 @@ static void test_header_breach_and_budgets(void **state)
 }
 
 /* The evidence hook: a provider from the metrics layer fills budgets. */
-static int fake_evidence(void *ctx, const Analysis *a, const char *name, double *v)
+static int fake_evidence(void *ctx, const Analysis *a, const char *name, double *v,
+                         const char **unit)
 {
 	(void)a;
 	int *calls = ctx;
 	(*calls)++;
 	if (strcmp(name, "pool.pricing.occupancy") == 0) {
 		*v = 0.91;
+		*unit = "ratio";
 		return 1;
 	}
 	return 0;
@@ -336,7 +340,7 @@ static void test_budget_evidence_hook(void **state)
 	assert_true(calls > 0);
 	/* two breaches do not fit with their labels: ids stand in */
 	assert_non_null(strstr(s, "p99 (357.8 ms)"));
-	assert_non_null(strstr(s, "pool_occupancy (91.0%)"));
+	assert_non_null(strstr(s, "pool_occupancy (91.0 %)"));
 	assert_non_null(strstr(s, "1 not evaluated"));
 	free(s);
 	env_free(e);
@@ -366,6 +370,193 @@ static void test_budgets_evaluating(void **state)
 	s = screen(e);
 	assert_non_null(strstr(s, "2 not evaluated (no evidence)"));
 	assert_null(strstr(s, "evaluating"));
+	free(s);
+	env_free(e);
+}
+
+/* Budgets written in "%" on evidence kept as a ratio: the header judges and
+ * writes them exactly as `diagnose` does (analysis/budgets.c). 24.9 % is
+ * within "< 10 %" and over "> 20 %"; the value reads "24.9 %", never 0.2. */
+static int ratio_evidence(void *ctx, const Analysis *a, const char *name, double *v,
+                          const char **unit)
+{
+	(void)a;
+	(void)ctx;
+	if (strcmp(name, "pool.pricing.occupancy") == 0) {
+		*v = 0.249;
+		*unit = "ratio";
+		return 1;
+	}
+	return 0;
+}
+
+static void test_golden_percent_budget(void **state)
+{
+	(void)state;
+	const char *from = "{\"id\":\"pool_occupancy\",\"evidence\":\"pool.pricing.occupancy\","
+	                   "\"op\":\">\",\"threshold\":0.82,\"unit\":\"ratio\","
+	                   "\"label\":\"pricing pool occupancy above 82 %\"}";
+	const char *to = "{\"id\":\"pool_low\",\"evidence\":\"pool.pricing.occupancy\","
+	                 "\"op\":\"<\",\"threshold\":10,\"unit\":\"%\","
+	                 "\"label\":\"pricing pool occupancy below 10 %\"},"
+	                 "{\"id\":\"pool_high\",\"evidence\":\"pool.pricing.occupancy\","
+	                 "\"op\":\">\",\"threshold\":20,\"unit\":\"%\","
+	                 "\"label\":\"pricing pool occupancy above 20 %\"}";
+	const char *at = strstr(FX_MODEL_JSON, from);
+	assert_non_null(at);
+	Buf j;
+	buf_init(&j);
+	buf_add(&j, FX_MODEL_JSON, (size_t)(at - FX_MODEL_JSON));
+	buf_adds(&j, to);
+	buf_adds(&j, at + strlen(from));
+	Model *m = NULL;
+	Err err = {0};
+	assert_int_equal(model_parse("percent-model", j.p, j.len, &m, &err), 0);
+	buf_fini(&j);
+	Env *e = env_new(1, 1, 100, 30, 0);
+	model_free(e->model);
+	e->model = m;
+	e->app.model = m;
+	e->app.evidence = ratio_evidence;
+	env_compute(e);
+	char *s = screen(e);
+	if (strstr(s, "pricing pool occupancy above 20 % (24.9 %)") == NULL && strstr(s, "pool_high (24.9 %)") == NULL)
+		fail_msg("no breach of pool_high at 24.9 %%:\n%s", s);
+	assert_null(strstr(s, "below 10 %"));
+	assert_null(strstr(s, "0.2%"));
+	free(s);
+	check_golden(e, "header_percent_budget_100x30.txt");
+	env_free(e);
+}
+
+/* `?` lists what every pane's own keys do, the Drill and the Board
+ * included, from the same tables that drive the panes. */
+static void test_help_lists_every_pane(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	env_key(e, '?');
+	Buf all;
+	buf_init(&all);
+	for (int page = 0; page < 12; page++) {
+		char *s = screen(e);
+		buf_adds(&all, s);
+		free(s);
+		env_key(e, TK_PGDN);
+	}
+	const char *want[] = {"1 DAG", "2 Node", "3 Tail ownership", "4 Trace (not open now)",
+	                      "5 Drill (not open now)", "6 Board (not open now)",
+	                      "run the marked hypothesis's discriminating check",
+	                      "close the check's result", "brief: start; then pick the marked answer",
+	                      "zoom in on the marked span", "1-6 "};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		if (strstr(all.p, want[i]) == NULL)
+			fail_msg("the help does not say '%s'", want[i]);
+	buf_fini(&all);
+	env_key(e, TK_END);
+	check_golden(e, "help_end_100x30.txt");
+	env_free(e);
+}
+
+/* A node name too long for its tab is cut with an ellipsis, like every
+ * other cut name, never silently. */
+static void test_long_name_in_tab_ends_in_ellipsis(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 80, 24, 0);
+	env_compute(e);
+	int id = -1;
+	for (int i = 0; i < e->app.a->n_nodes && id < 0; i++)
+		if (san_width(e->app.a->nodes[i].label) > 18)
+			id = i;
+	assert_true(id >= 0);
+	app_select_node(&e->app, id);
+	app_open_pane(&e->app, PANE_NODE);
+	char *s = screen(e);
+	const char *tab = strstr(s, "[2 Node ");
+	assert_non_null(tab);
+	const char *close = strchr(tab, ']');
+	assert_non_null(close);
+	if (strncmp(close - 3, "\xe2\x80\xa6", 3) != 0)
+		fail_msg("the cut name in the tab has no ellipsis: %.60s", tab);
+	free(s);
+	env_free(e);
+}
+
+/* A span with more attributes and events than the detail panel holds:
+ * ] scrolls to its last event's last attribute, [ back. */
+static void test_span_detail_scrolls_to_every_event(void **state)
+{
+	(void)state;
+	char path[128];
+	tmp_db_path(path, sizeof path);
+	Store *st = NULL;
+	Err err = {0};
+	assert_int_equal(store_open(path, 0, &st, &err), 0);
+	Buf j;
+	buf_init(&j);
+	buf_adds(&j, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\","
+	             "\"value\":{\"stringValue\":\"svc\"}}]},\"scopeSpans\":[{\"spans\":[{"
+	             "\"traceId\":\"0102030405060708090a0b0c0d0e0f10\",\"spanId\":\"0102030405060708\","
+	             "\"name\":\"op\",\"kind\":2,\"startTimeUnixNano\":\"1000000000\","
+	             "\"endTimeUnixNano\":\"1050000000\",\"attributes\":[");
+	for (int i = 0; i < 12; i++)
+		buf_printf(&j, "%s{\"key\":\"attr.%02d\",\"value\":{\"intValue\":\"%d\"}}", i ? "," : "",
+		           i, i);
+	buf_adds(&j, "],\"events\":[");
+	for (int i = 0; i < 3; i++)
+		buf_printf(&j, "%s{\"timeUnixNano\":\"%d\",\"name\":\"step-%d\",\"attributes\":["
+		               "{\"key\":\"detail\",\"value\":{\"stringValue\":\"last of step %d\"}}]}",
+		           i ? "," : "", 1010000000 + i * 10000000, i, i);
+	buf_adds(&j, "]}]}]}]}");
+	ImportResult res;
+	assert_int_equal(import_memory(st, "detail.json", j.p, j.len, NULL, &res, &err), 0);
+	buf_fini(&j);
+	TraceView *tv = NULL;
+	assert_int_equal(trace_view_load(st, "0102030405060708090a0b0c0d0e0f10", NULL, &tv, &err), 0);
+	store_close(st);
+
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	app_set_trace(&e->app, tv);
+	char *s = screen(e);
+	assert_non_null(strstr(s, "attr.00 = 0"));
+	assert_null(strstr(s, "last of step 2"));
+	if (strstr(s, "/18 [ ]") == NULL) /* 12 attributes, 3 events with one each */
+		fail_msg("no position in the detail:\n%s", s);
+	free(s);
+	for (int i = 0; i < 30; i++)
+		env_key(e, ']');
+	s = screen(e);
+	if (strstr(s, "detail = last of step 2") == NULL || strstr(s, "event step-2 at +30.0 ms") == NULL)
+		fail_msg("] does not reach the last event:\n%s", strstr(s, "selected"));
+	assert_null(strstr(s, "attr.00 = 0"));
+	free(s);
+	for (int i = 0; i < 30; i++)
+		env_key(e, '[');
+	s = screen(e);
+	assert_non_null(strstr(s, "attr.00 = 0"));
+	free(s);
+	env_free(e);
+	rm_db(path);
+}
+
+/* t opens a trace by its id; a malformed or unknown id says so. */
+static void test_trace_id_prompt(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	env_keys(e, "tnot-an-id\n");
+	char *s = screen(e);
+	assert_non_null(strstr(s, "trace id: 32 hex digits, not 'not-an-id'"));
+	free(s);
+	env_key(e, TK_ESC);
+	env_keys(e, "t77303139000000000000000000000000\n");
+	assert_int_equal(e->app.pane, PANE_TRACE);
+	s = screen(e);
+	assert_non_null(strstr(s, "trace 77303139000000000000000000000000"));
 	free(s);
 	env_free(e);
 }
@@ -716,6 +907,101 @@ static void test_hostile_strings_on_screen(void **state)
 	env_free(e);
 }
 
+
+/* ---- the node pane's pool line (issue 15) --------------------------------- */
+
+/* The real evidence engine as the provider, on the fixture database plus
+ * pool gauges imported from Prometheus text. */
+typedef struct PoolEv {
+	Evidence *ev;
+} PoolEv;
+
+static int pool_evidence_fn(void *ctx, const Analysis *a, const char *name, double *v,
+                            const char **unit)
+{
+	(void)a;
+	PoolEv *p = ctx;
+	const EvValue *ev = evidence_get(p->ev, name);
+	if (ev == NULL || ev->missing)
+		return 0;
+	*v = ev->value;
+	*unit = ev->unit;
+	return 1;
+}
+
+/* A pool whose name has capitals and a hyphen ("Pricing-Pool"): the node
+ * pane must ask for the same normalised names the evidence carries
+ * (pool.pricing_pool.*), not "pool.Pricing-Pool.occupancy". */
+static void test_node_pool_hyphenated_name(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 120, 30, 0);
+	/* the same model with the pool renamed */
+	Buf mj;
+	buf_init(&mj);
+	const char *src = FX_MODEL_JSON;
+	for (const char *p = src; *p;) {
+		const char *hit1 = strstr(p, "\"pool\":\"pricing\"");
+		const char *hit2 = strstr(p, "\"name\":\"pricing\"");
+		const char *hit = hit1 && (!hit2 || hit1 < hit2) ? hit1 : hit2;
+		if (hit == NULL) {
+			buf_adds(&mj, p);
+			break;
+		}
+		buf_add(&mj, p, (size_t)(hit - p));
+		buf_adds(&mj, hit == hit1 ? "\"pool\":\"Pricing-Pool\"" : "\"name\":\"Pricing-Pool\"");
+		p = hit + strlen(hit == hit1 ? "\"pool\":\"pricing\"" : "\"name\":\"pricing\"");
+	}
+	Model *m = NULL;
+	Err err = {0};
+	assert_int_equal(model_parse("hyphen-model", buf_str(&mj), mj.len, &m, &err), 0);
+	buf_fini(&mj);
+	model_free(e->model);
+	e->model = m;
+	e->app.model = m;
+
+	/* pool gauges for the window, as an OpenTelemetry SDK would name them */
+	char prom[1024];
+	long long ms = (long long)((FX_WIN_FROM + (int64_t)60 * 1000000000) / 1000000);
+	snprintf(prom, sizeof prom,
+	         "# TYPE db_client_connection_count gauge\n"
+	         "db_client_connection_count{db_client_connection_pool_name=\"Pricing-Pool\","
+	         "db_client_connection_state=\"used\",host=\"api-1\"} 44 %lld\n"
+	         "# TYPE db_client_connection_max gauge\n"
+	         "db_client_connection_max{db_client_connection_pool_name=\"Pricing-Pool\","
+	         "host=\"api-1\"} 48 %lld\n"
+	         "# TYPE db_client_connection_pending_requests gauge\n"
+	         "db_client_connection_pending_requests{db_client_connection_pool_name=\"Pricing-Pool\","
+	         "host=\"api-1\"} 7 %lld\n", ms, ms, ms);
+	Store *w = NULL;
+	assert_int_equal(store_open(e->path, 0, &w, &err), 0);
+	ImportResult res;
+	ImportOptions io = {.format = NULL};
+	if (import_memory(w, "pool.prom", prom, strlen(prom), &io, &res, &err))
+		fail_msg("%s", err.msg);
+	store_close(w);
+
+	EvidenceOptions eo = {.model = m, .win_from = e->app.win_from, .win_to = e->app.win_to};
+	PoolEv pe = {0};
+	assert_int_equal(evidence_compute(e->st, &eo, &pe.ev, &err), 0);
+	double occ;
+	assert_true(evidence_value(pe.ev, "pool.pricing_pool.occupancy", &occ));
+	e->app.evidence = pool_evidence_fn;
+	e->app.evidence_ctx = &pe;
+	env_compute(e);
+	select_label(e, "pricing");
+	app_open_pane(&e->app, PANE_NODE);
+	char *s = screen(e);
+	assert_null(strstr(s, "no metrics"));
+	/* and the model's 256 slots against the metric's 48 is said */
+	assert_non_null(strstr(s, "Pricing-Pool (client, model 256 slots, metric max 48): occupancy 91.7%"));
+	assert_non_null(strstr(s, "pending 7.0"));
+	free(s);
+	check_golden(e, "node_pool_hyphen_120x30.txt");
+	evidence_free(pe.ev);
+	env_free(e);
+}
+
 int main(int argc, char **argv)
 {
 	/* `test_tui --make-db PATH` and `test_tui --more PATH` build and extend
@@ -742,6 +1028,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_header_breach_and_budgets),
 		cmocka_unit_test(test_budget_evidence_hook),
 		cmocka_unit_test(test_budgets_evaluating),
+		cmocka_unit_test(test_golden_percent_budget),
+		cmocka_unit_test(test_help_lists_every_pane),
+		cmocka_unit_test(test_long_name_in_tab_ends_in_ellipsis),
+		cmocka_unit_test(test_span_detail_scrolls_to_every_event),
+		cmocka_unit_test(test_trace_id_prompt),
 		cmocka_unit_test(test_dag_shows_splits_and_unknown),
 		cmocka_unit_test(test_open_node_then_trace_and_back),
 		cmocka_unit_test(test_tab_cycles_panes),
@@ -754,6 +1045,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unrecognised_in_status),
 		cmocka_unit_test(test_selection_survives_recompute),
 		cmocka_unit_test(test_hostile_strings_on_screen),
+		cmocka_unit_test(test_node_pool_hyphenated_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,759 @@
+/*
+ * attribution.c - where the rise of the objective's percentile went, by
+ * counterfactual replay.
+ *
+ * Each window request carries its timing program (EvOp, built by the
+ * request pass): for every span, the sibling it started after, the gap
+ * before it, its own duration and the time it kept running after its last
+ * child. Replaying the program with the recorded durations gives back the
+ * request's latency exactly. A *locus* is one dependency (every call to
+ * it) or one part of its time: the pool wait before the call (queue), the
+ * client-side wait (client span minus server span), the server's own time
+ * (service), or the first two together (front); plus the queue before the
+ * endpoint's root span. For a locus, every window request is replayed with
+ * that locus's times replaced by draws from the baseline's distribution of
+ * the same locus for the same workload class (all classes when the class
+ * has fewer than ATTR_MIN_CLASS baseline observations; 0 ms when the
+ * baseline never called the dependency). Serial spans add up and parallel
+ * ones end with the last, exactly as the recorded spans did.
+ *
+ * The locus's explained share of the rise is
+ *     (Q_window - Q_counterfactual) / (Q_window - Q_baseline)
+ * with Q the objective's percentile (nearest rank). 1 means replacing the
+ * locus's times alone brings the percentile back to the baseline; 0 means
+ * it changes nothing; a negative share means the locus got faster. The
+ * 95 % interval comes from a bootstrap over window and baseline requests
+ * (the counterfactual draws stay paired with their request). When the
+ * rise itself is not significant (its bootstrap interval reaches 0),
+ * nothing is attributed and the values say why.
+ *
+ * Everything is deterministic: the random draws use a fixed seed.
+ */
+#include "evidence.h"
+#include "evidence_priv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+
+#define ATTR_MIN_CLASS 20      /* baseline observations before a class's own draws are used */
+#define ATTR_BOOT 120          /* bootstrap replicates */
+#define ATTR_MAX_DRAWS 12000   /* draws kept per locus: n * R */
+
+enum { F_TOTAL, F_WAIT, F_SERVICE, F_QUEUE, F_N };
+enum { M_ALL, M_FRONT, M_WAIT, M_SERVICE, M_QUEUE, M_EQUEUE, M_PLACE, M_SERIAL, M_RETRY, M_N };
+
+static const char *const MODE_NAME[M_N] = {"", ".front", ".wait", ".service", ".queue", "", "",
+                                           ".serial", ".retry"};
+static const char *const MODE_WORD[M_N] = {
+	"all of its time (pool wait, client-side wait and service)",
+	"the time in front of it (pool wait and client-side wait)",
+	"its client-side wait (client span minus server span)",
+	"its server's own time",
+	"its pool wait before the call",
+	"the queue before the endpoint's root span",
+	"the requests of the hosts that hold the tail replaced by requests of the other hosts",
+	"its calls that overlap no sibling taken off the path (0 ms where they sit)",
+	"its failed attempts and the pauses before their retries taken out",
+};
+
+typedef struct Draw {
+	float *v;
+	int64_t n, cap;
+} Draw;
+
+typedef struct Ctx {
+	const EvRequestSet *w, *b;
+	int *dep_map;              /* window dep -> baseline dep, -1 */
+	int *cls_map;              /* window class -> baseline class, -1 */
+	int nbc;                   /* baseline classes */
+	Draw *draws;               /* [bdep][1 + nbc][F_N]; slot 0: all classes */
+	Draw equeue[65];           /* endpoint queue: [0] all, [1 + c] class c */
+	uint64_t rng;
+	/* the locus being replayed */
+	int dep;                   /* window dep index, -1 for the endpoint queue */
+	int mode;
+	int cls;                   /* window class of the request, -1 */
+	double *ends;              /* scratch: op ends of one request */
+} Ctx;
+
+static uint64_t next_u64(uint64_t *s)
+{
+	/* splitmix64 */
+	uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+static int64_t below(uint64_t *s, int64_t n)
+{
+	return (int64_t)(next_u64(s) % (uint64_t)n);
+}
+
+static void draw_push(Draw *d, float x)
+{
+	if (isnan(x))
+		return;
+	if (d->n == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 64;
+		d->v = xrealloc(d->v, (size_t)d->cap * sizeof *d->v);
+	}
+	d->v[d->n++] = x;
+}
+
+static Draw *slot_of(Ctx *cx, int bdep, int slot, int f)
+{
+	return &cx->draws[((size_t)bdep * (size_t)(1 + cx->nbc) + (size_t)slot) * F_N + (size_t)f];
+}
+
+/* A baseline value of field f for the current locus and class; *none is
+ * set when the baseline has no value at all (0 is returned). */
+static double draw(Ctx *cx, int f, int *none)
+{
+	*none = 0;
+	Draw *d = NULL;
+	if (cx->dep < 0) {
+		int c = cx->cls >= 0 ? cx->cls_map[cx->cls] : -1;
+		d = c >= 0 && c < 64 && cx->equeue[1 + c].n >= ATTR_MIN_CLASS ? &cx->equeue[1 + c]
+		                                                              : &cx->equeue[0];
+	} else {
+		int bd = cx->dep_map[cx->dep];
+		if (bd < 0) {
+			*none = 1;
+			return 0; /* the baseline never called it */
+		}
+		int c = cx->cls >= 0 ? cx->cls_map[cx->cls] : -1;
+		d = slot_of(cx, bd, 0, f);
+		if (c >= 0) {
+			Draw *dc = slot_of(cx, bd, 1 + c, f);
+			if (dc->n >= ATTR_MIN_CLASS)
+				d = dc;
+		}
+	}
+	if (d->n == 0) {
+		*none = 1;
+		return 0;
+	}
+	return d->v[below(&cx->rng, d->n)];
+}
+
+static int targets(const Ctx *cx, const EvOp *o)
+{
+	return cx->dep >= 0 && o->call >= 0 && cx->w->calls[o->call].dep == cx->dep;
+}
+
+/* The end of op i (relative to request r) when it starts at start. */
+static double replay(Ctx *cx, const EvRequest *r, int32_t i, double start)
+{
+	const EvRequestSet *w = cx->w;
+	const EvOp *o = &w->ops[r->op_off + i];
+	int tgt = targets(cx, o);
+	int none;
+	if (tgt && o->role == EV_OP_CLIENT && cx->mode == M_ALL)
+		return start + draw(cx, F_TOTAL, &none);
+	if (tgt && o->role == EV_OP_CLIENT && cx->mode == M_SERIAL && w->calls[o->call].serial)
+		return start;
+	if (tgt && o->role == EV_OP_CLIENT && cx->mode == M_RETRY && w->calls[o->call].error)
+		return start;
+	if (tgt && o->role == EV_OP_CLIENT && cx->mode == M_SERVICE && o->first_child < 0 &&
+	    w->calls[o->call].wait_ms == 0) {
+		/* a leaf call whose time is all the dependency's (a database) */
+		double v = draw(cx, F_SERVICE, &none);
+		return start + (none ? o->dur_ms : v);
+	}
+	if (tgt && o->role == EV_OP_SERVER && cx->mode == M_SERVICE) {
+		double v = draw(cx, F_SERVICE, &none);
+		return start + (none ? o->dur_ms : v);
+	}
+	if (o->first_child < 0)
+		return start + o->dur_ms;
+	double scale = 1, add = 0;
+	if (tgt && o->role == EV_OP_CLIENT && (cx->mode == M_WAIT || cx->mode == M_FRONT)) {
+		const EvCall *c = &w->calls[o->call];
+		if (!isnan(c->wait_ms)) {
+			double v = draw(cx, F_WAIT, &none);
+			if (!none) {
+				if (c->wait_ms > 1e-3)
+					scale = v / c->wait_ms;
+				else
+					add = v;
+			}
+		}
+	}
+	double last = -INFINITY;
+	for (int32_t k = o->first_child; k >= 0; k = w->ops[r->op_off + k].next_sibling) {
+		const EvOp *co = &w->ops[r->op_off + k];
+		double from = co->pred >= 0 ? cx->ends[co->pred] : start;
+		double gap = co->gap_ms;
+		if (o->role == EV_OP_CLIENT && co->role == EV_OP_SERVER)
+			gap = gap * scale + add;
+		if (cx->mode == M_RETRY && co->role == EV_OP_CLIENT && targets(cx, co) &&
+		    w->calls[co->call].retry)
+			gap = 0; /* no pause before an attempt that is no longer needed */
+		if (co->role == EV_OP_CLIENT && targets(cx, co) &&
+		    (cx->mode == M_QUEUE || cx->mode == M_FRONT || cx->mode == M_ALL)) {
+			float q0 = w->calls[co->call].queue_ms;
+			if (!isnan(q0)) {
+				double q1 = draw(cx, F_QUEUE, &none);
+				gap = (gap > q0 ? gap - q0 : 0) + q1;
+			}
+		}
+		double e = replay(cx, r, k, from + gap);
+		cx->ends[k] = e;
+		if (e > last)
+			last = e;
+	}
+	return last + o->tail_ms * scale;
+}
+
+/* Counterfactual latency of request r at ingress. */
+static double replay_request(Ctx *cx, const EvRequest *r)
+{
+	if (r->n_ops == 0)
+		return r->ingress_ms;
+	double q = isnan(r->queue_ms) ? 0 : r->queue_ms;
+	if (cx->dep < 0 && cx->mode == M_EQUEUE && !isnan(r->queue_ms)) {
+		int none;
+		double v = draw(cx, F_QUEUE, &none);
+		if (!none)
+			q = v;
+	}
+	cx->ends[0] = 0;
+	return q + replay(cx, r, 0, 0);
+}
+
+/* nearest-rank p-quantile of v[0..n) (reordered) */
+static float select_rank(float *v, int64_t n, double p)
+{
+	int64_t k = (int64_t)ceil(p / 100.0 * (double)n) - 1;
+	if (k < 0)
+		k = 0;
+	if (k >= n)
+		k = n - 1;
+	int64_t lo = 0, hi = n - 1;
+	while (lo < hi) {
+		float pivot = v[lo + (hi - lo) / 2];
+		int64_t i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				float t = v[i];
+				v[i] = v[j];
+				v[j] = t;
+				i++;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[k];
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static int find(char **list, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(list[i], s) == 0)
+			return i;
+	return -1;
+}
+
+/* A value and the request it belongs to. */
+typedef struct Item {
+	float v;
+	int32_t owner;
+} Item;
+
+static int cmp_item_desc(const void *a, const void *b)
+{
+	float x = ((const Item *)a)->v, y = ((const Item *)b)->v;
+	return (x < y) - (x > y);
+}
+
+/* v[0 .. n*R) (R values per request), largest first, with their request. */
+static Item *sorted_items(const float *v, int64_t n, int R)
+{
+	Item *it = xmalloc((size_t)(n * R) * sizeof *it);
+	for (int64_t i = 0; i < n * R; i++) {
+		it[i].v = v[i];
+		it[i].owner = (int32_t)(i / R);
+	}
+	qsort(it, (size_t)(n * R), sizeof *it, cmp_item_desc);
+	return it;
+}
+
+/* The nearest-rank p-quantile of the resample in which request i appears
+ * w[i] times (each with its R values): the value at which the weight
+ * counted from the top reaches the quantile's rank from the top. */
+static double weighted_rank(const Item *it, int64_t n, int R, const int32_t *w, double p)
+{
+	int64_t total = n * R;
+	int64_t k = (int64_t)ceil(p / 100.0 * (double)total);
+	if (k < 1)
+		k = 1;
+	int64_t from_top = total - k + 1, acc = 0;
+	for (int64_t i = 0; i < total; i++) {
+		acc += w[it[i].owner];
+		if (acc >= from_top)
+			return it[i].v;
+	}
+	return it[total - 1].v;
+}
+
+typedef struct Locus {
+	int dep, mode;
+	Item *sorted;              /* cf, largest first */
+	float *cf;                 /* [n * R] counterfactual latencies */
+	double point;
+	double *boot;              /* [ATTR_BOOT] */
+	int nboot;
+} Locus;
+
+void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, double pct)
+{
+	if (w->n == 0 || b->n == 0 || w->n_ops == 0)
+		return;
+	Ctx cx;
+	memset(&cx, 0, sizeof cx);
+	cx.w = w;
+	cx.b = b;
+	cx.rng = UINT64_C(0x7a11791a6e) ^ (uint64_t)w->n ^ ((uint64_t)b->n << 32);
+	cx.nbc = b->n_classes;
+	cx.dep_map = xmalloc((size_t)(w->n_deps ? w->n_deps : 1) * sizeof *cx.dep_map);
+	for (int d = 0; d < w->n_deps; d++)
+		cx.dep_map[d] = find(b->deps, b->n_deps, w->deps[d]);
+	cx.cls_map = xmalloc((size_t)(w->n_classes ? w->n_classes : 1) * sizeof *cx.cls_map);
+	for (int c = 0; c < w->n_classes; c++)
+		cx.cls_map[c] = find(b->classes, b->n_classes, w->classes[c]);
+	size_t nd = (size_t)(b->n_deps ? b->n_deps : 1) * (size_t)(1 + cx.nbc) * F_N;
+	cx.draws = xcalloc(nd, sizeof *cx.draws);
+	for (int64_t k = 0; k < b->n_calls; k++) {
+		const EvCall *c = &b->calls[k];
+		if (c->dep < 0)
+			continue;
+		int cls = b->r[c->req].cls;
+		float f[F_N] = {c->total_ms, c->wait_ms, c->service_ms, c->queue_ms};
+		for (int x = 0; x < F_N; x++) {
+			draw_push(slot_of(&cx, c->dep, 0, x), f[x]);
+			if (cls >= 0)
+				draw_push(slot_of(&cx, c->dep, 1 + cls, x), f[x]);
+		}
+	}
+	int w_has_equeue = 0;
+	for (int64_t i = 0; i < b->n; i++) {
+		draw_push(&cx.equeue[0], b->r[i].queue_ms);
+		if (b->r[i].cls >= 0 && b->r[i].cls < 64)
+			draw_push(&cx.equeue[1 + b->r[i].cls], b->r[i].queue_ms);
+	}
+	for (int64_t i = 0; i < w->n; i++)
+		w_has_equeue |= !isnan(w->r[i].queue_ms);
+	int32_t max_ops = 1;
+	for (int64_t i = 0; i < w->n; i++)
+		if (w->r[i].n_ops > max_ops)
+			max_ops = w->r[i].n_ops;
+	cx.ends = xmalloc((size_t)max_ops * sizeof *cx.ends);
+
+	/* which parts each dependency has in the window */
+	int nwd = w->n_deps;
+	uint8_t *parts = xcalloc((size_t)(nwd ? nwd : 1), 1);
+	for (int64_t k = 0; k < w->n_calls; k++) {
+		const EvCall *c = &w->calls[k];
+		if (c->dep < 0)
+			continue;
+		parts[c->dep] |= 1;
+		if (!isnan(c->wait_ms))
+			parts[c->dep] |= 2;
+		if (!isnan(c->queue_ms))
+			parts[c->dep] |= 4;
+		if (c->serial)
+			parts[c->dep] |= 8;
+		if (c->retry)
+			parts[c->dep] |= 16;
+	}
+	int nl = 0;
+	Locus *loci = xcalloc((size_t)nwd * M_N + 4, sizeof *loci);
+	for (int d = 0; d < nwd; d++) {
+		if (!parts[d])
+			continue;
+		loci[nl++] = (Locus){.dep = d, .mode = M_ALL};
+		if (parts[d] & 2) {
+			loci[nl++] = (Locus){.dep = d, .mode = M_FRONT};
+			loci[nl++] = (Locus){.dep = d, .mode = M_WAIT};
+			loci[nl++] = (Locus){.dep = d, .mode = M_SERVICE};
+		}
+		if (parts[d] & 4)
+			loci[nl++] = (Locus){.dep = d, .mode = M_QUEUE};
+		if (parts[d] & 8)
+			loci[nl++] = (Locus){.dep = d, .mode = M_SERIAL};
+		if (parts[d] & 16)
+			loci[nl++] = (Locus){.dep = d, .mode = M_RETRY};
+	}
+	if (w_has_equeue && cx.equeue[0].n > 0)
+		loci[nl++] = (Locus){.dep = -1, .mode = M_EQUEUE};
+
+	int64_t n = w->n, m = b->n;
+	int R = (int)(ATTR_MAX_DRAWS / n);
+	if (R < 1)
+		R = 1;
+	if (R > 8)
+		R = 8;
+	float *actual = xmalloc((size_t)n * sizeof *actual);
+	float *base = xmalloc((size_t)m * sizeof *base);
+	for (int64_t i = 0; i < n; i++)
+		actual[i] = w->r[i].ingress_ms;
+	for (int64_t i = 0; i < m; i++)
+		base[i] = b->r[i].ingress_ms;
+	int64_t scratch_n = n * R > m ? n * R : m;
+	float *tmp = xmalloc((size_t)scratch_n * sizeof *tmp);
+
+	for (int l = 0; l < nl; l++) {
+		Locus *L = &loci[l];
+		cx.dep = L->dep;
+		cx.mode = L->mode;
+		L->cf = xmalloc((size_t)(n * R) * sizeof *L->cf);
+		for (int64_t i = 0; i < n; i++) {
+			cx.cls = w->r[i].cls;
+			for (int k = 0; k < R; k++)
+				L->cf[i * R + k] = (float)replay_request(&cx, &w->r[i]);
+		}
+		L->boot = xmalloc(ATTR_BOOT * sizeof *L->boot);
+	}
+
+	/* placement: the hosts whose share of the tail is three times their
+	 * share of requests (and 3 tail requests or more); their requests are
+	 * replaced by requests of the other hosts of the same class */
+	char hot_names[256] = "";
+	if (w->n_hosts >= 2) {
+		int64_t *hr = xcalloc((size_t)w->n_hosts, sizeof *hr), *hs = xcalloc((size_t)w->n_hosts, sizeof *hs);
+		int64_t all = 0, slow = 0;
+		for (int64_t i = 0; i < n; i++) {
+			if (w->r[i].host < 0)
+				continue;
+			hr[w->r[i].host]++;
+			hs[w->r[i].host] += w->r[i].slow;
+			all++;
+			slow += w->r[i].slow;
+		}
+		uint8_t *hot = xcalloc((size_t)w->n_hosts, 1);
+		int nhot = 0;
+		for (int h = 0; h < w->n_hosts && slow > 0 && all > 0; h++)
+			if (hs[h] >= 3 && (double)hs[h] / (double)slow >= 3 * (double)hr[h] / (double)all) {
+				hot[h] = 1;
+				nhot++;
+				size_t l = strlen(hot_names);
+				snprintf(hot_names + l, sizeof hot_names - l, "%s%s", l ? ", " : "", w->hosts[h]);
+			}
+		/* the other hosts' requests, per class */
+		int64_t *pool = xmalloc((size_t)n * sizeof *pool);
+		int64_t np_ = 0;
+		for (int64_t i = 0; i < n; i++)
+			if (w->r[i].host >= 0 && !hot[w->r[i].host])
+				pool[np_++] = i;
+		if (nhot > 0 && np_ > 0) {
+			Locus *L = &loci[nl++];
+			*L = (Locus){.dep = -2, .mode = M_PLACE};
+			L->cf = xmalloc((size_t)(n * R) * sizeof *L->cf);
+			L->boot = xmalloc(ATTR_BOOT * sizeof *L->boot);
+			for (int64_t i = 0; i < n; i++)
+				for (int k = 0; k < R; k++) {
+					float v = actual[i];
+					if (w->r[i].host >= 0 && hot[w->r[i].host]) {
+						/* a request of the same class from another host
+						 * (a few tries, then any class) */
+						int64_t j = pool[below(&cx.rng, np_)];
+						for (int t = 0; t < 16 && w->r[j].cls != w->r[i].cls; t++)
+							j = pool[below(&cx.rng, np_)];
+						v = actual[j];
+					}
+					L->cf[i * R + k] = v;
+				}
+		}
+		free(pool);
+		free(hot);
+		free(hr);
+		free(hs);
+	}
+
+	/* point estimates */
+	memcpy(tmp, actual, (size_t)n * sizeof *tmp);
+	double qw = select_rank(tmp, n, pct);
+	memcpy(tmp, base, (size_t)m * sizeof *tmp);
+	double qb = select_rank(tmp, m, pct);
+	for (int l = 0; l < nl; l++) {
+		memcpy(tmp, loci[l].cf, (size_t)(n * R) * sizeof *tmp);
+		double qc = select_rank(tmp, n * R, pct);
+		loci[l].point = qw - qb != 0 ? (qw - qc) / (qw - qb) : NAN;
+	}
+	/* bootstrap: the same resample of requests for every locus. A
+	 * resample is a count per request; the percentile of a resample is
+	 * read by walking each population's values from the largest down,
+	 * weighted by their request's count, which touches only the top few
+	 * per cent instead of copying and selecting every value. */
+	uint64_t brng = UINT64_C(0xb0075742a9) ^ (uint64_t)n;
+	int32_t *cw = xmalloc((size_t)n * sizeof *cw), *cb = xmalloc((size_t)m * sizeof *cb);
+	Item *sa = sorted_items(actual, n, 1), *sb = sorted_items(base, m, 1);
+	for (int l = 0; l < nl; l++)
+		loci[l].sorted = sorted_items(loci[l].cf, n, R);
+	double rises[ATTR_BOOT];
+	int nrise = 0;
+	for (int bt = 0; bt < ATTR_BOOT; bt++) {
+		memset(cw, 0, (size_t)n * sizeof *cw);
+		memset(cb, 0, (size_t)m * sizeof *cb);
+		for (int64_t i = 0; i < n; i++)
+			cw[below(&brng, n)]++;
+		for (int64_t i = 0; i < m; i++)
+			cb[below(&brng, m)]++;
+		double bw = weighted_rank(sa, n, 1, cw, pct);
+		double bb = weighted_rank(sb, m, 1, cb, pct);
+		rises[nrise++] = bw - bb;
+		if (bw - bb <= 0)
+			continue; /* no rise in this replicate: no share */
+		for (int l = 0; l < nl; l++) {
+			Locus *L = &loci[l];
+			double bc = weighted_rank(L->sorted, n, R, cw, pct);
+			L->boot[L->nboot++] = (bw - bc) / (bw - bb);
+		}
+	}
+	free(sa);
+	free(sb);
+	free(cw);
+	free(cb);
+	qsort(rises, (size_t)nrise, sizeof *rises, cmp_double);
+	double tail = (1 - QUANT_CI_LEVEL) / 2;
+	int lo_i = (int)floor(tail * (nrise - 1)), hi_i = (int)ceil((1 - tail) * (nrise - 1));
+	double rise_lo = rises[lo_i], rise_hi = rises[hi_i];
+	EvValue *rv = ev_put(e, "ingress.rise_ms", qw - qb, "ms", EV_SRC_SPANS, EV_Q_EXACT, n, 0,
+	                     "spans: window p%g minus baseline p%g (%lld and %lld requests); "
+	                     "interval by bootstrap",
+	                     pct, pct, (long long)n, (long long)m);
+	ev_ci(rv, rise_lo, rise_hi);
+	int significant = rise_lo > 0;
+	char why[320];
+	snprintf(why, sizeof why,
+	         "spans: the p%g did not rise significantly (%+.1f ms, 95 %% interval %+.1f to "
+	         "%+.1f ms): nothing to attribute",
+	         pct, qw - qb, rise_lo, rise_hi);
+	double best = -INFINITY;
+	char best_name[200] = "";
+	for (int l = 0; l < nl; l++) {
+		Locus *L = &loci[l];
+		char seg[96], name[200];
+		if (L->dep >= 0) {
+			evidence_segment(w->deps[L->dep], seg, sizeof seg);
+			snprintf(name, sizeof name, "dep.%s%s.explained", seg, MODE_NAME[L->mode]);
+		} else if (L->mode == M_PLACE) {
+			snprintf(name, sizeof name, "placement.explained");
+		} else {
+			snprintf(name, sizeof name, "endpoint.queue.explained");
+		}
+		if (!significant) {
+			ev_missing(e, name, "ratio", why);
+			continue;
+		}
+		qsort(L->boot, (size_t)L->nboot, sizeof *L->boot, cmp_double);
+		double lo = NAN, hi = NAN;
+		if (L->nboot > 0) {
+			lo = L->boot[(int)floor(tail * (L->nboot - 1))];
+			hi = L->boot[(int)ceil((1 - tail) * (L->nboot - 1))];
+		}
+		EvValue *v;
+		if (L->mode == M_PLACE)
+			v = ev_put(e, name, L->point, "ratio", EV_SRC_SPANS, EV_Q_NONE, n, n < 100,
+			           "spans: share of the p%g rise (%+.1f ms) removed when the requests of the "
+			           "hosts holding the tail (%s) are replaced by requests of the other hosts "
+			           "(same class)", pct, qw - qb, hot_names);
+		else
+			v = ev_put(e, name, L->point, "ratio", EV_SRC_SPANS, EV_Q_NONE, n, n < 100,
+			           "spans: share of the p%g rise (%+.1f ms) removed by replaying %lld "
+			           "requests with %s%s%s from the baseline (same class)",
+			           pct, qw - qb, (long long)n, MODE_WORD[L->mode], L->dep >= 0 ? " of " : "",
+			           L->dep >= 0 ? w->deps[L->dep] : "");
+		ev_ci(v, lo, hi);
+		if (L->mode == M_ALL || L->mode == M_EQUEUE) {
+			if (L->point > best) {
+				best = L->point;
+				snprintf(best_name, sizeof best_name, "%s",
+				         L->dep >= 0 ? w->deps[L->dep] : "endpoint queue");
+			}
+		}
+	}
+	if (significant && *best_name)
+		ev_fact(e, "explained.top", best_name);
+
+	for (int l = 0; l < nl; l++) {
+		free(loci[l].cf);
+		free(loci[l].boot);
+		free(loci[l].sorted);
+	}
+	free(loci);
+	free(tmp);
+	free(actual);
+	free(base);
+	free(parts);
+	free(cx.ends);
+	for (size_t i = 0; i < nd; i++)
+		free(cx.draws[i].v);
+	free(cx.draws);
+	for (int i = 0; i < 65; i++)
+		free(cx.equeue[i].v);
+	free(cx.dep_map);
+	free(cx.cls_map);
+}
+
+/* ---- the class-mix counterfactual's interval ------------------------------- */
+
+/* The pct-th percentile of the mixture of the baseline's per-class
+ * latencies (items ascending, with class) weighted by bw[] per request,
+ * mixed in the class shares share[]. */
+static double mixture_rank(const Item *it, int64_t m, const int16_t *cls_of, const int32_t *bw,
+                           const double *share, int nc, double pct, double *tot, double *cum)
+{
+	for (int c = 0; c < nc; c++)
+		tot[c] = cum[c] = 0;
+	for (int64_t i = 0; i < m; i++) {
+		int c = cls_of[it[i].owner];
+		if (c >= 0)
+			tot[c] += bw[it[i].owner];
+	}
+	double p = pct / 100.0 - 1e-12;
+	for (int64_t i = 0; i < m; i++) {
+		int c = cls_of[it[i].owner];
+		if (c < 0)
+			continue;
+		cum[c] += bw[it[i].owner];
+		double cdf = 0;
+		for (int k = 0; k < nc; k++)
+			if (tot[k] > 0)
+				cdf += share[k] * cum[k] / tot[k];
+		if (cdf >= p)
+			return it[i].v;
+	}
+	return it[m - 1].v;
+}
+
+void ev_mix_explained(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, double pct)
+{
+	int nc = b->n_classes;
+	int64_t n = w->n, m = b->n;
+	if (nc == 0 || n == 0 || m == 0)
+		return;
+	const EvValue *rise = evidence_get(e, "ingress.rise_ms");
+	if (rise && !rise->missing && rise->has_ci && !(rise->lo > 0)) {
+		ev_missing(e, "mix.explained_ratio", "ratio",
+		           "spans: the percentile did not rise significantly: nothing to explain");
+		return;
+	}
+	/* window classes in the baseline's numbering; a class the baseline
+	 * never saw cannot be reweighted */
+	int16_t *wcls = xmalloc((size_t)n * sizeof *wcls);
+	int16_t *bcls = xmalloc((size_t)m * sizeof *bcls);
+	for (int64_t i = 0; i < n; i++) {
+		wcls[i] = -1;
+		if (w->r[i].cls >= 0) {
+			int c = find(b->classes, nc, w->classes[w->r[i].cls]);
+			if (c < 0) {
+				free(wcls);
+				free(bcls);
+				ev_missing(e, "mix.explained_ratio", "ratio",
+				           "spans: a window class has no baseline requests; cannot reweight");
+				return;
+			}
+			wcls[i] = (int16_t)c;
+		}
+	}
+	float *wa = xmalloc((size_t)n * sizeof *wa), *ba = xmalloc((size_t)m * sizeof *ba);
+	for (int64_t i = 0; i < n; i++)
+		wa[i] = w->r[i].ingress_ms;
+	for (int64_t i = 0; i < m; i++) {
+		ba[i] = b->r[i].ingress_ms;
+		bcls[i] = b->r[i].cls;
+	}
+	Item *sw = sorted_items(wa, n, 1), *sb = sorted_items(ba, m, 1);
+	/* ascending copy of the baseline for the mixture walk */
+	Item *asc = xmalloc((size_t)m * sizeof *asc);
+	for (int64_t i = 0; i < m; i++)
+		asc[i] = sb[m - 1 - i];
+	int32_t *cw = xmalloc((size_t)n * sizeof *cw), *cb = xmalloc((size_t)m * sizeof *cb);
+	double *share = xcalloc((size_t)nc, sizeof *share), *tot = xcalloc((size_t)nc, sizeof *tot);
+	double *cum = xcalloc((size_t)nc, sizeof *cum);
+	double est[ATTR_BOOT + 1];
+	int nest = 0;
+	double point = NAN;
+	uint64_t rng = UINT64_C(0x3e1f7a11) ^ (uint64_t)n ^ ((uint64_t)m << 24);
+	for (int bt = -1; bt < ATTR_BOOT; bt++) {
+		for (int64_t i = 0; i < n; i++)
+			cw[i] = bt < 0;
+		for (int64_t i = 0; i < m; i++)
+			cb[i] = bt < 0;
+		if (bt >= 0) {
+			for (int64_t i = 0; i < n; i++)
+				cw[below(&rng, n)]++;
+			for (int64_t i = 0; i < m; i++)
+				cb[below(&rng, m)]++;
+		}
+		double with = 0;
+		for (int c = 0; c < nc; c++)
+			share[c] = 0;
+		for (int64_t i = 0; i < n; i++)
+			if (wcls[i] >= 0) {
+				share[wcls[i]] += cw[i];
+				with += cw[i];
+			}
+		if (with <= 0)
+			break;
+		for (int c = 0; c < nc; c++)
+			share[c] /= with;
+		double qw = weighted_rank(sw, n, 1, cw, pct);
+		double qb = weighted_rank(sb, m, 1, cb, pct);
+		double qm = mixture_rank(asc, m, bcls, cb, share, nc, pct, tot, cum);
+		if (qw - qb <= 0) {
+			if (bt < 0)
+				point = NAN;
+			continue;
+		}
+		if (bt < 0)
+			point = (qm - qb) / (qw - qb);
+		else
+			est[nest++] = (qm - qb) / (qw - qb);
+	}
+	double base;
+	if (!isnan(point) && nest > 10 && evidence_value(e, "ingress.p99_ms@baseline", &base)) {
+		qsort(est, (size_t)nest, sizeof *est, cmp_double);
+		double tail = (1 - QUANT_CI_LEVEL) / 2;
+		EvValue *v = ev_put(e, "mix.explained_ratio", point, "ratio", EV_SRC_SPANS, EV_Q_NONE, n, 0,
+		                    "spans: (p%g of the baseline's per-class latencies mixed in the "
+		                    "window's class shares - baseline p%g) / (window p%g - baseline p%g); "
+		                    "interval by bootstrap",
+		                    pct, pct, pct, pct);
+		ev_ci(v, est[(int)floor(tail * (nest - 1))], est[(int)ceil((1 - tail) * (nest - 1))]);
+	}
+	free(wcls);
+	free(bcls);
+	free(wa);
+	free(ba);
+	free(sw);
+	free(sb);
+	free(asc);
+	free(cw);
+	free(cb);
+	free(share);
+	free(tot);
+	free(cum);
+}

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# bench/diagnosis.sh - the diagnosis accuracy benchmark of bench/README.md.
+#
+# For every single-cause incident mechanism of `tailtriage sim mercury` and
+# for `incident=none`, over SEEDS seeds and two sizes (300 and 3,000 traces
+# per window), it simulates, imports the traces with and without the
+# metrics file, runs `tailtriage diagnose` with the bundled model and the
+# simulator's windows, and scores the ranking against the mechanism's
+# expected (hypothesis, node): top-1 and top-3 accuracy per mechanism and
+# per setting, the false-alarm rate on `none` (anything but
+# insufficient-evidence first), and the time per diagnosis. As the
+# counterfactual confirmation of the expected answer it also runs the same
+# seed with the mechanism switched off (incident=none) and records how much
+# of the window's p99 rise disappears.
+#
+# Not a timed test: it measures and records. Results: a Markdown table on
+# stdout and, unless --print-only, in bench/README.md between the
+# diagnosis-results markers.
+#
+# usage: bench/diagnosis.sh [--print-only] [--seeds N] [--sizes "300 3000"]
+#   TT_BIN        tailtriage binary (default: build/cli/tailtriage, built if missing)
+#   TT_BENCH_OUT  scratch folder (default: bench/out/diagnosis, gitignored)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=${TT_BENCH_OUT:-$ROOT/bench/out/diagnosis}
+SEEDS=10 SIZES="300 3000" record=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    --print-only) record=0; shift ;;
+    --seeds) SEEDS=$2; shift 2 ;;
+    --sizes) SIZES=$2; shift 2 ;;
+    *) echo "usage: $0 [--print-only] [--seeds N] [--sizes \"300 3000\"]" >&2; exit 2 ;;
+  esac
+done
+TT=${TT_BIN:-$ROOT/build/cli/tailtriage}
+if [ ! -x "$TT" ]; then
+  cmake -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$ROOT/build" -j"$(nproc)" >/dev/null
+fi
+MODEL=$ROOT/models/mercury-home.model.json
+mkdir -p "$OUT"
+RES=$OUT/results.tsv
+: >"$RES"
+
+# mechanism  expected-hypothesis  expected-node (* = any host)
+MECHS=(
+  "pricing-client-wait client-pool-wait pricing"
+  "pricing-pool-shrink client-pool-wait pricing"
+  "executor-saturation endpoint-queue-saturation mercury-api"
+  "dependency-slowdown dependency-slowdown profile"
+  "single-slowdown dependency-slowdown inventory"
+  "class-mix-shift class-mix-shift enterprise"
+  "placement-hotspot placement-concentration *"
+  "serial-hop serial-hop inventory"
+  "wider-fanout fanout-tail-amplification pricing"
+  "retry-storm retry-amplification inventory"
+  "none insufficient-evidence none"
+)
+
+windows() { # manifest -> "W B"
+  python3 - "$1" <<'EOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+ph = {p["name"]: p for p in m["phases"]}
+def r(p): return p["range"]["range"]
+print(r(ph["incident"]), r(ph["baseline"]))
+EOF
+}
+
+for spec in "${MECHS[@]}"; do
+  read -r mech want node <<<"$spec"
+  for size in $SIZES; do
+    for seed in $(seq 1 "$SEEDS"); do
+      d=$OUT/$mech-$size-$seed
+      rm -rf "$d"
+      "$TT" sim mercury --out "$d" -q --set incident="$mech" --seed "$seed" --traces "$size"
+      read -r W B < <(windows "$d/manifest.json")
+      for met in 1 0; do
+        db=$d/m$met.db
+        files=$d/traces.jsonl
+        [ "$met" = 1 ] && files="$files $d/metrics.jsonl"
+        # shellcheck disable=SC2086
+        "$TT" import -q --db "$db" $files >/dev/null
+        t0=$(date +%s.%N)
+        "$TT" diagnose --db "$db" --model "$MODEL" --window "$W" --baseline "$B" \
+          --format json >"$d/dx$met.json" 2>"$d/dx$met.err" || true
+        t1=$(date +%s.%N)
+        python3 - "$d/dx$met.json" "$mech" "$want" "$node" "$size" "$seed" "$met" \
+          "$(python3 -c "print($t1 - $t0)")" >>"$RES" <<'EOF'
+import json, sys
+path, mech, want, node, size, seed, met, secs = sys.argv[1:]
+try:
+    d = json.load(open(path))
+    hs = d["hypotheses"]
+except Exception:
+    hs = []
+def ok(h):
+    if h["id"] != want:
+        return False
+    if node == "*":
+        return True
+    return h["node"] == node
+rank = next((h["rank"] for h in hs if ok(h)), 99)
+top = "%s:%s" % (hs[0]["id"], hs[0]["node"]) if hs else "error"
+rise = next((e["value"] for e in d.get("evidence", []) if e["name"] == "ingress.rise_ms"), None) if hs else None
+print("\t".join([mech, size, seed, met, str(rank), top, secs, str(rise)]))
+EOF
+      done
+      # the counterfactual confirmation: same seed, mechanism off
+      if [ "$mech" != none ] && [ "$met" = 0 ] && [ "$seed" = 1 ]; then
+        c=$OUT/$mech-$size-$seed-off
+        rm -rf "$c"
+        "$TT" sim mercury --out "$c" -q --set incident=none --seed "$seed" --traces "$size"
+        "$TT" import -q --db "$c/db" "$c/traces.jsonl" >/dev/null
+        "$TT" diagnose --db "$c/db" --model "$MODEL" --window "$W" --baseline "$B" \
+          --format json >"$c/dx.json" 2>/dev/null || true
+        python3 - "$c/dx.json" "$mech" "$size" >>"$OUT/off.tsv" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rise = next((e["value"] for e in d["evidence"] if e["name"] == "ingress.rise_ms"), None)
+print("\t".join([sys.argv[2], sys.argv[3], str(rise)]))
+EOF
+      fi
+      rm -f "$d"/*.db "$d"/*.db-wal "$d"/*.db-shm "$d/traces.jsonl" "$d/metrics.jsonl"
+    done
+  done
+done
+
+TABLE=$(python3 - "$RES" "$OUT/off.tsv" "$SEEDS" <<'EOF'
+import sys, collections
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+off = {}
+try:
+    for l in open(sys.argv[2]):
+        m, s, r = l.rstrip("\n").split("\t")
+        off[(m, s)] = r
+except FileNotFoundError:
+    pass
+expect = {}
+g = collections.OrderedDict()
+times = []
+for mech, size, seed, met, rank, top, secs, rise in rows:
+    g.setdefault((mech, size, met), []).append((int(rank), top, rise))
+    times.append(float(secs))
+sizes = sorted({k[1] for k in g}, key=int)
+print("| mechanism | traces/window | metrics | runs | top-1 | top-3 | most common #1 when wrong | p99 rise (seed 1) | rise with mechanism off |")
+print("|---|---|---|---|---|---|---|---|---|")
+for (mech, size, met), v in g.items():
+    n = len(v)
+    t1 = sum(1 for r in v if r[0] == 1)
+    t3 = sum(1 for r in v if r[0] <= 3)
+    wrong = collections.Counter(r[1] for r in v if r[0] != 1).most_common(1)
+    w = "%s (%d)" % wrong[0] if wrong else ""
+    rise = v[0][2]
+    rise = "%+.0f ms" % float(rise) if rise not in ("None", "") else "-"
+    o = off.get((mech, size))
+    o = "%+.0f ms" % float(o) if o not in (None, "None") else "-"
+    print("| %s | %s | %s | %d | %d %% | %d %% | %s | %s | %s |" % (
+        mech, size, "yes" if met == "1" else "no", n, round(100 * t1 / n), round(100 * t3 / n), w, rise, o))
+times.sort()
+if times:
+    print()
+    print("Time per diagnosis (wall, including process start): median %.2f s, max %.2f s over %d runs." % (
+        times[len(times) // 2], times[-1], len(times)))
+EOF
+)
+echo "$TABLE"
+if [ $record = 1 ]; then
+  python3 - "$ROOT/bench/README.md" "$TABLE" "$SEEDS" "$SIZES" <<'EOF'
+import sys, datetime, platform, os
+path, table, seeds, sizes = sys.argv[1:]
+s = open(path).read()
+begin, end = "<!-- diagnosis-results:begin -->", "<!-- diagnosis-results:end -->"
+block = "%s\nRecorded %s on %s (%d cores); %s seeds, sizes %s.\n\n%s\n%s" % (
+    begin, datetime.date.today().isoformat(), platform.machine(), os.cpu_count(), seeds, sizes, table, end)
+if begin in s:
+    a = s.index(begin); b = s.index(end) + len(end)
+    s = s[:a] + block + s[b:]
+else:
+    s += "\n" + block + "\n"
+open(path, "w").write(s)
+EOF
+fi

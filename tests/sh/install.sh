@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# install.sh - `cmake --install` into a fresh prefix, then use the installed
+# tailtriage from an unrelated folder, as a user who never saw the source
+# tree would: the man page is there, the drills, models and sheets are
+# found in PREFIX/share/tailtriage, a bundled model is found by name, and
+# the dashboard command that `demo` prints works when pasted as it is (in
+# tmux, from another folder).
+source "$(dirname "${BASH_SOURCE[0]}")/tui_lib.bash"
+command -v cmake >/dev/null || { echo "SKIP: no cmake"; exit 0; }
+PFX="$TUI_TMP/prefix"
+cmake --install "$TT_BUILD" --prefix "$PFX" >"$TUI_TMP/install.log" || { cat "$TUI_TMP/install.log" >&2; tui_fail "cmake --install failed"; }
+SHARE="$PFX/share/tailtriage"
+for f in bin/tailtriage share/man/man1/tailtriage.1 share/tailtriage/models/mercury-home.model.json \
+         share/tailtriage/drills/catalog/hypotheses.json \
+         share/tailtriage/drills/catalog/pricing-client-wait.drill.json \
+         share/tailtriage/data/sheets/pricing-matched-peak.sheet.json; do
+  [ -e "$PFX/$f" ] || tui_fail "not installed: $f"
+done
+if command -v man >/dev/null; then
+  man -l "$PFX/share/man/man1/tailtriage.1" 2>/dev/null | grep -q "EXIT STATUS" || tui_fail "the man page does not render"
+fi
+
+mkdir "$TUI_TMP/elsewhere"
+cd "$TUI_TMP/elsewhere"
+export PATH="$PFX/bin:/usr/bin:/bin"
+unset TAILTRIAGE_DRILLS TAILTRIAGE_SHARE TAILTRIAGE_DB
+tailtriage --help | grep -q "usage: tailtriage COMMAND" || tui_fail "the installed binary does not run"
+[ "$(tailtriage drill list | grep -c '^[a-z]')" -ge 5 ] || tui_fail "drill list does not find the installed catalog"
+tailtriage drill show pricing-client-wait >"$TUI_TMP/out" 2>&1 || { cat "$TUI_TMP/out" >&2; tui_fail "drill show of an installed drill"; }
+# the drill's model and sheet are found relative to the installed drill file
+tailtriage diagnose --sheet "$SHARE/data/sheets/pricing-matched-peak.sheet.json" --model mercury-home \
+  >"$TUI_TMP/out" 2>&1 || { cat "$TUI_TMP/out" >&2; tui_fail "diagnose with the bundled model by name"; }
+grep -Eq "1\. client-pool-wait +pricing" "$TUI_TMP/out" || tui_fail "diagnose on the installed sheet ranks nothing"
+
+# the demo's hint, pasted from another folder
+tailtriage demo --no-tui --db demo.db >"$TUI_TMP/demo.out" 2>/dev/null || tui_fail "demo failed"
+hint=$(sed -n 's/^Open the dashboard: //p' "$TUI_TMP/demo.out")
+case "$hint" in
+  "tailtriage tui --db $TUI_TMP/elsewhere/demo.db --model $SHARE/models/mercury-home.model.json --window "*) ;;
+  *) tui_fail "the demo's hint is not a command for here: $hint" ;;
+esac
+mkdir "$TUI_TMP/other"
+tmx new-session -d -s t -x 110 -y 32 \
+  "cd '$TUI_TMP/other' && PATH='$PATH' LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color $hint 2>'$TUI_TMP/tui.err'; echo \$? >'$TUI_TMP/tui.rc'; sleep 60"
+tui_wait "GET /v2/home" "the demo's hint does not open the dashboard" 20
+tui_wait "objective 300 ms" "the dashboard opened by the hint has no model"
+tui_quit
+echo "install: ok"

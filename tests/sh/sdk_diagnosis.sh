@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# sdk_diagnosis.sh - the diagnosis on telemetry it was not built from: a
+# storefront endpoint (tests/js/incident_app.js, a topology and names the
+# catalog and the simulator never saw) exported by the real OpenTelemetry
+# JS SDK to `tailtriage serve`, with no model. For each injected cause the
+# Board's leader must be the cause at the right locus, with the explained
+# share shown; with no cause nothing may be blamed.
+source "${TT_SRC:?}/tests/js/live_common.bash"
+live_need_node
+
+check() { # cause want_id want_node
+  local cause=$1 want=$2 node=$3
+  local db="$LIVE_TMP/$cause.db"
+  live_serve "$db"
+  node "$LIVE_JS_DIR/incident_app.js" "http://127.0.0.1:$LIVE_PORT" "$cause" 800 >"$LIVE_TMP/$cause.win" ||
+    live_fail "incident_app.js $cause failed"
+  live_serve_stop
+  read -r W B < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["incident"], d["baseline"])' "$LIVE_TMP/$cause.win")
+  "$TT_BIN" diagnose --db "$db" --window "$W" --baseline "$B" --format json \
+    >"$LIVE_TMP/$cause.json" 2>"$LIVE_TMP/$cause.err" || live_fail "diagnose failed: $(cat "$LIVE_TMP/$cause.err")"
+  python3 - "$LIVE_TMP/$cause.json" "$want" "$node" <<'EOF' || live_fail "cause $cause: wrong leader"
+import json, sys
+d = json.load(open(sys.argv[1]))
+want, node = sys.argv[2], sys.argv[3]
+top = d["hypotheses"][0]
+print("  %s: #1 %s on %s (score %+.1f)%s" % (sys.argv[2], top["id"], top["node"], top["score"],
+      "" if not top.get("explained") or top["explained"]["share"] is None
+      else ", explains %.0f %% of the rise" % (100 * top["explained"]["share"])))
+assert top["id"] == want and (node == "*" or top["node"] == node), [(h["id"], h["node"], h["score"]) for h in d["hypotheses"][:4]]
+if want != "insufficient-evidence":
+    x = top["explained"]
+    assert x is not None, top
+    rise = next(e for e in d["evidence"] if e["name"] == "ingress.rise_ms")
+    if rise["interval"] and rise["interval"][0] is not None and rise["interval"][0] > 0:
+        # the p99 rose beyond noise: the blamed locus must carry it
+        assert x["share"] is not None and x["share"] >= 0.33, x
+        assert x["interval"] and x["interval"][0] <= x["share"] <= x["interval"][1], x
+    else:
+        # no significant rise: nothing is attributed, and it says so
+        assert x["share"] is None and "did not rise significantly" in x["provenance"], x
+EOF
+}
+
+check none insufficient-evidence none
+check pool client-pool-wait quote
+check slow dependency-slowdown catalog
+check serial serial-hop reviews
+check mix class-mix-shift business
+check retry retry-amplification catalog
+check host placement-concentration web-3
+check db dependency-slowdown postgresql
+echo "sdk diagnosis: ok"

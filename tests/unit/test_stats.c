@@ -1,0 +1,236 @@
+/*
+ * test_stats.c - the statistics under the diagnosis: order-statistic
+ * intervals of quantiles, Wilson intervals, MOVER comparisons and the
+ * three-valued tests built on them, and counterfactual attribution on
+ * hand-built request programs whose answer is known.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "evidence.h"
+#include "evidence_priv.h"
+#include "quantile.h"
+
+static uint64_t rng_state = 12345;
+
+static double uniform(void)
+{
+	rng_state = rng_state * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+	return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+/* The interval covers the true quantile at least about as often as it
+ * promises, for a p90 and a p99, on a distribution it knows nothing of. */
+static void test_quantile_interval_coverage(void **state)
+{
+	(void)state;
+	static const struct {
+		int64_t n;
+		double p;
+	} cases[] = {{200, 90}, {3000, 99}};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		int64_t n = cases[c].n;
+		double truth = -log(1 - cases[c].p / 100); /* exponential(1) quantile */
+		double *v = malloc((size_t)n * sizeof *v);
+		int covered = 0, runs = 400;
+		for (int r = 0; r < runs; r++) {
+			for (int64_t i = 0; i < n; i++)
+				v[i] = -log(1 - uniform());
+			quant_sort(v, n);
+			double lo, hi;
+			quant_ci(v, n, cases[c].p, &lo, &hi);
+			covered += lo <= truth && truth <= hi;
+		}
+		free(v);
+		/* 95 % promised; 400 runs put 91 % about four standard errors below */
+		assert_true(covered >= (int)(0.91 * runs));
+	}
+}
+
+/* Too few observations: no upper bound for a p99 of 50 values. */
+static void test_quantile_interval_too_few(void **state)
+{
+	(void)state;
+	int64_t l, u;
+	quant_ci_ranks(50, 99, &l, &u);
+	assert_true(u > 50);
+	quant_ci_ranks(3000, 99, &l, &u);
+	assert_true(l >= 2950 && l < 2970);
+	assert_true(u > 2970 && u <= 2990);
+}
+
+static void test_wilson(void **state)
+{
+	(void)state;
+	double lo, hi;
+	evidence_wilson(5, 10, &lo, &hi);
+	assert_true(fabs(lo - 0.2366) < 1e-3 && fabs(hi - 0.7634) < 1e-3);
+	evidence_wilson(0, 10, &lo, &hi);
+	assert_true(lo == 0 && fabs(hi - 0.2775) < 1e-3);
+}
+
+static void put_prop(Evidence *e, const char *name, double k, int64_t n)
+{
+	ev_put_prop(e, name, k, n, "requests", strstr(name, "@baseline") ? POP_BASELINE : POP_WINDOW);
+}
+
+/* "Doubled" from 1 of 100 to 2 of 100 is noise; from 100 of 3000 to 250
+ * of 3000 it is not; a rise below the asked size does not hold. */
+static void test_rose_on_proportions(void **state)
+{
+	(void)state;
+	Evidence *e = evidence_new();
+	put_prop(e, "late", 2, 100);
+	put_prop(e, "late@baseline", 1, 100);
+	put_prop(e, "big", 250, 3000);
+	put_prop(e, "big@baseline", 100, 3000);
+	assert_int_equal(evidence_rose(e, "late", 0.01, 2), -1);
+	assert_int_equal(evidence_rose(e, "big", 0.01, 2), 1);
+	assert_int_equal(evidence_rose(e, "big", 0.10, 2), 0);
+	assert_int_equal(evidence_fell(e, "big", 0.01, 0), 0);
+	assert_int_equal(evidence_rose(e, "absent", 0, 0), -1);
+	/* a value without an interval (a sheet's) counts as exact */
+	evidence_supply(e, "wait", 71, "ms", EV_SRC_SHEET, "sheet");
+	evidence_supply(e, "wait@baseline", 18, "ms", EV_SRC_SHEET, "sheet");
+	assert_int_equal(evidence_rose(e, "wait", 10, 2), 1);
+	evidence_supply(e, "svc", 22, "ms", EV_SRC_SHEET, "sheet");
+	evidence_supply(e, "svc@baseline", 20, "ms", EV_SRC_SHEET, "sheet");
+	assert_int_equal(evidence_steady(e, "svc", 0.3), 1);
+	assert_int_equal(evidence_steady(e, "wait", 0.3), 0);
+	EvChange c;
+	assert_int_equal(evidence_change(e, "big", &c), 1);
+	assert_true(c.d_lo > 0 && c.d_lo < c.d && c.d < c.d_hi);
+	assert_true(c.r_lo > 1 && c.r_lo < c.r && c.r < c.r_hi);
+	evidence_free(e);
+}
+
+/* ---- attribution on hand-built programs ----------------------------------- */
+
+/* Requests: root -> client A (server inside it) then client B (server
+ * inside), serial. A's client-side wait is wait_a ms on the slow share of
+ * requests, B always takes 20 ms. */
+static EvRequestSet *make_set(int64_t n, double wait_a, double slow_share, double svc_a)
+{
+	EvRequestSet *s = xcalloc(1, sizeof *s);
+	s->deps = xcalloc(2, sizeof *s->deps);
+	s->deps[0] = xstrdup("alpha");
+	s->deps[1] = xstrdup("beta");
+	s->n_deps = 2;
+	s->classes = xcalloc(1, sizeof *s->classes);
+	s->classes[0] = xstrdup("std");
+	s->n_classes = 1;
+	s->r = xcalloc((size_t)n, sizeof *s->r);
+	s->calls = xcalloc((size_t)n * 2, sizeof *s->calls);
+	s->ops = xcalloc((size_t)n * 5, sizeof *s->ops);
+	for (int64_t i = 0; i < n; i++) {
+		double jitter = 5 * uniform();
+		double wa = (uniform() < slow_share ? wait_a : 2) + jitter;
+		double sa = svc_a + 3 * uniform();
+		double ta = wa + sa, tb = 20;
+		EvRequest *r = &s->r[i];
+		r->cls = 0;
+		r->host = -1;
+		r->queue_ms = NAN;
+		r->ingress_ms = (float)(1 + ta + 1 + tb + 1);
+		r->op_off = i * 5;
+		r->n_ops = 5;
+		EvCall *ca = &s->calls[i * 2], *cb = &s->calls[i * 2 + 1];
+		*ca = (EvCall){.req = (int32_t)i, .dep = 0, .total_ms = (float)ta, .wait_ms = (float)wa,
+		               .service_ms = (float)sa, .queue_ms = NAN};
+		*cb = (EvCall){.req = (int32_t)i, .dep = 1, .total_ms = (float)tb, .wait_ms = 2,
+		               .service_ms = 18, .queue_ms = NAN};
+		EvOp *o = &s->ops[i * 5];
+		/* 0 root, 1 client A, 2 server A, 3 client B, 4 server B */
+		o[0] = (EvOp){.first_child = 1, .next_sibling = -1, .pred = -1, .call = -1,
+		              .role = EV_OP_ROOT, .dur_ms = r->ingress_ms, .tail_ms = 1};
+		o[1] = (EvOp){.first_child = 2, .next_sibling = 3, .pred = -1, .call = (int32_t)(i * 2),
+		              .role = EV_OP_CLIENT, .gap_ms = 1, .dur_ms = (float)ta, .tail_ms = 0};
+		o[2] = (EvOp){.first_child = -1, .next_sibling = -1, .pred = -1, .call = (int32_t)(i * 2),
+		              .role = EV_OP_SERVER, .gap_ms = (float)wa, .dur_ms = (float)sa};
+		o[3] = (EvOp){.first_child = 4, .next_sibling = -1, .pred = 1,
+		              .call = (int32_t)(i * 2 + 1), .role = EV_OP_CLIENT, .gap_ms = 1,
+		              .dur_ms = (float)tb, .tail_ms = 1};
+		o[4] = (EvOp){.first_child = -1, .next_sibling = -1, .pred = -1,
+		              .call = (int32_t)(i * 2 + 1), .role = EV_OP_SERVER, .gap_ms = 1,
+		              .dur_ms = 18};
+	}
+	s->n = n;
+	s->n_calls = n * 2;
+	s->n_ops = n * 5;
+	return s;
+}
+
+static double value(const Evidence *e, const char *name)
+{
+	double v;
+	if (!evidence_value(e, name, &v))
+		fail_msg("%s is missing (%s)", name,
+		         evidence_get(e, name) ? evidence_get(e, name)->provenance : "absent");
+	return v;
+}
+
+/* The rise is in alpha's client-side wait: replaying alpha's time in front
+ * of it from the baseline takes the rise away, alpha's server time and
+ * beta explain none of it. */
+static void test_attribution_finds_the_wait(void **state)
+{
+	(void)state;
+	rng_state = 7;
+	EvRequestSet *w = make_set(3000, 120, 0.05, 10);
+	EvRequestSet *b = make_set(3000, 120, 0.0, 10);
+	Evidence *e = evidence_new();
+	ev_attribution(e, w, b, 99);
+	double front = value(e, "dep.alpha.front.explained");
+	double svc = value(e, "dep.alpha.service.explained");
+	double beta = value(e, "dep.beta.explained");
+	assert_true(front > 0.8 && front < 1.2);
+	assert_true(fabs(svc) < 0.1);
+	assert_true(fabs(beta) < 0.1);
+	const EvValue *fv = evidence_get(e, "dep.alpha.front.explained");
+	assert_true(fv->has_ci && fv->lo > 0.5);
+	assert_string_equal(evidence_fact(e, "explained.top"), "alpha");
+	evidence_free(e);
+	evidence_requests_free(w);
+	evidence_requests_free(b);
+}
+
+/* Two samples of the same world: the rise is not significant and nothing
+ * is attributed. */
+static void test_attribution_quiet(void **state)
+{
+	(void)state;
+	rng_state = 11;
+	EvRequestSet *w = make_set(3000, 120, 0.01, 10);
+	EvRequestSet *b = make_set(3000, 120, 0.01, 10);
+	Evidence *e = evidence_new();
+	ev_attribution(e, w, b, 99);
+	const EvValue *v = evidence_get(e, "dep.alpha.front.explained");
+	assert_non_null(v);
+	assert_true(v->missing);
+	assert_non_null(strstr(v->provenance, "did not rise significantly"));
+	evidence_free(e);
+	evidence_requests_free(w);
+	evidence_requests_free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_quantile_interval_coverage),
+		cmocka_unit_test(test_quantile_interval_too_few),
+		cmocka_unit_test(test_wilson),
+		cmocka_unit_test(test_rose_on_proportions),
+		cmocka_unit_test(test_attribution_finds_the_wait),
+		cmocka_unit_test(test_attribution_quiet),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
