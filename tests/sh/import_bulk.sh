@@ -7,7 +7,8 @@
 #  - a bad file among good ones: located error, exit 1, nothing of the bad
 #    file, everything of the others;
 #  - kill -9 at any moment leaves no database at all, or a complete one,
-#    and the next import cleans up what the killed one left;
+#    and the next import cleans up what the killed one left; Ctrl-C, kill
+#    or a closed terminal during the load leave nothing at all;
 #  - two imports creating the same database at once both land, once each;
 #    a database created by another program meanwhile is appended to.
 set -u
@@ -163,6 +164,55 @@ touch "$TMP/.k.db.import"
 touch "$TMP/.k.db.import"
 "$BIN" import -q --db "$K" "$MT" || fail "append after kills"
 [ -e "$TMP/.k.db.import" ] && fail "the leftover temporary file survived an append"
+
+# ---- a stop signal during a bulk load -----------------------------------------
+# The command says nothing was imported, exits 128 + the signal number, and
+# removes its temporary file: no database, nothing left beside it. The
+# importer is stopped (SIGSTOP) while it reads its input (/proc/PID/fdinfo
+# shows the input open and partly read), then gets the signal and is
+# continued.
+offset() {  # offset PID FILE: how far PID has read FILE (empty: not open)
+  local fd
+  for fd in /proc/"$1"/fd/*; do
+    if [ "$(readlink "$fd" 2>/dev/null)" = "$2" ]; then
+      awk '/^pos:/ {print $2}' /proc/"$1"/fdinfo/"${fd##*/}" 2>/dev/null
+      return
+    fi
+  done
+}
+dflt=()
+env --default-signal=INT true 2>/dev/null && dflt=(env --default-signal=INT,TERM,HUP)
+for _ in 1 2 3 4; do cat "$TR"; done >"$TMP/big.jsonl"
+S="$TMP/s.db"
+for sig in INT TERM HUP; do
+  rm -f "$S"
+  "${dflt[@]}" "$BIN" import --db "$S" "$TMP/big.jsonl" >"$TMP/s.out" 2>"$TMP/s.err" &
+  bg=$!
+  caught=0
+  for _ in $(seq 3000); do
+    pos=$(offset $bg "$TMP/big.jsonl")
+    if [ -n "$pos" ] && [ "$pos" -gt 0 ]; then
+      kill -STOP $bg
+      sleep 0.05
+      pos=$(offset $bg "$TMP/big.jsonl")  # still open: the load is under way
+      if [ -n "$pos" ] && [ -e "$TMP/.s.db.import" ]; then caught=1; break; fi
+      kill -CONT $bg
+    fi
+    kill -0 $bg 2>/dev/null || break
+    sleep 0.005
+  done
+  [ $caught = 1 ] || fail "$sig: could not catch the bulk load reading its input"
+  kill -"$sig" $bg
+  kill -CONT $bg
+  rc=0
+  wait $bg || rc=$?
+  bg=""
+  [ "$rc" = $((128 + $(kill -l "$sig"))) ] || fail "$sig: exit status $rc: $(cat "$TMP/s.err")"
+  grep -qx "tailtriage: interrupted: nothing imported; $S was not created" "$TMP/s.err" ||
+    fail "$sig: message: $(cat "$TMP/s.err")"
+  [ -e "$S" ] && fail "$sig: a database was left"
+  [ -e "$TMP/.s.db.import" ] && fail "$sig: the temporary file was left"
+done
 
 # ---- two imports creating the same database at once --------------------------
 C="$TMP/c.db"
