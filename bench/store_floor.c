@@ -2,7 +2,7 @@
  * store_floor.c - what the store alone costs per span: the floor under any
  * importer that keeps what tailtriage keeps (bench/README.md, "Import").
  *
- * usage: tt_store_floor SRC.db DST.db [INDEX...]
+ * usage: tt_store_floor [--bulk] SRC.db DST.db [INDEX...]
  *
  * Reads every span of SRC (a database `tailtriage import` wrote) in rowid
  * order with plain SQLite, and stores it into a fresh DST through the same
@@ -11,6 +11,11 @@
  * file to read and no JSON to parse. Only the time spent inside the store
  * calls and the commit (which includes the WAL checkpoint) is counted;
  * reading SRC is not. Prints one line of key=value pairs.
+ *
+ * With --bulk, DST (which must not exist) is written the way `tailtriage
+ * import` creates a new database (store_bulk_open): commit_s then also
+ * counts building the deferred indexes, the switch to WAL, the sync and
+ * the rename.
  *
  * INDEX names (spans_identity, spans_root_start) are dropped from DST
  * before the run: what-if figures for what each index costs. A store
@@ -53,8 +58,13 @@ static const char *at(const Buf *arena, long off)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: %s SRC.db DST.db [INDEX...]\n", argv[0]);
+	int bulk = argc > 1 && strcmp(argv[1], "--bulk") == 0;
+	if (bulk) {
+		argv++;
+		argc--;
+	}
+	if (argc < 3 || (bulk && argc > 3)) {
+		fprintf(stderr, "usage: %s [--bulk] SRC.db DST.db [INDEX...]\n", argv[0]);
 		return 2;
 	}
 	sqlite3 *src = NULL;
@@ -72,8 +82,12 @@ int main(int argc, char **argv)
 	Store *st = NULL;
 	Err err = {0};
 	int64_t source_id = 0;
-	if (store_open(argv[2], 0, &st, &err)) {
+	if (bulk ? store_bulk_open(argv[2], &st, &err) : store_open(argv[2], 0, &st, &err)) {
 		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
+	if (st == NULL) {
+		fprintf(stderr, "%s: exists already (--bulk creates a new database)\n", argv[2]);
 		return 1;
 	}
 	for (int i = 3; i < argc; i++) {
@@ -165,7 +179,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	double t_close = now_s();
-	store_close(st);
+	if (bulk) {
+		if (store_bulk_finish(st, &err)) {
+			fprintf(stderr, "%s\n", err.msg[0] ? err.msg : "finishing the bulk load failed");
+			return 1;
+		}
+	} else {
+		store_close(st);
+	}
 	t_close = now_s() - t_close;
 	t_commit = now_s() - t_commit;
 	double all = t_store + t_commit;

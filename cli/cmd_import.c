@@ -3,11 +3,23 @@
  *
  * Each file is its own transaction: a bad file is reported and rolled back,
  * the others still import; the exit status is 1 if any file failed.
+ *
+ * A database that does not exist yet is created by a bulk load
+ * (store_bulk_open): it appears, complete, only when every file has been
+ * read. What each file added is said then, not before, since until then
+ * nothing is in the database. If another program created the database
+ * meanwhile, the files are imported again into it the usual way. Stopped
+ * by a signal, it removes its temporary file and says that nothing was
+ * imported.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -15,9 +27,12 @@
 #include "import.h"
 
 /* The file being imported and whether a progress line is on screen, for
- * the signal handler. */
+ * the signal handler; during a bulk load, its temporary file (which the
+ * handler removes: nothing of the load is kept) and the database name. */
 static const char *volatile current_file;
 static volatile sig_atomic_t progress_shown;
+static const char *volatile bulk_tmp;
+static const char *volatile bulk_db;
 
 typedef struct Progress {
 	const char *name;
@@ -60,8 +75,15 @@ static void on_stop(int sig)
 	const char *f = current_file;
 	if (progress_shown)
 		put("\r\033[K");
+	const char *tmp = bulk_tmp, *db = bulk_db;
+	if (tmp)
+		unlink(tmp);   /* ours: this process holds its lock */
 	put("tailtriage: interrupted: ");
-	if (f) {
+	if (tmp && db) {
+		put("nothing imported; ");
+		put(db);
+		put(" was not created");
+	} else if (f) {
 		put("nothing imported from ");
 		put(f);
 	} else {
@@ -93,6 +115,10 @@ static void usage(FILE *out)
 	      "is detected from the content; --format forces one. Each file is one\n"
 	      "transaction: a file with any error adds nothing. Importing the same data\n"
 	      "twice adds nothing and says so.\n\n"
+	      "A database that does not exist yet is built under a temporary name\n"
+	      "(.NAME.import beside it) and appears, complete, when every file has been\n"
+	      "read; the lines saying what each file added are printed then. Killed\n"
+	      "before that, the import leaves no database.\n\n"
 	      "options:\n"
 	      "  --db FILE         database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
 	      "  --format NAME     force a format\n"
@@ -101,6 +127,131 @@ static void usage(FILE *out)
 	      out);
 	for (const char *const *f = import_formats(); *f; f++)
 		fprintf(out, "  %s\n", *f);
+}
+
+/* Where the per-file messages go: straight to stdout/stderr, or kept in
+ * order until a bulk load has put the database in place. */
+typedef struct Say {
+	int keep;
+	struct SayLine {
+		int to_err;
+		char *text;
+	} *lines;
+	int n;
+} Say;
+
+static void say(Say *s, int to_err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void say(Say *s, int to_err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (!s->keep) {
+		vfprintf(to_err ? stderr : stdout, fmt, ap);
+		va_end(ap);
+		return;
+	}
+	va_list ap2;
+	va_copy(ap2, ap);
+	int len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *text = xcalloc(1, (size_t)(len > 0 ? len : 0) + 1);
+	vsnprintf(text, (size_t)(len > 0 ? len : 0) + 1, fmt, ap2);
+	va_end(ap2);
+	s->lines = xrealloc(s->lines, (size_t)(s->n + 1) * sizeof *s->lines);
+	s->lines[s->n].to_err = to_err;
+	s->lines[s->n].text = text;
+	s->n++;
+}
+
+/* Prints (when show) and forgets the kept lines. */
+static void say_flush(Say *s, int show)
+{
+	for (int i = 0; i < s->n; i++) {
+		if (show)
+			fputs(s->lines[i].text, s->lines[i].to_err ? stderr : stdout);
+		free(s->lines[i].text);
+	}
+	free(s->lines);
+	s->lines = NULL;
+	s->n = 0;
+	fflush(stdout);
+}
+
+/* Imports each file into st; returns 1 if any failed. */
+static int import_all(Store *st, char **files, int n, ImportOptions *io, int quiet, Say *out)
+{
+	int failed = 0;
+	for (int i = 0; i < n; i++) {
+		Progress pg = {.name = files[i], .tty = isatty(2)};
+		io->progress = progress;
+		io->progress_ctx = &pg;
+		ImportResult res;
+		Err err = {0};
+		current_file = files[i];
+		int rc = import_file(st, files[i], io, &res, &err);
+		current_file = NULL;
+		if (pg.shown)
+			fputs("\r\033[K", stderr);
+		progress_shown = 0;
+		if (rc) {
+			say(out, 1, "%s\n", err.msg);
+			say(out, 1, "tailtriage: %s: nothing imported\n", files[i]);
+			failed = 1;
+			continue;
+		}
+		if (quiet)
+			continue;
+		const StoreSourceCounts *k = &res.counts;
+		Buf line;
+		buf_init(&line);
+		buf_printf(&line, "%s: %s:", files[i], res.format);
+		int any = 0;
+		if (k->spans_added || k->spans_duplicate) {
+			buf_printf(&line, " %lld spans added, %lld already stored",
+			           (long long)k->spans_added, (long long)k->spans_duplicate);
+			any = 1;
+		}
+		if (k->metrics_added || k->metrics_duplicate) {
+			buf_printf(&line, "%s %lld metric points added, %lld already stored",
+			           any ? ";" : "", (long long)k->metrics_added,
+			           (long long)k->metrics_duplicate);
+			any = 1;
+		}
+		if (k->observations_added || k->observations_duplicate) {
+			buf_printf(&line, "%s %lld observations added, %lld already stored",
+			           any ? ";" : "", (long long)k->observations_added,
+			           (long long)k->observations_duplicate);
+			any = 1;
+		}
+		if (!any && res.unrecognised > 0)
+			buf_adds(&line, " nothing stored: the file has none of the fields this format "
+			                "reads (is it another format? see --format)");
+		else if (!any)
+			buf_adds(&line, " nothing to store (the file holds no spans, points or observations)");
+		say(out, 0, "%s\n", buf_str(&line));
+		buf_fini(&line);
+		if (res.already)
+			say(out, 0, "%s: same content as %s, imported before: nothing new\n", files[i],
+			    res.already_path);
+	}
+	return failed;
+}
+
+/* A new database can be bulk-loaded when it is a plain path that does not
+ * exist yet, and every input is a regular file (which could be read a
+ * second time, should another program create the database meanwhile). */
+static int want_bulk(const char *db, char **files, int n)
+{
+	struct stat sb;
+	if (strcmp(db, ":memory:") == 0 || strncmp(db, "file:", 5) == 0 || db[0] == '\0')
+		return 0;
+	if (stat(db, &sb) == 0 || errno != ENOENT)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (stat(files[i], &sb) != 0 || !S_ISREG(sb.st_mode))
+			return 0;
+	return 1;
 }
 
 int cmd_import(int argc, char **argv)
@@ -145,60 +296,40 @@ int cmd_import(int argc, char **argv)
 			return 2;
 		}
 	}
+	char **files = argv + optind;
+	int n = argc - optind;
 	Err err = {0};
 	Store *st = NULL;
 	catch_stop_signals();
+	if (want_bulk(db, files, n) && store_bulk_open(db, &st, &err))
+		return cli_fail("%s", err.msg);
+	if (st) {
+		Say kept = {.keep = 1};
+		char *tmp = store_bulk_temp_path(db);
+		bulk_db = db;
+		bulk_tmp = tmp;
+		int failed = import_all(st, files, n, &io, quiet, &kept);
+		bulk_tmp = NULL;  /* from here on, store_bulk_finish() owns the file */
+		bulk_db = NULL;
+		free(tmp);
+		int rc = store_bulk_finish(st, &err);
+		st = NULL;
+		if (rc == 0) {
+			say_flush(&kept, 1);
+			return failed;
+		}
+		say_flush(&kept, 0);
+		if (rc != STORE_BULK_RACED) {
+			cli_fail("%s", err.msg);
+			return cli_fail("%s: nothing imported", db);
+		}
+		/* another program created the database meanwhile: append */
+	}
+	store_bulk_cleanup(db);
 	if (store_open(db, 0, &st, &err))
 		return cli_fail("%s", err.msg);
-	int failed = 0;
-	for (int i = optind; i < argc; i++) {
-		Progress pg = {.name = argv[i], .tty = isatty(2)};
-		io.progress = progress;
-		io.progress_ctx = &pg;
-		ImportResult res;
-		err_clear(&err);
-		current_file = argv[i];
-		int rc = import_file(st, argv[i], &io, &res, &err);
-		current_file = NULL;
-		if (pg.shown)
-			fputs("\r\033[K", stderr);
-		progress_shown = 0;
-		if (rc) {
-			fprintf(stderr, "%s\n", err.msg);
-			fprintf(stderr, "tailtriage: %s: nothing imported\n", argv[i]);
-			failed = 1;
-			continue;
-		}
-		if (quiet)
-			continue;
-		const StoreSourceCounts *k = &res.counts;
-		int any = 0;
-		printf("%s: %s:", argv[i], res.format);
-		if (k->spans_added || k->spans_duplicate) {
-			printf(" %lld spans added, %lld already stored", (long long)k->spans_added,
-			       (long long)k->spans_duplicate);
-			any = 1;
-		}
-		if (k->metrics_added || k->metrics_duplicate) {
-			printf("%s %lld metric points added, %lld already stored", any ? ";" : "",
-			       (long long)k->metrics_added, (long long)k->metrics_duplicate);
-			any = 1;
-		}
-		if (k->observations_added || k->observations_duplicate) {
-			printf("%s %lld observations added, %lld already stored", any ? ";" : "",
-			       (long long)k->observations_added, (long long)k->observations_duplicate);
-			any = 1;
-		}
-		if (!any && res.unrecognised > 0)
-			printf(" nothing stored: the file has none of the fields this format reads "
-			       "(is it another format? see --format)");
-		else if (!any)
-			printf(" nothing to store (the file holds no spans, points or observations)");
-		putchar('\n');
-		if (res.already)
-			printf("%s: same content as %s, imported before: nothing new\n", argv[i],
-			       res.already_path);
-	}
+	Say direct = {0};
+	int failed = import_all(st, files, n, &io, quiet, &direct);
 	store_close(st);
 	return failed;
 }

@@ -273,6 +273,11 @@ static int exec(Store *st, const char *sql, Err *err)
 	return 0;
 }
 
+int store_exec(Store *st, const char *sql, Err *err)
+{
+	return exec(st, sql, err);
+}
+
 int store_migration_count(void)
 {
 	return N_MIGRATIONS;
@@ -396,6 +401,11 @@ static int first_read(Store *st, Err *err)
 
 int store_open(const char *path, int flags, Store **out, Err *err)
 {
+	return store_open_mode(path, flags, 0, out, err);
+}
+
+int store_open_mode(const char *path, int flags, int bulk, Store **out, Err *err)
+{
 	*out = NULL;
 	struct stat sb;
 	int exists = path[0] != ':' && stat(path, &sb) == 0;
@@ -459,8 +469,24 @@ int store_open(const char *path, int flags, Store **out, Err *err)
 		 * file is new (before WAL mode writes its first page); existing
 		 * databases keep their page size. */
 		exec(st, "PRAGMA page_size = 16384", NULL);
-		if (exec_busy_retry(st, "PRAGMA journal_mode = WAL", err) ||
-		    exec(st, "PRAGMA synchronous = NORMAL", err) || migrate(st, err)) {
+		/* A bulk load writes a new file nobody else opens (store_bulk.c):
+		 * pages go straight into it, once, with no WAL to copy them into
+		 * first and no sync until the end. The journal stays in memory so
+		 * that a failed file can still be rolled back; if the process
+		 * dies, the whole file is thrown away. */
+		static const char *const live[] = {"PRAGMA journal_mode = WAL",
+		                                   "PRAGMA synchronous = NORMAL"};
+		static const char *const load[] = {"PRAGMA locking_mode = EXCLUSIVE",
+		                                   "PRAGMA journal_mode = MEMORY",
+		                                   "PRAGMA synchronous = OFF"};
+		const char *const *prag = bulk ? load : live;
+		int n_prag = bulk ? 3 : 2;
+		for (int i = 0; i < n_prag; i++)
+			if (exec_busy_retry(st, prag[i], err)) {
+				store_close(st);
+				return TT_ESTORE;
+			}
+		if (migrate(st, err)) {
 			store_close(st);
 			return TT_ESTORE;
 		}
@@ -508,6 +534,7 @@ void store_close(Store *st)
 	store_drills_finalize(st);
 	free(st->tkeys.e);
 	sqlite3_close(st->db);
+	store_bulk_free(st->bulk); /* after the close: it may remove the file */
 	free(st->path);
 	free(st);
 }

@@ -51,6 +51,44 @@ void store_rollback(Store *st);
 /* PRAGMA data_version: changes whenever another connection commits. */
 int64_t store_data_version(Store *st);
 
+/* ---- creating a new database in one go ------------------------------- */
+
+/* Starts a bulk load of the database at path, which must not exist yet
+ * (store_bulk.c says how it works). The rows go into a temporary file next
+ * to it, ".NAME.import", which is also a lock: a second bulk load of the
+ * same path waits until the first one has finished or died.
+ *
+ * Returns 0 with *out set to a Store for the usual import protocol (each
+ * file its own transaction, rollback included), or 0 with *out NULL when
+ * path exists by the time the lock is held (use store_open() and append),
+ * or a negative TT_E* code with err set. A Store from here must be ended
+ * with store_bulk_finish(); store_close() on it abandons the load and
+ * removes the temporary file. */
+int store_bulk_open(const char *path, Store **out, Err *err);
+
+/* 1 when st is a bulk load from store_bulk_open(). */
+int store_is_bulk(const Store *st);
+
+/* store_bulk_finish() found path created by someone else meanwhile. */
+#define STORE_BULK_RACED 1
+
+/* Ends a bulk load: builds the indexes that were left out while loading,
+ * switches the file to WAL mode, syncs it and renames it to its final
+ * path, which it never replaces. Closes st in every case. Returns 0 when
+ * the database is in place; STORE_BULK_RACED when a file appeared at the
+ * path meanwhile (it is left alone and nothing of this load is kept); a
+ * negative TT_E* code with err set otherwise (nothing kept either). No
+ * transaction may be open. */
+int store_bulk_finish(Store *st, Err *err);
+
+/* The temporary path a bulk load of path writes ("dir/.NAME.import"),
+ * malloc'd. */
+char *store_bulk_temp_path(const char *path);
+
+/* Removes the temporary file a killed bulk load of path left behind, if
+ * there is one and no load is using it. Returns 1 when it removed one. */
+int store_bulk_cleanup(const char *path);
+
 /* ---- import sources ------------------------------------------------- */
 
 typedef struct StoreSourceCounts {

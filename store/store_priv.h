@@ -112,6 +112,8 @@ typedef struct StoreTraceKeys {
 	unsigned n;
 } StoreTraceKeys;
 
+typedef struct StoreBulk StoreBulk;
+
 #define STORE_METRICS_STMTS 32
 #define STORE_DRILLS_STMTS 4
 
@@ -124,9 +126,18 @@ struct Store {
 	sqlite3_stmt *dstmt[STORE_DRILLS_STMTS];  /* owned by store_drills.c */
 	StoreTraceKeys tkeys;
 	sqlite3_stmt *span_rows;  /* STORE_SPAN_ROWS spans per insert, lazily */
+	StoreBulk *bulk;          /* non-NULL: a bulk load (store_bulk.c) */
 };
 
 int store_sqlerr(Store *st, Err *err, const char *what);
+int store_exec(Store *st, const char *sql, Err *err);
+
+/* store_open() with the PRAGMAs of a bulk load when bulk is non-zero: the
+ * caller (store_bulk.c) owns the file and is its only user. */
+int store_open_mode(const char *path, int flags, int bulk, Store **out, Err *err);
+
+/* store_bulk.c: frees st->bulk (closing nothing else). */
+void store_bulk_free(StoreBulk *b);
 void store_bind_text(sqlite3_stmt *s, int i, const char *v);
 int store_prepare_all(Store *st, const char *const *texts, int n, sqlite3_stmt **out, Err *err);
 

@@ -1,0 +1,345 @@
+/*
+ * store_bulk.c - creating a new database in one go: the fast path of
+ * `tailtriage import` into a file that does not exist yet.
+ *
+ * A live database is in WAL mode: every page is written to the WAL first
+ * and copied into the database at the checkpoint, and readers may look at
+ * it at any time. A database that does not exist yet has no readers, so
+ * its first import can skip both costs. It is written under a temporary
+ * name next to the final one, `.NAME.import` in the same directory:
+ *
+ *  - journal in memory, no sync, exclusive lock: pages go straight into the
+ *    file, once. Each file of the import is still its own transaction, so
+ *    a file with an error is rolled back and the others stay;
+ *  - the non-unique indexes are dropped after the schema is created and
+ *    built again at the end, from the rows (unique indexes stay: they are
+ *    what makes a span or a point that is stored twice a duplicate);
+ *  - at the end: the indexes, WAL mode (recorded in the file header, so
+ *    the finished file opens like any other database), one fsync, and a
+ *    rename to the final name that refuses to replace an existing file.
+ *
+ * Invariants:
+ *  - the final name either does not exist or names a complete database:
+ *    the rename is the only step that creates it, and it happens after the
+ *    data was synced. A process killed before that leaves only the
+ *    temporary file, which no reader opens;
+ *  - the temporary file is also the lock: whoever holds flock() on it owns
+ *    the creation of the final name. A second import that wants to create
+ *    the same database waits for the lock and then finds the database
+ *    there (and appends to it), or finds a leftover of a killed import
+ *    (and starts it afresh). A lock taken on a file that was renamed or
+ *    removed meanwhile is dropped and taken again;
+ *  - only the lock holder removes or truncates the temporary file.
+ */
+#define _GNU_SOURCE  /* renameat2 */
+#include "store.h"
+#include "store_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+
+typedef struct DeferredIndex {
+	char *name;
+	char *sql;                /* CREATE INDEX ... as the schema has it */
+} DeferredIndex;
+
+struct StoreBulk {
+	char *final_path;
+	char *tmp_path;
+	int lock_fd;              /* open on tmp_path, flock()ed; -1 when closed */
+	int done;                 /* the file was moved into place: keep it */
+	DeferredIndex *idx;
+	int n_idx;
+};
+
+/* a, b and c joined, malloc'd */
+static char *cat3(const char *a, const char *b, const char *c)
+{
+	size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+	char *r = xcalloc(1, la + lb + lc + 1);
+	memcpy(r, a, la);
+	memcpy(r + la, b, lb);
+	memcpy(r + la + lb, c, lc);
+	return r;
+}
+
+/* The side files SQLite may leave next to a database. */
+static const char *const side_suffix[] = {"-wal", "-shm", "-journal"};
+
+static void unlink_side_files(const char *path)
+{
+	for (size_t i = 0; i < sizeof side_suffix / sizeof side_suffix[0]; i++) {
+		char *p = cat3(path, side_suffix[i], "");
+		unlink(p);
+		free(p);
+	}
+}
+
+void store_bulk_free(StoreBulk *b)
+{
+	if (b == NULL)
+		return;
+	if (!b->done && b->lock_fd >= 0) {
+		/* still ours (we hold the lock): nothing of it may stay */
+		unlink(b->tmp_path);
+		unlink_side_files(b->tmp_path);
+	}
+	if (b->lock_fd >= 0)
+		close(b->lock_fd);
+	for (int i = 0; i < b->n_idx; i++) {
+		free(b->idx[i].name);
+		free(b->idx[i].sql);
+	}
+	free(b->idx);
+	free(b->final_path);
+	free(b->tmp_path);
+	free(b);
+}
+
+char *store_bulk_temp_path(const char *path)
+{
+	char *d = xstrdup(path), *f = xstrdup(path);
+	char *r = cat3(dirname(d), "/.", basename(f));
+	char *t = cat3(r, ".import", "");
+	free(r);
+	r = t;
+	free(d);
+	free(f);
+	return r;
+}
+
+/* Takes the lock on b->tmp_path (creating the file), waiting for another
+ * holder. Returns 0 with b->lock_fd set, or an error. */
+static int take_lock(StoreBulk *b, Err *err)
+{
+	for (;;) {
+		/* 0644 before the umask: what SQLite gives a database it creates */
+		int fd = open(b->tmp_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return err_set(err, TT_EIO, "%s: cannot create database: %s: %s",
+			               b->final_path, b->tmp_path, strerror(errno));
+		int rc;
+		while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR)
+			;
+		if (rc != 0) {
+			int e = errno;
+			close(fd);
+			return err_set(err, TT_EIO, "%s: cannot lock %s: %s", b->final_path,
+			               b->tmp_path, strerror(e));
+		}
+		/* The holder before us may have renamed it into place or removed
+		 * it: then our lock is on a file nobody else will look at. */
+		struct stat a, n;
+		if (fstat(fd, &a) == 0 && stat(b->tmp_path, &n) == 0 && a.st_dev == n.st_dev &&
+		    a.st_ino == n.st_ino) {
+			b->lock_fd = fd;
+			return 0;
+		}
+		close(fd);
+	}
+}
+
+/* Drops every non-unique index the migrations created and remembers its
+ * CREATE statement for store_bulk_finish(). */
+static int defer_indexes(Store *st, StoreBulk *b, Err *err)
+{
+	sqlite3_stmt *s = NULL;
+	if (sqlite3_prepare_v2(st->db,
+	                       "SELECT m.name, m.sql FROM sqlite_master m,"
+	                       " pragma_index_list(m.tbl_name) il"
+	                       " WHERE m.type = 'index' AND m.sql IS NOT NULL"
+	                       " AND il.name = m.name AND il.\"unique\" = 0 ORDER BY m.rowid",
+	                       -1, &s, NULL) != SQLITE_OK)
+		return store_sqlerr(st, err, "listing indexes");
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		b->idx = xrealloc(b->idx, (size_t)(b->n_idx + 1) * sizeof *b->idx);
+		b->idx[b->n_idx].name = xstrdup((const char *)sqlite3_column_text(s, 0));
+		b->idx[b->n_idx].sql = xstrdup((const char *)sqlite3_column_text(s, 1));
+		b->n_idx++;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(st, err, "listing indexes");
+	if (store_exec(st, "BEGIN", err))
+		return TT_ESTORE;
+	for (int i = 0; i < b->n_idx; i++) {
+		/* names come from the schema this program created */
+		char *sql = cat3("DROP INDEX \"", b->idx[i].name, "\"");
+		int e = store_exec(st, sql, err);
+		free(sql);
+		if (e) {
+			store_exec(st, "ROLLBACK", NULL);
+			return TT_ESTORE;
+		}
+	}
+	return store_exec(st, "COMMIT", err);
+}
+
+int store_bulk_open(const char *path, Store **out, Err *err)
+{
+	*out = NULL;
+	StoreBulk *b = xcalloc(1, sizeof *b);
+	b->lock_fd = -1;
+	b->final_path = xstrdup(path);
+	b->tmp_path = store_bulk_temp_path(path);
+	Store *st = NULL;
+	int rc = take_lock(b, err);
+	if (rc)
+		goto fail;
+	struct stat sb;
+	if (stat(path, &sb) == 0 || errno != ENOENT) {
+		/* created meanwhile (by the import we waited for, or another
+		 * program): not ours to create; the lock file goes */
+		store_bulk_free(b);
+		return 0;
+	}
+	/* a leftover of a killed import: start afresh */
+	if (ftruncate(b->lock_fd, 0) != 0) {
+		rc = err_set(err, TT_EIO, "%s: cannot reset %s: %s", path, b->tmp_path,
+		             strerror(errno));
+		goto fail;
+	}
+	unlink_side_files(b->tmp_path);
+	rc = store_open_mode(b->tmp_path, 0, 1, &st, err);
+	if (rc)
+		goto fail;
+	st->bulk = b;
+	b = NULL;
+	rc = defer_indexes(st, st->bulk, err);
+	if (rc)
+		goto fail;
+	*out = st;
+	return 0;
+fail:
+	store_close(st);        /* removes the temporary file when st owns b */
+	store_bulk_free(b);
+	return rc ? rc : TT_EIO;
+}
+
+int store_is_bulk(const Store *st)
+{
+	return st && st->bulk;
+}
+
+/* fsync of a directory, so that a rename in it is on disk. */
+static int sync_dir_of(const char *path)
+{
+	char *d = xstrdup(path);
+	int fd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(d);
+	if (fd < 0)
+		return -1;
+	int rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+/* Moves tmp to final unless final exists. Returns 0, 1 when final exists,
+ * or -1 with errno. */
+static int move_no_replace(const char *tmp, const char *final)
+{
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno == EEXIST)
+		return 1;
+	if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+		return -1;
+	/* a file system without RENAME_NOREPLACE: a hard link does not
+	 * replace either */
+	if (link(tmp, final) != 0)
+		return errno == EEXIST ? 1 : -1;
+	unlink(tmp);
+	return 0;
+}
+
+int store_bulk_finish(Store *st, Err *err)
+{
+	StoreBulk *b = st->bulk;
+	int rc = 0;
+	if (!sqlite3_get_autocommit(st->db)) {
+		rc = err_set(err, TT_EINVAL, "%s: a transaction is still open", b->final_path);
+		store_close(st);
+		return rc;
+	}
+	/* the index sorts may spill: to temporary files, not to memory */
+	if (store_exec(st, "PRAGMA temp_store = FILE", err) || store_exec(st, "BEGIN", err))
+		goto fail_open;
+	for (int i = 0; i < b->n_idx; i++)
+		if (store_exec(st, b->idx[i].sql, err)) {
+			store_exec(st, "ROLLBACK", NULL);
+			goto fail_open;
+		}
+	/* WAL from here on, like every database the store opens; the header
+	 * says so, and closing checkpoints the one page this writes and
+	 * removes the WAL */
+	if (store_exec(st, "COMMIT", err) || store_exec(st, "PRAGMA journal_mode = WAL", err))
+		goto fail_open;
+	st->bulk = NULL;
+	store_close(st);
+	st = NULL;
+	struct stat sb;
+	char *wal = cat3(b->tmp_path, "-wal", "");
+	int wal_left = stat(wal, &sb) == 0;
+	free(wal);
+	if (wal_left) {
+		rc = err_set(err, TT_EIO, "%s: %s-wal was not merged when closing", b->final_path,
+		             b->tmp_path);
+		goto fail;
+	}
+	if (fsync(b->lock_fd) != 0) {
+		rc = err_set(err, TT_EIO, "%s: syncing %s: %s", b->final_path, b->tmp_path,
+		             strerror(errno));
+		goto fail;
+	}
+	int m = move_no_replace(b->tmp_path, b->final_path);
+	if (m < 0) {
+		rc = err_set(err, TT_EIO, "%s: cannot move %s into place: %s", b->final_path,
+		             b->tmp_path, strerror(errno));
+		goto fail;
+	}
+	if (m == 1) {
+		rc = STORE_BULK_RACED;
+		goto fail;
+	}
+	b->done = 1;
+	sync_dir_of(b->final_path); /* best effort: the data itself is synced */
+	store_bulk_free(b);
+	return 0;
+fail_open:
+	rc = err && err->code ? err->code : TT_ESTORE;
+	store_close(st);        /* owns b: removes the temporary file */
+	return rc;
+fail:
+	store_bulk_free(b);     /* not done: removes the temporary file */
+	return rc;
+}
+
+int store_bulk_cleanup(const char *path)
+{
+	char *tmp = store_bulk_temp_path(path);
+	int removed = 0;
+	int fd = open(tmp, O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		struct stat a, n;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
+		    stat(tmp, &n) == 0 && a.st_dev == n.st_dev && a.st_ino == n.st_ino) {
+			unlink(tmp);
+			unlink_side_files(tmp);
+			removed = 1;
+		}
+		close(fd);
+	}
+	free(tmp);
+	return removed;
+}
