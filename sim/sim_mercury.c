@@ -87,6 +87,8 @@ static const double ASSEMBLE_CLASS_MULT[N_CLASSES] = {1.0, 1.3, 3.2};
 /* Request size: one factor per request scales every service time, so the
  * branches of a big request are slow together (their tails correlate). */
 #define SIZE_SIGMA 0.43
+/* Deadline-bounded optional calls start only with this much budget left. */
+#define OPTIONAL_MIN_MS 10.0
 /* Resource and scope tables. API hosts are resources 0..hosts-1, then each
  * dependency's processes in DEPS order. */
 enum { SC_HTTP, SC_LOCAL, SC_GRPC_CLIENT, SC_GRPC_SERVER, N_SCOPES };
@@ -608,6 +610,7 @@ typedef struct Call {
 	int host;                  /* callee process, index within the dependency */
 	int timed_out;
 	int failed;                /* the server answered with an error (retry-storm) */
+	int skipped;               /* optional call not started: too little budget left */
 } Call;
 
 enum { BR_INVENTORY, BR_RECOMMENDATION, BR_REPUTATION, BR_EXPERIMENT, N_BRANCHES };
@@ -839,6 +842,18 @@ static void after_profile(Model *m, uint32_t i, int64_t t)
 		double to = b == BR_RECOMMENDATION ? m->p->rec_timeout_ms
 		          : b == BR_REPUTATION ? m->p->rep_timeout_ms : 0;
 		at += 30000 + (int64_t)sim_rng_below(&q->rng, 50000);
+		if (to > 0 && m->p->optional_budget_ms > 0) {
+			/* deadline-bounded optional work: the call gets what is left
+			 * of the request's optional budget, and is not started at all
+			 * when that is too little to be useful */
+			double left = m->p->optional_budget_ms - (double)(at - q->t0) * 1e-6;
+			if (left < OPTIONAL_MIN_MS) {
+				q->br[b].skipped = 1;
+				continue;
+			}
+			if (left < to)
+				to = left;
+		}
 		plain_call(m, q, &q->br[b], BRANCH_DEP[b], at, to);
 		if (q->br[b].c1 > q->other_end)
 			q->other_end = q->br[b].c1;
@@ -972,6 +987,10 @@ static int emit_trace(Model *m, uint32_t i)
 	}
 	int omitted = 0;
 	for (int b = BR_RECOMMENDATION; b < N_BRANCHES; b++) {
+		if (q->br[b].skipped) {
+			omitted = 1;
+			continue;
+		}
 		call_spans(m, &n, q, &q->br[b], BRANCH_DEP[b], 0);
 		omitted |= q->br[b].timed_out;
 	}
@@ -1013,11 +1032,12 @@ static void tally_request(Tally *t, const Req *q)
 		vec_add(&t->pcw, (double)((c->c1 - c->c0) - (c->s1 - c->s0)) * 1e-6);
 		vec_add(&t->ps, (double)(c->s1 - c->s0) * 1e-6);
 	}
-	if (q->br[BR_RECOMMENDATION].timed_out || q->br[BR_REPUTATION].timed_out)
+	if (q->br[BR_RECOMMENDATION].timed_out || q->br[BR_REPUTATION].timed_out ||
+	    q->br[BR_RECOMMENDATION].skipped || q->br[BR_REPUTATION].skipped)
 		t->omitted++;
 	int late = 0;
 	for (int b = BR_RECOMMENDATION; b < N_BRANCHES; b++)
-		late |= q->br[b].timed_out && q->br[b].s1 > q->br[b].c1;
+		late |= !q->br[b].skipped && q->br[b].timed_out && q->br[b].s1 > q->br[b].c1;
 	t->late += late;
 	/* pricing on the critical path: its last quote is what the fan-out
 	 * waited for (it ended after every other branch) */

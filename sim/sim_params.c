@@ -78,6 +78,8 @@ static const Param PARAMS[] = {
 	{"wave-enterprise", P_INT, F(wave_enterprise), 0, 1, "1: the waves carry enterprise requests only"},
 	{"cancel-stop-p", P_DBL, F(cancel_stop_p), 0, 1,
 	 "share of timed-out optional calls whose server stops at the deadline (others run on: late work)"},
+	{"optional-budget-ms", P_DBL, F(optional_budget_ms), 0, 60000,
+	 "optional calls must end this long after the request started (skipped under 10 ms left); 0: timeouts only"},
 };
 
 #define N_PARAMS ((int)(sizeof PARAMS / sizeof PARAMS[0]))
