@@ -284,6 +284,7 @@ typedef struct PhaseCfg {
 	double retry_p;            /* share of inventory attempts that fail, 0: none */
 	double wave_share, wave_mult;  /* arrival waves (both phases) */
 	int wave_enterprise;       /* the waves carry enterprise requests only */
+	double optional_budget_ms; /* deadline of optional calls after the root start, 0: none */
 } PhaseCfg;
 
 /* A mechanism turns a copy of the baseline configuration into the
@@ -298,11 +299,29 @@ static void mech_none(PhaseCfg *c, const SimParams *p, uint64_t seed)
 	(void)c, (void)p, (void)seed;
 }
 
+static void place_hot(PhaseCfg *c, const SimParams *p, uint64_t seed);
+
 /* Enterprise grows from its baseline share to incident-enterprise-share
  * (standard and premium keep their ratio) and most of it lands on a few
  * hosts chosen by the seed: their pricing pools must carry several
- * partitioned quotes per enterprise request and start to queue. */
+ * partitioned quotes per enterprise request and start to queue. With
+ * incident-wave-share set, enterprise also arrives in scheduled waves in
+ * the incident (tenants' syncs: one second in round(1/incident-wave-share)
+ * brings incident-wave-mult times enterprise's mean rate), so the pricing
+ * pools of every host queue in a wave and the wait lands on the enterprise
+ * requests, the heavy ones. */
 static void mech_pricing_client_wait(PhaseCfg *c, const SimParams *p, uint64_t seed)
+{
+	place_hot(c, p, seed);
+	if (p->incident_wave_share > 0) {
+		c->wave_share = p->incident_wave_share;
+		c->wave_mult = p->incident_wave_mult;
+		c->wave_enterprise = 1;
+	}
+}
+
+/* The mix and placement part of pricing-client-wait. */
+static void place_hot(PhaseCfg *c, const SimParams *p, uint64_t seed)
 {
 	double e = p->incident_enterprise_share;
 	double rest = c->mix[CL_STANDARD] + c->mix[CL_PREMIUM];
@@ -372,7 +391,7 @@ static void mech_placement_hotspot(PhaseCfg *c, const SimParams *p, uint64_t see
 {
 	double mix[N_CLASSES];
 	memcpy(mix, c->mix, sizeof mix);
-	mech_pricing_client_wait(c, p, seed);
+	place_hot(c, p, seed);
 	memcpy(c->mix, mix, sizeof mix);
 }
 
@@ -842,11 +861,11 @@ static void after_profile(Model *m, uint32_t i, int64_t t)
 		double to = b == BR_RECOMMENDATION ? m->p->rec_timeout_ms
 		          : b == BR_REPUTATION ? m->p->rep_timeout_ms : 0;
 		at += 30000 + (int64_t)sim_rng_below(&q->rng, 50000);
-		if (to > 0 && m->p->optional_budget_ms > 0) {
+		if (to > 0 && m->c->optional_budget_ms > 0) {
 			/* deadline-bounded optional work: the call gets what is left
 			 * of the request's optional budget, and is not started at all
 			 * when that is too little to be useful */
-			double left = m->p->optional_budget_ms - (double)(at - q->t0) * 1e-6;
+			double left = m->c->optional_budget_ms - (double)(at - q->t0) * 1e-6;
 			if (left < OPTIONAL_MIN_MS) {
 				q->br[b].skipped = 1;
 				continue;
@@ -1356,6 +1375,7 @@ int sim_run(const SimParams *p, const SimWorld *w, const SimSink *sink, SimRun *
 	    .wave_share = p->wave_share,
 	    .wave_mult = p->wave_mult,
 	    .wave_enterprise = p->wave_enterprise,
+	    .optional_budget_ms = p->optional_budget_ms,
 	};
 	PhaseCfg inc = base;
 	inc.name = "incident";

@@ -972,6 +972,47 @@ static void test_optional_budget(void **state)
 	rmtree(b);
 }
 
+/* Enterprise waves in the incident (pricing-client-wait with
+ * incident-wave-share): every host's pricing pool queues in a wave and the
+ * wait lands on the enterprise requests, so pricing's share of the slow
+ * requests' critical path grows with the wait; the baseline window is not
+ * touched and the incident keeps its class mix. */
+static void test_incident_enterprise_waves(void **state)
+{
+	(void)state;
+	char a[64], b[64];
+	tmpdir(a, sizeof a);
+	tmpdir(b, sizeof b);
+	SimParams p;
+	SimRun off, on;
+	small_params(&p, 11);
+	set(&p, "hot-share", "0");
+	set(&p, "optional-budget-ms", "200");
+	generate(&p, a, 0, &off);
+	set(&p, "incident-wave-share", "0.1");
+	set(&p, "incident-wave-mult", "9");
+	generate(&p, b, 0, &on);
+	const SimFigures *b0 = &off.phases[0].population, *b1 = &on.phases[0].population;
+	assert_int_equal(b0->requests, b1->requests);
+	assert_true(b0->ingress_p99_ms == b1->ingress_p99_ms);
+	assert_true(b0->pricing_client_wait_p99_ms == b1->pricing_client_wait_p99_ms);
+	const SimFigures *i0 = &off.phases[1].population, *i1 = &on.phases[1].population;
+	print_message("incident without waves: wait p99 %.1f ms, pricing %.1f %% of the slow path; "
+	              "with: %.1f ms, %.1f %%\n", i0->pricing_client_wait_p99_ms,
+	              100 * i0->pricing_cp_share, i1->pricing_client_wait_p99_ms,
+	              100 * i1->pricing_cp_share);
+	if (!(i1->pricing_client_wait_p99_ms > 2 * i0->pricing_client_wait_p99_ms))
+		fail_msg("pricing client wait p99 %.1f ms with waves, %.1f ms without",
+		         i1->pricing_client_wait_p99_ms, i0->pricing_client_wait_p99_ms);
+	if (!(i1->pricing_cp_share > 0.1 && i1->pricing_cp_share > 3 * i0->pricing_cp_share))
+		fail_msg("pricing's critical-path share %.3f with waves, %.3f without",
+		         i1->pricing_cp_share, i0->pricing_cp_share);
+	assert_true(fabs(i1->class_share[2] - p.incident_enterprise_share) < 0.01);
+	assert_true(fabs(i1->pricing_server_p99_ms - i0->pricing_server_p99_ms) < 2);
+	rmtree(a);
+	rmtree(b);
+}
+
 /* ---- one model, one simulator -------------------------------------------- */
 
 static int same(const char *a, const char *b)
@@ -1115,6 +1156,7 @@ int main(void)
 		cmocka_unit_test(test_waves),
 		cmocka_unit_test(test_enterprise_pricing_partition),
 		cmocka_unit_test(test_optional_budget),
+		cmocka_unit_test(test_incident_enterprise_waves),
 		cmocka_unit_test(test_bundled_model_is_the_simulator),
 		cmocka_unit_test(test_pool_gauges_match_model_sizes),
 	};
