@@ -79,6 +79,9 @@ typedef struct SimParams {
 	double cancel_stop_p;       /* share of cancelled optional calls whose server stops */
 	int enterprise_pricing_slots;  /* enterprise's partition of pricing-pool, 0: shared */
 	int wave_enterprise;        /* 1: waves carry enterprise requests only */
+	double optional_budget_ms;  /* optional calls end by root start + this, 0: timeouts only */
+	double incident_wave_share; /* pricing-client-wait: enterprise waves in the incident, 0: none */
+	double incident_wave_mult;  /* ... enterprise's rate in a wave second over its mean */
 } SimParams;
 
 /* Fills p with the defaults of scenario ("mercury"). Returns TT_ENOTFOUND

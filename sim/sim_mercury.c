@@ -87,6 +87,8 @@ static const double ASSEMBLE_CLASS_MULT[N_CLASSES] = {1.0, 1.3, 3.2};
 /* Request size: one factor per request scales every service time, so the
  * branches of a big request are slow together (their tails correlate). */
 #define SIZE_SIGMA 0.43
+/* Deadline-bounded optional calls start only with this much budget left. */
+#define OPTIONAL_MIN_MS 10.0
 /* Resource and scope tables. API hosts are resources 0..hosts-1, then each
  * dependency's processes in DEPS order. */
 enum { SC_HTTP, SC_LOCAL, SC_GRPC_CLIENT, SC_GRPC_SERVER, N_SCOPES };
@@ -282,6 +284,7 @@ typedef struct PhaseCfg {
 	double retry_p;            /* share of inventory attempts that fail, 0: none */
 	double wave_share, wave_mult;  /* arrival waves (both phases) */
 	int wave_enterprise;       /* the waves carry enterprise requests only */
+	double optional_budget_ms; /* deadline of optional calls after the root start, 0: none */
 } PhaseCfg;
 
 /* A mechanism turns a copy of the baseline configuration into the
@@ -296,11 +299,29 @@ static void mech_none(PhaseCfg *c, const SimParams *p, uint64_t seed)
 	(void)c, (void)p, (void)seed;
 }
 
+static void place_hot(PhaseCfg *c, const SimParams *p, uint64_t seed);
+
 /* Enterprise grows from its baseline share to incident-enterprise-share
  * (standard and premium keep their ratio) and most of it lands on a few
  * hosts chosen by the seed: their pricing pools must carry several
- * partitioned quotes per enterprise request and start to queue. */
+ * partitioned quotes per enterprise request and start to queue. With
+ * incident-wave-share set, enterprise also arrives in scheduled waves in
+ * the incident (tenants' syncs: one second in round(1/incident-wave-share)
+ * brings incident-wave-mult times enterprise's mean rate), so the pricing
+ * pools of every host queue in a wave and the wait lands on the enterprise
+ * requests, the heavy ones. */
 static void mech_pricing_client_wait(PhaseCfg *c, const SimParams *p, uint64_t seed)
+{
+	place_hot(c, p, seed);
+	if (p->incident_wave_share > 0) {
+		c->wave_share = p->incident_wave_share;
+		c->wave_mult = p->incident_wave_mult;
+		c->wave_enterprise = 1;
+	}
+}
+
+/* The mix and placement part of pricing-client-wait. */
+static void place_hot(PhaseCfg *c, const SimParams *p, uint64_t seed)
 {
 	double e = p->incident_enterprise_share;
 	double rest = c->mix[CL_STANDARD] + c->mix[CL_PREMIUM];
@@ -370,7 +391,7 @@ static void mech_placement_hotspot(PhaseCfg *c, const SimParams *p, uint64_t see
 {
 	double mix[N_CLASSES];
 	memcpy(mix, c->mix, sizeof mix);
-	mech_pricing_client_wait(c, p, seed);
+	place_hot(c, p, seed);
 	memcpy(c->mix, mix, sizeof mix);
 }
 
@@ -608,6 +629,7 @@ typedef struct Call {
 	int host;                  /* callee process, index within the dependency */
 	int timed_out;
 	int failed;                /* the server answered with an error (retry-storm) */
+	int skipped;               /* optional call not started: too little budget left */
 } Call;
 
 enum { BR_INVENTORY, BR_RECOMMENDATION, BR_REPUTATION, BR_EXPERIMENT, N_BRANCHES };
@@ -839,6 +861,18 @@ static void after_profile(Model *m, uint32_t i, int64_t t)
 		double to = b == BR_RECOMMENDATION ? m->p->rec_timeout_ms
 		          : b == BR_REPUTATION ? m->p->rep_timeout_ms : 0;
 		at += 30000 + (int64_t)sim_rng_below(&q->rng, 50000);
+		if (to > 0 && m->c->optional_budget_ms > 0) {
+			/* deadline-bounded optional work: the call gets what is left
+			 * of the request's optional budget, and is not started at all
+			 * when that is too little to be useful */
+			double left = m->c->optional_budget_ms - (double)(at - q->t0) * 1e-6;
+			if (left < OPTIONAL_MIN_MS) {
+				q->br[b].skipped = 1;
+				continue;
+			}
+			if (left < to)
+				to = left;
+		}
 		plain_call(m, q, &q->br[b], BRANCH_DEP[b], at, to);
 		if (q->br[b].c1 > q->other_end)
 			q->other_end = q->br[b].c1;
@@ -972,6 +1006,10 @@ static int emit_trace(Model *m, uint32_t i)
 	}
 	int omitted = 0;
 	for (int b = BR_RECOMMENDATION; b < N_BRANCHES; b++) {
+		if (q->br[b].skipped) {
+			omitted = 1;
+			continue;
+		}
 		call_spans(m, &n, q, &q->br[b], BRANCH_DEP[b], 0);
 		omitted |= q->br[b].timed_out;
 	}
@@ -1013,11 +1051,12 @@ static void tally_request(Tally *t, const Req *q)
 		vec_add(&t->pcw, (double)((c->c1 - c->c0) - (c->s1 - c->s0)) * 1e-6);
 		vec_add(&t->ps, (double)(c->s1 - c->s0) * 1e-6);
 	}
-	if (q->br[BR_RECOMMENDATION].timed_out || q->br[BR_REPUTATION].timed_out)
+	if (q->br[BR_RECOMMENDATION].timed_out || q->br[BR_REPUTATION].timed_out ||
+	    q->br[BR_RECOMMENDATION].skipped || q->br[BR_REPUTATION].skipped)
 		t->omitted++;
 	int late = 0;
 	for (int b = BR_RECOMMENDATION; b < N_BRANCHES; b++)
-		late |= q->br[b].timed_out && q->br[b].s1 > q->br[b].c1;
+		late |= !q->br[b].skipped && q->br[b].timed_out && q->br[b].s1 > q->br[b].c1;
 	t->late += late;
 	/* pricing on the critical path: its last quote is what the fan-out
 	 * waited for (it ended after every other branch) */
@@ -1336,6 +1375,7 @@ int sim_run(const SimParams *p, const SimWorld *w, const SimSink *sink, SimRun *
 	    .wave_share = p->wave_share,
 	    .wave_mult = p->wave_mult,
 	    .wave_enterprise = p->wave_enterprise,
+	    .optional_budget_ms = p->optional_budget_ms,
 	};
 	PhaseCfg inc = base;
 	inc.name = "incident";

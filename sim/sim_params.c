@@ -78,6 +78,12 @@ static const Param PARAMS[] = {
 	{"wave-enterprise", P_INT, F(wave_enterprise), 0, 1, "1: the waves carry enterprise requests only"},
 	{"cancel-stop-p", P_DBL, F(cancel_stop_p), 0, 1,
 	 "share of timed-out optional calls whose server stops at the deadline (others run on: late work)"},
+	{"optional-budget-ms", P_DBL, F(optional_budget_ms), 0, 60000,
+	 "optional calls must end this long after the request started (skipped under 10 ms left); 0: timeouts only"},
+	{"incident-wave-share", P_DBL, F(incident_wave_share), 0, 0.5,
+	 "pricing-client-wait: one second in round(1/share) of the incident is an enterprise wave; 0: none"},
+	{"incident-wave-mult", P_DBL, F(incident_wave_mult), 1, 10,
+	 "pricing-client-wait: enterprise arrival rate in a wave second over its mean"},
 };
 
 #define N_PARAMS ((int)(sizeof PARAMS / sizeof PARAMS[0]))
@@ -169,6 +175,9 @@ int sim_params_init(SimParams *p, const char *scenario, Err *err)
 	p->wave_share = 0;          /* off: the default run is a plain Poisson stream */
 	p->wave_mult = 1.23;
 	p->cancel_stop_p = 0;
+	p->optional_budget_ms = 0;  /* off: the optional calls' fixed timeouts only */
+	p->incident_wave_share = 0; /* off */
+	p->incident_wave_mult = 8;
 	return 0;
 }
 
@@ -297,6 +306,9 @@ int sim_params_check(const SimParams *p, Err *err)
 	if (p->wave_share > 0 && p->wave_mult / (double)(llround(1 / p->wave_share) < 2 ? 2 : llround(1 / p->wave_share)) >= 1.0 - 1e-9)
 		return err_set(err, TT_EINVAL, "wave-share x wave-mult must stay below 1 (the waves would "
 		               "carry more than every arrival)");
+	if (p->incident_wave_share > 0 &&
+	    p->incident_wave_mult / (double)(llround(1 / p->incident_wave_share) < 2 ? 2 : llround(1 / p->incident_wave_share)) >= 1.0 - 1e-9)
+		return err_set(err, TT_EINVAL, "incident-wave-share x incident-wave-mult must stay below 1");
 	if (p->hot_hosts > p->hosts)
 		return err_set(err, TT_EINVAL, "hot-hosts (%d) exceeds hosts (%d)", p->hot_hosts, p->hosts);
 	int64_t win = (int64_t)(p->window_s * 1e9);

@@ -905,6 +905,114 @@ static void test_enterprise_pricing_partition(void **state)
 	rmtree(b);
 }
 
+/* Deadline-bounded optional calls (the repaired release): recommendation
+ * and reputation end by the request's start plus optional-budget-ms, are
+ * not called at all when under 10 ms of it is left, and the response is
+ * then partial; servers that ignore the deadline still show as late work.
+ * Off (0) the old fixed timeouts rule. */
+static void test_optional_budget(void **state)
+{
+	(void)state;
+	char a[64], b[64];
+	tmpdir(a, sizeof a);
+	tmpdir(b, sizeof b);
+	SimParams p;
+	SimRun off, on;
+	small_params(&p, 7);
+	set(&p, "incident", "none");
+	set(&p, "hosts", "4");
+	generate(&p, a, 0, &off);
+	set(&p, "optional-budget-ms", "120");
+	set(&p, "cancel-stop-p", "0.5");
+	generate(&p, b, 0, &on);
+	for (int i = 0; i < 2; i++) {
+		const SimFigures *f0 = &off.phases[i].population, *f1 = &on.phases[i].population;
+		if (!(f1->omitted_share > 0.02 && f1->omitted_share > 5 * f0->omitted_share))
+			fail_msg("phase %d: omission %.4f with a 120 ms budget, %.4f without", i,
+			         f1->omitted_share, f0->omitted_share);
+		assert_true(f1->late_share > 0 && f1->late_share < f1->omitted_share);
+		if (!(f1->ingress_p99_ms < f0->ingress_p99_ms))
+			fail_msg("phase %d: ingress p99 %.1f ms with the budget, %.1f ms without", i,
+			         f1->ingress_p99_ms, f0->ingress_p99_ms);
+	}
+	char path[128];
+	snprintf(path, sizeof path, "%s/traces.jsonl", b);
+	TSpans s;
+	parse_traces(path, 0, &s);
+	int roots = 0, without_rec = 0, partial = 0;
+	for (size_t i = 0; i < s.n; i++) {
+		const TSpan *r = &s.v[i];
+		if (r->parent[0] != '\0')
+			continue;
+		roots++;
+		int has_rec = 0;
+		for (size_t j = 0; j < s.n; j++) {
+			const TSpan *c = &s.v[j];
+			if (strcmp(c->trace, r->trace) != 0 || c->kind != 3)
+				continue;
+			if (strcmp(c->name, "recommendation.List") != 0 &&
+			    strcmp(c->name, "reputation.Score") != 0)
+				continue;
+			has_rec |= strcmp(c->name, "recommendation.List") == 0;
+			if (c->end > r->start + 120000000LL + 1000)
+				fail_msg("trace %s: %s ends %.3f ms after the request started", r->trace,
+				         c->name, (double)(c->end - r->start) / 1e6);
+		}
+		without_rec += !has_rec;
+		for (size_t j = 0; j < s.n && !has_rec; j++)
+			if (strcmp(s.v[j].trace, r->trace) == 0 && strcmp(s.v[j].name, "assemble") == 0)
+				partial += strstr(s.v[j].json, "\"mercury.response.partial\",\"value\":{\"boolValue\":true}") != NULL;
+	}
+	assert_int_equal(roots, 600);
+	if (!(without_rec > 0 && partial == without_rec))
+		fail_msg("%d requests without recommendation, %d of them marked partial", without_rec,
+		         partial);
+	free_spans(&s);
+	rmtree(a);
+	rmtree(b);
+}
+
+/* Enterprise waves in the incident (pricing-client-wait with
+ * incident-wave-share): every host's pricing pool queues in a wave and the
+ * wait lands on the enterprise requests, so pricing's share of the slow
+ * requests' critical path grows with the wait; the baseline window is not
+ * touched and the incident keeps its class mix. */
+static void test_incident_enterprise_waves(void **state)
+{
+	(void)state;
+	char a[64], b[64];
+	tmpdir(a, sizeof a);
+	tmpdir(b, sizeof b);
+	SimParams p;
+	SimRun off, on;
+	small_params(&p, 11);
+	set(&p, "hot-share", "0");
+	set(&p, "optional-budget-ms", "200");
+	generate(&p, a, 0, &off);
+	set(&p, "incident-wave-share", "0.1");
+	set(&p, "incident-wave-mult", "9");
+	generate(&p, b, 0, &on);
+	const SimFigures *b0 = &off.phases[0].population, *b1 = &on.phases[0].population;
+	assert_int_equal(b0->requests, b1->requests);
+	assert_true(b0->ingress_p99_ms == b1->ingress_p99_ms);
+	assert_true(b0->pricing_client_wait_p99_ms == b1->pricing_client_wait_p99_ms);
+	const SimFigures *i0 = &off.phases[1].population, *i1 = &on.phases[1].population;
+	print_message("incident without waves: wait p99 %.1f ms, pricing %.1f %% of the slow path; "
+	              "with: %.1f ms, %.1f %%\n", i0->pricing_client_wait_p99_ms,
+	              100 * i0->pricing_cp_share, i1->pricing_client_wait_p99_ms,
+	              100 * i1->pricing_cp_share);
+	if (!(i1->pricing_client_wait_p99_ms > 2 * i0->pricing_client_wait_p99_ms))
+		fail_msg("pricing client wait p99 %.1f ms with waves, %.1f ms without",
+		         i1->pricing_client_wait_p99_ms, i0->pricing_client_wait_p99_ms);
+	if (!(i1->pricing_cp_share > 0.1 && i1->pricing_cp_share > 3 * i0->pricing_cp_share))
+		fail_msg("pricing's critical-path share %.3f with waves, %.3f without",
+		         i1->pricing_cp_share, i0->pricing_cp_share);
+	assert_true(fabs(i1->class_share[2] - p.incident_enterprise_share) < 0.01);
+	assert_true(fabs(i1->pricing_server_p99_ms - i0->pricing_server_p99_ms) < 2);
+	rmtree(a);
+	rmtree(b);
+}
+
 /* ---- one model, one simulator -------------------------------------------- */
 
 static int same(const char *a, const char *b)
@@ -1047,6 +1155,8 @@ int main(void)
 		cmocka_unit_test(test_end_to_end_pricing_signature),
 		cmocka_unit_test(test_waves),
 		cmocka_unit_test(test_enterprise_pricing_partition),
+		cmocka_unit_test(test_optional_budget),
+		cmocka_unit_test(test_incident_enterprise_waves),
 		cmocka_unit_test(test_bundled_model_is_the_simulator),
 		cmocka_unit_test(test_pool_gauges_match_model_sizes),
 	};
