@@ -617,7 +617,7 @@ static void demand_facts(Evidence *e, const EvRequestSet *s, const double *calls
 		char fact[96], val[320];
 		snprintf(fact, sizeof fact, "demand.%s", s->classes[c]);
 		snprintf(val, sizeof val,
-		         "a %s request holds %s %.1fx as long as one of the other classes (%.1f calls, "
+		         "an average %s request holds %s %.1fx as long as one of the other classes (%.1f calls, "
 		         "%.0f ms of client time per request, against %.1f calls and %.0f ms)",
 		         s->classes[c], s->deps[bd], best, bcalls, bms, ocalls, oms);
 		ev_fact(e, fact, val);
