@@ -204,8 +204,8 @@ static const char *const migrations[] = {
 	"CREATE UNIQUE INDEX spans_identity ON spans(trace_key, span_id);",
 	/* drill attempts: the seed of the order the choices were shown in, and
 	 * that order (choice ids), so history says what the trainee saw */
-	"ALTER TABLE drill_attempts ADD COLUMN seed INTEGER;"
-	"ALTER TABLE drill_attempts ADD COLUMN shown TEXT;",
+	("ALTER TABLE drill_attempts ADD COLUMN seed INTEGER;"
+	 "ALTER TABLE drill_attempts ADD COLUMN shown TEXT;"),
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
