@@ -24,14 +24,6 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* import.c is not linked (it pulls in every format); this is its only
- * function the importer calls. */
-void import_progress(ImportCtx *ctx, uint64_t done)
-{
-	(void)ctx;
-	(void)done;
-}
-
 static Store *st;
 static char dir[4096];
 
