@@ -66,7 +66,9 @@ static int same_range(const DxLiveKey *a, const DxLiveKey *b)
 static const Diagnosis *current(CliBoard *b, const Analysis *a, int *fresh)
 {
 	DxLiveKey k = key_of(a), shown;
-	const Diagnosis *d = dx_live_get(b->live, &k, fresh);
+	/* the dashboard's own analysis goes with the request: the diagnosis
+	 * reads it when it is the one it would compute (all classes) */
+	const Diagnosis *d = dx_live_get(b->live, &k, a, fresh);
 	if (d == NULL || !dx_live_shown(b->live, &shown) || !same_range(&shown, &k))
 		return NULL;
 	return d;
