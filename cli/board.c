@@ -7,6 +7,10 @@
  * window and baseline (while the data grows, the previous version's values
  * stay up until the new ones are ready); with another window nothing is
  * shown until its diagnosis is done.
+ *
+ * Each request carries the analysis on screen: the diagnosis reads it
+ * instead of computing the same one again when it is of all classes
+ * (with a class filter on screen it computes its own, of all classes).
  */
 #ifdef TT_HAVE_TUI
 #include "board.h"
@@ -307,6 +311,11 @@ void cli_board_close(CliBoard *b)
 	snap_clear(b);
 	dx_live_close(b->live);
 	free(b);
+}
+
+void cli_board_counts(CliBoard *b, unsigned *reused, unsigned *computed)
+{
+	dx_live_counts(b->live, reused, computed);
 }
 
 void cli_board_wire(CliBoard *b, TuiOptions *to)
