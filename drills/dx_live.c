@@ -76,6 +76,22 @@ static int same(const DxLiveKey *a, const DxLiveKey *b)
 	       a->data_version == b->data_version;
 }
 
+/* 1 when a is what the diagnosis of k would compute itself (called under
+ * mu: the skew is read there): the options evidence_compute() would give
+ * analysis_run(), the same data version. */
+static int reusable(const DxLive *l, const DxLiveKey *k, const Analysis *a)
+{
+	if (a == NULL || a->data_version != k->data_version)
+		return 0;
+	AnalysisOptions ao = {
+	    .win_from = k->open_from ? INT64_MIN : k->win_from,
+	    .win_to = k->open_to ? INT64_MAX : k->win_to,
+	    .has_baseline = k->has_baseline, .base_from = k->base_from, .base_to = k->base_to,
+	    .wclass = NULL, .model = l->base.model, .skew = l->skew,
+	};
+	return analysis_answers(a, &ao);
+}
+
 static void *worker(void *arg)
 {
 	DxLive *l = arg;
@@ -89,6 +105,11 @@ static void *worker(void *arg)
 		SkewTolerance skew = l->skew;
 		Analysis *a = l->pending_a;  /* now the worker's hold */
 		l->pending_a = NULL;
+		if (a && !reusable(l, &k, a)) {
+			/* the skew tolerance changed since the request */
+			analysis_free(a);
+			a = NULL;
+		}
 		if (a)
 			l->n_reused++;
 		else
@@ -196,22 +217,6 @@ int dx_live_ready(DxLive *l)
 	int r = l->done != NULL;
 	pthread_mutex_unlock(&l->mu);
 	return r;
-}
-
-/* 1 when a is what the diagnosis of k would compute itself (called under
- * mu: the skew is read there): the options evidence_compute() would give
- * analysis_run(), the same data version. */
-static int reusable(const DxLive *l, const DxLiveKey *k, const Analysis *a)
-{
-	if (a == NULL || a->data_version != k->data_version)
-		return 0;
-	AnalysisOptions ao = {
-	    .win_from = k->open_from ? INT64_MIN : k->win_from,
-	    .win_to = k->open_to ? INT64_MAX : k->win_to,
-	    .has_baseline = k->has_baseline, .base_from = k->base_from, .base_to = k->base_to,
-	    .wclass = NULL, .model = l->base.model, .skew = l->skew,
-	};
-	return analysis_answers(a, &ao);
 }
 
 const Diagnosis *dx_live_get(DxLive *l, const DxLiveKey *k, const Analysis *a, int *fresh)
