@@ -1096,6 +1096,9 @@ Analysis *analysis_state_result(AnalysisState *g, Store *st)
 	}
 	if (g->wclass)
 		a->class_filter = xstrdup(g->wclass);
+	a->asked = g->opt;
+	a->asked.wclass = a->class_filter;
+	atomic_init(&a->extra_refs, 0);
 	a->dq = g->dq;
 	if (st) {
 		Err e = {0};
@@ -1271,9 +1274,52 @@ int analysis_class_index(const Analysis *a, const char *name)
 	return -1;
 }
 
+Analysis *analysis_ref(const Analysis *a)
+{
+	if (a == NULL)
+		return NULL;
+	/* the count is the one field a holder may change: the Analysis is
+	 * always allocated writable (analysis_state_result) */
+	Analysis *w = (Analysis *)a;
+	atomic_fetch_add_explicit(&w->extra_refs, 1, memory_order_relaxed);
+	return w;
+}
+
+static void skew_effective(const SkewTolerance *s, int64_t *abs_ns, double *frac)
+{
+	*abs_ns = s->set ? s->abs_ns : ANALYSIS_SKEW_ABS_NS;
+	*frac = s->set ? s->frac : ANALYSIS_SKEW_FRAC;
+}
+
+int analysis_answers(const Analysis *a, const AnalysisOptions *o)
+{
+	if (a == NULL || o == NULL)
+		return 0;
+	const AnalysisOptions *h = &a->asked;
+	if (h->win_from != o->win_from || h->win_to != o->win_to ||
+	    h->has_baseline != o->has_baseline)
+		return 0;
+	if (o->has_baseline && (h->base_from != o->base_from || h->base_to != o->base_to))
+		return 0;
+	if (h->model != o->model)
+		return 0;
+	if ((h->wclass == NULL) != (o->wclass == NULL) ||
+	    (h->wclass && strcmp(h->wclass, o->wclass) != 0))
+		return 0;
+	int64_t ha, oa;
+	double hf, of;
+	skew_effective(&h->skew, &ha, &hf);
+	skew_effective(&o->skew, &oa, &of);
+	return ha == oa && hf == of;
+}
+
 void analysis_free(Analysis *a)
 {
 	if (a == NULL)
+		return;
+	/* another holder remains: the last one frees. acq_rel: every read this
+	 * holder made happens before the free of whoever is last */
+	if (atomic_fetch_sub_explicit(&a->extra_refs, 1, memory_order_acq_rel) > 0)
 		return;
 	for (int i = 0; i < a->n_nodes; i++) {
 		DagNode *d = &a->nodes[i];

@@ -25,10 +25,15 @@
  *
  * Ownership: analysis_run() returns an Analysis the caller frees with
  * analysis_free(). Every pointer inside it lives as long as the Analysis.
+ * An Analysis is never changed once built, so threads may read it at once;
+ * to hand it to another thread, take a reference with analysis_ref(): each
+ * holder then calls analysis_free() once, and the last one frees it (the
+ * count is atomic, so the holders need no common lock).
  */
 #ifndef TT_ANALYSIS_H
 #define TT_ANALYSIS_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -176,6 +181,10 @@ typedef struct Analysis {
 	PopSummary pop[2];
 	DataQuality dq;
 	int64_t data_version;     /* store_data_version() when computed */
+	AnalysisOptions asked;    /* the options it was computed for: asked.wclass
+	                           * is class_filter, asked.model is borrowed
+	                           * (see analysis_answers()) */
+	atomic_int extra_refs;    /* holders besides the first (analysis_ref()) */
 } Analysis;
 
 /* Builds the analysis. Returns 0, or a negative code with err set. */
@@ -197,7 +206,21 @@ int analysis_state_update(AnalysisState *s, Store *st, Err *err);
  * may be NULL (then data_version is 0). */
 Analysis *analysis_state_result(AnalysisState *s, Store *st);
 void analysis_state_free(AnalysisState *s);   /* NULL is a no-op */
-void analysis_free(Analysis *a);              /* NULL is a no-op */
+/* Drops one hold on a: frees it when no analysis_ref() holder is left.
+ * NULL is a no-op. */
+void analysis_free(Analysis *a);
+
+/* Another hold on a, for another thread or owner (a is returned; NULL
+ * stays NULL). The holder frees it with analysis_free(). A hold does not
+ * make a writable: an Analysis is read-only once built. */
+Analysis *analysis_ref(const Analysis *a);
+
+/* 1 when a was computed for exactly the options o asks (window and
+ * baseline as asked, open ends included; class; model, by pointer; skew
+ * tolerance, with the default spelt either way), so a reader of o may
+ * use a instead of computing it again. The data version is the caller's
+ * to compare. */
+int analysis_answers(const Analysis *a, const AnalysisOptions *o);
 
 /* Index of class name in a->classes, or -1. */
 int analysis_class_index(const Analysis *a, const char *name);

@@ -7,6 +7,10 @@
  * window and baseline (while the data grows, the previous version's values
  * stay up until the new ones are ready); with another window nothing is
  * shown until its diagnosis is done.
+ *
+ * Each request carries the analysis on screen: the diagnosis reads it
+ * instead of computing the same one again when it is of all classes
+ * (with a class filter on screen it computes its own, of all classes).
  */
 #ifdef TT_HAVE_TUI
 #include "board.h"
@@ -66,7 +70,9 @@ static int same_range(const DxLiveKey *a, const DxLiveKey *b)
 static const Diagnosis *current(CliBoard *b, const Analysis *a, int *fresh)
 {
 	DxLiveKey k = key_of(a), shown;
-	const Diagnosis *d = dx_live_get(b->live, &k, fresh);
+	/* the dashboard's own analysis goes with the request: the diagnosis
+	 * reads it when it is the one it would compute (all classes) */
+	const Diagnosis *d = dx_live_get(b->live, &k, a, fresh);
 	if (d == NULL || !dx_live_shown(b->live, &shown) || !same_range(&shown, &k))
 		return NULL;
 	return d;
@@ -305,6 +311,11 @@ void cli_board_close(CliBoard *b)
 	snap_clear(b);
 	dx_live_close(b->live);
 	free(b);
+}
+
+void cli_board_counts(CliBoard *b, unsigned *reused, unsigned *computed)
+{
+	dx_live_counts(b->live, reused, computed);
 }
 
 void cli_board_wire(CliBoard *b, TuiOptions *to)

@@ -29,4 +29,9 @@ void cli_board_close(CliBoard *b);           /* NULL is a no-op */
  * skew tolerance (set it before). */
 void cli_board_wire(CliBoard *b, TuiOptions *to);
 
+/* How many diagnoses read the dashboard's analysis and how many computed
+ * their own (dx_live_counts()). The analysis on screen goes with every
+ * request; it is read when it is of all classes (the diagnosis's). */
+void cli_board_counts(CliBoard *b, unsigned *reused, unsigned *computed);
+
 #endif

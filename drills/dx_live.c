@@ -5,6 +5,11 @@
  * older one that has not started. Results are handed over under the mutex;
  * the caller frees the result it replaces, so a Diagnosis is only ever
  * freed on the caller's thread.
+ *
+ * The analysis a request comes with is held (analysis_ref()) from the
+ * request until the diagnosis that reads it is done: the caller may drop
+ * its own hold (a new analysis on screen) at any time in between. Whoever
+ * lets go last frees it, on either thread.
  */
 #include "dx_live.h"
 
@@ -26,6 +31,8 @@ struct DxLive {
 	int stop;
 	int has_pending;             /* a request waits */
 	DxLiveKey pending;
+	Analysis *pending_a;         /* held for the pending request, or NULL */
+	unsigned n_reused, n_computed; /* diagnoses started with / without one */
 	int running;                 /* the worker computes `current_key` */
 	DxLiveKey running_key;
 	Diagnosis *done;             /* finished, not yet taken (owned) */
@@ -69,6 +76,22 @@ static int same(const DxLiveKey *a, const DxLiveKey *b)
 	       a->data_version == b->data_version;
 }
 
+/* 1 when a is what the diagnosis of k would compute itself (called under
+ * mu: the skew is read there): the options evidence_compute() would give
+ * analysis_run(), the same data version. */
+static int reusable(const DxLive *l, const DxLiveKey *k, const Analysis *a)
+{
+	if (a == NULL || a->data_version != k->data_version)
+		return 0;
+	AnalysisOptions ao = {
+	    .win_from = k->open_from ? INT64_MIN : k->win_from,
+	    .win_to = k->open_to ? INT64_MAX : k->win_to,
+	    .has_baseline = k->has_baseline, .base_from = k->base_from, .base_to = k->base_to,
+	    .wclass = NULL, .model = l->base.model, .skew = l->skew,
+	};
+	return analysis_answers(a, &ao);
+}
+
 static void *worker(void *arg)
 {
 	DxLive *l = arg;
@@ -80,6 +103,17 @@ static void *worker(void *arg)
 			break;
 		DxLiveKey k = l->pending;
 		SkewTolerance skew = l->skew;
+		Analysis *a = l->pending_a;  /* now the worker's hold */
+		l->pending_a = NULL;
+		if (a && !reusable(l, &k, a)) {
+			/* the skew tolerance changed since the request */
+			analysis_free(a);
+			a = NULL;
+		}
+		if (a)
+			l->n_reused++;
+		else
+			l->n_computed++;
 		l->has_pending = 0;
 		l->running = 1;
 		l->running_key = k;
@@ -91,11 +125,12 @@ static void *worker(void *arg)
 		o.has_baseline = k.has_baseline;
 		o.base_from = k.base_from;
 		o.base_to = k.base_to;
-		o.analysis = NULL;
+		o.analysis = a;
 		o.skew = skew;
 		Diagnosis *d = NULL;
 		Err err = {0};
 		int rc = diagnose_run(l->wk, &o, &d, &err);
+		analysis_free(a);
 
 		pthread_mutex_lock(&l->mu);
 		l->running = 0;
@@ -166,6 +201,7 @@ void dx_live_close(DxLive *l)
 	pthread_cond_signal(&l->cv);
 	pthread_mutex_unlock(&l->mu);
 	pthread_join(l->th, NULL);
+	analysis_free(l->pending_a);
 	diagnosis_free(l->done);
 	diagnosis_free(l->shown);
 	store_close(l->ui);
@@ -183,7 +219,7 @@ int dx_live_ready(DxLive *l)
 	return r;
 }
 
-const Diagnosis *dx_live_get(DxLive *l, const DxLiveKey *k, int *fresh)
+const Diagnosis *dx_live_get(DxLive *l, const DxLiveKey *k, const Analysis *a, int *fresh)
 {
 	pthread_mutex_lock(&l->mu);
 	if (l->done) {
@@ -204,6 +240,8 @@ const Diagnosis *dx_live_get(DxLive *l, const DxLiveKey *k, int *fresh)
 	                t - l->asked_ms < DX_LIVE_MIN_REFRESH_MS && l->has_shown;
 	if (!have && !coming && !throttled && !(l->asked && same(&l->asked_key, k) && l->err[0])) {
 		l->pending = *k;
+		analysis_free(l->pending_a);  /* a request not started: dropped */
+		l->pending_a = reusable(l, k, a) ? analysis_ref(a) : NULL;
 		l->has_pending = 1;
 		l->asked = 1;
 		l->asked_key = *k;
@@ -235,6 +273,14 @@ const char *dx_live_error(DxLive *l)
 	snprintf(l->err_copy, sizeof l->err_copy, "%s", l->err);
 	pthread_mutex_unlock(&l->mu);
 	return l->err_copy;
+}
+
+void dx_live_counts(DxLive *l, unsigned *reused, unsigned *computed)
+{
+	pthread_mutex_lock(&l->mu);
+	*reused = l->n_reused;
+	*computed = l->n_computed;
+	pthread_mutex_unlock(&l->mu);
 }
 
 int dx_live_busy(DxLive *l)

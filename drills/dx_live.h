@@ -8,6 +8,13 @@
  * on demand. Nothing blocks on a diagnosis: dx_live_get() returns the
  * latest finished one (possibly for an earlier request) at once.
  *
+ * A request may come with the caller's analysis of the same window and
+ * baseline (the dashboard's, of all classes): the diagnosis then reads it
+ * instead of computing the same analysis again on its own connection
+ * (its request pass still reads the spans). The DxLive holds it with
+ * analysis_ref() while it needs it, so the caller may free its own hold
+ * whenever it likes.
+ *
  * Threading: every function must be called from one thread (the owner);
  * the worker is internal. The model is borrowed for the DxLive's life.
  */
@@ -53,8 +60,19 @@ void dx_live_set_skew(DxLive *l, const SkewTolerance *skew);
  * and returns the latest finished diagnosis, or NULL when
  * none has finished yet. *fresh (may be NULL) is set to 1 when it answers
  * k itself. The pointer is valid until the next dx_live_get() or
- * dx_live_close(). */
-const Diagnosis *dx_live_get(DxLive *l, const DxLiveKey *k, int *fresh);
+ * dx_live_close().
+ *
+ * a (may be NULL) is the caller's analysis: when the request is queued and
+ * a answers exactly what the diagnosis would compute (k's window as asked,
+ * open ends included, and baseline; all classes; the DxLive's model and
+ * skew tolerance; k's data version: analysis_answers()), the diagnosis
+ * reuses it, holding it with analysis_ref(); otherwise it computes its
+ * own. */
+const Diagnosis *dx_live_get(DxLive *l, const DxLiveKey *k, const Analysis *a, int *fresh);
+
+/* How many diagnoses were started reusing the caller's analysis and how
+ * many computed their own (for tests and measurements). */
+void dx_live_counts(DxLive *l, unsigned *reused, unsigned *computed);
 
 /* The key of the diagnosis dx_live_get() last returned: 1 and *k, or 0
  * when it returned NULL. */

@@ -71,7 +71,9 @@ typedef struct TuiApp {
 	unsigned opt_gen;        /* bumped whenever the options change */
 
 	/* data on screen */
-	Analysis *a;             /* owned; NULL until the first result */
+	Analysis *a;             /* one hold (analysis_ref()); the Board's
+	                          * diagnosis may hold it too; NULL until the
+	                          * first result */
 	unsigned a_gen;          /* opt_gen the analysis was computed for */
 	TraceView *trace;        /* owned; the waterfall's trace, or NULL */
 	char want_trace[33];     /* with REACT_TRACE: trace to load */
@@ -116,7 +118,9 @@ int app_key(TuiApp *app, int key);
  * app, valid until the next app_key()). */
 void app_options(const TuiApp *app, AnalysisOptions *out);
 
-/* Takes ownership of a (may be NULL to clear), computed for options
+/* Takes over the caller's hold on a (may be NULL to clear) and drops the
+ * hold on the previous one (others, such as the Board's diagnosis, may
+ * still hold it: analysis_free() frees it with the last), computed for options
  * generation gen; keeps the selected node when it still exists. */
 void app_set_analysis(TuiApp *app, Analysis *a, unsigned gen);
 

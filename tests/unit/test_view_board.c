@@ -180,6 +180,64 @@ static void test_header_evaluating(void **state)
 	env_free(e);
 }
 
+/* One analysis: the diagnosis behind the header and the Board reads the
+ * analysis on screen instead of computing it again, even when the
+ * dashboard replaces it (a class switch) while the diagnosis runs; the
+ * class's analysis is not the diagnosis's (all classes) and a new
+ * window's is read again. */
+static void test_board_shares_the_analysis(void **state)
+{
+	(void)state;
+	Env *e = env_new(100, 30);
+	char *s = screen(e);   /* the first frame asks for the diagnosis */
+	free(s);
+	/* the user switches class at once: the dashboard drops its hold on
+	 * the analysis the diagnosis is reading (ASan: no use after free) */
+	int r = app_key(&e->app, 'c');
+	assert_true(r & REACT_RELOAD);
+	AnalysisOptions ao;
+	app_options(&e->app, &ao);
+	assert_non_null(ao.wclass);
+	Analysis *a = NULL;
+	Err err = {0};
+	assert_int_equal(analysis_run(e->st, &ao, &a, &err), 0);
+	a->data_version = store_data_version(e->st);
+	app_set_analysis(&e->app, a, e->app.opt_gen);
+	app_open_pane(&e->app, PANE_BOARD);
+	s = screen_when_ready(e, "most likely first");
+	free(s);
+	unsigned reused, computed;
+	cli_board_counts(e->board, &reused, &computed);
+	assert_int_equal(reused, 1);   /* the first request, with the first analysis */
+	assert_int_equal(computed, 0); /* the class's window is the same: no new one */
+	/* back to all classes over another window: its analysis is read too */
+	while (e->app.wclass)
+		app_key(&e->app, 'c');
+	e->app.win_from = FX_BASE_FROM;
+	e->app.win_to = FX_WIN_FROM;
+	e->app.has_baseline = 0;
+	e->app.opt_gen++;
+	app_options(&e->app, &ao);
+	assert_int_equal(analysis_run(e->st, &ao, &a, &err), 0);
+	a->data_version = store_data_version(e->st);
+	app_set_analysis(&e->app, a, e->app.opt_gen);
+	s = screen(e);
+	free(s);
+	for (int i = 0; i < 400; i++) {
+		struct timespec ts = {0, 50 * 1000000};
+		nanosleep(&ts, NULL);
+		s = screen(e);
+		int done = strstr(s, "most likely first") != NULL && strstr(s, "updating") == NULL;
+		free(s);
+		cli_board_counts(e->board, &reused, &computed);
+		if (done && reused == 2)
+			break;
+	}
+	assert_int_equal(reused, 2);
+	assert_int_equal(computed, 0);
+	env_free(e);
+}
+
 /* At 80 columns the decisions' reasons are cut with an ellipsis; Right
  * marks the decisions, Enter shows the marked one in full, Left goes
  * back. The marked hypothesis carries the pointer, not only a colour. */
@@ -262,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_board),
 		cmocka_unit_test(test_header_evaluating),
 		cmocka_unit_test(test_board_decisions_in_full),
+		cmocka_unit_test(test_board_shares_the_analysis),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,429 @@
+/*
+ * test_analysis_share.c - one analysis, shared: the evidence and the
+ * background diagnosis read the dashboard's analysis instead of computing
+ * their own, and get the same answers.
+ *
+ * Data: the simulator's mercury endpoint with a dependency slowing down
+ * in the incident phase, through the importer into a fresh database (as
+ * test_diagnose does). Checked:
+ *  - evidence_compute() with a borrowed analysis gives every value,
+ *    interval, count, unit and provenance line, every fact and list, that
+ *    it gives when it computes the analysis itself (window + baseline, and
+ *    an open window without a baseline);
+ *  - a DxLive handed the caller's analysis diagnoses with it (counted:
+ *    no second analysis), while the caller drops its own hold at once,
+ *    and ranks exactly as a diagnosis computed from scratch; an analysis
+ *    of one class, or of another skew tolerance, is not reused;
+ *  - analysis_ref()/analysis_free() holds and analysis_answers().
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "diagnose.h"
+#include "dx_live.h"
+#include "evidence.h"
+#include "import.h"
+#include "model_json.h"
+#include "sim.h"
+
+#define MODEL_PATH "../models/mercury-home.model.json"
+
+typedef struct Gen {
+	char dir[64];
+	char db[96];
+	Store *st;
+	SimRun run;
+	SimWorld world;
+	SimParams p;
+	int64_t base_from, base_to, win_from, win_to;
+} Gen;
+
+static const char *const SETS[] = {
+    "traces=400", "window-s=60", "warmup-s=20", "hosts=8", "slowdown-dep=inventory",
+    "slowdown-factor=3", "slowdown-start-s=0", "slowdown-ramp-s=1", "slowdown-hold-s=100",
+    "incident=single-slowdown", NULL};
+
+static void gen(Gen *g)
+{
+	Err err = {0};
+	memset(g, 0, sizeof *g);
+	snprintf(g->dir, sizeof g->dir, "/tmp/tt_test_share_XXXXXX");
+	assert_non_null(mkdtemp(g->dir));
+	assert_int_equal(sim_params_init(&g->p, "mercury", &err), 0);
+	for (int i = 0; SETS[i]; i++) {
+		char k[64];
+		const char *eq = strchr(SETS[i], '=');
+		snprintf(k, sizeof k, "%.*s", (int)(eq - SETS[i]), SETS[i]);
+		if (sim_params_set(&g->p, k, eq + 1, &err))
+			fail_msg("%s", err.msg);
+	}
+	char traces[512], manifest[512], metrics[600];
+	if (sim_generate(&g->p, g->dir, 0, &g->run, traces, manifest, sizeof traces, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(sim_world_init(&g->world, &g->p, &err), 0);
+	snprintf(g->db, sizeof g->db, "%s/t.db", g->dir);
+	assert_int_equal(store_open(g->db, 0, &g->st, &err), 0);
+	snprintf(metrics, sizeof metrics, "%s/metrics.jsonl", g->dir);
+	const char *files[2] = {traces, metrics};
+	for (int i = 0; i < 2; i++) {
+		ImportResult res;
+		ImportOptions io = {0};
+		if (import_file(g->st, files[i], &io, &res, &err))
+			fail_msg("%s", err.msg);
+	}
+	unlink(traces);
+	unlink(metrics);
+	unlink(manifest);
+	int found = 0;
+	for (int i = 0; i < g->run.n_phases; i++) {
+		const SimPhaseInfo *ph = &g->run.phases[i];
+		if (strcmp(ph->name, "incident") == 0) {
+			g->win_from = ph->start_ns;
+			g->win_to = ph->end_ns;
+			found |= 1;
+		} else {
+			g->base_from = ph->start_ns;
+			g->base_to = ph->end_ns;
+			found |= 2;
+		}
+	}
+	assert_int_equal(found, 3);
+}
+
+static void gen_free(Gen *g)
+{
+	store_close(g->st);
+	char p[200];
+	unlink(g->db);
+	snprintf(p, sizeof p, "%s-wal", g->db);
+	unlink(p);
+	snprintf(p, sizeof p, "%s-shm", g->db);
+	unlink(p);
+	rmdir(g->dir);
+	sim_world_fini(&g->world);
+}
+
+static Model *load_model(void)
+{
+	Model *m = NULL;
+	Err err = {0};
+	if (model_load(MODEL_PATH, &m, &err))
+		fail_msg("%s", err.msg);
+	return m;
+}
+
+/* ---- comparing evidence ----------------------------------------------------- */
+
+static int same_double(double a, double b)
+{
+	return (isnan(a) && isnan(b)) || a == b;
+}
+
+static void same_list(char **a, int na, char **b, int nb, const char *what)
+{
+	if (na != nb)
+		fail_msg("%s: %d entries against %d", what, na, nb);
+	for (int i = 0; i < na; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			fail_msg("%s[%d]: %s against %s", what, i, a[i], b[i]);
+}
+
+/* Every value, interval, count, unit, source and provenance, every fact
+ * and every list: x (borrowed analysis) against y (computed). */
+static void same_evidence(const Evidence *x, const Evidence *y)
+{
+	assert_true(x->n > 50); /* a real evidence set, not two empty ones */
+	if (x->n != y->n)
+		fail_msg("%d values with the borrowed analysis, %d without", x->n, y->n);
+	for (int i = 0; i < x->n; i++) {
+		const EvValue *a = &x->v[i], *b = &y->v[i];
+		if (strcmp(a->name, b->name) != 0)
+			fail_msg("value %d: %s against %s", i, a->name, b->name);
+		if (!same_double(a->value, b->value) || a->missing != b->missing ||
+		    strcmp(a->unit, b->unit) != 0 || a->source != b->source || a->qkind != b->qkind ||
+		    a->n != b->n || a->small_sample != b->small_sample || a->has_ci != b->has_ci ||
+		    !same_double(a->lo, b->lo) || !same_double(a->hi, b->hi))
+			fail_msg("%s: %.17g [%g, %g] n=%lld against %.17g [%g, %g] n=%lld", a->name, a->value,
+			         a->lo, a->hi, (long long)a->n, b->value, b->lo, b->hi, (long long)b->n);
+		if (strcmp(a->provenance ? a->provenance : "", b->provenance ? b->provenance : "") != 0)
+			fail_msg("%s: provenance '%s' against '%s'", a->name, a->provenance, b->provenance);
+	}
+	if (x->n_facts != y->n_facts)
+		fail_msg("%d facts against %d", x->n_facts, y->n_facts);
+	for (int i = 0; i < x->n_facts; i++) {
+		assert_string_equal(x->facts[i].name, y->facts[i].name);
+		assert_string_equal(x->facts[i].value, y->facts[i].value);
+	}
+	same_list(x->deps, x->n_deps, y->deps, y->n_deps, "deps");
+	same_list(x->classes, x->n_classes, y->classes, y->n_classes, "classes");
+	same_list(x->hosts, x->n_hosts, y->hosts, y->n_hosts, "hosts");
+	assert_string_equal(x->root_service ? x->root_service : "",
+	                    y->root_service ? y->root_service : "");
+	assert_int_equal(x->has_spans, y->has_spans);
+	assert_int_equal(x->has_baseline, y->has_baseline);
+}
+
+/* Evidence both ways for one set of options. */
+static void evidence_both_ways(Gen *g, const Model *m, const EvidenceOptions *eo, int expect_base)
+{
+	Err err = {0};
+	AnalysisOptions ao = {.win_from = eo->win_from, .win_to = eo->win_to,
+	                      .has_baseline = eo->has_baseline, .base_from = eo->base_from,
+	                      .base_to = eo->base_to, .model = m, .skew = eo->skew};
+	Analysis *a = NULL;
+	if (analysis_run(g->st, &ao, &a, &err))
+		fail_msg("%s", err.msg);
+	assert_true(a->pop[POP_WINDOW].requests > 100);
+	EvidenceOptions with = *eo, without = *eo;
+	with.analysis = a;
+	without.analysis = NULL;
+	Evidence *x = NULL, *y = NULL;
+	if (evidence_compute(g->st, &with, &x, &err) || evidence_compute(g->st, &without, &y, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(x->has_baseline, expect_base);
+	same_evidence(x, y);
+	evidence_free(x);
+	evidence_free(y);
+	analysis_free(a);
+}
+
+static void test_evidence_borrowed_equals_computed(void **state)
+{
+	(void)state;
+	Model *m = load_model();
+	Gen g;
+	gen(&g);
+	EvidenceOptions eo = {.model = m, .win_from = g.win_from, .win_to = g.win_to,
+	                      .has_baseline = 1, .base_from = g.base_from, .base_to = g.base_to};
+	evidence_both_ways(&g, m, &eo, 1);
+	/* the dashboard's default: all data, no baseline, a skew tolerance set */
+	EvidenceOptions open = {.model = m, .win_from = INT64_MIN, .win_to = INT64_MAX,
+	                        .skew = {.set = 1, .abs_ns = 200000, .frac = 0.02}};
+	evidence_both_ways(&g, m, &open, 0);
+	/* without a model */
+	EvidenceOptions bare = eo;
+	bare.model = NULL;
+	evidence_both_ways(&g, NULL, &bare, 1);
+	gen_free(&g);
+	model_free(m);
+}
+
+/* ---- the background diagnosis ---------------------------------------------- */
+
+/* The key cli/board.c builds from the analysis on screen. */
+static DxLiveKey key_of(const Analysis *a)
+{
+	DxLiveKey k;
+	memset(&k, 0, sizeof k);
+	k.win_from = a->pop[POP_WINDOW].from_ns;
+	k.win_to = a->pop[POP_WINDOW].to_ns;
+	k.open_from = a->pop[POP_WINDOW].open_from;
+	k.open_to = a->pop[POP_WINDOW].open_to;
+	k.has_baseline = a->pop[POP_BASELINE].present;
+	if (k.has_baseline) {
+		k.base_from = a->pop[POP_BASELINE].from_ns;
+		k.base_to = a->pop[POP_BASELINE].to_ns;
+	}
+	k.data_version = a->data_version;
+	return k;
+}
+
+/* Asks l for k with a and waits for that very diagnosis. */
+static const Diagnosis *wait_for(DxLive *l, const DxLiveKey *k, const Analysis *a)
+{
+	const Diagnosis *d = NULL;
+	int fresh = 0;
+	for (int i = 0; i < 6000; i++) {  /* 60 s: an ASan build on a busy machine */
+		d = dx_live_get(l, k, a, &fresh);
+		if (d && fresh)
+			return d;
+		if (!dx_live_busy(l) && dx_live_error(l)[0])
+			fail_msg("diagnosis failed: %s", dx_live_error(l));
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	fail_msg("no diagnosis within 60 s");
+	return NULL;
+}
+
+static void same_ranking(const Diagnosis *x, const Diagnosis *y)
+{
+	assert_int_equal(x->n_hyp, y->n_hyp);
+	for (int i = 0; i < x->n_hyp; i++) {
+		assert_string_equal(x->hyp[i].id, y->hyp[i].id);
+		assert_string_equal(x->hyp[i].node ? x->hyp[i].node : "",
+		                    y->hyp[i].node ? y->hyp[i].node : "");
+		assert_true(same_double(x->hyp[i].score, y->hyp[i].score));
+		assert_int_equal(x->hyp[i].rank, y->hyp[i].rank);
+	}
+}
+
+static void test_dx_live_reuses_the_callers_analysis(void **state)
+{
+	(void)state;
+	Model *m = load_model();
+	Gen g;
+	gen(&g);
+	Err err = {0};
+	/* what the dashboard holds: its window and baseline, all classes */
+	AnalysisOptions ao = {.win_from = g.win_from, .win_to = g.win_to, .has_baseline = 1,
+	                      .base_from = g.base_from, .base_to = g.base_to, .model = m};
+	Analysis *a = NULL;
+	if (analysis_run(g.st, &ao, &a, &err))
+		fail_msg("%s", err.msg);
+	DxLiveKey k = key_of(a);
+
+	DxLive *l = NULL;
+	if (dx_live_open(g.db, m, &l, &err))
+		fail_msg("%s", err.msg);
+	/* the dashboard replaces its analysis at once: the worker must hold
+	 * its own (ASan reports a use after free otherwise) */
+	const Analysis *ask = a;
+	assert_null(dx_live_get(l, &k, ask, NULL));
+	analysis_free(a);
+	a = NULL;
+	const Diagnosis *d = wait_for(l, &k, NULL);
+	unsigned reused, computed;
+	dx_live_counts(l, &reused, &computed);
+	assert_int_equal(reused, 1);
+	assert_int_equal(computed, 0);
+
+	/* the same diagnosis computed from scratch */
+	DiagnoseOptions o = {.model = m, .win_from = g.win_from, .win_to = g.win_to,
+	                     .has_baseline = 1, .base_from = g.base_from, .base_to = g.base_to};
+	Diagnosis *ref = NULL;
+	if (diagnose_run(g.st, &o, &ref, &err))
+		fail_msg("%s", err.msg);
+	same_evidence(d->evidence, ref->evidence);
+	same_ranking(d, ref);
+	diagnosis_free(ref);
+
+	/* one class on screen: the diagnosis (of all classes) computes its own */
+	AnalysisOptions one = ao;
+	one.has_baseline = 0;
+	one.wclass = "standard";
+	Analysis *c = NULL;
+	if (analysis_run(g.st, &one, &c, &err))
+		fail_msg("%s", err.msg);
+	DxLiveKey kc = key_of(c);
+	assert_int_equal(kc.has_baseline, 0);
+	wait_for(l, &kc, c);
+	dx_live_counts(l, &reused, &computed);
+	assert_int_equal(reused, 1);
+	assert_int_equal(computed, 1);
+	analysis_free(c);
+
+	/* the DxLive diagnoses with another skew tolerance than the analysis */
+	SkewTolerance wide = {.set = 1, .abs_ns = 1000000, .frac = 0.05};
+	dx_live_set_skew(l, &wide);
+	Analysis *b = NULL;
+	AnalysisOptions nob = ao;
+	nob.has_baseline = 0;
+	nob.win_from = INT64_MIN;
+	if (analysis_run(g.st, &nob, &b, &err))
+		fail_msg("%s", err.msg);
+	DxLiveKey kb = key_of(b);
+	wait_for(l, &kb, b);
+	dx_live_counts(l, &reused, &computed);
+	assert_int_equal(reused, 1);
+	assert_int_equal(computed, 2);
+	/* and the same tolerance both sides, the window open at the start: reused */
+	Analysis *b2 = NULL;
+	nob.skew = wide;
+	nob.win_to = g.base_to; /* another window, so a new request */
+	if (analysis_run(g.st, &nob, &b2, &err))
+		fail_msg("%s", err.msg);
+	DxLiveKey kb2 = key_of(b2);
+	assert_int_equal(kb2.open_from, 1);
+	wait_for(l, &kb2, b2);
+	dx_live_counts(l, &reused, &computed);
+	assert_int_equal(reused, 2);
+	assert_int_equal(computed, 2);
+	/* closed with a request (and its analysis) possibly not started yet:
+	 * the DxLive lets go of it (ASan's leak check) */
+	Analysis *b3 = NULL;
+	nob.win_from = g.win_from;
+	nob.win_to = g.win_to;
+	if (analysis_run(g.st, &nob, &b3, &err))
+		fail_msg("%s", err.msg);
+	DxLiveKey kb3 = key_of(b3);
+	dx_live_get(l, &kb3, b3, NULL);
+	analysis_free(b3);
+	analysis_free(b);
+	analysis_free(b2);
+	dx_live_close(l);
+	gen_free(&g);
+	model_free(m);
+}
+
+/* ---- holds and answers ------------------------------------------------------ */
+
+static void test_ref_and_answers(void **state)
+{
+	(void)state;
+	Model *m = load_model();
+	Gen g;
+	gen(&g);
+	Err err = {0};
+	AnalysisOptions ao = {.win_from = INT64_MIN, .win_to = g.win_to, .has_baseline = 1,
+	                      .base_from = g.base_from, .base_to = g.base_to, .model = m,
+	                      .wclass = "standard"};
+	Analysis *a = NULL;
+	if (analysis_run(g.st, &ao, &a, &err))
+		fail_msg("%s", err.msg);
+	assert_null(analysis_ref(NULL));
+	Analysis *h1 = analysis_ref(a), *h2 = analysis_ref(a);
+	assert_ptr_equal(h1, a);
+	analysis_free(a);   /* two holds left: still readable (ASan would say) */
+	analysis_free(h1);
+	assert_string_equal(h2->class_filter, "standard");
+
+	AnalysisOptions o = ao;
+	char cls[16] = "standard";  /* another string, the same class */
+	o.wclass = cls;
+	assert_true(analysis_answers(h2, &o));
+	o.skew = (SkewTolerance){.set = 1, .abs_ns = ANALYSIS_SKEW_ABS_NS, .frac = ANALYSIS_SKEW_FRAC};
+	assert_true(analysis_answers(h2, &o));  /* the default, spelt out */
+	o.skew.frac = 0.5;
+	assert_false(analysis_answers(h2, &o));
+	o = ao;
+	o.wclass = NULL;
+	assert_false(analysis_answers(h2, &o));
+	o = ao;
+	o.model = NULL;
+	assert_false(analysis_answers(h2, &o));
+	o = ao;
+	o.win_from = h2->pop[POP_WINDOW].from_ns;  /* closed at the same data bound */
+	assert_false(analysis_answers(h2, &o));
+	o = ao;
+	o.base_to++;
+	assert_false(analysis_answers(h2, &o));
+	o = ao;
+	o.has_baseline = 0;
+	assert_false(analysis_answers(h2, &o));
+	assert_false(analysis_answers(NULL, &ao));
+	analysis_free(h2);
+	gen_free(&g);
+	model_free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_evidence_borrowed_equals_computed),
+	    cmocka_unit_test(test_dx_live_reuses_the_callers_analysis),
+	    cmocka_unit_test(test_ref_and_answers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
