@@ -955,9 +955,39 @@ static void derive_callee(Evidence *e)
 	}
 }
 
+/* dep.max_service_explained: the largest share of the rise any single
+ * dependency's own server time explains (and which one, as a fact). */
+static void derive_max_service(Evidence *e)
+{
+	double best = NAN;
+	const char *who = NULL;
+	for (int i = 0; i < e->n; i++) {
+		const char *nm = e->v[i].name;
+		size_t l = strlen(nm);
+		static const char suf[] = ".service.explained";
+		if (strncmp(nm, "dep.", 4) != 0 || l <= sizeof suf || e->v[i].missing ||
+		    strcmp(nm + l - (sizeof suf - 1), suf) != 0)
+			continue;
+		if (isnan(best) || e->v[i].value > best) {
+			best = e->v[i].value;
+			who = nm;
+		}
+	}
+	if (who == NULL)
+		return;
+	char dep[160];
+	snprintf(dep, sizeof dep, "%.*s", (int)(strlen(who) - 4 - (sizeof ".service.explained" - 1)),
+	         who + 4);
+	ev_put(e, "dep.max_service_explained", best, "ratio", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
+	       "derived: the largest share of the rise one dependency's own server time explains "
+	       "(%s)", dep);
+	ev_fact(e, "explained.top_service", dep);
+}
+
 void evidence_finish(Evidence *e)
 {
 	derive_callee(e);
+	derive_max_service(e);
 	derive_pool_skew(e);
 	lists_from_names(e);
 	derive_mix(e);
