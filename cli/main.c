@@ -18,7 +18,7 @@ static const Command commands[] = {
 	{"report", cmd_report, "print the endpoint DAG, splits, tail ownership and data quality"},
 	{"tui", cmd_tui, "open the interactive dashboard on a database"},
 	{"sim", cmd_sim, "generate deterministic telemetry of a modelled endpoint"},
-	{"serve", cmd_serve, "receive OTLP/HTTP (JSON) traces and metrics into a database"},
+	{"serve", cmd_serve, "receive OTLP traces and metrics (HTTP JSON or protobuf, gRPC)"},
 	{"pull", cmd_pull, "store instant queries from a Prometheus HTTP API as metric snapshots"},
 	{"drill", cmd_drill, "incident drills: list, train (scored), replay (live), history"},
 	{"diagnose", cmd_diagnose, "rank hypotheses on the evidence, name checks, judge decisions"},
