@@ -766,6 +766,10 @@ static void lists_from_names(Evidence *e)
 	for (int i = 0; i < e->n; i++) {
 		const char *nm = e->v[i].name;
 		char seg[96];
+		/* only what a sheet supplied names new dependencies and classes;
+		 * computed values come with their lists already */
+		if (e->v[i].source != EV_SRC_SHEET)
+			continue;
 		if (strncmp(nm, "dep.", 4) == 0) {
 			const char *dot = strchr(nm + 4, '.');
 			size_t l = dot ? (size_t)(dot - (nm + 4)) : strlen(nm + 4);
@@ -955,7 +959,7 @@ static void derive_callee(Evidence *e)
 	}
 }
 
-/* dep.max_service_explained: the largest share of the rise any single
+/* explained.max_service: the largest share of the rise any single
  * dependency's own server time explains (and which one, as a fact). */
 static void derive_max_service(Evidence *e)
 {
@@ -978,7 +982,7 @@ static void derive_max_service(Evidence *e)
 	char dep[160];
 	snprintf(dep, sizeof dep, "%.*s", (int)(strlen(who) - 4 - (sizeof ".service.explained" - 1)),
 	         who + 4);
-	ev_put(e, "dep.max_service_explained", best, "ratio", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
+	ev_put(e, "explained.max_service", best, "ratio", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
 	       "derived: the largest share of the rise one dependency's own server time explains "
 	       "(%s)", dep);
 	ev_fact(e, "explained.top_service", dep);

@@ -17,6 +17,9 @@
 //          catalog work) grows from 10 % to 40 % of the requests
 //   retry  a third of the catalog calls fail fast and are retried
 //   host   one host (web-3) stalls before every call it makes
+//   timeout reviews slows down and a fifth of its calls end at the
+//          caller's 150 ms timeout with an error, the response waiting
+//          for them
 //   db     catalog's PostgreSQL queries (client spans with db.system.name,
 //          no server span, as the SDK's database instrumentations make
 //          them) take four times as long
@@ -35,7 +38,7 @@ const endpoint = process.argv[2];
 const cause = process.argv[3];
 const perPhase = parseInt(process.argv[4] || '800', 10);
 let seed = parseInt(process.argv[5] || '7', 10) >>> 0;
-const causes = ['none', 'pool', 'slow', 'serial', 'mix', 'retry', 'host', 'db'];
+const causes = ['none', 'pool', 'slow', 'serial', 'mix', 'retry', 'host', 'db', 'timeout'];
 if (!endpoint || !causes.includes(cause)) {
   console.error(`usage: node incident_app.js ENDPOINT ${causes.join('|')} [REQUESTS_PER_PHASE] [SEED]`);
   process.exit(2);
@@ -151,8 +154,11 @@ function request(t0, incident) {
     if (incident && cause === 'pool' && rand() < 0.35) quoteWait += expo(45);
     ends.push(call(tr, ctx, 'quote', start + 0.1 + 0.05 * q, quoteWait, svc(12), 0.3));
   }
-  if (!(incident && cause === 'serial'))
-    ends.push(call(tr, ctx, 'reviews', start + 0.2, 0.4 + expo(0.3) + stall(), svc(8), 0.3));
+  if (incident && cause === 'timeout' && rand() < 0.2)
+    ends.push(call(tr, ctx, 'reviews', start + 0.2, 0.4, 150, 0.3, true));
+  else if (!(incident && cause === 'serial'))
+    ends.push(call(tr, ctx, 'reviews', start + 0.2, 0.4 + expo(0.3) + stall(),
+                   svc(8) * (incident && cause === 'timeout' ? 2 : 1), 0.3));
   t = Math.max(...ends) + 0.2;
   const render = tr.startSpan('render', { kind: api.SpanKind.INTERNAL, startTime: ms(t) }, ctx);
   t += svc(4);

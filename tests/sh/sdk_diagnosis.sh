@@ -23,6 +23,11 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 want, node = sys.argv[2], sys.argv[3]
 top = d["hypotheses"][0]
+# every dependency a hypothesis blames is one the data has
+deps = {"session", "catalog", "quote", "reviews", "postgresql"}
+for h in d["hypotheses"]:
+    if h["param"] == "dependency" and h["node"] not in ("none", "unknown"):
+        assert h["node"] in deps, ("a hypothesis blames a dependency the data does not have", h["id"], h["node"])
 print("  %s: #1 %s on %s (score %+.1f)%s" % (sys.argv[2], top["id"], top["node"], top["score"],
       "" if not top.get("explained") or top["explained"]["share"] is None
       else ", explains %.0f %% of the rise" % (100 * top["explained"]["share"])))
@@ -49,4 +54,5 @@ check mix class-mix-shift business
 check retry retry-amplification catalog
 check host placement-concentration web-3
 check db dependency-slowdown postgresql
+check timeout optional-branch-blocking reviews
 echo "sdk diagnosis: ok"
