@@ -134,6 +134,7 @@ typedef struct TmpNode {
 	char *key;
 	char *service, *operation, *dependency;
 	char *db_system;          /* a database call's system (db.system.name), or NULL */
+	char *peer;               /* an uninstrumented call's peer (server.address), or NULL */
 	PopNode pop[2];
 	double off_sum;
 	int64_t off_n;
@@ -629,6 +630,12 @@ static void assign_nodes(AnalysisState *g, Trace *t, int s, int parent_node, int
 		TmpNode *n = &g->nodes[node];
 		if (n->db_system == NULL)
 			n->db_system = xstrdup(trace_str(t, sp->db));
+	} else if (type == NODE_CALL && sp->peer) {
+		/* a call to something that sends no spans (a third-party API):
+		 * the peer it names is what the evidence calls it */
+		TmpNode *n = &g->nodes[node];
+		if (n->peer == NULL)
+			n->peer = xstrdup(trace_str(t, sp->peer));
 	}
 	units_push(u, s);
 	const TSpan *root = &t->sp[t->root];
@@ -1143,6 +1150,7 @@ Analysis *analysis_state_result(AnalysisState *g, Store *st)
 		d->operation = xstrdup(t->operation);
 		d->dependency = t->dependency ? xstrdup(t->dependency) : NULL;
 		d->db_system = t->db_system ? xstrdup(t->db_system) : NULL;
+		d->peer = t->peer ? xstrdup(t->peer) : NULL;
 		d->edge = d->parent < 0 ? EDGE_ROOT
 		          : (t->par_votes > t->ser_votes ? EDGE_PARALLEL : EDGE_SERIAL);
 		d->group = (d->edge == EDGE_PARALLEL && t->group >= 0) ? remap[t->group] : -1;
@@ -1217,6 +1225,7 @@ void analysis_state_free(AnalysisState *g)
 		free(n->operation);
 		free(n->dependency);
 		free(n->db_system);
+		free(n->peer);
 		free(n->kids);
 		for (int p = 0; p < 2; p++)
 			for (int s = 0; s < CSLOTS; s++) {
@@ -1328,6 +1337,7 @@ void analysis_free(Analysis *a)
 		free(d->operation);
 		free(d->dependency);
 		free(d->db_system);
+		free(d->peer);
 		free(d->label);
 		free(d->by_class[0]);
 		free(d->by_class[1]);

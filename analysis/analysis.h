@@ -93,6 +93,10 @@ typedef struct DagNode {
 	char *db_system;         /* a database call's system (db.system.name or
 	                          * db.system), NULL for other nodes; the evidence
 	                          * names the dependency by it */
+	char *peer;              /* a call without a server span and without a
+	                          * database system: the peer.service or
+	                          * server.address it names (a third-party API),
+	                          * else NULL; the evidence names it by that */
 	char *label;             /* display name: model label, dependency or operation */
 	int mandatory;           /* 1/0 from the model, MODEL_UNKNOWN otherwise */
 	int core;

@@ -407,7 +407,7 @@ static void put_quant(Evidence *e, const char *name, const Quant *q, const char 
  * database call its database system. */
 static const char *node_dep(const DagNode *d)
 {
-	return d->dependency ? d->dependency : d->db_system;
+	return d->dependency ? d->dependency : d->db_system ? d->db_system : d->peer;
 }
 
 /* The node that represents dependency dep: the call node with the most
@@ -947,15 +947,54 @@ static void derive_callee(Evidence *e)
 		snprintf(callee, sizeof callee, "%s", mid + 7);
 		double x;
 		snprintf(n1, sizeof n1, "dep.%s.service.explained", callee);
-		if (!evidence_value(e, n1, &x))
-			continue;
+		if (!evidence_value(e, n1, &x)) {
+			/* a callee that sends no server spans: all of its time */
+			char n3[320];
+			snprintf(n3, sizeof n3, "dep.%s.service.p99_ms", callee);
+			snprintf(n1, sizeof n1, "dep.%s.explained", callee);
+			if (evidence_value(e, n3, &x) || !evidence_value(e, n1, &x))
+				continue;
+		}
 		snprintf(n2, sizeof n2, "dep.%s.callee_service_explained", caller);
 		double have;
-		if (evidence_value(e, n2, &have) && have >= x)
+		if (!(evidence_value(e, n2, &have) && have >= x))
+			ev_put(e, n2, x, "ratio", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
+			       "derived: share of the rise explained by the server time of %s, which %s "
+			       "calls", callee, caller);
+	}
+	/* dep.<d>.callee_rise_share: how much of the rise of d's own server p90
+	 * (in ms) a callee's p90 rise covers (its server time, or its client
+	 * time when it sends no server spans); p90s are steady enough for a
+	 * like-for-like comparison where attributions are noisy */
+	for (int i = 0; i < e->n; i++) {
+		const char *nm = e->v[i].name;
+		if (strncmp(nm, "dep.", 4) != 0 || e->v[i].missing)
 			continue;
-		ev_put(e, n2, x, "ratio", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
-		       "derived: share of the rise explained by the server time of %s, which %s calls",
-		       callee, caller);
+		const char *mid = strstr(nm + 4, ".calls.");
+		if (mid == NULL || strchr(mid + 7, '@'))
+			continue;
+		char caller[160], callee[160], n1[320], n2[320];
+		snprintf(caller, sizeof caller, "%.*s", (int)(mid - (nm + 4)), nm + 4);
+		snprintf(callee, sizeof callee, "%s", mid + 7);
+		EvChange cr, ce;
+		snprintf(n1, sizeof n1, "dep.%s.service.p90_ms", caller);
+		if (!evidence_change(e, n1, &cr) || !(cr.d > 0))
+			continue;
+		snprintf(n2, sizeof n2, "dep.%s.service.p90_ms", callee);
+		if (!evidence_change(e, n2, &ce)) {
+			snprintf(n2, sizeof n2, "dep.%s.client.p90_ms", callee);
+			if (!evidence_change(e, n2, &ce))
+				continue;
+		}
+		double share = ce.d / cr.d;
+		char nr[320];
+		snprintf(nr, sizeof nr, "dep.%s.callee_rise_share", caller);
+		double have;
+		if (evidence_value(e, nr, &have) && have >= share)
+			continue;
+		ev_put(e, nr, share, "ratio", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
+		       "derived: the p90 rise of %s (%+.1f ms) over the p90 rise of %s's server time "
+		       "(%+.1f ms), which contains it", callee, ce.d, caller, cr.d);
 	}
 }
 

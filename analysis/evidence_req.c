@@ -71,6 +71,8 @@ static const char *dep_key(const Trace *t, const TSpan *sp)
 		return trace_str(t, t->sp[sp->server].svc);
 	if (sp->db)
 		return trace_str(t, sp->db); /* a database call: its system */
+	if (sp->peer)
+		return trace_str(t, sp->peer); /* an uninstrumented peer */
 	return trace_str(t, sp->name);
 }
 

@@ -118,6 +118,7 @@ void trace_add(Trace *t, const StoreSpanRow *r)
 	s->cls = put(t, r->wclass);
 	s->attrs = put(t, r->attrs_json);
 	s->db = put(t, r->db_system);
+	s->peer = put(t, r->peer);
 	s->events = put(t, r->events_json);
 	s->kind = r->kind;
 	s->start = s->astart = r->start_ns;

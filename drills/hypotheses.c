@@ -570,8 +570,27 @@ static int eval_instance(const CatHyp *ch, const Inst *in, const Evidence *e, St
 	h->check_node = ch->check_node ? subst(ch->check_node, in, e, 0) : NULL;
 	h->check_class = ch->check_class ? subst(ch->check_class, in, e, 0) : NULL;
 	h->check_why = ch->check_why ? xstrdup(ch->check_why) : NULL;
-	if (ch->explains)
-		h->explains = subst(ch->explains, in, e, 1);
+	if (ch->explains) {
+		/* alternatives separated by '|': the first with a value, else the
+		 * first (missing, with its reason) */
+		char *xalts = xstrdup(ch->explains);
+		for (char *save = NULL, *a = strtok_r(xalts, "|", &save); a;
+		     a = strtok_r(NULL, "|", &save)) {
+			char *nm = subst(a, in, e, 1);
+			if (nm == NULL)
+				continue;
+			const EvValue *v = evidence_get(e, nm);
+			if (h->explains == NULL || (v && !v->missing)) {
+				free(h->explains);
+				h->explains = nm;
+				if (v && !v->missing)
+					break;
+			} else {
+				free(nm);
+			}
+		}
+		free(xalts);
+	}
 	if (ch->detail) {
 		/* parameters first (a fact's name may hold one), then facts */
 		char *once = subst_params(ch->detail, in);

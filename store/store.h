@@ -228,6 +228,9 @@ typedef struct StoreSpanRow {
 	const char *links_json;   /* always loaded ("" when none) */
 	const char *db_system;    /* CLIENT span with db.system.name (or the older
 	                           * db.system) attribute: its value, else "" */
+	const char *peer;         /* CLIENT span: its peer.service, else its
+	                           * server.address attribute, else "" (what an
+	                           * uninstrumented dependency is called) */
 	const char *events_json;  /* store_trace_scan() only, else "" */
 } StoreSpanRow;
 

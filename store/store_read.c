@@ -14,10 +14,16 @@
 	"CASE WHEN s.kind = 3 AND instr(coalesce(s.attrs, ''), '\"db.system') > 0"       \
 	" AND json_valid(s.attrs) THEN coalesce(json_extract(s.attrs, '$.\"db.system.name\"'),"  \
 	" json_extract(s.attrs, '$.\"db.system\"'), '') ELSE '' END"
+/* PEER: for a CLIENT span, its peer.service or else server.address. */
+#define PEER                                                                        \
+	"CASE WHEN s.kind = 3 AND (instr(coalesce(s.attrs, ''), '\"peer.service\"') > 0"     \
+	" OR instr(coalesce(s.attrs, ''), '\"server.address\"') > 0) AND json_valid(s.attrs)"  \
+	" THEN coalesce(json_extract(s.attrs, '$.\"peer.service\"'),"                        \
+	" json_extract(s.attrs, '$.\"server.address\"'), '') ELSE '' END"
 #define SPAN_COLS_EV(attrs, events)                                              \
 	"s.trace_id, s.span_id, s.parent_id, s.service, s.host, s.name, s.kind,"     \
 	" s.start_ns, s.end_ns, s.status_code, coalesce(s.wclass, ''), s.queue_ns,"  \
-	" coalesce(s.links, ''), " attrs ", " events ", " DB_SYSTEM
+	" coalesce(s.links, ''), " attrs ", " events ", " DB_SYSTEM ", " PEER
 #define SPAN_COLS(attrs) SPAN_COLS_EV(attrs, "''")
 
 /* A trace belongs to a window when its root span starts in it; a trace with
@@ -97,6 +103,7 @@ static int run_scan(Store *st, sqlite3_stmt *s, StoreSpanFn fn, void *ctx, Err *
 		r.attrs_json = store_col_text(s, 13);
 		r.events_json = store_col_text(s, 14);
 		r.db_system = store_col_text(s, 15);
+		r.peer = store_col_text(s, 16);
 		stopped = fn(ctx, &r);
 	}
 	if (stopped)

@@ -20,6 +20,8 @@
 //   timeout reviews slows down and a fifth of its calls end at the
 //          caller's 150 ms timeout with an error, the response waiting
 //          for them
+//   external quote calls a third-party tax API that sends no spans of
+//          its own (a client span with server.address only); it slows down
 //   db     catalog's PostgreSQL queries (client spans with db.system.name,
 //          no server span, as the SDK's database instrumentations make
 //          them) take four times as long
@@ -38,7 +40,7 @@ const endpoint = process.argv[2];
 const cause = process.argv[3];
 const perPhase = parseInt(process.argv[4] || '800', 10);
 let seed = parseInt(process.argv[5] || '7', 10) >>> 0;
-const causes = ['none', 'pool', 'slow', 'serial', 'mix', 'retry', 'host', 'db', 'timeout'];
+const causes = ['none', 'pool', 'slow', 'serial', 'mix', 'retry', 'host', 'db', 'timeout', 'external'];
 if (!endpoint || !causes.includes(cause)) {
   console.error(`usage: node incident_app.js ENDPOINT ${causes.join('|')} [REQUESTS_PER_PHASE] [SEED]`);
   process.exit(2);
@@ -105,6 +107,17 @@ function call(tr, parentCtx, name, t, wait, service, back, fail, incident) {
   const cctx = api.trace.setSpan(parentCtx, client);
   const s0 = t + wait;
   const server = callee[name].startSpan(`${name}.handle`, { kind: api.SpanKind.SERVER, startTime: ms(s0) }, cctx);
+  if (name === 'quote') {
+    // quote asks a third-party tax API: only the client span exists
+    const sctx = api.trace.setSpan(cctx, server);
+    const q = svc(4) * (incident && cause === 'external' ? 6 : 1);
+    service += q;
+    const x0 = s0 + 0.5;
+    const ext = callee[name].startSpan('POST', { kind: api.SpanKind.CLIENT, startTime: ms(x0),
+      attributes: { 'http.request.method': 'POST', 'url.full': 'https://tax.example.net/v2/rates',
+        'server.address': 'tax.example.net' } }, sctx);
+    ext.end(ms(x0 + q));
+  }
   if (name === 'catalog') {
     // catalog reads PostgreSQL inside its own time: a database client span
     const sctx = api.trace.setSpan(cctx, server);
@@ -152,7 +165,7 @@ function request(t0, incident) {
   for (let q = 0; q < quotes; q++) {
     let quoteWait = 0.4 + expo(0.3) + stall();
     if (incident && cause === 'pool' && rand() < 0.35) quoteWait += expo(45);
-    ends.push(call(tr, ctx, 'quote', start + 0.1 + 0.05 * q, quoteWait, svc(12), 0.3));
+    ends.push(call(tr, ctx, 'quote', start + 0.1 + 0.05 * q, quoteWait, svc(12), 0.3, false, incident));
   }
   if (incident && cause === 'timeout' && rand() < 0.2)
     ends.push(call(tr, ctx, 'reviews', start + 0.2, 0.4, 150, 0.3, true));

@@ -24,7 +24,7 @@ d = json.load(open(sys.argv[1]))
 want, node = sys.argv[2], sys.argv[3]
 top = d["hypotheses"][0]
 # every dependency a hypothesis blames is one the data has
-deps = {"session", "catalog", "quote", "reviews", "postgresql"}
+deps = {"session", "catalog", "quote", "reviews", "postgresql", "tax.example.net"}
 for h in d["hypotheses"]:
     if h["param"] == "dependency" and h["node"] not in ("none", "unknown"):
         assert h["node"] in deps, ("a hypothesis blames a dependency the data does not have", h["id"], h["node"])
@@ -55,4 +55,5 @@ check retry retry-amplification catalog
 check host placement-concentration web-3
 check db dependency-slowdown postgresql
 check timeout optional-branch-blocking reviews
+check external dependency-slowdown tax.example.net
 echo "sdk diagnosis: ok"
