@@ -286,32 +286,31 @@ int evidence_steady(const Evidence *e, const char *name, double tol)
 	return -1;
 }
 
-int evidence_above(const Evidence *e, const char *name, double t)
+/* Where the value's interval lies against t: 1 wholly on the asked side
+ * (above: lo > t; below: hi < t), 0 wholly on the other, -1 straddling or
+ * missing. */
+static int beyond(const Evidence *e, const char *name, double t, int above)
 {
 	const EvValue *v = evidence_get(e, name);
 	if (v == NULL || v->missing)
 		return -1;
 	double lo, hi;
 	bounds(v, &lo, &hi);
-	if (lo > t)
+	if (above ? lo > t : hi < t)
 		return 1;
-	if (hi <= t)
+	if (above ? hi <= t : lo >= t)
 		return 0;
 	return -1;
 }
 
+int evidence_above(const Evidence *e, const char *name, double t)
+{
+	return beyond(e, name, t, 1);
+}
+
 int evidence_below(const Evidence *e, const char *name, double t)
 {
-	const EvValue *v = evidence_get(e, name);
-	if (v == NULL || v->missing)
-		return -1;
-	double lo, hi;
-	bounds(v, &lo, &hi);
-	if (hi < t)
-		return 1;
-	if (lo >= t)
-		return 0;
-	return -1;
+	return beyond(e, name, t, 0);
 }
 
 void ev_missing(Evidence *e, const char *name, const char *unit, const char *why)
