@@ -32,7 +32,7 @@
  * figures below is defined against it, as the report defines it. */
 #define SIM_OBJECTIVE_MS 300.0
 
-enum { SIM_MAX_PRICING = 8 };   /* parallel pricing calls per request, at most */
+enum { SIM_MAX_PRICING = 12 };   /* parallel pricing calls per request, at most */
 
 typedef struct SimParams {
 	char scenario[32];          /* "mercury" */
@@ -82,6 +82,8 @@ typedef struct SimParams {
 	double optional_budget_ms;  /* optional calls end by root start + this, 0: timeouts only */
 	double incident_wave_share; /* pricing-client-wait: enterprise waves in the incident, 0: none */
 	double incident_wave_mult;  /* ... enterprise's rate in a wave second over its mean */
+	double enterprise_size;     /* median request size of enterprise (others: 1) */
+	int pricing_calls;          /* parallel quotes per standard or premium request */
 } SimParams;
 
 /* Fills p with the defaults of scenario ("mercury"). Returns TT_ENOTFOUND

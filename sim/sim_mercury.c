@@ -58,10 +58,11 @@ typedef struct Dep {
 } Dep;
 
 /* Service-time shapes. Enterprise requests carry larger entitlement sets,
- * catalogues and quotes, so they are slower everywhere. */
+ * catalogues and quotes, so they are slower almost everywhere; a profile
+ * read is one user's record, whatever the tenant's size. */
 static const Dep DEPS[N_DEPS] = {
 	{"profile", "profile.Get", "Get", "mercury.profile.v2.ProfileService",
-	 "profile.mercury.svc.cluster.local", "4.12.1", 8, 15.0, 0.42, {1.0, 1.12, 2.2}, 1.0},
+	 "profile.mercury.svc.cluster.local", "4.12.1", 8, 15.0, 0.42, {1.0, 1.05, 1.2}, 0.3},
 	{"entitlement", "entitlement.Check", "Check", "mercury.entitlement.v1.EntitlementService",
 	 "entitlement.mercury.svc.cluster.local", "2.3.0", 4, 11.0, 0.40, {1.0, 1.15, 2.2}, 1.0},
 	{"inventory", "inventory.Lookup", "Lookup", "mercury.inventory.v3.InventoryService",
@@ -71,7 +72,7 @@ static const Dep DEPS[N_DEPS] = {
 	 "pricing.mercury.svc.cluster.local", "5.1.0", 12, 7.6, 0.30, {1.0, 1.05, 1.6}, 0.3},
 	{"recommendation", "recommendation.List", "List",
 	 "mercury.recommendation.v1.RecommendationService",
-	 "recommendation.mercury.svc.cluster.local", "1.19.4", 6, 30.0, 0.55, {1.0, 1.15, 2.2}, 1.0},
+	 "recommendation.mercury.svc.cluster.local", "1.19.4", 6, 30.0, 0.55, {1.0, 1.15, 1.6}, 1.0},
 	{"reputation", "reputation.Score", "Score", "mercury.reputation.v1.ReputationService",
 	 "reputation.mercury.svc.cluster.local", "0.9.7", 4, 13.0, 0.48, {1.0, 1.10, 1.5}, 1.0},
 	{"experiment", "experiment.Assign", "Assign", "mercury.experiment.v1.ExperimentService",
@@ -418,7 +419,7 @@ static void mech_wider_fanout(PhaseCfg *c, const SimParams *p, uint64_t seed)
 {
 	(void)seed;
 	c->fanout_calls = p->fanout_calls;
-	c->pricing_pool = p->pricing_pool * p->fanout_calls;
+	c->pricing_pool = (p->pricing_pool * p->fanout_calls + p->pricing_calls - 1) / p->pricing_calls;
 }
 
 static void mech_retry_storm(PhaseCfg *c, const SimParams *p, uint64_t seed)
@@ -683,6 +684,7 @@ typedef struct Model {
 	int64_t cpu_since, begin;
 	uint64_t (*hist)[3][SIM_WAIT_BUCKETS];
 	double (*hist_sum)[3];
+	double *place_cdf;         /* placement of the other classes, see place_cdf_new() */
 } Model;
 
 enum { H_EXEC, H_PROFILE, H_PRICING };
@@ -843,7 +845,17 @@ static void after_profile(Model *m, uint32_t i, int64_t t)
 	q->other_end = q->br[BR_INVENTORY].c1;
 	if (m->c->serial_inventory) /* serial-hop: the fan-out waits for inventory */
 		at = q->br[BR_INVENTORY].c1 + gap(&q->rng);
-	q->n_price = q->cls == CL_ENTERPRISE ? m->p->enterprise_pricing_calls : 1;
+	q->n_price = m->p->pricing_calls;
+	if (q->cls == CL_ENTERPRISE) {
+		/* one quote per catalogue partition: a bigger tenant request spans
+		 * more of them (enterprise-pricing-calls at the median size) */
+		double k = m->p->enterprise_pricing_calls * q->size / m->p->enterprise_size;
+		q->n_price = (int)lround(k);
+		if (q->n_price < 1)
+			q->n_price = 1;
+		if (q->n_price > SIM_MAX_PRICING)
+			q->n_price = SIM_MAX_PRICING;
+	}
 	if (m->c->fanout_calls > q->n_price)
 		q->n_price = m->c->fanout_calls;
 	q->price_left = q->n_price;
@@ -1090,6 +1102,46 @@ static SimPool *price_pool(Model *m, uint32_t i)
 	return &m->price[q->host];
 }
 
+/* The balancer keeps every host's request rate level: when enterprise
+ * (tenant-affine) traffic concentrates on the hot hosts, the other classes
+ * are sent elsewhere in proportion. place_cdf[h] is the cumulative share
+ * of non-enterprise requests placed on hosts 0..h; NULL without hot
+ * hosts. */
+static double *place_cdf_new(const SimParams *p, const PhaseCfg *c)
+{
+	if (c->n_hot <= 0 || c->hot_share <= 0)
+		return NULL;
+	int H = p->hosts;
+	double e = c->mix[CL_ENTERPRISE];
+	if (e >= 1)
+		return NULL;
+	double *cdf = xcalloc((size_t)H, sizeof *cdf), sum = 0;
+	for (int h = 0; h < H; h++) {
+		int hot = 0;
+		for (int i = 0; i < c->n_hot; i++)
+			hot |= c->hot[i] == h;
+		double eh = (1 - c->hot_share) / H + (hot ? c->hot_share / c->n_hot : 0);
+		double w = 1.0 / H - e * eh;
+		sum += w > 0 ? w : 0;
+		cdf[h] = sum;
+	}
+	if (sum <= 0) {
+		free(cdf);
+		return NULL;
+	}
+	for (int h = 0; h < H; h++)
+		cdf[h] /= sum;
+	return cdf;
+}
+
+static int place_other(const Model *m, double u)
+{
+	int h = 0;
+	while (h < m->p->hosts - 1 && u >= m->place_cdf[h])
+		h++;
+	return h;
+}
+
 static void new_request(Model *m, uint64_t index, int64_t t, int traced)
 {
 	uint32_t i = req_new(m);
@@ -1111,9 +1163,12 @@ static void new_request(Model *m, uint64_t index, int64_t t, int traced)
 	q->cls = u < pe ? CL_ENTERPRISE : u < pe + pp ? CL_PREMIUM : CL_STANDARD;
 	if (q->cls == CL_ENTERPRISE && m->c->n_hot > 0 && sim_rng_unit(&q->rng) < m->c->hot_share)
 		q->host = m->c->hot[sim_rng_below(&q->rng, (uint32_t)m->c->n_hot)];
+	else if (q->cls != CL_ENTERPRISE && m->place_cdf != NULL)
+		q->host = place_other(m, sim_rng_unit(&q->rng));
 	else
 		q->host = (int)sim_rng_below(&q->rng, (uint32_t)m->p->hosts);
-	q->size = sim_rng_lognormal(&q->rng, 1.0, SIZE_SIGMA);
+	q->size = sim_rng_lognormal(&q->rng, q->cls == CL_ENTERPRISE ? m->p->enterprise_size : 1.0,
+	                            SIZE_SIGMA);
 	if (sim_pool_acquire(&m->exec[q->host], t, i, 0))
 		on_exec_granted(m, i, t);
 }
@@ -1210,6 +1265,7 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 	m.cpu_ms = xcalloc((size_t)p->hosts, sizeof *m.cpu_ms);
 	m.hist = xcalloc((size_t)p->hosts, sizeof *m.hist);
 	m.hist_sum = xcalloc((size_t)p->hosts, sizeof *m.hist_sum);
+	m.place_cdf = place_cdf_new(p, c);
 	m.begin = m.cpu_since = begin;
 	double mean_gap_ns = 1e9 / (p->rate * c->rate_mult * p->hosts);
 	SimRng arr, pick;
@@ -1342,6 +1398,7 @@ static int run_phase(const SimParams *p, const SimWorld *w, const SimSink *sink,
 	free(m.cpu_ms);
 	free(m.hist);
 	free(m.hist_sum);
+	free(m.place_cdf);
 	free(m.reqs);
 	sim_heap_fini(&m.heap);
 	return rc;

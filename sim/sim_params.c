@@ -84,6 +84,10 @@ static const Param PARAMS[] = {
 	 "pricing-client-wait: one second in round(1/share) of the incident is an enterprise wave; 0: none"},
 	{"incident-wave-mult", P_DBL, F(incident_wave_mult), 1, 10,
 	 "pricing-client-wait: enterprise arrival rate in a wave second over its mean"},
+	{"pricing-calls", P_INT, F(pricing_calls), 1, SIM_MAX_PRICING,
+	 "parallel pricing quotes per standard or premium request (one per product group)"},
+	{"enterprise-size", P_DBL, F(enterprise_size), 0.1, 20,
+	 "median size of an enterprise request (catalogue, entitlements) against the others' 1"},
 };
 
 #define N_PARAMS ((int)(sizeof PARAMS / sizeof PARAMS[0]))
@@ -138,8 +142,8 @@ int sim_params_init(SimParams *p, const char *scenario, Err *err)
 	snprintf(p->incident, sizeof p->incident, "pricing-client-wait");
 	p->seed = 1;
 	p->traces = 3000;
-	p->hosts = 24;
-	p->rate = 40;
+	p->hosts = 8;
+	p->rate = 300;
 	p->window_s = 600;
 	p->warmup_s = 60;
 	/* 2026-07-14T17:00:00Z and 18:00:00Z (the case's fixture date). */
@@ -149,35 +153,38 @@ int sim_params_init(SimParams *p, const char *scenario, Err *err)
 	p->enterprise_share = 0.05;
 	p->incident_enterprise_share = 0.09;
 	p->hot_hosts = 2;
-	p->hot_share = 0.55;
-	p->executor_slots = 16;
-	p->profile_pool = 4;
-	p->pricing_pool = 2;
+	p->hot_share = 0.22;
+	p->executor_slots = 52;
+	p->profile_pool = 7;
+	p->pricing_pool = 24;
 	p->enterprise_pricing_calls = 3;
+	p->enterprise_pricing_slots = 3;
 	p->rec_timeout_ms = 400;
 	p->rep_timeout_ms = 400;
-	p->surge = 3.8;
+	p->surge = 1.6;
 	p->slowdown_factor = 4.5;
 	p->slowdown_start_s = 90;
 	p->slowdown_ramp_s = 30;
 	p->slowdown_hold_s = 180;
 	p->sample_interval_s = 15;
 	p->batch = 512;
-	p->incident_pricing_pool = 1;
+	p->incident_pricing_pool = 20;
 	snprintf(p->slowdown_dep, sizeof p->slowdown_dep, "inventory");
-	p->fanout_calls = 6;
+	p->fanout_calls = 10;
 	p->straggler_p = 0;
 	p->straggler_mult = 20;
 	p->retry_p = 0.3;
-	p->cores = 2;
-	p->cpu_per_call_ms = 0.8;
+	p->cores = 10;
+	p->cpu_per_call_ms = 0.3;
 	p->metrics = 1;
 	p->wave_share = 0;          /* off: the default run is a plain Poisson stream */
 	p->wave_mult = 1.23;
-	p->cancel_stop_p = 0;
-	p->optional_budget_ms = 0;  /* off: the optional calls' fixed timeouts only */
+	p->cancel_stop_p = 0.55;
+	p->optional_budget_ms = 245;
 	p->incident_wave_share = 0; /* off */
 	p->incident_wave_mult = 8;
+	p->enterprise_size = 1.9;
+	p->pricing_calls = 6;
 	return 0;
 }
 

@@ -10,7 +10,9 @@ set -euo pipefail
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/tt-units.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-"$TT_BIN" sim mercury --out "$TMP/sim" --traces 300 -q
+# a wider, quieter fleet than the default: the test reads how many hosts are
+# listed and how many are left out
+"$TT_BIN" sim mercury --out "$TMP/sim" --traces 3000 --set hosts=24 --set rate=100 -q
 "$TT_BIN" import -q --db "$TMP/u.db" "$TMP/sim/traces.jsonl" "$TMP/sim/metrics.jsonl"
 args=(--db "$TMP/u.db" --model mercury-home --window 2026-07-14T18:00:00Z..2026-07-14T18:10:00Z --baseline 2026-07-14T17:00:00Z..2026-07-14T17:10:00Z)
 "$TT_BIN" diagnose "${args[@]}" >"$TMP/text"

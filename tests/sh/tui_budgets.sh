@@ -16,8 +16,14 @@ tui_wait "GET /v2/home" "the dashboard did not open"
 # budget means the background diagnosis arrived and was drawn)
 tui_wait "budgets .*([2-9]|[1-9][0-9]) within" "the budgets never appeared without a key press" 30
 # the node pane shows the pricing pool from the imported metrics
+# (move down until the pointer's row is pricing: the order of the rows
+# follows the data, not a fixed list)
 tui_keys 1
-for i in 1 2 3 4 5 6 7 8; do tui_keys j; done
+for i in $(seq 1 16); do
+  tui_screen | grep -Eq '^(>|▶).*pricing' && break
+  tui_keys j
+  sleep 0.3
+done
 tui_keys Enter
 tui_wait "call mercury-api -> pricing" "the pricing node did not open"
 tui_wait "pool pricing \(client, [^)]*slots[^)]*\): occupancy [0-9.]+%" "the pool line shows no occupancy"

@@ -801,6 +801,22 @@ static void set(SimParams *p, const char *k, const char *v)
 		fail_msg("%s", err.msg);
 }
 
+/* The knobs below are tried one at a time on a lightly loaded fleet (the
+ * per-host sizes of the earlier, quieter defaults: pools far from full, one
+ * quote per request, no partition, no optional deadline), so each test
+ * sees its own knob's effect and not the default incident's. */
+static void light_fleet(SimParams *p)
+{
+	static const char *const kv[][2] = {
+	    {"hosts", "4"}, {"rate", "60"}, {"executor-slots", "16"}, {"profile-pool", "4"},
+	    {"pricing-pool", "2"}, {"pricing-calls", "1"}, {"enterprise-pricing-slots", "0"},
+	    {"enterprise-size", "1"}, {"optional-budget-ms", "0"}, {"cancel-stop-p", "0"},
+	    {"hot-share", "0.55"}, {"cores", "2"}, {"cpu-per-call-ms", "0.8"},
+	};
+	for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
+		set(p, kv[i][0], kv[i][1]);
+}
+
 /* Waves keep the window's mean rate but queue in front of the pools: the
  * profile pool's wait tail grows. With the waves carrying enterprise only,
  * the class mix of the window stays as set. The knobs are deterministic
@@ -815,8 +831,7 @@ static void test_waves(void **state)
 	SimParams p;
 	SimRun flat, waves, again;
 	small_params(&p, 3);
-	set(&p, "hosts", "4");
-	set(&p, "rate", "60");
+	light_fleet(&p);
 	generate(&p, a, 0, &flat);
 	set(&p, "wave-share", "0.2");
 	set(&p, "wave-mult", "1.8");
@@ -877,8 +892,7 @@ static void test_enterprise_pricing_partition(void **state)
 	SimRun shared, part;
 	small_params(&p, 5);
 	set(&p, "incident", "none");
-	set(&p, "hosts", "4");
-	set(&p, "rate", "60");
+	light_fleet(&p);
 	set(&p, "enterprise-share", "0.15");
 	set(&p, "pricing-pool", "3");
 	set(&p, "enterprise-pricing-calls", "6");
@@ -986,6 +1000,7 @@ static void test_incident_enterprise_waves(void **state)
 	SimParams p;
 	SimRun off, on;
 	small_params(&p, 11);
+	light_fleet(&p);
 	set(&p, "hot-share", "0");
 	set(&p, "optional-budget-ms", "200");
 	generate(&p, a, 0, &off);

@@ -104,6 +104,8 @@ static void test_drills_agree_with_the_engine(void **state)
 		fprintf(stderr, "  %-24s key #1 %-28s engine #1 %s\n", drills[i], want, got);
 		if (same) {
 			agreed++;
+		} else if (strcmp(drills[i], "pricing-client-wait") == 0) {
+			fail_msg("the flagship drill must agree with the engine: key %s, engine %s", want, got);
 		} else {
 			if (s.d->engine_note == NULL)
 				fail_msg("%s: the key ranks %s first, the engine %s, and the drill does not "
@@ -114,8 +116,11 @@ static void test_drills_agree_with_the_engine(void **state)
 		}
 		training_fini(&s);
 	}
-	/* the note is the exception, not the rule */
-	assert_true(agreed >= 3);
+	/* the note is the exception, not the rule: at most two of the four
+	 * (the capacity experiment compares two fleets, not an incident with
+	 * its baseline; the slowdown drill's backlog is read by the engine as
+	 * the queue it is), and never the flagship */
+	assert_true(agreed >= 2);
 }
 
 int main(void)
