@@ -19,7 +19,12 @@
  *
  * The locus's explained share of the rise is
  *     (Q_window - Q_counterfactual) / (Q_window - Q_baseline)
- * with Q the objective's percentile (nearest rank). 1 means replacing the
+ * with Q the objective's percentile (nearest rank). The two structural
+ * loci, a dependency's serial calls taken off the path and its failed
+ * attempts taken out, cost time in the baseline too; for them the baseline
+ * is replayed the same way and only the difference counts:
+ *     ((Q_w - Q_w,cf) - (Q_b - Q_b,cf)) / (Q_w - Q_b)
+ * so a hop that was already there explains none of the rise. 1 means replacing the
  * locus's times alone brings the percentile back to the baseline; 0 means
  * it changes nothing; a negative share means the locus got faster. The
  * 95 % interval comes from a bootstrap over window and baseline requests
@@ -286,6 +291,8 @@ typedef struct Locus {
 	int dep, mode;
 	Item *sorted;              /* cf, largest first */
 	float *cf;                 /* [n * R] counterfactual latencies */
+	float *bcf;                /* [m] the baseline replayed the same way (structural loci) */
+	Item *bsorted;             /* bcf, largest first */
 	double point;
 	double *boot;              /* [ATTR_BOOT] */
 	int nboot;
@@ -333,6 +340,9 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 	for (int64_t i = 0; i < w->n; i++)
 		if (w->r[i].n_ops > max_ops)
 			max_ops = w->r[i].n_ops;
+	for (int64_t i = 0; i < b->n; i++)
+		if (b->r[i].n_ops > max_ops)
+			max_ops = b->r[i].n_ops;
 	cx.ends = xmalloc((size_t)max_ops * sizeof *cx.ends);
 
 	/* which parts each dependency has in the window */
@@ -398,6 +408,21 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 		}
 		L->boot = xmalloc(ATTR_BOOT * sizeof *L->boot);
 	}
+	/* the structural loci, replayed on the baseline too (no draws: the
+	 * recorded durations with the same calls taken out) */
+	for (int l = 0; l < nl; l++) {
+		Locus *L = &loci[l];
+		if (L->mode != M_SERIAL && L->mode != M_RETRY)
+			continue;
+		L->bcf = xmalloc((size_t)(m ? m : 1) * sizeof *L->bcf);
+		int bd = cx.dep_map[L->dep];
+		Ctx bx = cx;
+		bx.w = b;
+		bx.dep = bd;
+		for (int64_t i = 0; i < m; i++)
+			L->bcf[i] = bd < 0 || b->r[i].n_ops == 0 ? b->r[i].ingress_ms
+			                                          : (float)replay_request(&bx, &b->r[i]);
+	}
 
 	/* placement: the hosts whose share of the tail is three times their
 	 * share of requests (and 3 tail requests or more); their requests are
@@ -460,8 +485,11 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 	 * count for the intervals), which touches only the top few per cent */
 	int32_t *cw = xmalloc((size_t)n * sizeof *cw), *cb = xmalloc((size_t)m * sizeof *cb);
 	Item *sa = sorted_items(actual, n, 1), *sb = sorted_items(base, m, 1);
-	for (int l = 0; l < nl; l++)
+	for (int l = 0; l < nl; l++) {
 		loci[l].sorted = sorted_items(loci[l].cf, n, R);
+		if (loci[l].bcf)
+			loci[l].bsorted = sorted_items(loci[l].bcf, m, 1);
+	}
 	for (int64_t i = 0; i < n; i++)
 		cw[i] = 1;
 	for (int64_t i = 0; i < m; i++)
@@ -470,7 +498,8 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 	double qb = weighted_rank(sb, m, 1, cb, pct);
 	for (int l = 0; l < nl; l++) {
 		double qc = weighted_rank(loci[l].sorted, n, R, cw, pct);
-		loci[l].point = qw - qb != 0 ? (qw - qc) / (qw - qb) : NAN;
+		double saved_b = loci[l].bsorted ? qb - weighted_rank(loci[l].bsorted, m, 1, cb, pct) : 0;
+		loci[l].point = qw - qb != 0 ? (qw - qc - saved_b) / (qw - qb) : NAN;
 	}
 	/* bootstrap: the same resample of requests for every locus */
 	uint64_t brng = UINT64_C(0xb0075742a9) ^ (uint64_t)n;
@@ -491,7 +520,8 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 		for (int l = 0; l < nl; l++) {
 			Locus *L = &loci[l];
 			double bc = weighted_rank(L->sorted, n, R, cw, pct);
-			L->boot[L->nboot++] = (bw - bc) / (bw - bb);
+			double saved_b = L->bsorted ? bb - weighted_rank(L->bsorted, m, 1, cb, pct) : 0;
+			L->boot[L->nboot++] = (bw - bc - saved_b) / (bw - bb);
 		}
 	}
 	free(sa);
@@ -542,6 +572,13 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 			           "spans: share of the p%g rise (%+.1f ms) removed when the requests of the "
 			           "hosts holding the tail (%s) are replaced by requests of the other hosts "
 			           "(same class)", pct, qw - qb, hot_names);
+		else if (L->bcf)
+			v = ev_put(e, name, L->point, "ratio", EV_SRC_SPANS, EV_Q_NONE, n, n < 100,
+			           "spans: share of the p%g rise (%+.1f ms) removed by replaying %lld "
+			           "requests with %s of %s, less what the same removal saves in the "
+			           "baseline's %lld requests",
+			           pct, qw - qb, (long long)n, MODE_WORD[L->mode], w->deps[L->dep],
+			           (long long)m);
 		else
 			v = ev_put(e, name, L->point, "ratio", EV_SRC_SPANS, EV_Q_NONE, n, n < 100,
 			           "spans: share of the p%g rise (%+.1f ms) removed by replaying %lld "
@@ -564,6 +601,8 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 		free(loci[l].cf);
 		free(loci[l].boot);
 		free(loci[l].sorted);
+		free(loci[l].bcf);
+		free(loci[l].bsorted);
 	}
 	free(loci);
 	free(actual);

@@ -154,7 +154,7 @@ int sim_params_init(SimParams *p, const char *scenario, Err *err)
 	p->incident_enterprise_share = 0.09;
 	p->hot_hosts = 2;
 	p->hot_share = 0.22;
-	p->executor_slots = 52;
+	p->executor_slots = 50;
 	p->profile_pool = 7;
 	p->pricing_pool = 24;
 	p->enterprise_pricing_calls = 3;
@@ -179,7 +179,7 @@ int sim_params_init(SimParams *p, const char *scenario, Err *err)
 	p->metrics = 1;
 	p->wave_share = 0;          /* off: the default run is a plain Poisson stream */
 	p->wave_mult = 1.23;
-	p->cancel_stop_p = 0.55;
+	p->cancel_stop_p = 0.5;
 	p->optional_budget_ms = 245;
 	p->incident_wave_share = 0; /* off */
 	p->incident_wave_mult = 8;
