@@ -42,20 +42,31 @@ MODEL=$ROOT/models/mercury-home.model.json
 mkdir -p "$OUT"
 RES=$OUT/results.tsv
 : >"$RES"
+: >"$OUT/off.tsv"
 
-# mechanism  expected-hypothesis  expected-node (* = any host)
+# The fleets: "case" is the simulator's default (the case's busy release,
+# pools near their occupancy at the peak); "light" is the quieter fleet the
+# single-cause mechanisms are meant for (tests/unit/test_diagnose.c uses the
+# same), where one cause at a time does not push every pool past capacity.
+LIGHT=(rate=40 executor-slots=16 profile-pool=4 pricing-pool=2 pricing-calls=1
+       enterprise-pricing-slots=0 enterprise-size=1 optional-budget-ms=0 cancel-stop-p=0
+       hot-share=0.55 cores=2 cpu-per-call-ms=0.8 surge=3.8 incident-pricing-pool=1
+       fanout-calls=6)
+
+# mechanism  expected-hypothesis  expected-node (* = any host)  fleet
 MECHS=(
-  "pricing-client-wait client-pool-wait pricing"
-  "pricing-pool-shrink client-pool-wait pricing"
-  "executor-saturation endpoint-queue-saturation mercury-api"
-  "dependency-slowdown dependency-slowdown profile"
-  "single-slowdown dependency-slowdown inventory"
-  "class-mix-shift class-mix-shift enterprise"
-  "placement-hotspot placement-concentration *"
-  "serial-hop serial-hop inventory"
-  "wider-fanout fanout-tail-amplification pricing"
-  "retry-storm retry-amplification inventory"
-  "none insufficient-evidence none"
+  "pricing-client-wait client-pool-wait pricing case"
+  "none insufficient-evidence none case"
+  "pricing-pool-shrink client-pool-wait pricing light"
+  "executor-saturation endpoint-queue-saturation mercury-api light"
+  "dependency-slowdown dependency-slowdown profile light"
+  "single-slowdown dependency-slowdown inventory light"
+  "class-mix-shift class-mix-shift enterprise light"
+  "placement-hotspot placement-concentration * light"
+  "serial-hop serial-hop inventory light"
+  "wider-fanout fanout-tail-amplification pricing light"
+  "retry-storm retry-amplification inventory light"
+  "none insufficient-evidence none light"
 )
 
 windows() { # manifest -> "W B"
@@ -69,12 +80,16 @@ EOF
 }
 
 for spec in "${MECHS[@]}"; do
-  read -r mech want node <<<"$spec"
+  read -r mech want node fleet <<<"$spec"
+  sets=()
+  if [ "$fleet" = light ]; then
+    for kv in "${LIGHT[@]}"; do sets+=(--set "$kv"); done
+  fi
   for size in $SIZES; do
     for seed in $(seq 1 "$SEEDS"); do
-      d=$OUT/$mech-$size-$seed
+      d=$OUT/$mech-$fleet-$size-$seed
       rm -rf "$d"
-      "$TT" sim mercury --out "$d" -q --set incident="$mech" --seed "$seed" --traces "$size"
+      "$TT" sim mercury --out "$d" -q "${sets[@]}" --set incident="$mech" --seed "$seed" --traces "$size"
       read -r W B < <(windows "$d/manifest.json")
       for met in 1 0; do
         db=$d/m$met.db
@@ -86,7 +101,7 @@ for spec in "${MECHS[@]}"; do
         "$TT" diagnose --db "$db" --model "$MODEL" --window "$W" --baseline "$B" \
           --format json >"$d/dx$met.json" 2>"$d/dx$met.err" || true
         t1=$(date +%s.%N)
-        python3 - "$d/dx$met.json" "$mech" "$want" "$node" "$size" "$seed" "$met" \
+        python3 - "$d/dx$met.json" "$mech/$fleet" "$want" "$node" "$size" "$seed" "$met" \
           "$(python3 -c "print($t1 - $t0)")" >>"$RES" <<'EOF'
 import json, sys
 path, mech, want, node, size, seed, met, secs = sys.argv[1:]
@@ -109,13 +124,13 @@ EOF
       done
       # the counterfactual confirmation: same seed, mechanism off
       if [ "$mech" != none ] && [ "$met" = 0 ] && [ "$seed" = 1 ]; then
-        c=$OUT/$mech-$size-$seed-off
+        c=$OUT/$mech-$fleet-$size-$seed-off
         rm -rf "$c"
-        "$TT" sim mercury --out "$c" -q --set incident=none --seed "$seed" --traces "$size"
+        "$TT" sim mercury --out "$c" -q "${sets[@]}" --set incident=none --seed "$seed" --traces "$size"
         "$TT" import -q --db "$c/db" "$c/traces.jsonl" >/dev/null
         "$TT" diagnose --db "$c/db" --model "$MODEL" --window "$W" --baseline "$B" \
           --format json >"$c/dx.json" 2>/dev/null || true
-        python3 - "$c/dx.json" "$mech" "$size" >>"$OUT/off.tsv" <<'EOF'
+        python3 - "$c/dx.json" "$mech/$fleet" "$size" >>"$OUT/off.tsv" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 rise = next((e["value"] for e in d["evidence"] if e["name"] == "ingress.rise_ms"), None)
@@ -144,7 +159,7 @@ for mech, size, seed, met, rank, top, secs, rise in rows:
     g.setdefault((mech, size, met), []).append((int(rank), top, rise))
     times.append(float(secs))
 sizes = sorted({k[1] for k in g}, key=int)
-print("| mechanism | traces/window | metrics | runs | top-1 | top-3 | most common #1 when wrong | p99 rise (seed 1) | rise with mechanism off |")
+print("| mechanism/fleet | traces/window | metrics | runs | top-1 | top-3 | most common #1 when wrong | p99 rise (seed 1) | rise with mechanism off |")
 print("|---|---|---|---|---|---|---|---|---|")
 for (mech, size, met), v in g.items():
     n = len(v)
