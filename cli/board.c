@@ -191,8 +191,13 @@ static void snap_build(CliBoard *b, const Diagnosis *d)
 				buf_init(&vl);
 				if (v->missing)
 					buf_printf(&vl, "    %s: missing", v->name);
-				else
-					buf_printf(&vl, "    %s = %.4g %s %s", v->name, v->value, v->unit, ci);
+				else {
+					/* the one rule for units (a ratio reads as a
+					 * percentage, like its interval) */
+					char val[64];
+					evidence_format(v->value, v->unit, val, sizeof val);
+					buf_printf(&vl, "    %s = %s %s", v->name, val, ci);
+				}
 				b->lines[li++] = keep(b, buf_str(&vl));
 				buf_fini(&vl);
 			}
