@@ -11,9 +11,19 @@
  *
  * One request: executor wait -> root SERVER span "GET /v2/home" ->
  * validate -> profile.Get (pool) -> entitlement.Check -> parallel fan-out
- * of inventory, pricing (1 call, or enterprise-pricing-calls partitioned
- * quotes for enterprise), recommendation and reputation (optional, with
- * timeouts), experiment -> assemble -> response, executor slot released.
+ * of inventory, pricing (pricing-calls quotes, one per product group; an
+ * enterprise request instead asks for partitioned quotes, about
+ * enterprise-pricing-calls at the median size and more for a bigger
+ * request, through enterprise's own partition of the pricing pool),
+ * recommendation and reputation (optional: timeouts, and the deadline of
+ * optional-budget-ms after the request started), experiment -> assemble
+ * -> response, executor slot released.
+ *
+ * The default parameters are the case's release at the regional peak,
+ * scaled down: few processes at a high rate each, so each pool is as full
+ * as the case's (the profile pool about 79 % busy) while a run stays short.
+ * The placement of requests keeps every host's rate level: when enterprise
+ * traffic leans on the hot hosts, the other classes go elsewhere.
  *
  * Arrivals are Poisson per phase (the whole fleet), each request gets a
  * class from the phase's mix and a host from the placement rule. Every

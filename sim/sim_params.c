@@ -94,7 +94,7 @@ static const Param PARAMS[] = {
 
 static const SimIncidentInfo INCIDENTS[] = {
 	{"pricing-client-wait",
-	 "enterprise share rises and concentrates on a few hosts; their pricing pools queue"},
+	 "enterprise share rises and leans on a few hosts; enterprise's partition of the pricing pools fills and its quotes wait"},
 	{"none", "the incident window repeats the baseline"},
 	{"executor-saturation",
 	 "arrivals surge; endpoint executor and profile pool saturate, queue wait before spans"},
