@@ -479,19 +479,27 @@ static int ck_host_concentration(Store *st, const CheckOptions *o, EvRequestSet 
 		add_row(t, cell);
 	}
 	free(rows);
-	double cw = concentration(w, o->wclass), cb = concentration(b, o->wclass);
-	char cbs[32];
-	if (isnan(cb))
-		snprintf(cbs, sizeof cbs, "?");
-	else
-		snprintf(cbs, sizeof cbs, "%.2f", cb);
+	/* no index without two hosts and a tail: said as "n/a", never "nan" */
+	double ci[2] = {concentration(w, o->wclass), concentration(b, o->wclass)};
+	char cs[2][32];
+	for (int i = 0; i < 2; i++)
+		if (isnan(ci[i]))
+			snprintf(cs[i], sizeof cs[i], "n/a");
+		else
+			snprintf(cs[i], sizeof cs[i], "%.2f", ci[i]);
 	note(t, "%s", "rows: highest lift first, then most requests");
 	if (w->n_hosts > HOST_ROWS)
 		note(t, "%d more host%s, lower lift, not listed", w->n_hosts - HOST_ROWS,
 		     w->n_hosts - HOST_ROWS == 1 ? "" : "s");
-	note(t, "tail: requests at or above %.1f ms (%lld); lift = tail share / request share; "
-	        "concentration index %.2f window, %s baseline (1 = the tail follows traffic)",
-	     w->tail_threshold_ms, (long long)k, cw, cbs);
+	char tail[96];
+	if (isnan(w->tail_threshold_ms))
+		snprintf(tail, sizeof tail, "none (too few requests to mark one)");
+	else
+		snprintf(tail, sizeof tail, "requests at or above %.1f ms (%lld)", w->tail_threshold_ms,
+		         (long long)k);
+	note(t, "tail: %s; lift = tail share / request share; "
+	        "concentration index %s window, %s baseline (1 = the tail follows traffic)",
+	     tail, cs[0], cs[1]);
 	if (o->wclass)
 		note(t, "requests of class %s only (the tail threshold is that of all requests)",
 		     o->wclass);

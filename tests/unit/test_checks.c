@@ -163,6 +163,48 @@ static void test_fixture_exact(void **state)
 	model_free(m);
 }
 
+/* Data whose spans name no host (no host.name on any resource): the
+ * host-concentration check has no index to give and says "n/a", not the
+ * "nan" of a 0/0. */
+static void test_no_hosts(void **state)
+{
+	(void)state;
+	char path[128], json[160];
+	tmp_db_path(path, sizeof path);
+	snprintf(json, sizeof json, "%s.otlp.json", path);
+	Buf b;
+	buf_init(&b);
+	Err err = {0};
+	assert_int_equal(buf_read_file(&b, FX "requests.otlp.json", 1 << 20, &err), 0);
+	for (char *h = strstr(b.p, "\"host.name\""); h; h = strstr(h, "\"host.name\""))
+		memcpy(h, "\"host.nope\"", 11);
+	FILE *f = fopen(json, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b.p, 1, b.len, f), b.len);
+	fclose(f);
+	buf_fini(&b);
+
+	Store *st = NULL;
+	assert_int_equal(store_open(path, 0, &st, &err), 0);
+	ImportResult res;
+	ImportOptions io = {0};
+	if (import_file(st, json, &io, &res, &err))
+		fail_msg("%s", err.msg);
+	Model *m = NULL;
+	assert_int_equal(model_load(FX "mini.model.json", &m, &err), 0);
+	CheckOptions o = {.model = m, .win_from = W0, .win_to = W1};
+	CheckTable *t = run(st, "host-concentration", &o);
+	assert_int_equal(t->n_rows, 0);
+	assert_non_null(strstr(t->note, "concentration index n/a window, n/a baseline"));
+	assert_non_null(strstr(t->note, "tail: none"));
+	assert_null(strstr(t->note, "nan"));
+	check_table_free(t);
+	store_close(st);
+	rm_db(path);
+	unlink(json);
+	model_free(m);
+}
+
 static void test_simulated(void **state)
 {
 	(void)state;
@@ -279,6 +321,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_fixture_exact),
+		cmocka_unit_test(test_no_hosts),
 		cmocka_unit_test(test_simulated),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
