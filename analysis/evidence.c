@@ -1071,9 +1071,7 @@ int evidence_compute(Store *st, const EvidenceOptions *opt, Evidence **out, Err 
 		const Analysis *a = opt->analysis;
 		if (a == NULL) {
 			AnalysisOptions ao = {
-			    .win_from = opt->win_from, .win_to = opt->win_to,
-			    .has_baseline = opt->has_baseline,
-			    .base_from = opt->base_from, .base_to = opt->base_to,
+			    .period = opt->period,
 			    .model = opt->model, .skew = opt->skew,
 			};
 			if ((rc = analysis_run(st, &ao, &own, err)))

@@ -1005,12 +1005,13 @@ int ev_requests(Store *st, const EvidenceOptions *opt, const Analysis *a, Eviden
 {
 	EvRequestSet *set[2] = {NULL, NULL};
 	int rc = 0;
-	int np = opt->has_baseline ? 2 : 1;
+	int np = opt->period.has_baseline ? 2 : 1;
 	double *cpr[2];
 	cpr[0] = xcalloc((size_t)(e->n_classes + 1), sizeof(double));
 	cpr[1] = xcalloc((size_t)(e->n_classes + 1), sizeof(double));
 	for (int p = 0; p < np; p++) {
-		int64_t from = p ? opt->base_from : opt->win_from, to = p ? opt->base_to : opt->win_to;
+		TimeRange r = p ? opt->period.base : opt->period.win;
+		int64_t from = r.from, to = r.to;
 		rc = evidence_requests_load(st, opt->model, a ? a->root_service : NULL,
 		                            a ? a->root_operation : NULL, from, to, &opt->skew,
 		                            &set[p], err);

@@ -252,9 +252,7 @@ static const char *busiest_dep(const EvRequestSet *s)
 /* Metric evidence (model + metrics only) for notes. */
 static Evidence *metric_evidence(Store *st, const CheckOptions *o)
 {
-	EvidenceOptions eo = {.model = o->model, .win_from = o->win_from, .win_to = o->win_to,
-	                      .has_baseline = o->has_baseline, .base_from = o->base_from,
-	                      .base_to = o->base_to, .skip_spans = 1};
+	EvidenceOptions eo = {.model = o->model, .period = o->period, .skip_spans = 1};
 	Evidence *e = NULL;
 	Err err = {0};
 	if (evidence_compute(st, &eo, &e, &err))
@@ -800,11 +798,12 @@ int check_run(Store *st, const char *name, const CheckOptions *o, CheckTable **o
 	if (st == NULL)
 		return err_set(err, TT_EINVAL, "check %s needs a database with telemetry", name);
 	EvRequestSet *w = NULL, *b = NULL;
-	int rc = evidence_requests_load(st, o->model, NULL, NULL, o->win_from, o->win_to, NULL, &w,
-	                                    err);
-	if (rc == 0 && o->has_baseline)
-		rc = evidence_requests_load(st, o->model, NULL, NULL, o->base_from, o->base_to, NULL,
-		                            &b, err);
+	const Period *pd = &o->period;
+	int rc = evidence_requests_load(st, o->model, NULL, NULL, pd->win.from, pd->win.to, NULL, &w,
+	                                err);
+	if (rc == 0 && pd->has_baseline)
+		rc = evidence_requests_load(st, o->model, NULL, NULL, pd->base.from, pd->base.to, NULL, &b,
+		                            err);
 	if (rc == 0 && w->n == 0)
 		rc = err_set(err, TT_ENOTFOUND, "check %s: no requests of the endpoint in the window", name);
 	CheckTable *t = NULL;

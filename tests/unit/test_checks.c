@@ -112,7 +112,7 @@ static void test_fixture_exact(void **state)
 	}
 	Model *m = NULL;
 	assert_int_equal(model_load(FX "mini.model.json", &m, &err), 0);
-	CheckOptions o = {.model = m, .win_from = W0, .win_to = W1};
+	CheckOptions o = {.model = m, .period.win = {W0, W1}};
 
 	CheckTable *t = run(st, "client-vs-server", &o);
 	int db = row_of(t, "db");
@@ -155,7 +155,7 @@ static void test_fixture_exact(void **state)
 	check_table_free(t);
 
 	/* a window without requests is an error, not an empty table */
-	CheckOptions empty = {.model = m, .win_from = W0 - 7200000000000LL, .win_to = W0 - 3600000000000LL};
+	CheckOptions empty = {.model = m, .period.win = {W0 - 7200000000000LL, W0 - 3600000000000LL}};
 	assert_int_equal(check_run(st, "late-work", &empty, &t, &err), TT_ENOTFOUND);
 
 	store_close(st);
@@ -192,7 +192,7 @@ static void test_no_hosts(void **state)
 		fail_msg("%s", err.msg);
 	Model *m = NULL;
 	assert_int_equal(model_load(FX "mini.model.json", &m, &err), 0);
-	CheckOptions o = {.model = m, .win_from = W0, .win_to = W1};
+	CheckOptions o = {.model = m, .period.win = {W0, W1}};
 	CheckTable *t = run(st, "host-concentration", &o);
 	assert_int_equal(t->n_rows, 0);
 	assert_non_null(strstr(t->note, "concentration index n/a window, n/a baseline"));
@@ -239,8 +239,8 @@ static void test_simulated(void **state)
 	assert_int_equal(model_load("../models/mercury-home.model.json", &m, &err), 0);
 	const SimPhaseInfo *inc = &runinfo.phases[1], *base = &runinfo.phases[0];
 	assert_string_equal(inc->name, "incident");
-	CheckOptions o = {.model = m, .win_from = inc->start_ns, .win_to = inc->end_ns,
-	                  .has_baseline = 1, .base_from = base->start_ns, .base_to = base->end_ns};
+	CheckOptions o = {.model = m, .period.win = {inc->start_ns, inc->end_ns},
+	                  .period.has_baseline = 1, .period.base = {base->start_ns, base->end_ns}};
 
 	/* the hot host leads by lift */
 	SimWorld w;
@@ -294,8 +294,8 @@ static void test_simulated(void **state)
 
 	/* every check the catalog names runs on this data */
 	Diagnosis *d = NULL;
-	DiagnoseOptions dopt = {.model = m, .win_from = o.win_from, .win_to = o.win_to,
-	                        .has_baseline = 1, .base_from = o.base_from, .base_to = o.base_to};
+	DiagnoseOptions dopt = {.model = m, .period.win = o.period.win,
+	                        .period.has_baseline = 1, .period.base = o.period.base};
 	assert_int_equal(diagnose_run(st, &dopt, &d, &err), 0);
 	for (int i = 0; i < d->n_hyp; i++) {
 		CheckOptions co = o;

@@ -122,8 +122,8 @@ static Diagnosis *diagnose_gen(Gen *g, const Model *m)
 	assert_non_null(base);
 	assert_non_null(inc);
 	DiagnoseOptions o = {
-	    .model = m, .win_from = inc->start_ns, .win_to = inc->end_ns, .has_baseline = 1,
-	    .base_from = base->start_ns, .base_to = base->end_ns,
+	    .model = m, .period.win = {inc->start_ns, inc->end_ns}, .period.has_baseline = 1,
+	    .period.base = {base->start_ns, base->end_ns},
 	};
 	Diagnosis *d = NULL;
 	Err err = {0};
@@ -271,7 +271,7 @@ static void test_matched_peak_sheet(void **state)
 	Err err = {0};
 	if (sheet_load(SHEET_PATH, &sh, &err))
 		fail_msg("%s", err.msg);
-	DiagnoseOptions o = {.model = m, .win_from = INT64_MIN, .win_to = INT64_MAX, .sheet = sh};
+	DiagnoseOptions o = {.model = m, .period.win = TIME_RANGE_ALL, .sheet = sh};
 	Diagnosis *d = NULL;
 	if (diagnose_run(NULL, &o, &d, &err))
 		fail_msg("%s", err.msg);
@@ -369,7 +369,7 @@ static void test_sheet_without_model(void **state)
 	Sheet *sh = NULL;
 	Err err = {0};
 	assert_int_equal(sheet_load(SHEET_PATH, &sh, &err), 0);
-	DiagnoseOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX, .sheet = sh};
+	DiagnoseOptions o = {.period.win = TIME_RANGE_ALL, .sheet = sh};
 	Diagnosis *d = NULL;
 	assert_int_equal(diagnose_run(NULL, &o, &d, &err), 0);
 	assert_string_equal(d->hyp[0].id, "client-pool-wait");
@@ -397,7 +397,7 @@ static void test_decide_by_name(void **state)
 	assert_int_equal(model_load(MODEL_PATH, &m, &err), 0);
 	const char *decide[] = {"degrade:inventory", "degrade:no-such-node", "my-own-step:inventory",
 	                        NULL};
-	DiagnoseOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX, .sheet = sh, .model = m,
+	DiagnoseOptions o = {.period.win = TIME_RANGE_ALL, .sheet = sh, .model = m,
 	                     .decide = decide};
 	Diagnosis *d = NULL;
 	assert_int_equal(diagnose_run(NULL, &o, &d, &err), 0);
@@ -440,7 +440,7 @@ static void test_decide_by_name(void **state)
 static void test_needs_input(void **state)
 {
 	(void)state;
-	DiagnoseOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	DiagnoseOptions o = {.period.win = TIME_RANGE_ALL};
 	Diagnosis *d = NULL;
 	Err err = {0};
 	assert_int_equal(diagnose_run(NULL, &o, &d, &err), TT_EINVAL);

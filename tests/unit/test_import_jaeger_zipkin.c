@@ -450,7 +450,7 @@ static void test_opaque_ids(void **state)
 	db_free(z);
 
 	/* the analysis sees one request with three children */
-	AnalysisOptions all = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	AnalysisOptions all = {.period.win = TIME_RANGE_ALL};
 	Analysis *a = NULL;
 	assert_int_equal(analysis_run(d->st, &all, &a, &err), 0);
 	assert_int_equal(a->pop[0].requests, 1);
@@ -888,7 +888,7 @@ static void test_same_trace_three_formats(void **state)
 		assert_string_equal(res.format, formats[i]);
 		assert_int_equal(res.counts.spans_added, 10);
 		eq_load(d[i], &set[i]);
-		AnalysisOptions all = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+		AnalysisOptions all = {.period.win = TIME_RANGE_ALL};
 		assert_int_equal(analysis_run(d[i]->st, &all, &an[i], &err), 0);
 	}
 	/* the rows a user sees are the same; spot-check one against the fixture */
