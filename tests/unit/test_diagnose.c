@@ -501,6 +501,66 @@ static void test_catalog_reasons(void **state)
 	store_close(exprs);
 }
 
+/* The whole message of loading text as a catalog file, with the file's
+ * temporary name replaced by "cat.json". */
+static void expect_catalog_message(const char *text, const char *want)
+{
+	char path[] = "/tmp/tt_test_catalog_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, text);
+	Err err = {0};
+	char **ids = diagnose_catalog_ids(path, &err);
+	unlink(path);
+	assert_null(ids);
+	size_t n = strlen(path);
+	if (strncmp(err.msg, path, n) != 0)
+		fail_msg("'%s' does not start with the file's name", err.msg);
+	char got[600];
+	snprintf(got, sizeof got, "cat.json%s", err.msg + n);
+	assert_string_equal(got, want);
+}
+
+/* Errors of meaning in the catalog point at the value at fault, like
+ * syntax errors do: file:line:col, then the entry. */
+static void test_catalog_error_positions(void **state)
+{
+	(void)state;
+	const char *head = "{\n"
+	                   "  \"version\": 1,\n"
+	                   "  \"hypotheses\": [\n"
+	                   "    {\"id\": \"h\", \"title\": \"t\", \"mechanism\": \"m\", \"blames\": \"{root}\",\n"
+	                   "     \"check\": {\"name\": \"late-work\"},\n"
+	                   "     \"for\": [\n";
+	char text[1024];
+	/* a predicate that does not compile: at its expression (line 8) */
+	snprintf(text, sizeof text, "%s%s", head,
+	         "       {\"text\": \"a\", \"expr\": \"1\", \"weight\": 1},\n"
+	         "       {\"text\": \"b\", \"expr\": \"ev('x') >\", \"weight\": 1}]}]}\n");
+	expect_catalog_message(text, "cat.json:8:30: hypotheses[0] (h).for[1]: expression "
+	                             "'ev('x') >': near \")\": syntax error");
+	/* a weight out of range: at the weight */
+	snprintf(text, sizeof text, "%s%s", head,
+	         "       {\"text\": \"a\", \"expr\": \"1\", \"weight\": 101}]}]}\n");
+	expect_catalog_message(text, "cat.json:7:45: hypotheses[0] (h).for[0]: \"weight\" must be a "
+	                             "number in (0, 100]");
+	/* an unknown check: at its name (line 5) */
+	char *cat = strdup(head);
+	char *lw = strstr(cat, "late-work");
+	memcpy(lw, "late-wark", 9);
+	snprintf(text, sizeof text, "%s%s", cat, "       {\"text\": \"a\", \"expr\": \"1\", \"weight\": 1}]}]}\n");
+	free(cat);
+	expect_catalog_message(text, "cat.json:5:24: hypotheses[0] (h): check: unknown check "
+	                             "'late-wark' (tailtriage check --list)");
+	/* the version: at its value */
+	expect_catalog_message("{\"version\": 2,\n \"hypotheses\": []}",
+	                       "cat.json:1:13: \"version\" must be 1");
+	/* a syntax error, where it is */
+	expect_catalog_message("{\"version\":1,\n  \"hypotheses\": [ oops ]}",
+	                       "cat.json:2:19: unexpected character 'o'");
+}
+
 static void test_catalog_errors(void **state)
 {
 	(void)state;
@@ -601,6 +661,7 @@ int main(void)
 		cmocka_unit_test(test_expr_sandbox),
 		cmocka_unit_test(test_catalog_reasons),
 		cmocka_unit_test(test_catalog_errors),
+		cmocka_unit_test(test_catalog_error_positions),
 		cmocka_unit_test(test_needs_input),
 		cmocka_unit_test(test_matched_peak_sheet),
 		cmocka_unit_test(test_sheet_without_model),
