@@ -457,7 +457,9 @@ static void write_file(const char *path, const char *text)
 	fclose(f);
 }
 
-static void expect_catalog_error(const char *text, const char *needle)
+/* Loads text as a catalog file, which must fail; the message, with the
+ * file's temporary name replaced by "cat.json", goes to msg. */
+static void catalog_error(const char *text, char *msg, size_t sz)
 {
 	char path[] = "/tmp/tt_test_catalog_XXXXXX";
 	int fd = mkstemp(path);
@@ -467,8 +469,19 @@ static void expect_catalog_error(const char *text, const char *needle)
 	Err err = {0};
 	char **ids = diagnose_catalog_ids(path, &err);
 	unlink(path);
-	if (ids != NULL || strstr(err.msg, needle) == NULL)
-		fail_msg("catalog error '%s' does not contain '%s'", err.msg, needle);
+	assert_null(ids);
+	size_t n = strlen(path);
+	if (strncmp(err.msg, path, n) != 0)
+		fail_msg("'%s' does not start with the file's name", err.msg);
+	snprintf(msg, sz, "cat.json%s", err.msg + n);
+}
+
+static void expect_catalog_error(const char *text, const char *needle)
+{
+	char msg[600];
+	catalog_error(text, msg, sizeof msg);
+	if (strstr(msg, needle) == NULL)
+		fail_msg("catalog error '%s' does not contain '%s'", msg, needle);
 }
 
 #define HYP(extra) \
@@ -501,25 +514,12 @@ static void test_catalog_reasons(void **state)
 	store_close(exprs);
 }
 
-/* The whole message of loading text as a catalog file, with the file's
- * temporary name replaced by "cat.json". */
+/* The whole message of loading text as a catalog file. */
 static void expect_catalog_message(const char *text, const char *want)
 {
-	char path[] = "/tmp/tt_test_catalog_XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
-	write_file(path, text);
-	Err err = {0};
-	char **ids = diagnose_catalog_ids(path, &err);
-	unlink(path);
-	assert_null(ids);
-	size_t n = strlen(path);
-	if (strncmp(err.msg, path, n) != 0)
-		fail_msg("'%s' does not start with the file's name", err.msg);
-	char got[600];
-	snprintf(got, sizeof got, "cat.json%s", err.msg + n);
-	assert_string_equal(got, want);
+	char msg[600];
+	catalog_error(text, msg, sizeof msg);
+	assert_string_equal(msg, want);
 }
 
 /* Errors of meaning in the catalog point at the value at fault, like
