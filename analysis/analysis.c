@@ -489,15 +489,7 @@ static void record_unit(AnalysisState *g, Trace *t, int s, int p, int cls, Trace
 	o.f[F_TOTAL] = (float)ms(dur);
 	if (n->type == NODE_CALL) {
 		if (sp->server >= 0) {
-			/* the server's time inside the call: after clipping (small
-			 * overruns, late work) and skew centring, which keeps the
-			 * server's own duration when it fits */
-			const TSpan *sv = &t->sp[sp->server];
-			int64_t sdur = sv->aend - sv->astart;
-			if (sdur > dur)
-				sdur = dur;
-			if (sdur < 0)
-				sdur = 0;
+			int64_t sdur = trace_server_in_call_ns(t, s);
 			o.f[F_SERVICE] = (float)ms(sdur);
 			o.f[F_WAIT] = (float)ms(dur - sdur);
 		} else if (sp->db) {

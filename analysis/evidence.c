@@ -759,46 +759,39 @@ static void derive_ratio(Evidence *e, const char *name, const char *num, const c
 	}
 }
 
+/* Adds the segment of n bytes at seg to list unless an entry of the list
+ * already has that evidence segment. */
+static void list_add_segment(char ***list, int *n, const char *seg, size_t len)
+{
+	char want[96], have[96];
+	if (len == 0 || len >= sizeof want)
+		return;
+	memcpy(want, seg, len);
+	want[len] = '\0';
+	for (int k = 0; k < *n; k++) {
+		evidence_segment((*list)[k], have, sizeof have);
+		if (strcmp(have, want) == 0)
+			return;
+	}
+	ev_list_add(list, n, want);
+}
+
 /* Adds names that evidence mentions (from a sheet) to the lists. */
 static void lists_from_names(Evidence *e)
 {
 	for (int i = 0; i < e->n; i++) {
 		const char *nm = e->v[i].name;
-		char seg[96];
 		/* only what a sheet supplied names new dependencies and classes;
 		 * computed values come with their lists already */
 		if (e->v[i].source != EV_SRC_SHEET)
 			continue;
 		if (strncmp(nm, "dep.", 4) == 0) {
 			const char *dot = strchr(nm + 4, '.');
-			size_t l = dot ? (size_t)(dot - (nm + 4)) : strlen(nm + 4);
-			if (l == 0 || l >= sizeof seg)
-				continue;
-			memcpy(seg, nm + 4, l);
-			seg[l] = '\0';
-			int known = 0;
-			for (int k = 0; k < e->n_deps && !known; k++) {
-				char s2[96];
-				evidence_segment(e->deps[k], s2, sizeof s2);
-				known = strcmp(s2, seg) == 0;
-			}
-			if (!known)
-				ev_list_add(&e->deps, &e->n_deps, seg);
+			list_add_segment(&e->deps, &e->n_deps, nm + 4,
+			                 dot ? (size_t)(dot - (nm + 4)) : strlen(nm + 4));
 		} else if (strncmp(nm, "mix.", 4) == 0 && strcmp(nm, "mix.change") != 0 &&
 		           strncmp(nm, "mix.p99", 7) != 0 && strncmp(nm, "mix.explained", 13) != 0) {
-			size_t l = strcspn(nm + 4, ".@");
-			if (l == 0 || l >= sizeof seg)
-				continue;
-			memcpy(seg, nm + 4, l);
-			seg[l] = '\0';
-			int known = 0;
-			for (int k = 0; k < e->n_classes && !known; k++) {
-				char s2[96];
-				evidence_segment(e->classes[k], s2, sizeof s2);
-				known = strcmp(s2, seg) == 0;
-			}
-			if (!known)
-				ev_list_add(&e->classes, &e->n_classes, seg);
+			list_add_segment(&e->classes, &e->n_classes, nm + 4, strcspn(nm + 4, ".@"));
 		}
 	}
 }

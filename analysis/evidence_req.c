@@ -259,11 +259,7 @@ static void finish_trace(Pass *ps)
 		c.total_ms = (float)ms(dur);
 		if (sp->server >= 0) {
 			const TSpan *sv = &t->sp[sp->server];
-			int64_t sdur = sv->aend - sv->astart;
-			if (sdur > dur)
-				sdur = dur;
-			if (sdur < 0)
-				sdur = 0;
+			int64_t sdur = trace_server_in_call_ns(t, i);
 			c.service_ms = (float)ms(sdur);
 			c.wait_ms = (float)ms(dur - sdur);
 			int64_t over = sv->end - sp->end;
