@@ -557,6 +557,16 @@ static int buckets(const EvRequestSet *s, int *nb, int64_t *t0, int64_t *step)
 	return 0;
 }
 
+/* Row label of bucket k of buckets(): its start time, or "baseline" for
+ * the row after the last (k == nb). */
+static void bucket_label(char *o, int k, int nb, int64_t t0, int64_t step)
+{
+	char ts[40];
+	if (k < nb)
+		time_format(t0 + k * step, ts, sizeof ts);
+	f_str(o, k < nb ? ts : "baseline");
+}
+
 static int ck_class_mix(Store *st, const CheckOptions *o, EvRequestSet *w, EvRequestSet *b,
                         CheckTable *t, Err *err)
 {
@@ -587,13 +597,7 @@ static int ck_class_mix(Store *st, const CheckOptions *o, EvRequestSet *w, EvReq
 				per[c]++;
 		}
 		char cell[10][48];
-		if (k < nb) {
-			char ts[40];
-			time_format(t0 + k * step, ts, sizeof ts);
-			f_str(cell[0], ts);
-		} else {
-			f_str(cell[0], "baseline");
-		}
+		bucket_label(cell[0], k, nb, t0, step);
 		f_int(cell[1], n);
 		for (int c = 0; c < nc; c++)
 			f_pct(cell[2 + c], n ? (double)per[c] / (double)n : NAN, n);
@@ -630,13 +634,7 @@ static int ck_late_work(Store *st, const CheckOptions *o, EvRequestSet *w, EvReq
 			om += s->r[i].omitted;
 		}
 		char cell[5][48];
-		if (k < nb) {
-			char ts[40];
-			time_format(t0 + k * step, ts, sizeof ts);
-			f_str(cell[0], ts);
-		} else {
-			f_str(cell[0], "baseline");
-		}
+		bucket_label(cell[0], k, nb, t0, step);
 		f_int(cell[1], n);
 		f_pct(cell[2], n ? (double)late / (double)n : NAN, n);
 		f_pct(cell[3], n ? (double)om / (double)n : NAN, n);
