@@ -921,6 +921,20 @@ static void derive_moved(Evidence *e)
 	       b == 1 ? "rose" : b == 0 ? "did not rise" : "cannot tell");
 }
 
+/* Splits a window value "dep.<caller>.calls.<callee>" into its caller and
+ * callee segments (160 bytes each); 0 for any other name. */
+static int calls_pair(const char *nm, char *caller, char *callee)
+{
+	if (strncmp(nm, "dep.", 4) != 0)
+		return 0;
+	const char *mid = strstr(nm + 4, ".calls.");
+	if (mid == NULL || strchr(mid + 7, '@'))
+		return 0;
+	snprintf(caller, 160, "%.*s", (int)(mid - (nm + 4)), nm + 4);
+	snprintf(callee, 160, "%s", mid + 7);
+	return 1;
+}
+
 /* dep.<d>.callee_service_explained: the largest share of the rise that a
  * dependency d calls in turn explains with its own server time. A caller
  * whose server time rose because its callee got slower is not where the
@@ -928,15 +942,9 @@ static void derive_moved(Evidence *e)
 static void derive_callee(Evidence *e)
 {
 	for (int i = 0; i < e->n; i++) {
-		const char *nm = e->v[i].name;
-		if (strncmp(nm, "dep.", 4) != 0 || e->v[i].missing)
-			continue;
-		const char *mid = strstr(nm + 4, ".calls.");
-		if (mid == NULL || strchr(mid + 7, '@'))
-			continue;
 		char caller[160], callee[160], n1[320], n2[320];
-		snprintf(caller, sizeof caller, "%.*s", (int)(mid - (nm + 4)), nm + 4);
-		snprintf(callee, sizeof callee, "%s", mid + 7);
+		if (e->v[i].missing || !calls_pair(e->v[i].name, caller, callee))
+			continue;
 		double x;
 		snprintf(n1, sizeof n1, "dep.%s.service.explained", callee);
 		if (!evidence_value(e, n1, &x)) {
@@ -959,15 +967,9 @@ static void derive_callee(Evidence *e)
 	 * time when it sends no server spans); p90s are steady enough for a
 	 * like-for-like comparison where attributions are noisy */
 	for (int i = 0; i < e->n; i++) {
-		const char *nm = e->v[i].name;
-		if (strncmp(nm, "dep.", 4) != 0 || e->v[i].missing)
-			continue;
-		const char *mid = strstr(nm + 4, ".calls.");
-		if (mid == NULL || strchr(mid + 7, '@'))
-			continue;
 		char caller[160], callee[160], n1[320], n2[320];
-		snprintf(caller, sizeof caller, "%.*s", (int)(mid - (nm + 4)), nm + 4);
-		snprintf(callee, sizeof callee, "%s", mid + 7);
+		if (e->v[i].missing || !calls_pair(e->v[i].name, caller, callee))
+			continue;
 		EvChange cr, ce;
 		snprintf(n1, sizeof n1, "dep.%s.service.p90_ms", caller);
 		if (!evidence_change(e, n1, &cr) || !(cr.d > 0))
