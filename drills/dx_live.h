@@ -35,7 +35,7 @@ typedef struct DxLiveKey {
 	int open_from, open_to;      /* 1: the window's end was asked open: the
 	                              * diagnosis reads it open (metric points
 	                              * past the last span count), while
-	                              * win_from/win_to keep the data bounds
+	                              * period.win keeps the data bounds
 	                              * that identify the result */
 } DxLiveKey;
 
