@@ -489,15 +489,7 @@ static void record_unit(AnalysisState *g, Trace *t, int s, int p, int cls, Trace
 	o.f[F_TOTAL] = (float)ms(dur);
 	if (n->type == NODE_CALL) {
 		if (sp->server >= 0) {
-			/* the server's time inside the call: after clipping (small
-			 * overruns, late work) and skew centring, which keeps the
-			 * server's own duration when it fits */
-			const TSpan *sv = &t->sp[sp->server];
-			int64_t sdur = sv->aend - sv->astart;
-			if (sdur > dur)
-				sdur = dur;
-			if (sdur < 0)
-				sdur = 0;
+			int64_t sdur = trace_server_in_call_ns(t, s);
 			o.f[F_SERVICE] = (float)ms(sdur);
 			o.f[F_WAIT] = (float)ms(dur - sdur);
 		} else if (sp->db) {
@@ -719,8 +711,8 @@ static int in_pop(const AnalysisState *g, int p, int64_t start)
 {
 	const AnalysisOptions *o = &g->opt;
 	if (p == POP_WINDOW)
-		return start >= o->win_from && start < o->win_to;
-	return o->has_baseline && start >= o->base_from && start < o->base_to;
+		return time_range_has(o->period.win, start);
+	return o->period.has_baseline && time_range_has(o->period.base, start);
 }
 
 /* Adds a whole trace (g->tr) and records its contribution in rec. */
@@ -868,10 +860,12 @@ static int pick_root(AnalysisState *g, Store *st, Err *err)
 		rp.svc = xstrdup(m->root_service);
 		rp.op = xstrdup(m->root_operation);
 	} else {
-		if (store_root_operations(st, g->opt.win_from, g->opt.win_to, on_root_op, &rp, err))
+		if (store_root_operations(st, g->opt.period.win.from, g->opt.period.win.to, on_root_op, &rp,
+		                          err))
 			return TT_ESTORE;
-		if (rp.svc == NULL && g->opt.has_baseline &&
-		    store_root_operations(st, g->opt.base_from, g->opt.base_to, on_root_op, &rp, err))
+		if (rp.svc == NULL && g->opt.period.has_baseline &&
+		    store_root_operations(st, g->opt.period.base.from, g->opt.period.base.to, on_root_op, &rp,
+		                          err))
 			return TT_ESTORE;
 	}
 	if (rp.svc == NULL)
@@ -1026,8 +1020,8 @@ static void finish_pop(AnalysisState *g, Analysis *a, int p, const int *remap, c
 		ps->class_requests[cmap[c]] = q.n;
 		ps->class_ingress[cmap[c]] = q;
 	}
-	int64_t from = p ? g->opt.base_from : g->opt.win_from;
-	int64_t to = p ? g->opt.base_to : g->opt.win_to;
+	TimeRange range = p ? g->opt.period.base : g->opt.period.win;
+	int64_t from = range.from, to = range.to;
 	int64_t lo = g->min_start[p] == INT64_MAX ? 0 : g->min_start[p];
 	int64_t hi = g->max_end[p] == INT64_MIN ? 0 : g->max_end[p];
 	ps->from_ns = from == INT64_MIN ? lo : from;
@@ -1204,7 +1198,7 @@ Analysis *analysis_state_result(AnalysisState *g, Store *st)
 		}
 	}
 	for (int p = 0; p < 2; p++) {
-		if (p == POP_BASELINE && !g->opt.has_baseline)
+		if (p == POP_BASELINE && !g->opt.period.has_baseline)
 			break;
 		a->pop[p].present = 1;
 		finish_pop(g, a, p, remap, cmap);
@@ -1305,10 +1299,7 @@ int analysis_answers(const Analysis *a, const AnalysisOptions *o)
 	if (a == NULL || o == NULL)
 		return 0;
 	const AnalysisOptions *h = &a->asked;
-	if (h->win_from != o->win_from || h->win_to != o->win_to ||
-	    h->has_baseline != o->has_baseline)
-		return 0;
-	if (o->has_baseline && (h->base_from != o->base_from || h->base_to != o->base_to))
+	if (!period_eq(&h->period, &o->period))
 		return 0;
 	if (h->model != o->model)
 		return 0;

@@ -38,6 +38,7 @@
 
 #include "err.h"
 #include "model.h"
+#include "period.h"
 #include "quantile.h"
 #include "store.h"
 
@@ -164,9 +165,7 @@ typedef struct PopSummary {
 } PopSummary;
 
 typedef struct AnalysisOptions {
-	int64_t win_from, win_to;     /* window; INT64_MIN/INT64_MAX: all data */
-	int has_baseline;
-	int64_t base_from, base_to;
+	Period period;                /* window (open sides: all data) and baseline */
 	const char *wclass;           /* only requests of this class, or NULL */
 	const Model *model;           /* may be NULL */
 	SkewTolerance skew;           /* zero: the default tolerance */

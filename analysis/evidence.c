@@ -759,46 +759,39 @@ static void derive_ratio(Evidence *e, const char *name, const char *num, const c
 	}
 }
 
+/* Adds the segment of n bytes at seg to list unless an entry of the list
+ * already has that evidence segment. */
+static void list_add_segment(char ***list, int *n, const char *seg, size_t len)
+{
+	char want[96], have[96];
+	if (len == 0 || len >= sizeof want)
+		return;
+	memcpy(want, seg, len);
+	want[len] = '\0';
+	for (int k = 0; k < *n; k++) {
+		evidence_segment((*list)[k], have, sizeof have);
+		if (strcmp(have, want) == 0)
+			return;
+	}
+	ev_list_add(list, n, want);
+}
+
 /* Adds names that evidence mentions (from a sheet) to the lists. */
 static void lists_from_names(Evidence *e)
 {
 	for (int i = 0; i < e->n; i++) {
 		const char *nm = e->v[i].name;
-		char seg[96];
 		/* only what a sheet supplied names new dependencies and classes;
 		 * computed values come with their lists already */
 		if (e->v[i].source != EV_SRC_SHEET)
 			continue;
 		if (strncmp(nm, "dep.", 4) == 0) {
 			const char *dot = strchr(nm + 4, '.');
-			size_t l = dot ? (size_t)(dot - (nm + 4)) : strlen(nm + 4);
-			if (l == 0 || l >= sizeof seg)
-				continue;
-			memcpy(seg, nm + 4, l);
-			seg[l] = '\0';
-			int known = 0;
-			for (int k = 0; k < e->n_deps && !known; k++) {
-				char s2[96];
-				evidence_segment(e->deps[k], s2, sizeof s2);
-				known = strcmp(s2, seg) == 0;
-			}
-			if (!known)
-				ev_list_add(&e->deps, &e->n_deps, seg);
+			list_add_segment(&e->deps, &e->n_deps, nm + 4,
+			                 dot ? (size_t)(dot - (nm + 4)) : strlen(nm + 4));
 		} else if (strncmp(nm, "mix.", 4) == 0 && strcmp(nm, "mix.change") != 0 &&
 		           strncmp(nm, "mix.p99", 7) != 0 && strncmp(nm, "mix.explained", 13) != 0) {
-			size_t l = strcspn(nm + 4, ".@");
-			if (l == 0 || l >= sizeof seg)
-				continue;
-			memcpy(seg, nm + 4, l);
-			seg[l] = '\0';
-			int known = 0;
-			for (int k = 0; k < e->n_classes && !known; k++) {
-				char s2[96];
-				evidence_segment(e->classes[k], s2, sizeof s2);
-				known = strcmp(s2, seg) == 0;
-			}
-			if (!known)
-				ev_list_add(&e->classes, &e->n_classes, seg);
+			list_add_segment(&e->classes, &e->n_classes, nm + 4, strcspn(nm + 4, ".@"));
 		}
 	}
 }
@@ -928,6 +921,20 @@ static void derive_moved(Evidence *e)
 	       b == 1 ? "rose" : b == 0 ? "did not rise" : "cannot tell");
 }
 
+/* Splits a window value "dep.<caller>.calls.<callee>" into its caller and
+ * callee segments (160 bytes each); 0 for any other name. */
+static int calls_pair(const char *nm, char *caller, char *callee)
+{
+	if (strncmp(nm, "dep.", 4) != 0)
+		return 0;
+	const char *mid = strstr(nm + 4, ".calls.");
+	if (mid == NULL || strchr(mid + 7, '@'))
+		return 0;
+	snprintf(caller, 160, "%.*s", (int)(mid - (nm + 4)), nm + 4);
+	snprintf(callee, 160, "%s", mid + 7);
+	return 1;
+}
+
 /* dep.<d>.callee_service_explained: the largest share of the rise that a
  * dependency d calls in turn explains with its own server time. A caller
  * whose server time rose because its callee got slower is not where the
@@ -935,15 +942,9 @@ static void derive_moved(Evidence *e)
 static void derive_callee(Evidence *e)
 {
 	for (int i = 0; i < e->n; i++) {
-		const char *nm = e->v[i].name;
-		if (strncmp(nm, "dep.", 4) != 0 || e->v[i].missing)
-			continue;
-		const char *mid = strstr(nm + 4, ".calls.");
-		if (mid == NULL || strchr(mid + 7, '@'))
-			continue;
 		char caller[160], callee[160], n1[320], n2[320];
-		snprintf(caller, sizeof caller, "%.*s", (int)(mid - (nm + 4)), nm + 4);
-		snprintf(callee, sizeof callee, "%s", mid + 7);
+		if (e->v[i].missing || !calls_pair(e->v[i].name, caller, callee))
+			continue;
 		double x;
 		snprintf(n1, sizeof n1, "dep.%s.service.explained", callee);
 		if (!evidence_value(e, n1, &x)) {
@@ -966,15 +967,9 @@ static void derive_callee(Evidence *e)
 	 * time when it sends no server spans); p90s are steady enough for a
 	 * like-for-like comparison where attributions are noisy */
 	for (int i = 0; i < e->n; i++) {
-		const char *nm = e->v[i].name;
-		if (strncmp(nm, "dep.", 4) != 0 || e->v[i].missing)
-			continue;
-		const char *mid = strstr(nm + 4, ".calls.");
-		if (mid == NULL || strchr(mid + 7, '@'))
-			continue;
 		char caller[160], callee[160], n1[320], n2[320];
-		snprintf(caller, sizeof caller, "%.*s", (int)(mid - (nm + 4)), nm + 4);
-		snprintf(callee, sizeof callee, "%s", mid + 7);
+		if (e->v[i].missing || !calls_pair(e->v[i].name, caller, callee))
+			continue;
 		EvChange cr, ce;
 		snprintf(n1, sizeof n1, "dep.%s.service.p90_ms", caller);
 		if (!evidence_change(e, n1, &cr) || !(cr.d > 0))
@@ -1071,9 +1066,7 @@ int evidence_compute(Store *st, const EvidenceOptions *opt, Evidence **out, Err 
 		const Analysis *a = opt->analysis;
 		if (a == NULL) {
 			AnalysisOptions ao = {
-			    .win_from = opt->win_from, .win_to = opt->win_to,
-			    .has_baseline = opt->has_baseline,
-			    .base_from = opt->base_from, .base_to = opt->base_to,
+			    .period = opt->period,
 			    .model = opt->model, .skew = opt->skew,
 			};
 			if ((rc = analysis_run(st, &ao, &own, err)))

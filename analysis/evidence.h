@@ -29,6 +29,7 @@
 #include "analysis.h"
 #include "err.h"
 #include "model.h"
+#include "period.h"
 #include "store.h"
 
 enum {
@@ -104,9 +105,7 @@ typedef struct Evidence {
 
 typedef struct EvidenceOptions {
 	const Model *model;       /* may be NULL */
-	int64_t win_from, win_to; /* INT64_MIN / INT64_MAX: open */
-	int has_baseline;
-	int64_t base_from, base_to;
+	Period period;            /* window (open sides: all data) and baseline */
 	const Analysis *analysis; /* reuse (borrowed, same window/baseline), or NULL */
 	int skip_requests;        /* no request pass (late work, omission, fan-out,
 	                           * placement, ... stay absent); with analysis

@@ -726,9 +726,10 @@ int ev_metrics(Store *st, const EvidenceOptions *opt, Evidence *e, Err *err)
 	int rc = store_metric_counts(st, &series, &points, &obs, err);
 	if (rc)
 		return rc;
-	int np = opt->has_baseline ? 2 : 1;
+	int np = opt->period.has_baseline ? 2 : 1;
 	for (int p = 0; p < np; p++) {
-		int64_t from = p ? opt->base_from : opt->win_from, to = p ? opt->base_to : opt->win_to;
+		TimeRange r = p ? opt->period.base : opt->period.win;
+		int64_t from = r.from, to = r.to;
 		if (points == 0) {
 			ev_missing(e, p ? "cpu.fleet_mean@baseline" : "cpu.fleet_mean", "ratio",
 			           "metric: the database holds no metric points");

@@ -259,11 +259,7 @@ static void finish_trace(Pass *ps)
 		c.total_ms = (float)ms(dur);
 		if (sp->server >= 0) {
 			const TSpan *sv = &t->sp[sp->server];
-			int64_t sdur = sv->aend - sv->astart;
-			if (sdur > dur)
-				sdur = dur;
-			if (sdur < 0)
-				sdur = 0;
+			int64_t sdur = trace_server_in_call_ns(t, i);
 			c.service_ms = (float)ms(sdur);
 			c.wait_ms = (float)ms(dur - sdur);
 			int64_t over = sv->end - sp->end;
@@ -1005,12 +1001,13 @@ int ev_requests(Store *st, const EvidenceOptions *opt, const Analysis *a, Eviden
 {
 	EvRequestSet *set[2] = {NULL, NULL};
 	int rc = 0;
-	int np = opt->has_baseline ? 2 : 1;
+	int np = opt->period.has_baseline ? 2 : 1;
 	double *cpr[2];
 	cpr[0] = xcalloc((size_t)(e->n_classes + 1), sizeof(double));
 	cpr[1] = xcalloc((size_t)(e->n_classes + 1), sizeof(double));
 	for (int p = 0; p < np; p++) {
-		int64_t from = p ? opt->base_from : opt->win_from, to = p ? opt->base_to : opt->win_to;
+		TimeRange r = p ? opt->period.base : opt->period.win;
+		int64_t from = r.from, to = r.to;
 		rc = evidence_requests_load(st, opt->model, a ? a->root_service : NULL,
 		                            a ? a->root_operation : NULL, from, to, &opt->skew,
 		                            &set[p], err);

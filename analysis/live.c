@@ -59,10 +59,7 @@ static int same_str(const char *a, const char *b)
 
 static int same_options(const AnalysisOptions *a, const char *a_cls, const AnalysisOptions *b)
 {
-	return a->win_from == b->win_from && a->win_to == b->win_to &&
-	       a->has_baseline == b->has_baseline &&
-	       (!a->has_baseline || (a->base_from == b->base_from && a->base_to == b->base_to)) &&
-	       a->model == b->model && same_str(a_cls, b->wclass) &&
+	return period_eq(&a->period, &b->period) && a->model == b->model && same_str(a_cls, b->wclass) &&
 	       a->skew.set == b->skew.set &&
 	       (!a->skew.set || (a->skew.abs_ns == b->skew.abs_ns && a->skew.frac == b->skew.frac));
 }

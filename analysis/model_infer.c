@@ -1047,7 +1047,7 @@ int model_infer(Store *st, int64_t from, int64_t to, Model **out, Err *err)
 	int rc = store_root_operations(st, from, to, on_root_op, &ro, err);
 	if (rc)
 		goto out;
-	AnalysisOptions ao = {.win_from = from, .win_to = to};
+	AnalysisOptions ao = {.period.win = {from, to}};
 	if ((rc = analysis_run(st, &ao, &a, err)))
 		goto out;
 	if (ro.svc) {
@@ -1270,7 +1270,7 @@ int model_check(Store *st, const Model *m, int64_t from, int64_t to, ModelFindin
 		return 0; /* drafted from this data: it agrees by construction */
 	Findings fs = {0};
 	Analysis *a = NULL;
-	AnalysisOptions ao = {.win_from = from, .win_to = to};
+	AnalysisOptions ao = {.period.win = {from, to}};
 	if (m->root_service && m->root_operation) {
 		/* the model's endpoint, without its semantics */
 		Model root = {.root_service = m->root_service, .root_operation = m->root_operation};

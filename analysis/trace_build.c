@@ -356,6 +356,15 @@ int64_t trace_ingress_ns(const Trace *t)
 	return (r->end - r->start) + (r->has_queue ? r->queue : 0);
 }
 
+int64_t trace_server_in_call_ns(const Trace *t, int s)
+{
+	const TSpan *sp = &t->sp[s], *sv = &t->sp[sp->server];
+	int64_t dur = sp->end - sp->start, sdur = sv->aend - sv->astart;
+	if (sdur > dur)
+		sdur = dur;
+	return sdur < 0 ? 0 : sdur;
+}
+
 /* ---- critical path ------------------------------------------------------ */
 
 static _Thread_local const Trace *g_cp_trace;

@@ -98,4 +98,11 @@ void trace_critical_path(Trace *t);
 /* Request latency at ingress in ns: root duration plus queue before it. */
 int64_t trace_ingress_ns(const Trace *t);
 
+/* The server's time inside client span s (which has a paired server) in
+ * ns: the server span after clipping (small overruns, late work) and skew
+ * centring, which keeps the server's own duration when it fits, and never
+ * more than the call nor less than 0. The rest of the call is its
+ * client-side wait. */
+int64_t trace_server_in_call_ns(const Trace *t, int s);
+
 #endif

@@ -50,24 +50,6 @@ static void die(const char *what, const char *msg)
 	exit(1);
 }
 
-/* The key cli/board.c builds from the analysis on screen. */
-static DxLiveKey key_of(const Analysis *a)
-{
-	DxLiveKey k;
-	memset(&k, 0, sizeof k);
-	k.win_from = a->pop[POP_WINDOW].from_ns;
-	k.win_to = a->pop[POP_WINDOW].to_ns;
-	k.open_from = a->pop[POP_WINDOW].open_from;
-	k.open_to = a->pop[POP_WINDOW].open_to;
-	k.has_baseline = a->pop[POP_BASELINE].present;
-	if (k.has_baseline) {
-		k.base_from = a->pop[POP_BASELINE].from_ns;
-		k.base_to = a->pop[POP_BASELINE].to_ns;
-	}
-	k.data_version = a->data_version;
-	return k;
-}
-
 typedef struct Run {
 	double analysis_ms;   /* step 1 */
 	double board_ms;      /* step 1 + 2 */
@@ -87,7 +69,7 @@ static Run one(const char *db, const Model *m, const AnalysisOptions *ao, int sh
 	if (analysis_run(st, ao, &a, &err))
 		die("analysis", err.msg);
 	r.analysis_ms = now_ms() - t0;
-	DxLiveKey k = key_of(a);
+	DxLiveKey k = dx_live_key(a);
 	int fresh = 0;
 	for (;;) {
 		const Diagnosis *d = dx_live_get(l, &k, shared ? a : NULL, &fresh);
@@ -159,10 +141,10 @@ int main(int argc, char **argv)
 	Model *m = NULL;
 	if (model_load(argv[2], &m, &err))
 		die(argv[2], err.msg);
-	AnalysisOptions ao = {.model = m, .has_baseline = 1};
-	if (time_parse_range(argv[3], &ao.win_from, &ao.win_to, &err))
+	AnalysisOptions ao = {.model = m, .period.has_baseline = 1};
+	if (time_parse_range(argv[3], &ao.period.win.from, &ao.period.win.to, &err))
 		die("window", err.msg);
-	if (time_parse_range(argv[4], &ao.base_from, &ao.base_to, &err))
+	if (time_parse_range(argv[4], &ao.period.base.from, &ao.period.base.to, &err))
 		die("baseline", err.msg);
 	double sh_a[50], sh_b[50], own_a[50], own_b[50], sql[50];
 	for (int i = 0; i < runs; i++) {

@@ -40,40 +40,14 @@ struct CliBoard {
 	char note[300];
 };
 
-static DxLiveKey key_of(const Analysis *a)
-{
-	DxLiveKey k;
-	memset(&k, 0, sizeof k);
-	k.win_from = a->pop[POP_WINDOW].from_ns;
-	k.win_to = a->pop[POP_WINDOW].to_ns;
-	/* an open window is diagnosed open: metrics exported after the last
-	 * span (an SDK's final export) belong to it too */
-	k.open_from = a->pop[POP_WINDOW].open_from;
-	k.open_to = a->pop[POP_WINDOW].open_to;
-	k.has_baseline = a->pop[POP_BASELINE].present;
-	if (k.has_baseline) {
-		k.base_from = a->pop[POP_BASELINE].from_ns;
-		k.base_to = a->pop[POP_BASELINE].to_ns;
-	}
-	k.data_version = a->data_version;
-	return k;
-}
-
-static int same_range(const DxLiveKey *a, const DxLiveKey *b)
-{
-	return a->win_from == b->win_from && a->win_to == b->win_to &&
-	       a->has_baseline == b->has_baseline &&
-	       (!a->has_baseline || (a->base_from == b->base_from && a->base_to == b->base_to));
-}
-
 /* The latest diagnosis of a's window and baseline, or NULL. */
 static const Diagnosis *current(CliBoard *b, const Analysis *a, int *fresh)
 {
-	DxLiveKey k = key_of(a), shown;
+	DxLiveKey k = dx_live_key(a), shown;
 	/* the dashboard's own analysis goes with the request: the diagnosis
 	 * reads it when it is the one it would compute (all classes) */
 	const Diagnosis *d = dx_live_get(b->live, &k, a, fresh);
-	if (d == NULL || !dx_live_shown(b->live, &shown) || !same_range(&shown, &k))
+	if (d == NULL || !dx_live_shown(b->live, &shown) || !dx_live_same_range(&shown, &k))
 		return NULL;
 	return d;
 }
@@ -261,11 +235,9 @@ static char *check_cb(void *ctx, const Analysis *a, const char *name, const char
 		snprintf(err, errsz, "no analysis yet");
 		return NULL;
 	}
-	DxLiveKey k = key_of(a);
-	CheckOptions o = {.model = b->model, .win_from = k.open_from ? INT64_MIN : k.win_from,
-	                  .win_to = k.open_to ? INT64_MAX : k.win_to,
-	                  .has_baseline = k.has_baseline, .base_from = k.base_from,
-	                  .base_to = k.base_to, .node = node, .wclass = wclass};
+	DxLiveKey k = dx_live_key(a);
+	CheckOptions o = {.model = b->model, .period = dx_live_key_period(&k), .node = node,
+	                  .wclass = wclass};
 	CheckTable *t = NULL;
 	Err e = {0};
 	if (dx_live_check(b->live, name, &o, &t, &e)) {

@@ -11,6 +11,7 @@
 #include "analysis.h"
 #include "err.h"
 #include "model.h"
+#include "period.h"
 #include "store.h"
 
 int cmd_import(int argc, char **argv);
@@ -31,28 +32,10 @@ const char *cli_default_db(void);
 /* Prints "tailtriage: msg" to stderr; returns 1. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The window and baseline every analysing command takes. */
-typedef struct CliRanges {
-	int64_t win_from, win_to;     /* INT64_MIN / INT64_MAX when open */
-	int has_baseline;
-	int64_t base_from, base_to;
-} CliRanges;
-
 /* Parses --window ("A..B", NULL: all data) and --baseline ("A..B", or
  * "before": the same length just before a closed window; NULL: none) into
  * r. Returns 0, or prints the error and returns 2 (a usage error). */
-int cli_ranges(const char *window, const char *baseline, CliRanges *r);
-
-/* Copies a CliRanges into any options struct with the same five fields
- * (AnalysisOptions, DiagnoseOptions, CheckOptions, TuiOptions). */
-#define CLI_SET_RANGES(dst, r)                  \
-	do {                                        \
-		(dst).win_from = (r).win_from;          \
-		(dst).win_to = (r).win_to;              \
-		(dst).has_baseline = (r).has_baseline;  \
-		(dst).base_from = (r).base_from;        \
-		(dst).base_to = (r).base_to;            \
-	} while (0)
+int cli_ranges(const char *window, const char *baseline, Period *r);
 
 /* Parses --skew-tolerance: "ABS", "PCT%" or "ABS+PCT%" (ABS a duration
  * with a unit ns, us, ms or s; PCT a percentage of the shorter sibling,

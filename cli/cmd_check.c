@@ -51,7 +51,7 @@ int cmd_check(int argc, char **argv)
 	};
 	const char *db = cli_default_db(), *model_path = NULL, *format = "text", *baseline = NULL;
 	const char *window = NULL;
-	CheckOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	CheckOptions o = {.period = PERIOD_ALL};
 	Err err = {0};
 	int c, list = 0;
 	optind = 1;
@@ -90,17 +90,15 @@ int cmd_check(int argc, char **argv)
 	}
 	if (cli_text_or_json(format))
 		return 2;
-	CliRanges rg;
-	if (cli_ranges(window, baseline, &rg))
+	if (cli_ranges(window, baseline, &o.period))
 		return 2;
-	CLI_SET_RANGES(o, rg);
 	if (access(db, F_OK) != 0)
 		return cli_fail("%s: no such database (import data first)", db);
 	Store *st = NULL;
 	if (store_open(db, STORE_READONLY, &st, &err))
 		return cli_fail("%s", err.msg);
 	Model *model = NULL;
-	if (cli_model(model_path, st, o.win_from, o.win_to, &model)) {
+	if (cli_model(model_path, st, o.period.win.from, o.period.win.to, &model)) {
 		store_close(st);
 		return 1;
 	}

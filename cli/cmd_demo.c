@@ -148,19 +148,16 @@ int cmd_demo(int argc, char **argv)
 	                &model, &err))
 		return cli_fail("%s", err.msg);
 	int inc = run.n_phases > 1 ? 1 : 0;
-	int64_t wf = run.phases[inc].start_ns, wt = run.phases[inc].end_ns;
-	int64_t bf = run.phases[0].start_ns, bt = run.phases[0].end_ns;
+	Period per = {.win = {run.phases[inc].start_ns, run.phases[inc].end_ns},
+	              .has_baseline = inc > 0,
+	              .base = {run.phases[0].start_ns, run.phases[0].end_ns}};
 
 #ifdef TT_HAVE_TUI
 	if (!no_tui && isatty(0) && isatty(1)) {
 		TuiOptions to = {
 			.db_path = db,
 			.model = model,
-			.win_from = wf,
-			.win_to = wt,
-			.has_baseline = inc > 0,
-			.base_from = bf,
-			.base_to = bt,
+			.period = per,
 		};
 		Err berr = {0};
 		CliBoard *board = cli_board_open(db, model, &berr);
@@ -174,8 +171,7 @@ int cmd_demo(int argc, char **argv)
 	}
 #endif
 	(void)no_tui;
-	AnalysisOptions ao = {.win_from = wf, .win_to = wt, .has_baseline = inc > 0,
-	                      .base_from = bf, .base_to = bt, .model = model};
+	AnalysisOptions ao = {.period = per, .model = model};
 	if (store_open(db, STORE_READONLY, &st, &err)) {
 		model_free(model);
 		return cli_fail("%s", err.msg);
@@ -191,11 +187,9 @@ int cmd_demo(int argc, char **argv)
 	buf_init(&out);
 	report_text(a, &out);
 	fwrite(out.p, 1, out.len, stdout);
-	char w1[40], w2[40], b1[40], b2[40];
-	time_format(wf, w1, sizeof w1);
-	time_format(wt, w2, sizeof w2);
-	time_format(bf, b1, sizeof b1);
-	time_format(bt, b2, sizeof b2);
+	char w[96], b[96];
+	time_range_format(per.win, w, sizeof w);
+	time_range_format(per.base, b, sizeof b);
 	/* a command that works from here: the binary by name when it is the
 	 * one on $PATH, else by absolute path; absolute database and model */
 	char dbabs[4096], model_path[4096];
@@ -210,8 +204,7 @@ int cmd_demo(int argc, char **argv)
 	cli_shell_word(&hint, dbabs);
 	buf_adds(&hint, " --model ");
 	cli_shell_word(&hint, model_path);
-	printf("\nOpen the dashboard: %s --window %s..%s --baseline %s..%s\n", buf_str(&hint), w1,
-	       w2, b1, b2);
+	printf("\nOpen the dashboard: %s --window %s --baseline %s\n", buf_str(&hint), w, b);
 	buf_fini(&hint);
 	buf_fini(&out);
 	analysis_free(a);

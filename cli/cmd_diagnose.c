@@ -72,7 +72,7 @@ int cmd_diagnose(int argc, char **argv)
 	const char *window = NULL;
 	const char *decide[33] = {NULL};
 	int n_decide = 0;
-	DiagnoseOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX, .decide = decide};
+	DiagnoseOptions o = {.period = PERIOD_ALL, .decide = decide};
 	Err err = {0};
 	int c;
 	optind = 1;
@@ -105,10 +105,8 @@ int cmd_diagnose(int argc, char **argv)
 	}
 	if (cli_text_or_json(format))
 		return 2;
-	CliRanges rg;
-	if (cli_ranges(window, baseline, &rg))
+	if (cli_ranges(window, baseline, &o.period))
 		return 2;
-	CLI_SET_RANGES(o, rg);
 	Sheet *sheet = NULL;
 	if (sheet_path && sheet_load(sheet_path, &sheet, &err))
 		return cli_fail("%s", err.msg);
@@ -137,10 +135,10 @@ int cmd_diagnose(int argc, char **argv)
 		goto done;
 	}
 	/* no --model: one inferred from the window's data */
-	if (cli_model(model_path, st, o.win_from, o.win_to, &model))
+	if (cli_model(model_path, st, o.period.win.from, o.period.win.to, &model))
 		goto done;
 	o.model = model;
-	if (st && model && model_check(st, model, o.win_from, o.win_to, &mf, &nmf, &err)) {
+	if (st && model && model_check(st, model, o.period.win.from, o.period.win.to, &mf, &nmf, &err)) {
 		cli_fail("%s", err.msg);
 		goto done;
 	}

@@ -425,11 +425,7 @@ static int train_tui(Session *s, atomic_int *quit)
 	TuiOptions to = {
 		.db_path = s->data_db,
 		.model = s->model,
-		.win_from = s->w.has_window ? s->w.win_from : INT64_MIN,
-		.win_to = s->w.has_window ? s->w.win_to : INT64_MAX,
-		.has_baseline = s->w.has_baseline,
-		.base_from = s->w.base_from,
-		.base_to = s->w.base_to,
+		.period = s->w.period,
 		.drill = &td,
 		.quit = quit,
 	};
@@ -652,15 +648,13 @@ static int drill_replay_run(const Opts *o, Drill *d, const char *db, ReplayJob *
 		return cli_fail("%s", err.msg);
 	ReplayWindows w;
 	replay_windows(j->r, &w);
-	char a[40], b[40], c[40], e[40];
+	char a[96], b[96];
 	if (w.has_window) {
-		time_format(w.win_from, a, sizeof a);
-		time_format(w.win_to, b, sizeof b);
-		fprintf(stderr, "window %s..%s", a, b);
-		if (w.has_baseline) {
-			time_format(w.base_from, c, sizeof c);
-			time_format(w.base_to, e, sizeof e);
-			fprintf(stderr, ", baseline %s..%s", c, e);
+		time_range_format(w.period.win, a, sizeof a);
+		fprintf(stderr, "window %s", a);
+		if (w.period.has_baseline) {
+			time_range_format(w.period.base, b, sizeof b);
+			fprintf(stderr, ", baseline %s", b);
 		}
 		fputc('\n', stderr);
 	}
@@ -697,15 +691,12 @@ static int drill_replay_run(const Opts *o, Drill *d, const char *db, ReplayJob *
 		TuiOptions to = {
 			.db_path = db,
 			.model = model,
-			.win_from = w.has_window ? w.win_from : INT64_MIN,
-			.win_to = INT64_MAX, /* follow the data as it arrives */
-			.has_baseline = w.has_baseline,
-			.base_from = w.base_from,
-			.base_to = w.base_to,
+			.period = w.period,
 			.status_extra = replay_status,
 			.status_ctx = j,
 			.quit = &rs->quit_tui,
 		};
+		to.period.win.to = INT64_MAX; /* follow the data as it arrives */
 		/* the Board and the header's budgets follow the data as it arrives */
 		Err berr = {0};
 		const char **decide = drill_engine_decisions(d);

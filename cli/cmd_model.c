@@ -169,7 +169,7 @@ int cmd_model(int argc, char **argv)
 		fprintf(stderr, "tailtriage model infer: takes no --model\n");
 		return 2;
 	}
-	CliRanges rg;
+	Period rg;
 	if (cli_ranges(window, NULL, &rg))
 		return 2;
 	if (access(db, F_OK) != 0)
@@ -185,9 +185,9 @@ int cmd_model(int argc, char **argv)
 	if (check) {
 		ModelFinding *f = NULL;
 		int n = 0;
-		if (cli_model(model_path, NULL, rg.win_from, rg.win_to, &m))
+		if (cli_model(model_path, NULL, rg.win.from, rg.win.to, &m))
 			goto done;
-		if (model_check(st, m, rg.win_from, rg.win_to, &f, &n, &err)) {
+		if (model_check(st, m, rg.win.from, rg.win.to, &f, &n, &err)) {
 			cli_fail("%s", err.msg);
 			goto done;
 		}
@@ -203,7 +203,7 @@ int cmd_model(int argc, char **argv)
 		rc = 0;
 		goto done;
 	}
-	if (model_infer(st, rg.win_from, rg.win_to, &m, &err)) {
+	if (model_infer(st, rg.win.from, rg.win.to, &m, &err)) {
 		cli_fail("%s", err.msg);
 		goto done;
 	}

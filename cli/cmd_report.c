@@ -55,7 +55,7 @@ int cmd_report(int argc, char **argv)
 	};
 	const char *db = cli_default_db(), *model_path = NULL, *format = "text";
 	const char *window = NULL, *baseline = NULL;
-	AnalysisOptions ao = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	AnalysisOptions ao = {.period = PERIOD_ALL};
 	Err err = {0};
 	int c;
 	optind = 1;
@@ -82,15 +82,13 @@ int cmd_report(int argc, char **argv)
 	}
 	if (cli_text_or_json(format))
 		return 2;
-	CliRanges rg;
-	if (cli_ranges(window, baseline, &rg))
+	if (cli_ranges(window, baseline, &ao.period))
 		return 2;
-	CLI_SET_RANGES(ao, rg);
 	Store *st = NULL;
 	if (store_open(db, STORE_READONLY, &st, &err))
 		return cli_fail("%s", err.msg);
 	Model *model = NULL;
-	if (cli_model(model_path, st, ao.win_from, ao.win_to, &model)) {
+	if (cli_model(model_path, st, ao.period.win.from, ao.period.win.to, &model)) {
 		store_close(st);
 		return 1;
 	}
@@ -104,7 +102,7 @@ int cmd_report(int argc, char **argv)
 		return crc;
 	}
 	Analysis *a = NULL;
-	int rc = model ? model_check(st, model, ao.win_from, ao.win_to, &mf, &nmf, &err) : 0;
+	int rc = model ? model_check(st, model, ao.period.win.from, ao.period.win.to, &mf, &nmf, &err) : 0;
 	if (rc == 0)
 		rc = analysis_run(st, &ao, &a, &err);
 	/* budgets on evidence (spans of this analysis, metrics, model) and the
@@ -114,15 +112,13 @@ int cmd_report(int argc, char **argv)
 	EvExemplar *ex = NULL;
 	int nb = 0, nex = 0;
 	if (rc == 0 && model && model->n_budgets > 0 && a->class_filter == NULL) {
-		EvidenceOptions eo = {.model = model, .win_from = ao.win_from, .win_to = ao.win_to,
-		                      .has_baseline = ao.has_baseline, .base_from = ao.base_from,
-		                      .base_to = ao.base_to, .analysis = a, .skew = ao.skew};
+		EvidenceOptions eo = {.model = model, .period = ao.period, .analysis = a, .skew = ao.skew};
 		rc = evidence_compute(st, &eo, &ev, &err);
 		if (rc == 0)
 			br = budgets_evaluate(model, ev, &nb);
 	}
 	if (rc == 0)
-		rc = evidence_exemplars_load(st, ao.win_from, ao.win_to, 1000, &ex, &nex, &err);
+		rc = evidence_exemplars_load(st, ao.period.win.from, ao.period.win.to, 1000, &ex, &nex, &err);
 	store_close(st);
 	if (rc) {
 		free(br);

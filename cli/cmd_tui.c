@@ -82,8 +82,7 @@ int cmd_tui(int argc, char **argv)
 	TuiOptions to;
 	memset(&to, 0, sizeof to);
 	to.db_path = cli_default_db();
-	to.win_from = INT64_MIN;
-	to.win_to = INT64_MAX;
+	to.period = PERIOD_ALL;
 	to.refresh_ms = 1000;
 	const char *model_path = NULL;
 	const char *listen = NULL, *token = getenv("TAILTRIAGE_TOKEN");
@@ -126,10 +125,8 @@ int cmd_tui(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	CliRanges rg;
-	if (cli_ranges(window, baseline, &rg))
+	if (cli_ranges(window, baseline, &to.period))
 		return 2;
-	CLI_SET_RANGES(to, rg);
 	/* With --listen the receiver runs in this process on its own thread
 	 * and connection (it creates the database when missing). */
 	Receiver *rx = NULL;
@@ -158,12 +155,12 @@ int cmd_tui(int argc, char **argv)
 		receiver_stop(rx);
 		return cli_fail("%s", err.msg);
 	}
-	if (cli_model(model_path, st, to.win_from, to.win_to, &model)) {
+	if (cli_model(model_path, st, to.period.win.from, to.period.win.to, &model)) {
 		store_close(st);
 		receiver_stop(rx);
 		return 1;
 	}
-	if (model && model_check(st, model, to.win_from, to.win_to, &mf, &nmf, &err)) {
+	if (model && model_check(st, model, to.period.win.from, to.period.win.to, &mf, &nmf, &err)) {
 		store_close(st);
 		model_free(model);
 		receiver_stop(rx);

@@ -69,23 +69,19 @@ Model *cli_load_model(const char *path, Err *err)
 	return m;
 }
 
-int cli_ranges(const char *window, const char *baseline, CliRanges *r)
+int cli_ranges(const char *window, const char *baseline, Period *r)
 {
 	Err err = {0};
-	r->win_from = INT64_MIN;
-	r->win_to = INT64_MAX;
-	r->has_baseline = 0;
-	r->base_from = r->base_to = 0;
-	if (window && time_parse_range(window, &r->win_from, &r->win_to, &err))
+	*r = PERIOD_ALL;
+	if (window && time_parse_range(window, &r->win.from, &r->win.to, &err))
 		return cli_fail("--window: %s", err.msg), 2;
 	if (baseline == NULL)
 		return 0;
 	if (strcmp(baseline, "before") == 0) {
-		if (r->win_from == INT64_MIN || r->win_to == INT64_MAX)
+		if (time_range_open(r->win))
 			return cli_fail("--baseline before needs a window with both ends"), 2;
-		r->base_from = r->win_from - (r->win_to - r->win_from);
-		r->base_to = r->win_from;
-	} else if (time_parse_range(baseline, &r->base_from, &r->base_to, &err)) {
+		r->base = time_range_before(r->win);
+	} else if (time_parse_range(baseline, &r->base.from, &r->base.to, &err)) {
 		return cli_fail("--baseline: %s", err.msg), 2;
 	}
 	r->has_baseline = 1;

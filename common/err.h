@@ -5,6 +5,12 @@
  * negative TT_E* code and, when given a non-NULL Err, fills in a message
  * such as "spans.json:1:4812: traceId must be 32 hex digits".  The caller
  * (cli/ or tui/) decides how to show it.
+ *
+ * Positions: line and column are 1-based, and the column counts bytes
+ * from the start of the line (a tab is one byte, "é" in UTF-8 two), in
+ * every reader of every format, so one position means one place whatever
+ * the file holds and a tool can seek to it. Binary input is located by
+ * byte offset instead ("file: byte N: message").
  */
 #ifndef TT_ERR_H
 #define TT_ERR_H

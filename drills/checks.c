@@ -252,9 +252,7 @@ static const char *busiest_dep(const EvRequestSet *s)
 /* Metric evidence (model + metrics only) for notes. */
 static Evidence *metric_evidence(Store *st, const CheckOptions *o)
 {
-	EvidenceOptions eo = {.model = o->model, .win_from = o->win_from, .win_to = o->win_to,
-	                      .has_baseline = o->has_baseline, .base_from = o->base_from,
-	                      .base_to = o->base_to, .skip_spans = 1};
+	EvidenceOptions eo = {.model = o->model, .period = o->period, .skip_spans = 1};
 	Evidence *e = NULL;
 	Err err = {0};
 	if (evidence_compute(st, &eo, &e, &err))
@@ -479,19 +477,27 @@ static int ck_host_concentration(Store *st, const CheckOptions *o, EvRequestSet 
 		add_row(t, cell);
 	}
 	free(rows);
-	double cw = concentration(w, o->wclass), cb = concentration(b, o->wclass);
-	char cbs[32];
-	if (isnan(cb))
-		snprintf(cbs, sizeof cbs, "?");
-	else
-		snprintf(cbs, sizeof cbs, "%.2f", cb);
+	/* no index without two hosts and a tail: said as "n/a", never "nan" */
+	double ci[2] = {concentration(w, o->wclass), concentration(b, o->wclass)};
+	char cs[2][32];
+	for (int i = 0; i < 2; i++)
+		if (isnan(ci[i]))
+			snprintf(cs[i], sizeof cs[i], "n/a");
+		else
+			snprintf(cs[i], sizeof cs[i], "%.2f", ci[i]);
 	note(t, "%s", "rows: highest lift first, then most requests");
 	if (w->n_hosts > HOST_ROWS)
 		note(t, "%d more host%s, lower lift, not listed", w->n_hosts - HOST_ROWS,
 		     w->n_hosts - HOST_ROWS == 1 ? "" : "s");
-	note(t, "tail: requests at or above %.1f ms (%lld); lift = tail share / request share; "
-	        "concentration index %.2f window, %s baseline (1 = the tail follows traffic)",
-	     w->tail_threshold_ms, (long long)k, cw, cbs);
+	char tail[96];
+	if (isnan(w->tail_threshold_ms))
+		snprintf(tail, sizeof tail, "none (too few requests to mark one)");
+	else
+		snprintf(tail, sizeof tail, "requests at or above %.1f ms (%lld)", w->tail_threshold_ms,
+		         (long long)k);
+	note(t, "tail: %s; lift = tail share / request share; "
+	        "concentration index %s window, %s baseline (1 = the tail follows traffic)",
+	     tail, cs[0], cs[1]);
 	if (o->wclass)
 		note(t, "requests of class %s only (the tail threshold is that of all requests)",
 		     o->wclass);
@@ -551,6 +557,16 @@ static int buckets(const EvRequestSet *s, int *nb, int64_t *t0, int64_t *step)
 	return 0;
 }
 
+/* Row label of bucket k of buckets(): its start time, or "baseline" for
+ * the row after the last (k == nb). */
+static void bucket_label(char *o, int k, int nb, int64_t t0, int64_t step)
+{
+	char ts[40];
+	if (k < nb)
+		time_format(t0 + k * step, ts, sizeof ts);
+	f_str(o, k < nb ? ts : "baseline");
+}
+
 static int ck_class_mix(Store *st, const CheckOptions *o, EvRequestSet *w, EvRequestSet *b,
                         CheckTable *t, Err *err)
 {
@@ -581,13 +597,7 @@ static int ck_class_mix(Store *st, const CheckOptions *o, EvRequestSet *w, EvReq
 				per[c]++;
 		}
 		char cell[10][48];
-		if (k < nb) {
-			char ts[40];
-			time_format(t0 + k * step, ts, sizeof ts);
-			f_str(cell[0], ts);
-		} else {
-			f_str(cell[0], "baseline");
-		}
+		bucket_label(cell[0], k, nb, t0, step);
 		f_int(cell[1], n);
 		for (int c = 0; c < nc; c++)
 			f_pct(cell[2 + c], n ? (double)per[c] / (double)n : NAN, n);
@@ -624,13 +634,7 @@ static int ck_late_work(Store *st, const CheckOptions *o, EvRequestSet *w, EvReq
 			om += s->r[i].omitted;
 		}
 		char cell[5][48];
-		if (k < nb) {
-			char ts[40];
-			time_format(t0 + k * step, ts, sizeof ts);
-			f_str(cell[0], ts);
-		} else {
-			f_str(cell[0], "baseline");
-		}
+		bucket_label(cell[0], k, nb, t0, step);
 		f_int(cell[1], n);
 		f_pct(cell[2], n ? (double)late / (double)n : NAN, n);
 		f_pct(cell[3], n ? (double)om / (double)n : NAN, n);
@@ -792,11 +796,12 @@ int check_run(Store *st, const char *name, const CheckOptions *o, CheckTable **o
 	if (st == NULL)
 		return err_set(err, TT_EINVAL, "check %s needs a database with telemetry", name);
 	EvRequestSet *w = NULL, *b = NULL;
-	int rc = evidence_requests_load(st, o->model, NULL, NULL, o->win_from, o->win_to, NULL, &w,
-	                                    err);
-	if (rc == 0 && o->has_baseline)
-		rc = evidence_requests_load(st, o->model, NULL, NULL, o->base_from, o->base_to, NULL,
-		                            &b, err);
+	const Period *pd = &o->period;
+	int rc = evidence_requests_load(st, o->model, NULL, NULL, pd->win.from, pd->win.to, NULL, &w,
+	                                err);
+	if (rc == 0 && pd->has_baseline)
+		rc = evidence_requests_load(st, o->model, NULL, NULL, pd->base.from, pd->base.to, NULL, &b,
+		                            err);
 	if (rc == 0 && w->n == 0)
 		rc = err_set(err, TT_ENOTFOUND, "check %s: no requests of the endpoint in the window", name);
 	CheckTable *t = NULL;

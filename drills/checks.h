@@ -33,13 +33,12 @@
 #include "buf.h"
 #include "err.h"
 #include "model.h"
+#include "period.h"
 #include "store.h"
 
 typedef struct CheckOptions {
 	const Model *model;          /* may be NULL */
-	int64_t win_from, win_to;    /* INT64_MIN / INT64_MAX: open */
-	int has_baseline;
-	int64_t base_from, base_to;
+	Period period;               /* window (open sides: all data) and baseline */
 	const char *node;            /* dependency for pool-by-class / client-vs-server, or NULL */
 	const char *wclass;          /* class to single out, or NULL */
 } CheckOptions;

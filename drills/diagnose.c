@@ -68,16 +68,6 @@ static int count_roots(void *ctx, const char *svc, const char *op, int64_t n)
 	return 0;
 }
 
-static void range_text(int64_t from, int64_t to, char *out, size_t sz)
-{
-	char a[40] = "", b[40] = "";
-	if (from != INT64_MIN)
-		time_format(from, a, sizeof a);
-	if (to != INT64_MAX)
-		time_format(to, b, sizeof b);
-	snprintf(out, sz, "%s..%s", a, b);
-}
-
 /* A window or baseline without requests cannot be compared: refused with
  * the range and the counts, so nobody reads a story into an empty set. */
 static int guard_empty(Store *st, const DiagnoseOptions *opt, const Evidence *e, Err *err)
@@ -87,7 +77,7 @@ static int guard_empty(Store *st, const DiagnoseOptions *opt, const Evidence *e,
 	double w = 0, b = 0;
 	int hw = evidence_value(e, "ingress.requests", &w);
 	int hb = evidence_value(e, "ingress.requests@baseline", &b);
-	if ((hw && w > 0) && (!opt->has_baseline || (hb && b > 0)))
+	if ((hw && w > 0) && (!opt->period.has_baseline || (hb && b > 0)))
 		return 0;
 	int64_t all = 0;
 	Err ignore = {0};
@@ -96,13 +86,13 @@ static int guard_empty(Store *st, const DiagnoseOptions *opt, const Evidence *e,
 		return 0; /* no traces at all: metrics and sheets only */
 	char r[96];
 	if (!(hw && w > 0)) {
-		range_text(opt->win_from, opt->win_to, r, sizeof r);
+		time_range_format(opt->period.win, r, sizeof r);
 		return err_set(err, TT_EINVAL,
 		               "the window %s holds no request of the endpoint (%lld root spans in the "
 		               "whole database): choose --window inside the data",
 		               r, (long long)all);
 	}
-	range_text(opt->base_from, opt->base_to, r, sizeof r);
+	time_range_format(opt->period.base, r, sizeof r);
 	return err_set(err, TT_EINVAL,
 	               "the baseline %s holds no request of the endpoint (the window holds %.0f, the "
 	               "whole database %lld root spans): nothing to compare against; choose "
@@ -182,8 +172,7 @@ int diagnose_run(Store *st, const DiagnoseOptions *opt, Diagnosis **out, Err *er
 	Catalog *cat = NULL;
 	Diagnosis *d = NULL;
 	EvidenceOptions eo = {
-	    .model = opt->model, .win_from = opt->win_from, .win_to = opt->win_to,
-	    .has_baseline = opt->has_baseline, .base_from = opt->base_from, .base_to = opt->base_to,
+	    .model = opt->model, .period = opt->period,
 	    .analysis = opt->analysis, .skew = opt->skew,
 	};
 	int rc = evidence_compute(st, &eo, &e, err);

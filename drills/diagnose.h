@@ -33,15 +33,14 @@
 #include "err.h"
 #include "evidence.h"
 #include "model.h"
+#include "period.h"
 #include "store.h"
 
 struct Sheet; /* importers/sheet.h */
 
 typedef struct DiagnoseOptions {
 	const Model *model;          /* endpoint model; NULL: none (semantics unknown) */
-	int64_t win_from, win_to;    /* window; INT64_MIN / INT64_MAX: open (all data) */
-	int has_baseline;            /* baseline range given */
-	int64_t base_from, base_to;
+	Period period;               /* window (open sides: all data) and baseline */
 	const struct Sheet *sheet;   /* observation sheet (sheet_load()), or NULL;
 	                              * its values override computed ones */
 	const char *catalog_path;    /* hypothesis catalog file; NULL: the built-in

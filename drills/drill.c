@@ -129,16 +129,8 @@ typedef struct P {
 	Drill *d;
 } P;
 
-static int jerr(P *p, const JpVal *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int jerr(P *p, const JpVal *at, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int rc = err_vat(p->err, TT_EPARSE, p->name, at->line, at->col, fmt, ap);
-	va_end(ap);
-	return rc;
-}
+/* An error at the value at fault: "name:line:col: message" (jpos.h). */
+#define jerr(p, at, ...) jp_err((p)->err, (p)->name, (at), __VA_ARGS__)
 
 /* Every key of object o must be one of the NULL-terminated known[]. */
 static int only_keys(P *p, const JpVal *o, const char *what, const char *const *known)

@@ -61,19 +61,40 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int same_range(const DxLiveKey *a, const DxLiveKey *b)
+DxLiveKey dx_live_key(const Analysis *a)
 {
-	return a->win_from == b->win_from && a->win_to == b->win_to &&
-	       a->has_baseline == b->has_baseline &&
-	       (!a->has_baseline || (a->base_from == b->base_from && a->base_to == b->base_to));
+	DxLiveKey k;
+	memset(&k, 0, sizeof k);
+	k.period.win = (TimeRange){a->pop[POP_WINDOW].from_ns, a->pop[POP_WINDOW].to_ns};
+	/* an open window is diagnosed open: metrics exported after the last
+	 * span (an SDK's final export) belong to it too */
+	k.open_from = a->pop[POP_WINDOW].open_from;
+	k.open_to = a->pop[POP_WINDOW].open_to;
+	k.period.has_baseline = a->pop[POP_BASELINE].present;
+	if (k.period.has_baseline)
+		k.period.base = (TimeRange){a->pop[POP_BASELINE].from_ns, a->pop[POP_BASELINE].to_ns};
+	k.data_version = a->data_version;
+	return k;
+}
+
+Period dx_live_key_period(const DxLiveKey *k)
+{
+	Period p = k->period;
+	if (k->open_from)
+		p.win.from = INT64_MIN;
+	if (k->open_to)
+		p.win.to = INT64_MAX;
+	return p;
+}
+
+int dx_live_same_range(const DxLiveKey *a, const DxLiveKey *b)
+{
+	return period_eq(&a->period, &b->period);
 }
 
 static int same(const DxLiveKey *a, const DxLiveKey *b)
 {
-	return a->win_from == b->win_from && a->win_to == b->win_to &&
-	       a->has_baseline == b->has_baseline &&
-	       (!a->has_baseline || (a->base_from == b->base_from && a->base_to == b->base_to)) &&
-	       a->data_version == b->data_version;
+	return period_eq(&a->period, &b->period) && a->data_version == b->data_version;
 }
 
 /* 1 when a is what the diagnosis of k would compute itself (called under
@@ -84,10 +105,7 @@ static int reusable(const DxLive *l, const DxLiveKey *k, const Analysis *a)
 	if (a == NULL || a->data_version != k->data_version)
 		return 0;
 	AnalysisOptions ao = {
-	    .win_from = k->open_from ? INT64_MIN : k->win_from,
-	    .win_to = k->open_to ? INT64_MAX : k->win_to,
-	    .has_baseline = k->has_baseline, .base_from = k->base_from, .base_to = k->base_to,
-	    .wclass = NULL, .model = l->base.model, .skew = l->skew,
+	    .period = dx_live_key_period(k), .wclass = NULL, .model = l->base.model, .skew = l->skew,
 	};
 	return analysis_answers(a, &ao);
 }
@@ -120,11 +138,7 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&l->mu);
 
 		DiagnoseOptions o = l->base;
-		o.win_from = k.open_from ? INT64_MIN : k.win_from;
-		o.win_to = k.open_to ? INT64_MAX : k.win_to;
-		o.has_baseline = k.has_baseline;
-		o.base_from = k.base_from;
-		o.base_to = k.base_to;
+		o.period = dx_live_key_period(&k);
 		o.analysis = a;
 		o.skew = skew;
 		Diagnosis *d = NULL;
@@ -236,7 +250,7 @@ const Diagnosis *dx_live_get(DxLive *l, const DxLiveKey *k, const Analysis *a, i
 	int64_t t = now_ms();
 	/* only the data moved under the same window: the shown diagnosis is
 	 * good enough for a while */
-	int throttled = l->asked && same_range(&l->asked_key, k) &&
+	int throttled = l->asked && dx_live_same_range(&l->asked_key, k) &&
 	                t - l->asked_ms < DX_LIVE_MIN_REFRESH_MS && l->has_shown;
 	if (!have && !coming && !throttled && !(l->asked && same(&l->asked_key, k) && l->err[0])) {
 		l->pending = *k;

@@ -25,20 +25,32 @@
 
 #include "checks.h"
 #include "diagnose.h"
+#include "period.h"
 
 typedef struct DxLive DxLive;
 
 typedef struct DxLiveKey {
-	int64_t win_from, win_to;    /* window (resolved bounds) */
-	int has_baseline;
-	int64_t base_from, base_to;
+	Period period;               /* window (resolved bounds) and baseline */
 	int64_t data_version;        /* store_data_version() the caller saw */
 	int open_from, open_to;      /* 1: the window's end was asked open: the
 	                              * diagnosis reads it open (metric points
 	                              * past the last span count), while
-	                              * win_from/win_to keep the data bounds
+	                              * period.win keeps the data bounds
 	                              * that identify the result */
 } DxLiveKey;
+
+/* The key of the window and baseline a's populations cover (the
+ * dashboard's analysis on screen): their resolved bounds, which ends were
+ * asked open, and a's data version. */
+DxLiveKey dx_live_key(const Analysis *a);
+
+/* The window and baseline the diagnosis of k reads: k's bounds, with an
+ * end that was asked open open again (metric points past the last span
+ * belong to an open window). */
+Period dx_live_key_period(const DxLiveKey *k);
+
+/* 1 when a and b name the same window and baseline (data versions aside). */
+int dx_live_same_range(const DxLiveKey *a, const DxLiveKey *b);
 
 /* Opens db_path read-only (twice) and starts the worker. Errors: TT_EIO. */
 int dx_live_open(const char *db_path, const Model *m, DxLive **out, Err *err);

@@ -15,13 +15,14 @@
  */
 #include "drills_priv.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
+#include "jpos.h"
 #include "store_expr.h"
 
 extern const char tt_hypotheses_catalog[];
@@ -29,24 +30,35 @@ extern const unsigned long tt_hypotheses_catalog_len;
 
 /* ---- loading ------------------------------------------------------------ */
 
-static char *str_field(const cJSON *o, const char *k)
+/* What the loader is reading: the file's name for messages, and the
+ * hypothesis and predicate at hand ("hypotheses[3] (serial-hop).for[1]")
+ * so that a message names the entry as well as its line and column. */
+typedef struct Ld {
+	const char *name;
+	Err *err;
+	Store *exprs;
+	char where[320];
+} Ld;
+
+static int bad(Ld *l, const JpVal *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int bad(Ld *l, const JpVal *at, const char *fmt, ...)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-	return cJSON_IsString(v) && v->valuestring ? xstrdup(v->valuestring) : NULL;
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (l->where[0] == '\0')
+		return jp_err(l->err, l->name, at, "%s", msg);
+	return jp_err(l->err, l->name, at, "%s: %s", l->where, msg);
 }
 
-static void located(const char *name, const char *text, const char *at, Err *err)
+/* The string member k of o, copied, or NULL when absent or not a string. */
+static char *str_field(const JpVal *o, const char *k)
 {
-	long line = 1, col = 1;
-	for (const char *p = text; at && p < at && *p; p++) {
-		if (*p == '\n') {
-			line++;
-			col = 1;
-		} else {
-			col++;
-		}
-	}
-	err_at(err, TT_EPARSE, name, line, col, "catalog is not valid JSON");
+	const JpVal *v = jp_get(o, k);
+	return v && v->type == JP_STR ? xstrdup(v->s) : NULL;
 }
 
 static int nothing(void *ctx, const char *name, double *out)
@@ -56,12 +68,12 @@ static int nothing(void *ctx, const char *name, double *out)
 }
 
 /* Placeholders allowed for a parameter kind. */
-static int check_placeholders(const char *s, const char *param, const char **bad)
+static int check_placeholders(const char *s, const char *param, const char **bad_at)
 {
 	for (const char *p = strchr(s, '{'); p; p = strchr(p + 1, '{')) {
 		const char *q = strchr(p, '}');
 		if (q == NULL) {
-			*bad = p;
+			*bad_at = p;
 			return -1;
 		}
 		size_t n = (size_t)(q - p - 1);
@@ -72,20 +84,20 @@ static int check_placeholders(const char *s, const char *param, const char **bad
 		          ((n == 3 && strncmp(k, "dep", 3) == 0) || (n == 4 && strncmp(k, "pool", 4) == 0))) ||
 		         (strcmp(param, "class") == 0 && n == 5 && strncmp(k, "class", 5) == 0);
 		if (!ok) {
-			*bad = p;
+			*bad_at = p;
 			return -1;
 		}
 	}
 	return 0;
 }
 
-/* Compiles expr with placeholders replaced by a dummy segment. */
-static int check_expr(Store *exprs, const char *where, const char *expr, const char *param,
-                      Err *err)
+/* Compiles the expression string v with placeholders replaced by a dummy
+ * segment; an error points at v. */
+static int check_expr(Ld *l, const JpVal *v, const char *param)
 {
-	const char *bad;
-	if (check_placeholders(expr, param, &bad))
-		return err_set(err, TT_EPARSE, "%s: placeholder '%.20s' is not allowed here", where, bad);
+	const char *expr = v->s, *bad_at;
+	if (check_placeholders(expr, param, &bad_at))
+		return bad(l, v, "placeholder '%.20s' is not allowed here", bad_at);
 	Buf b;
 	buf_init(&b);
 	for (const char *p = expr; *p; p++) {
@@ -97,64 +109,66 @@ static int check_expr(Store *exprs, const char *where, const char *expr, const c
 			buf_addc(&b, *p);
 		}
 	}
-	double v;
+	double x;
 	Err e = {0};
-	int rc = store_expr_eval(exprs, buf_str(&b), nothing, NULL, &v, &e);
+	int rc = store_expr_eval(l->exprs, buf_str(&b), nothing, NULL, &x, &e);
 	buf_fini(&b);
 	if (rc)
-		return err_set(err, TT_EPARSE, "%s: %s", where, e.msg);
+		return bad(l, v, "%s", e.msg);
 	return 0;
 }
 
-static int load_preds(const cJSON *arr, int against, CatHyp *h, Store *exprs, const char *where,
-                      Err *err)
+static int load_preds(Ld *l, const JpVal *arr, int against, CatHyp *h)
 {
 	if (arr == NULL)
 		return 0;
-	if (!cJSON_IsArray(arr))
-		return err_set(err, TT_EPARSE, "%s.%s: must be an array", where, against ? "against" : "for");
-	int i = 0;
-	const cJSON *p;
-	cJSON_ArrayForEach(p, arr) {
-		char w[320];
-		snprintf(w, sizeof w, "%s.%s[%d]", where, against ? "against" : "for", i++);
-		const cJSON *t = cJSON_GetObjectItemCaseSensitive(p, "text");
-		const cJSON *x = cJSON_GetObjectItemCaseSensitive(p, "expr");
-		const cJSON *wt = cJSON_GetObjectItemCaseSensitive(p, "weight");
-		const cJSON *sg = cJSON_GetObjectItemCaseSensitive(p, "signature");
-		const cJSON *wy = cJSON_GetObjectItemCaseSensitive(p, "why");
-		if (wy && !cJSON_IsString(wy))
-			return err_set(err, TT_EPARSE, "%s: \"why\" must be a string", w);
-		if (!cJSON_IsString(t) || !cJSON_IsString(x))
-			return err_set(err, TT_EPARSE, "%s: needs \"text\" and \"expr\" strings", w);
-		if (!cJSON_IsNumber(wt) || !(wt->valuedouble > 0) || wt->valuedouble > 100)
-			return err_set(err, TT_EPARSE, "%s: \"weight\" must be a number in (0, 100]", w);
-		if (sg && !cJSON_IsBool(sg))
-			return err_set(err, TT_EPARSE, "%s: \"signature\" must be true or false", w);
-		if (sg && cJSON_IsTrue(sg) && against)
-			return err_set(err, TT_EPARSE, "%s: only supporting predicates can be signatures", w);
-		int rc = check_expr(exprs, w, x->valuestring, h->param, err);
+	size_t wl = strlen(l->where);
+	const char *side = against ? "against" : "for";
+	if (arr->type != JP_ARR) {
+		snprintf(l->where + wl, sizeof l->where - wl, ".%s", side);
+		return bad(l, arr, "must be an array");
+	}
+	for (size_t i = 0; i < arr->len; i++) {
+		const JpVal *p = arr->items[i];
+		snprintf(l->where + wl, sizeof l->where - wl, ".%s[%zu]", side, i);
+		const JpVal *t = jp_get(p, "text"), *x = jp_get(p, "expr"), *wt = jp_get(p, "weight");
+		const JpVal *sg = jp_get(p, "signature"), *wy = jp_get(p, "why");
+		double weight = 0;
+		if (p->type != JP_OBJ)
+			return bad(l, p, "must be an object");
+		if (wy && wy->type != JP_STR)
+			return bad(l, wy, "\"why\" must be a string");
+		if (t == NULL || t->type != JP_STR || x == NULL || x->type != JP_STR)
+			return bad(l, t && t->type != JP_STR ? t : x && x->type != JP_STR ? x : p,
+			           "needs \"text\" and \"expr\" strings");
+		if (jp_num(wt, &weight) || !(weight > 0) || weight > 100)
+			return bad(l, wt ? wt : p, "\"weight\" must be a number in (0, 100]");
+		if (sg && sg->type != JP_BOOL)
+			return bad(l, sg, "\"signature\" must be true or false");
+		if (sg && sg->b && against)
+			return bad(l, sg, "only supporting predicates can be signatures");
+		int rc = check_expr(l, x, h->param);
 		if (rc)
 			return rc;
 		h->preds = xrealloc(h->preds, (size_t)(h->n_preds + 1) * sizeof *h->preds);
 		CatPred *cp = &h->preds[h->n_preds++];
-		cp->text = xstrdup(t->valuestring);
-		cp->expr = xstrdup(x->valuestring);
-		cp->why = wy ? xstrdup(wy->valuestring) : NULL;
-		cp->weight = wt->valuedouble;
+		cp->text = xstrdup(t->s);
+		cp->expr = xstrdup(x->s);
+		cp->why = wy ? xstrdup(wy->s) : NULL;
+		cp->weight = weight;
 		cp->against = against;
-		cp->signature = sg && cJSON_IsTrue(sg);
+		cp->signature = sg && sg->b;
 		h->has_signature |= cp->signature;
 	}
+	l->where[wl] = '\0';
 	return 0;
 }
 
-static int load_hyp(const cJSON *o, int i, Catalog *c, Store *exprs, Err *err)
+static int load_hyp(Ld *l, const JpVal *o, size_t i, Catalog *c)
 {
-	char where[256];
-	snprintf(where, sizeof where, "%s: hypotheses[%d]", c->path, i);
-	if (!cJSON_IsObject(o))
-		return err_set(err, TT_EPARSE, "%s: must be an object", where);
+	snprintf(l->where, sizeof l->where, "hypotheses[%zu]", i);
+	if (o->type != JP_OBJ)
+		return bad(l, o, "must be an object");
 	c->h = xrealloc(c->h, (size_t)(c->n + 1) * sizeof *c->h);
 	CatHyp *h = &c->h[c->n++];
 	memset(h, 0, sizeof *h);
@@ -167,96 +181,86 @@ static int load_hyp(const cJSON *o, int i, Catalog *c, Store *exprs, Err *err)
 	h->explains = str_field(o, "explains");
 	h->detail = str_field(o, "detail");
 	if (h->id == NULL || h->title == NULL || h->mechanism == NULL || h->blames == NULL)
-		return err_set(err, TT_EPARSE, "%s: needs \"id\", \"title\", \"mechanism\" and \"blames\"",
-		               where);
-	snprintf(where, sizeof where, "%s: hypotheses[%d] (%s)", c->path, i, h->id);
+		return bad(l, o, "needs \"id\", \"title\", \"mechanism\" and \"blames\"");
+	snprintf(l->where, sizeof l->where, "hypotheses[%zu] (%.200s)", i, h->id);
 	for (int k = 0; k < c->n - 1; k++)
 		if (strcmp(c->h[k].id, h->id) == 0)
-			return err_set(err, TT_EPARSE, "%s: duplicate id", where);
+			return bad(l, jp_get(o, "id"), "duplicate id");
 	if (h->param == NULL)
 		h->param = xstrdup("");
 	if (*h->param && strcmp(h->param, "dependency") != 0 && strcmp(h->param, "class") != 0)
-		return err_set(err, TT_EPARSE, "%s: \"param\" must be \"dependency\", \"class\" or \"\"",
-		               where);
-	const char *bad;
-	if (check_placeholders(h->blames, h->param, &bad))
-		return err_set(err, TT_EPARSE, "%s.blames: placeholder '%.20s' is not allowed here", where,
-		               bad);
-	const cJSON *ck = cJSON_GetObjectItemCaseSensitive(o, "check");
-	if (!cJSON_IsObject(ck))
-		return err_set(err, TT_EPARSE, "%s: needs a \"check\" object", where);
+		return bad(l, jp_get(o, "param"), "\"param\" must be \"dependency\", \"class\" or \"\"");
+	const char *bad_at;
+	if (check_placeholders(h->blames, h->param, &bad_at))
+		return bad(l, jp_get(o, "blames"), "blames: placeholder '%.20s' is not allowed here",
+		           bad_at);
+	const JpVal *ck = jp_get(o, "check");
+	if (ck == NULL || ck->type != JP_OBJ)
+		return bad(l, ck ? ck : o, "needs a \"check\" object");
 	h->check = str_field(ck, "name");
 	h->check_node = str_field(ck, "node");
 	h->check_class = str_field(ck, "class");
 	h->check_why = str_field(ck, "why");
 	if (h->check == NULL)
-		return err_set(err, TT_EPARSE, "%s.check: needs a \"name\"", where);
+		return bad(l, ck, "check: needs a \"name\"");
 	int known = 0;
 	for (const char *const *n = check_names(); *n && !known; n++)
 		known = strcmp(*n, h->check) == 0;
 	if (!known)
-		return err_set(err, TT_EPARSE, "%s.check: unknown check '%s' (tailtriage check --list)",
-		               where, h->check);
+		return bad(l, jp_get(ck, "name"), "check: unknown check '%s' (tailtriage check --list)",
+		           h->check);
 	int rc;
-	if (h->applies && (rc = check_expr(exprs, where, h->applies, h->param, err)))
+	if (h->applies && (rc = check_expr(l, jp_get(o, "applies"), h->param)))
 		return rc;
-	if ((rc = load_preds(cJSON_GetObjectItemCaseSensitive(o, "for"), 0, h, exprs, where, err)) ||
-	    (rc = load_preds(cJSON_GetObjectItemCaseSensitive(o, "against"), 1, h, exprs, where, err)))
+	if ((rc = load_preds(l, jp_get(o, "for"), 0, h)) ||
+	    (rc = load_preds(l, jp_get(o, "against"), 1, h)))
 		return rc;
 	if (h->n_preds == 0)
-		return err_set(err, TT_EPARSE, "%s: needs at least one predicate", where);
+		return bad(l, o, "needs at least one predicate");
 	return 0;
 }
 
 int catalog_load(const char *path, Store *exprs, Catalog **out, Err *err)
 {
 	*out = NULL;
-	char *text = NULL;
-	size_t len = 0;
+	Buf b;
+	buf_init(&b);
 	if (path) {
-		Buf b;
-		buf_init(&b);
 		int read_rc = buf_read_file(&b, path, 8u << 20, err);
 		if (read_rc) {
 			buf_fini(&b);
 			return read_rc;
 		}
-		len = b.len;
-		text = xstrdup(buf_str(&b));
-		buf_fini(&b);
 	} else {
-		len = tt_hypotheses_catalog_len;
-		text = xstrndup(tt_hypotheses_catalog, len);
+		buf_add(&b, tt_hypotheses_catalog, tt_hypotheses_catalog_len);
 	}
 	Catalog *c = xcalloc(1, sizeof *c);
 	c->path = xstrdup(path ? path : "built-in catalog");
-	const char *end = NULL;
-	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-	int rc = 0;
-	if (root == NULL) {
-		located(c->path, text, end ? end : cJSON_GetErrorPtr(), err);
-		rc = TT_EPARSE;
+	Ld l = {.name = c->path, .err = err, .exprs = exprs};
+	JpDoc *doc = NULL;
+	JpVal *root = NULL;
+	int rc = jp_parse(b.p ? b.p : "", b.len, c->path, 1, &doc, &root, err);
+	if (rc)
+		goto out;
+	const JpVal *ver = jp_get(root, "version"), *hs = jp_get(root, "hypotheses");
+	double v = 0;
+	if (root->type != JP_OBJ) {
+		rc = bad(&l, root, "a catalog must be a JSON object");
 		goto out;
 	}
-	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
-	const cJSON *hs = cJSON_GetObjectItemCaseSensitive(root, "hypotheses");
-	if (!cJSON_IsNumber(ver) || ver->valuedouble != 1) {
-		rc = err_set(err, TT_EPARSE, "%s: \"version\" must be 1", c->path);
+	if (jp_num(ver, &v) || v != 1) {
+		rc = bad(&l, ver ? ver : root, "\"version\" must be 1");
 		goto out;
 	}
-	if (!cJSON_IsArray(hs) || cJSON_GetArraySize(hs) == 0) {
-		rc = err_set(err, TT_EPARSE, "%s: \"hypotheses\" must be a non-empty array", c->path);
+	if (hs == NULL || hs->type != JP_ARR || hs->len == 0) {
+		rc = bad(&l, hs ? hs : root, "\"hypotheses\" must be a non-empty array");
 		goto out;
 	}
-	int i = 0;
-	const cJSON *o;
-	cJSON_ArrayForEach(o, hs) {
-		if ((rc = load_hyp(o, i++, c, exprs, err)))
-			goto out;
-	}
+	for (size_t i = 0; i < hs->len && rc == 0; i++)
+		rc = load_hyp(&l, hs->items[i], i, c);
 out:
-	cJSON_Delete(root);
-	free(text);
+	jp_free(doc);
+	buf_fini(&b);
 	if (rc) {
 		catalog_free(c);
 		return rc;

@@ -283,22 +283,21 @@ static int generate_run(Replay *r, int ri, SimRun *out, Err *err)
 	return 0;
 }
 
-static void resolve_range(const DrillRange *dr, const SimRun *runs, int *has, int64_t *from,
-                          int64_t *to)
+/* The range dr names; *has = 0 and all time when it names none. */
+static void resolve_range(const DrillRange *dr, const SimRun *runs, int *has, TimeRange *r)
 {
 	*has = 0;
+	*r = TIME_RANGE_ALL;
 	if (dr->kind == DRILL_RANGE_TIME) {
 		*has = 1;
-		*from = dr->from_ns;
-		*to = dr->to_ns;
+		*r = (TimeRange){dr->from_ns, dr->to_ns};
 	} else if (dr->kind == DRILL_RANGE_RUN) {
 		const SimRun *sr = &runs[dr->run];
 		int ph = dr->phase < sr->n_phases ? dr->phase : sr->n_phases - 1;
 		if (ph < 0)
 			return;
 		*has = 1;
-		*from = sr->phases[ph].start_ns;
-		*to = sr->phases[ph].end_ns;
+		*r = (TimeRange){sr->phases[ph].start_ns, sr->phases[ph].end_ns};
 	}
 }
 
@@ -342,9 +341,8 @@ int replay_prepare(const Drill *d, const ReplayOptions *o, Replay **out, Err *er
 	for (int i = 0; i < r->n_files && rc == 0; i++)
 		rc = index_file(r, i, err);
 	if (rc == 0) {
-		resolve_range(&d->window, runs, &r->w.has_window, &r->w.win_from, &r->w.win_to);
-		resolve_range(&d->baseline, runs, &r->w.has_baseline, &r->w.base_from,
-		              &r->w.base_to);
+		resolve_range(&d->window, runs, &r->w.has_window, &r->w.period.win);
+		resolve_range(&d->baseline, runs, &r->w.period.has_baseline, &r->w.period.base);
 	}
 	free(runs);
 	if (rc) {
@@ -354,8 +352,8 @@ int replay_prepare(const Drill *d, const ReplayOptions *o, Replay **out, Err *er
 	if (r->n_recs > 1)
 		qsort(r->recs, (size_t)r->n_recs, sizeof *r->recs, cmp_rec);
 	if (r->w.has_window) {
-		r->stream_from = r->w.win_from;
-		r->stream_to = r->w.win_to;
+		r->stream_from = r->w.period.win.from;
+		r->stream_to = r->w.period.win.to;
 	} else if (r->n_recs > 0) {
 		r->stream_from = r->recs[0].start_ns;
 		r->stream_to = r->recs[r->n_recs - 1].start_ns + 1;
@@ -392,14 +390,14 @@ static int placement(const Replay *r, int64_t t)
 {
 	if (!r->w.has_window)
 		return IN_STREAM;
-	if (t >= r->w.win_from && t < r->w.win_to)
+	if (time_range_has(r->w.period.win, t))
 		return IN_STREAM;
-	if (r->w.has_baseline) {
-		if (t >= r->w.base_from && t < r->w.base_to)
+	if (r->w.period.has_baseline) {
+		if (time_range_has(r->w.period.base, t))
 			return IN_PRELUDE;
 		return IN_SKIP;
 	}
-	return t < r->w.win_from ? IN_PRELUDE : IN_SKIP;
+	return t < r->w.period.win.from ? IN_PRELUDE : IN_SKIP;
 }
 
 /* Copies the records of file fi that want (IN_*) selects, and for
@@ -507,7 +505,7 @@ int replay_play(Replay *r, const char *db_path, Err *err)
 			rc = import_one(st, r->files[i].path, NULL, &pg.spans_added, err);
 	if (rc == 0)
 		rc = import_chunk(r, st, 0, 0, IN_PRELUDE, 0, &pg, err);
-	pg.data_to_ns = r->w.has_window ? r->w.win_from : r->stream_from;
+	pg.data_to_ns = r->w.has_window ? r->w.period.win.from : r->stream_from;
 	pg.elapsed_s = mono_s() - t0;
 	if (rc == 0 && r->o.progress)
 		r->o.progress(r->o.ctx, &pg);

@@ -27,12 +27,12 @@
 
 #include "drill.h"
 #include "err.h"
+#include "period.h"
 
 typedef struct ReplayWindows {
-	int has_window;
-	int64_t win_from, win_to;
-	int has_baseline;
-	int64_t base_from, base_to;
+	int has_window;           /* 0: the drill names no window (period.win is
+	                           * then all time) */
+	Period period;
 } ReplayWindows;
 
 typedef struct ReplayProgress {

@@ -110,11 +110,7 @@ int training_prepare(TrainingSession *s, const TrainingOptions *o, Err *err)
 		return err->code;
 	DiagnoseOptions dopt = {
 		.model = s->model,
-		.win_from = s->w.has_window ? s->w.win_from : INT64_MIN,
-		.win_to = s->w.has_window ? s->w.win_to : INT64_MAX,
-		.has_baseline = s->w.has_baseline,
-		.base_from = s->w.base_from,
-		.base_to = s->w.base_to,
+		.period = s->w.period,
 		.sheet = s->sheet,
 	};
 	/* every decision the drill offers gets the engine's verdict, so a

@@ -498,6 +498,15 @@ bad:
 
 /* ---- access --------------------------------------------------------------- */
 
+int jp_err(Err *err, const char *name, const JpVal *at, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = err_vat(err, TT_EPARSE, name, at ? at->line : 1, at ? at->col : 1, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
 JpVal *jp_get(const JpVal *o, const char *key)
 {
 	if (o == NULL || o->type != JP_OBJ)

@@ -3,6 +3,11 @@
  * importers whose errors are about content ("unit 'msec' is not known")
  * and must still point at file:line:col.
  *
+ * It is the one reader of the small JSON files people edit by hand (the
+ * endpoint model, the hypothesis catalog, drill files, observation
+ * sheets, score keys): every error about them, syntax or meaning, reads
+ * "file:line:col: message" and points at the value at fault.
+ *
  * Strict RFC 8259: one value per document, UTF-8 validated, no comments, no
  * trailing commas, raw control characters rejected inside strings, lone
  * surrogate escapes rejected; on top of that duplicate keys in one object
@@ -61,6 +66,13 @@ int jp_parse(const char *text, size_t len, const char *name, long line0, JpDoc *
              JpVal **root, Err *err);
 
 void jp_free(JpDoc *doc);    /* NULL is a no-op */
+
+/* Sets err to "name:line:col: message" at the position of at (1:1 when
+ * at is NULL) and returns TT_EPARSE: the error for a value whose content
+ * is wrong (a negative size, an unknown check, a predicate that does not
+ * compile). */
+int jp_err(Err *err, const char *name, const JpVal *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* The member key of object o (NULL when o is not an object or has none). */
 JpVal *jp_get(const JpVal *o, const char *key);

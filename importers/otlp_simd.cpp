@@ -16,6 +16,10 @@
 
 #include <simdjson.h>
 
+extern "C" {
+#include "otlp_common.h"
+}
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -38,43 +42,6 @@ struct Walk {
 			*at = (size_t)(p - base);
 	}
 };
-
-// RFC 8259 number syntax (On-Demand hands raw tokens over unchecked).
-bool json_number(const char *s, size_t n)
-{
-	size_t i = 0;
-	if (i < n && s[i] == '-')
-		i++;
-	if (i == n)
-		return false;
-	if (s[i] == '0') {
-		i++;
-	} else if (s[i] >= '1' && s[i] <= '9') {
-		while (i < n && s[i] >= '0' && s[i] <= '9')
-			i++;
-	} else {
-		return false;
-	}
-	if (i < n && s[i] == '.') {
-		i++;
-		size_t d = i;
-		while (i < n && s[i] >= '0' && s[i] <= '9')
-			i++;
-		if (i == d)
-			return false;
-	}
-	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		i++;
-		if (i < n && (s[i] == '+' || s[i] == '-'))
-			i++;
-		size_t d = i;
-		while (i < n && s[i] >= '0' && s[i] <= '9')
-			i++;
-		if (i == d)
-			return false;
-	}
-	return i == n;
-}
 
 int hexval(char c)
 {
@@ -305,7 +272,8 @@ int number_token(Walk &w, std::string_view tok)
 	while (n && (tok[n - 1] == ' ' || tok[n - 1] == '\t' || tok[n - 1] == '\n' ||
 	             tok[n - 1] == '\r'))
 		n--;
-	if (!json_number(tok.data(), n))
+	// RFC 8259 number syntax: On-Demand hands raw tokens over unchecked
+	if (!otlp_is_json_number(tok.data(), n))
 		return -1;
 	w.mark(tok.data());
 	w.called = true;

@@ -46,7 +46,6 @@
 #include "formats.h"
 
 #include <errno.h>
-#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -54,6 +53,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "jpos.h"
 #include "store.h"
 
 #define PROM_MAX_LINE (1u << 20)
@@ -164,20 +164,6 @@ static int eq_nocase(const char *s, size_t n, const char *lit)
 	return 1;
 }
 
-/* strtod in the C locale, whatever the process locale is (the CLI may set
- * one for the terminal). s must already be syntactically checked. */
-static double c_strtod(const char *s)
-{
-	static locale_t cloc;
-	if (cloc == (locale_t)0)
-		cloc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-	locale_t old = cloc ? uselocale(cloc) : (locale_t)0;
-	double v = strtod(s, NULL);
-	if (cloc)
-		uselocale(old);
-	return v;
-}
-
 /* Offset of the first invalid UTF-8 byte of s, or n when valid. Rejects
  * overlong forms, surrogates and code points above U+10FFFF. */
 static size_t utf8_check(const unsigned char *s, size_t n)
@@ -273,7 +259,7 @@ static int to_double(const char *s, size_t n, double *out)
 	char *p = n < sizeof tmp ? tmp : xmalloc(n + 1);
 	memcpy(p, s, n);
 	p[n] = '\0';
-	double v = c_strtod(p);
+	double v = jp_strtod(p); /* the C locale, whatever the process has */
 	if (p != tmp)
 		free(p);
 	if (isinf(v))

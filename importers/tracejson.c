@@ -167,8 +167,8 @@ static void scan_to(TjReader *r, size_t upto)
 		if (c == '\n') {
 			r->line++;
 			r->col = 1;
-		} else if ((c & 0xC0) != 0x80) {
-			r->col++;
+		} else {
+			r->col++; /* bytes, as everywhere (err.h) */
 		}
 	}
 }

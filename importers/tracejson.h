@@ -19,8 +19,8 @@
  * would pass TJ_RECORD_MAX bytes, or one string longer than TJ_TOKEN_MAX,
  * is refused with a located error.
  *
- * Positions: lines and columns are 1-based; columns count characters
- * (UTF-8 sequences), not bytes. Strings are validated as UTF-8 by yajl;
+ * Positions: lines and columns are 1-based; columns count bytes, as
+ * everywhere (err.h). Strings are validated as UTF-8 by yajl;
  * strings holding U+0000 are refused (every consumer uses C strings).
  */
 #ifndef TT_TRACEJSON_H

@@ -133,11 +133,7 @@ void app_init(TuiApp *app, const TuiOptions *opt)
 	app->evidence = opt->evidence;
 	app->evidence_pending = opt->evidence_pending;
 	app->evidence_ctx = opt->evidence_ctx;
-	app->win_from = opt->win_from;
-	app->win_to = opt->win_to;
-	app->has_baseline = opt->has_baseline;
-	app->base_from = opt->base_from;
-	app->base_to = opt->base_to;
+	app->period = opt->period;
 	app->wclass = opt->wclass ? xstrdup(opt->wclass) : NULL;
 	app->skew = opt->skew;
 	app->opt_gen = 1;
@@ -170,11 +166,7 @@ void app_fini(TuiApp *app)
 void app_options(const TuiApp *app, AnalysisOptions *out)
 {
 	memset(out, 0, sizeof *out);
-	out->win_from = app->win_from;
-	out->win_to = app->win_to;
-	out->has_baseline = app->has_baseline;
-	out->base_from = app->base_from;
-	out->base_to = app->base_to;
+	out->period = app->period;
 	out->wclass = app->wclass;
 	out->model = app->model;
 	out->skew = app->skew;
@@ -196,7 +188,7 @@ void app_set_analysis(TuiApp *app, Analysis *a, unsigned gen)
 	app->a_gen = gen;
 	if (a == NULL)
 		return;
-	if (app->win_to == INT64_MAX && a->pop[POP_WINDOW].to_ns > app->data_end_ns)
+	if (app->period.win.to == INT64_MAX && a->pop[POP_WINDOW].to_ns > app->data_end_ns)
 		app->data_end_ns = a->pop[POP_WINDOW].to_ns;
 	int found = -1;
 	if (app->sel_key) {
@@ -321,8 +313,8 @@ static int parse_relative(const char *s, int64_t *ns)
 /* Current window bounds with open ends resolved from the data. */
 static void window_bounds(const TuiApp *app, int64_t *from, int64_t *to)
 {
-	*from = app->win_from;
-	*to = app->win_to;
+	*from = app->period.win.from;
+	*to = app->period.win.to;
 	if (app->a) {
 		if (*from == INT64_MIN)
 			*from = app->a->pop[POP_WINDOW].from_ns;
@@ -385,11 +377,11 @@ static int prompt_apply(TuiApp *app)
 			app_set_status(app, 1, "window: %s", err.msg);
 			return REACT_REDRAW;
 		}
-		app->win_from = from;
-		app->win_to = to;
+		app->period.win.from = from;
+		app->period.win.to = to;
 	} else {
 		if (strcmp(text, "none") == 0 || text[0] == '\0') {
-			app->has_baseline = 0;
+			app->period.has_baseline = 0;
 		} else if (strcmp(text, "before") == 0 || strcmp(text, "prev") == 0) {
 			int64_t wf, wt;
 			window_bounds(app, &wf, &wt);
@@ -397,16 +389,15 @@ static int prompt_apply(TuiApp *app)
 				app_set_status(app, 1, "baseline: window bounds not known yet");
 				return REACT_REDRAW;
 			}
-			app->has_baseline = 1;
-			app->base_from = wf - (wt - wf);
-			app->base_to = wf;
+			app->period.has_baseline = 1;
+			app->period.base = time_range_before((TimeRange){wf, wt});
 		} else if (time_parse_range(text, &from, &to, &err)) {
 			app_set_status(app, 1, "baseline: %s", err.msg);
 			return REACT_REDRAW;
 		} else {
-			app->has_baseline = 1;
-			app->base_from = from;
-			app->base_to = to;
+			app->period.has_baseline = 1;
+			app->period.base.from = from;
+			app->period.base.to = to;
 		}
 	}
 	p->kind = PROMPT_NONE;

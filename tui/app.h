@@ -20,6 +20,7 @@
 #include "analysis.h"
 #include "canvas.h"
 #include "keymap.h"
+#include "period.h"
 #include "tui.h"
 
 enum {
@@ -63,9 +64,7 @@ typedef struct TuiApp {
 	const char *model_out;        /* file the write-model key writes */
 
 	/* analysis options the user asked for */
-	int64_t win_from, win_to;
-	int has_baseline;
-	int64_t base_from, base_to;
+	Period period;           /* window and baseline */
 	char *wclass;            /* owned; NULL: all classes */
 	SkewTolerance skew;      /* sibling skew tolerance (zero: the default) */
 	unsigned opt_gen;        /* bumped whenever the options change */

@@ -104,7 +104,7 @@ static void draw_pop_row(const TuiApp *app, Canvas *cv, int y, int p)
 	const Analysis *a = app->a;
 	const char *name = p == POP_WINDOW ? "window   " : "baseline ";
 	int x = x_text(cv, 0, y, ROLE_HEADING, name);
-	if (p == POP_BASELINE && !app->has_baseline) {
+	if (p == POP_BASELINE && !app->period.has_baseline) {
 		x_text(cv, x, y, ROLE_DIM, "none (b sets one, e.g. 'before')");
 		return;
 	}
@@ -121,7 +121,7 @@ static void draw_pop_row(const TuiApp *app, Canvas *cv, int y, int p)
 	fmt_range(rng, sizeof rng, s->from_ns, s->to_ns);
 	fmt_dur(dur, sizeof dur, s->to_ns - s->from_ns);
 	fmt_count(req, sizeof req, s->requests);
-	int open = p == POP_WINDOW && (app->win_from == INT64_MIN || app->win_to == INT64_MAX);
+	int open = p == POP_WINDOW && time_range_open(app->period.win);
 	snprintf(buf, sizeof buf, "%s (%s%s)  %s req  %.1f/s", rng, dur, open ? ", open" : "", req,
 	         s->rate_rps);
 	x = x_text(cv, x, y, ROLE_NORMAL, buf);

@@ -18,6 +18,7 @@
 #include "analysis.h"
 #include "err.h"
 #include "model.h"
+#include "period.h"
 
 /* Supplies an evidence value (DESIGN.md names such as "ingress.p99_ms",
  * "pool.profile.occupancy") for the budget line of the header. Returns 1
@@ -34,9 +35,7 @@ typedef int (*TuiEvidenceFn)(void *ctx, const Analysis *a, const char *name, dou
 typedef struct TuiOptions {
 	const char *db_path;        /* required */
 	const Model *model;         /* borrowed for the whole run; NULL: none */
-	int64_t win_from, win_to;   /* window; INT64_MIN / INT64_MAX: open */
-	int has_baseline;
-	int64_t base_from, base_to;
+	Period period;              /* window (open sides: all data) and baseline */
 	const char *wclass;         /* only this workload class, NULL: all */
 	SkewTolerance skew;         /* sibling skew tolerance; zero: the default */
 	int refresh_ms;             /* live tick; <= 0 means 1000 */

@@ -32,7 +32,7 @@ static Fx *fx_new(const TSpanSpec *sp, int n)
 
 static void fx_run(Fx *f, const AnalysisOptions *opt)
 {
-	AnalysisOptions all = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	AnalysisOptions all = {.period.win = TIME_RANGE_ALL};
 	Err err = {0};
 	analysis_free(f->a);
 	f->a = NULL;
@@ -343,8 +343,8 @@ static void test_classes_and_windows(void **state)
 		                      i % 2 ? "heavy" : "light", 0};
 	}
 	Fx *f = fx_new(sp, n);
-	AnalysisOptions o = {.win_from = T0 + MS(3600000), .win_to = T0 + MS(3700000),
-	                     .has_baseline = 1, .base_from = T0, .base_to = T0 + MS(100000)};
+	AnalysisOptions o = {.period.win = {T0 + MS(3600000), T0 + MS(3700000)},
+	                     .period.has_baseline = 1, .period.base = {T0, T0 + MS(100000)}};
 	fx_run(f, &o);
 	const Analysis *a = f->a;
 	assert_int_equal(a->pop[0].requests, 10);
@@ -411,7 +411,7 @@ static void test_incremental_update(void **state)
 		{"i3", "sa", "ca", "a", "Get", S, 2012, 2028, NULL, 0},
 	};
 	Fx *f = fx_new(first, 5);
-	AnalysisOptions all = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	AnalysisOptions all = {.period.win = TIME_RANGE_ALL};
 	AnalysisState *s = analysis_state_new(&all);
 	Err err = {0};
 	assert_int_equal(analysis_state_update(s, f->st, &err), 0);

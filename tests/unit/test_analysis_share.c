@@ -46,7 +46,7 @@ typedef struct Gen {
 	SimRun run;
 	SimWorld world;
 	SimParams p;
-	int64_t base_from, base_to, win_from, win_to;
+	Period period; /* the incident and baseline phases (has_baseline unset) */
 } Gen;
 
 static const char *const SETS[] = {
@@ -89,12 +89,12 @@ static void gen(Gen *g)
 	for (int i = 0; i < g->run.n_phases; i++) {
 		const SimPhaseInfo *ph = &g->run.phases[i];
 		if (strcmp(ph->name, "incident") == 0) {
-			g->win_from = ph->start_ns;
-			g->win_to = ph->end_ns;
+			g->period.win.from = ph->start_ns;
+			g->period.win.to = ph->end_ns;
 			found |= 1;
 		} else {
-			g->base_from = ph->start_ns;
-			g->base_to = ph->end_ns;
+			g->period.base.from = ph->start_ns;
+			g->period.base.to = ph->end_ns;
 			found |= 2;
 		}
 	}
@@ -178,9 +178,7 @@ static void same_evidence(const Evidence *x, const Evidence *y)
 static void evidence_both_ways(Gen *g, const Model *m, const EvidenceOptions *eo, int expect_base)
 {
 	Err err = {0};
-	AnalysisOptions ao = {.win_from = eo->win_from, .win_to = eo->win_to,
-	                      .has_baseline = eo->has_baseline, .base_from = eo->base_from,
-	                      .base_to = eo->base_to, .model = m, .skew = eo->skew};
+	AnalysisOptions ao = {.period = eo->period, .model = m, .skew = eo->skew};
 	Analysis *a = NULL;
 	if (analysis_run(g->st, &ao, &a, &err))
 		fail_msg("%s", err.msg);
@@ -204,11 +202,11 @@ static void test_evidence_borrowed_equals_computed(void **state)
 	Model *m = load_model();
 	Gen g;
 	gen(&g);
-	EvidenceOptions eo = {.model = m, .win_from = g.win_from, .win_to = g.win_to,
-	                      .has_baseline = 1, .base_from = g.base_from, .base_to = g.base_to};
+	EvidenceOptions eo = {.model = m, .period.win = g.period.win,
+	                      .period.has_baseline = 1, .period.base = g.period.base};
 	evidence_both_ways(&g, m, &eo, 1);
 	/* the dashboard's default: all data, no baseline, a skew tolerance set */
-	EvidenceOptions open = {.model = m, .win_from = INT64_MIN, .win_to = INT64_MAX,
+	EvidenceOptions open = {.model = m, .period.win = TIME_RANGE_ALL,
 	                        .skew = {.set = 1, .abs_ns = 200000, .frac = 0.02}};
 	evidence_both_ways(&g, m, &open, 0);
 	/* without a model */
@@ -220,24 +218,6 @@ static void test_evidence_borrowed_equals_computed(void **state)
 }
 
 /* ---- the background diagnosis ---------------------------------------------- */
-
-/* The key cli/board.c builds from the analysis on screen. */
-static DxLiveKey key_of(const Analysis *a)
-{
-	DxLiveKey k;
-	memset(&k, 0, sizeof k);
-	k.win_from = a->pop[POP_WINDOW].from_ns;
-	k.win_to = a->pop[POP_WINDOW].to_ns;
-	k.open_from = a->pop[POP_WINDOW].open_from;
-	k.open_to = a->pop[POP_WINDOW].open_to;
-	k.has_baseline = a->pop[POP_BASELINE].present;
-	if (k.has_baseline) {
-		k.base_from = a->pop[POP_BASELINE].from_ns;
-		k.base_to = a->pop[POP_BASELINE].to_ns;
-	}
-	k.data_version = a->data_version;
-	return k;
-}
 
 /* Asks l for k with a and waits for that very diagnosis. */
 static const Diagnosis *wait_for(DxLive *l, const DxLiveKey *k, const Analysis *a)
@@ -277,12 +257,12 @@ static void test_dx_live_reuses_the_callers_analysis(void **state)
 	gen(&g);
 	Err err = {0};
 	/* what the dashboard holds: its window and baseline, all classes */
-	AnalysisOptions ao = {.win_from = g.win_from, .win_to = g.win_to, .has_baseline = 1,
-	                      .base_from = g.base_from, .base_to = g.base_to, .model = m};
+	AnalysisOptions ao = {.period.win = g.period.win, .period.has_baseline = 1,
+	                      .period.base = g.period.base, .model = m};
 	Analysis *a = NULL;
 	if (analysis_run(g.st, &ao, &a, &err))
 		fail_msg("%s", err.msg);
-	DxLiveKey k = key_of(a);
+	DxLiveKey k = dx_live_key(a);
 
 	DxLive *l = NULL;
 	if (dx_live_open(g.db, m, &l, &err))
@@ -300,8 +280,8 @@ static void test_dx_live_reuses_the_callers_analysis(void **state)
 	assert_int_equal(computed, 0);
 
 	/* the same diagnosis computed from scratch */
-	DiagnoseOptions o = {.model = m, .win_from = g.win_from, .win_to = g.win_to,
-	                     .has_baseline = 1, .base_from = g.base_from, .base_to = g.base_to};
+	DiagnoseOptions o = {.model = m, .period.win = g.period.win,
+	                     .period.has_baseline = 1, .period.base = g.period.base};
 	Diagnosis *ref = NULL;
 	if (diagnose_run(g.st, &o, &ref, &err))
 		fail_msg("%s", err.msg);
@@ -311,13 +291,13 @@ static void test_dx_live_reuses_the_callers_analysis(void **state)
 
 	/* one class on screen: the diagnosis (of all classes) computes its own */
 	AnalysisOptions one = ao;
-	one.has_baseline = 0;
+	one.period.has_baseline = 0;
 	one.wclass = "standard";
 	Analysis *c = NULL;
 	if (analysis_run(g.st, &one, &c, &err))
 		fail_msg("%s", err.msg);
-	DxLiveKey kc = key_of(c);
-	assert_int_equal(kc.has_baseline, 0);
+	DxLiveKey kc = dx_live_key(c);
+	assert_int_equal(kc.period.has_baseline, 0);
 	wait_for(l, &kc, c);
 	dx_live_counts(l, &reused, &computed);
 	assert_int_equal(reused, 1);
@@ -329,11 +309,11 @@ static void test_dx_live_reuses_the_callers_analysis(void **state)
 	dx_live_set_skew(l, &wide);
 	Analysis *b = NULL;
 	AnalysisOptions nob = ao;
-	nob.has_baseline = 0;
-	nob.win_from = INT64_MIN;
+	nob.period.has_baseline = 0;
+	nob.period.win.from = INT64_MIN;
 	if (analysis_run(g.st, &nob, &b, &err))
 		fail_msg("%s", err.msg);
-	DxLiveKey kb = key_of(b);
+	DxLiveKey kb = dx_live_key(b);
 	wait_for(l, &kb, b);
 	dx_live_counts(l, &reused, &computed);
 	assert_int_equal(reused, 1);
@@ -341,10 +321,10 @@ static void test_dx_live_reuses_the_callers_analysis(void **state)
 	/* and the same tolerance both sides, the window open at the start: reused */
 	Analysis *b2 = NULL;
 	nob.skew = wide;
-	nob.win_to = g.base_to; /* another window, so a new request */
+	nob.period.win.to = g.period.base.to; /* another window, so a new request */
 	if (analysis_run(g.st, &nob, &b2, &err))
 		fail_msg("%s", err.msg);
-	DxLiveKey kb2 = key_of(b2);
+	DxLiveKey kb2 = dx_live_key(b2);
 	assert_int_equal(kb2.open_from, 1);
 	wait_for(l, &kb2, b2);
 	dx_live_counts(l, &reused, &computed);
@@ -353,11 +333,11 @@ static void test_dx_live_reuses_the_callers_analysis(void **state)
 	/* closed with a request (and its analysis) possibly not started yet:
 	 * the DxLive lets go of it (ASan's leak check) */
 	Analysis *b3 = NULL;
-	nob.win_from = g.win_from;
-	nob.win_to = g.win_to;
+	nob.period.win.from = g.period.win.from;
+	nob.period.win.to = g.period.win.to;
 	if (analysis_run(g.st, &nob, &b3, &err))
 		fail_msg("%s", err.msg);
-	DxLiveKey kb3 = key_of(b3);
+	DxLiveKey kb3 = dx_live_key(b3);
 	dx_live_get(l, &kb3, b3, NULL);
 	analysis_free(b3);
 	analysis_free(b);
@@ -376,8 +356,8 @@ static void test_ref_and_answers(void **state)
 	Gen g;
 	gen(&g);
 	Err err = {0};
-	AnalysisOptions ao = {.win_from = INT64_MIN, .win_to = g.win_to, .has_baseline = 1,
-	                      .base_from = g.base_from, .base_to = g.base_to, .model = m,
+	AnalysisOptions ao = {.period.win = {INT64_MIN, g.period.win.to}, .period.has_baseline = 1,
+	                      .period.base = g.period.base, .model = m,
 	                      .wclass = "standard"};
 	Analysis *a = NULL;
 	if (analysis_run(g.st, &ao, &a, &err))
@@ -404,13 +384,13 @@ static void test_ref_and_answers(void **state)
 	o.model = NULL;
 	assert_false(analysis_answers(h2, &o));
 	o = ao;
-	o.win_from = h2->pop[POP_WINDOW].from_ns;  /* closed at the same data bound */
+	o.period.win.from = h2->pop[POP_WINDOW].from_ns;  /* closed at the same data bound */
 	assert_false(analysis_answers(h2, &o));
 	o = ao;
-	o.base_to++;
+	o.period.base.to++;
 	assert_false(analysis_answers(h2, &o));
 	o = ao;
-	o.has_baseline = 0;
+	o.period.has_baseline = 0;
 	assert_false(analysis_answers(h2, &o));
 	assert_false(analysis_answers(NULL, &ao));
 	analysis_free(h2);

@@ -112,7 +112,7 @@ static void test_fixture_exact(void **state)
 	}
 	Model *m = NULL;
 	assert_int_equal(model_load(FX "mini.model.json", &m, &err), 0);
-	CheckOptions o = {.model = m, .win_from = W0, .win_to = W1};
+	CheckOptions o = {.model = m, .period.win = {W0, W1}};
 
 	CheckTable *t = run(st, "client-vs-server", &o);
 	int db = row_of(t, "db");
@@ -155,11 +155,53 @@ static void test_fixture_exact(void **state)
 	check_table_free(t);
 
 	/* a window without requests is an error, not an empty table */
-	CheckOptions empty = {.model = m, .win_from = W0 - 7200000000000LL, .win_to = W0 - 3600000000000LL};
+	CheckOptions empty = {.model = m, .period.win = {W0 - 7200000000000LL, W0 - 3600000000000LL}};
 	assert_int_equal(check_run(st, "late-work", &empty, &t, &err), TT_ENOTFOUND);
 
 	store_close(st);
 	rm_db(path);
+	model_free(m);
+}
+
+/* Data whose spans name no host (no host.name on any resource): the
+ * host-concentration check has no index to give and says "n/a", not the
+ * "nan" of a 0/0. */
+static void test_no_hosts(void **state)
+{
+	(void)state;
+	char path[128], json[160];
+	tmp_db_path(path, sizeof path);
+	snprintf(json, sizeof json, "%s.otlp.json", path);
+	Buf b;
+	buf_init(&b);
+	Err err = {0};
+	assert_int_equal(buf_read_file(&b, FX "requests.otlp.json", 1 << 20, &err), 0);
+	for (char *h = strstr(b.p, "\"host.name\""); h; h = strstr(h, "\"host.name\""))
+		memcpy(h, "\"host.nope\"", 11);
+	FILE *f = fopen(json, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b.p, 1, b.len, f), b.len);
+	fclose(f);
+	buf_fini(&b);
+
+	Store *st = NULL;
+	assert_int_equal(store_open(path, 0, &st, &err), 0);
+	ImportResult res;
+	ImportOptions io = {0};
+	if (import_file(st, json, &io, &res, &err))
+		fail_msg("%s", err.msg);
+	Model *m = NULL;
+	assert_int_equal(model_load(FX "mini.model.json", &m, &err), 0);
+	CheckOptions o = {.model = m, .period.win = {W0, W1}};
+	CheckTable *t = run(st, "host-concentration", &o);
+	assert_int_equal(t->n_rows, 0);
+	assert_non_null(strstr(t->note, "concentration index n/a window, n/a baseline"));
+	assert_non_null(strstr(t->note, "tail: none"));
+	assert_null(strstr(t->note, "nan"));
+	check_table_free(t);
+	store_close(st);
+	rm_db(path);
+	unlink(json);
 	model_free(m);
 }
 
@@ -201,8 +243,8 @@ static void test_simulated(void **state)
 	assert_int_equal(model_load("../models/mercury-home.model.json", &m, &err), 0);
 	const SimPhaseInfo *inc = &runinfo.phases[1], *base = &runinfo.phases[0];
 	assert_string_equal(inc->name, "incident");
-	CheckOptions o = {.model = m, .win_from = inc->start_ns, .win_to = inc->end_ns,
-	                  .has_baseline = 1, .base_from = base->start_ns, .base_to = base->end_ns};
+	CheckOptions o = {.model = m, .period.win = {inc->start_ns, inc->end_ns},
+	                  .period.has_baseline = 1, .period.base = {base->start_ns, base->end_ns}};
 
 	/* the hot host leads by lift */
 	SimWorld w;
@@ -256,8 +298,8 @@ static void test_simulated(void **state)
 
 	/* every check the catalog names runs on this data */
 	Diagnosis *d = NULL;
-	DiagnoseOptions dopt = {.model = m, .win_from = o.win_from, .win_to = o.win_to,
-	                        .has_baseline = 1, .base_from = o.base_from, .base_to = o.base_to};
+	DiagnoseOptions dopt = {.model = m, .period.win = o.period.win,
+	                        .period.has_baseline = 1, .period.base = o.period.base};
 	assert_int_equal(diagnose_run(st, &dopt, &d, &err), 0);
 	for (int i = 0; i < d->n_hyp; i++) {
 		CheckOptions co = o;
@@ -283,6 +325,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_fixture_exact),
+		cmocka_unit_test(test_no_hosts),
 		cmocka_unit_test(test_simulated),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,7 +39,7 @@ static Fx *fx_new(const TSpanSpec *sp, int n)
 
 static void fx_run(Fx *f, const SkewTolerance *skew)
 {
-	AnalysisOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	AnalysisOptions o = {.period.win = TIME_RANGE_ALL};
 	if (skew)
 		o.skew = *skew;
 	Err err = {0};

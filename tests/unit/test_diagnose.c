@@ -131,8 +131,8 @@ static Diagnosis *diagnose_gen(Gen *g, const Model *m)
 	assert_non_null(base);
 	assert_non_null(inc);
 	DiagnoseOptions o = {
-	    .model = m, .win_from = inc->start_ns, .win_to = inc->end_ns, .has_baseline = 1,
-	    .base_from = base->start_ns, .base_to = base->end_ns,
+	    .model = m, .period.win = {inc->start_ns, inc->end_ns}, .period.has_baseline = 1,
+	    .period.base = {base->start_ns, base->end_ns},
 	};
 	Diagnosis *d = NULL;
 	Err err = {0};
@@ -304,7 +304,7 @@ static void test_matched_peak_sheet(void **state)
 	Err err = {0};
 	if (sheet_load(SHEET_PATH, &sh, &err))
 		fail_msg("%s", err.msg);
-	DiagnoseOptions o = {.model = m, .win_from = INT64_MIN, .win_to = INT64_MAX, .sheet = sh};
+	DiagnoseOptions o = {.model = m, .period.win = TIME_RANGE_ALL, .sheet = sh};
 	Diagnosis *d = NULL;
 	if (diagnose_run(NULL, &o, &d, &err))
 		fail_msg("%s", err.msg);
@@ -402,7 +402,7 @@ static void test_sheet_without_model(void **state)
 	Sheet *sh = NULL;
 	Err err = {0};
 	assert_int_equal(sheet_load(SHEET_PATH, &sh, &err), 0);
-	DiagnoseOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX, .sheet = sh};
+	DiagnoseOptions o = {.period.win = TIME_RANGE_ALL, .sheet = sh};
 	Diagnosis *d = NULL;
 	assert_int_equal(diagnose_run(NULL, &o, &d, &err), 0);
 	assert_string_equal(d->hyp[0].id, "client-pool-wait");
@@ -430,7 +430,7 @@ static void test_decide_by_name(void **state)
 	assert_int_equal(model_load(MODEL_PATH, &m, &err), 0);
 	const char *decide[] = {"degrade:inventory", "degrade:no-such-node", "my-own-step:inventory",
 	                        NULL};
-	DiagnoseOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX, .sheet = sh, .model = m,
+	DiagnoseOptions o = {.period.win = TIME_RANGE_ALL, .sheet = sh, .model = m,
 	                     .decide = decide};
 	Diagnosis *d = NULL;
 	assert_int_equal(diagnose_run(NULL, &o, &d, &err), 0);
@@ -473,7 +473,7 @@ static void test_decide_by_name(void **state)
 static void test_needs_input(void **state)
 {
 	(void)state;
-	DiagnoseOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	DiagnoseOptions o = {.period.win = TIME_RANGE_ALL};
 	Diagnosis *d = NULL;
 	Err err = {0};
 	assert_int_equal(diagnose_run(NULL, &o, &d, &err), TT_EINVAL);
@@ -490,7 +490,9 @@ static void write_file(const char *path, const char *text)
 	fclose(f);
 }
 
-static void expect_catalog_error(const char *text, const char *needle)
+/* Loads text as a catalog file, which must fail; the message, with the
+ * file's temporary name replaced by "cat.json", goes to msg. */
+static void catalog_error(const char *text, char *msg, size_t sz)
 {
 	char path[] = "/tmp/tt_test_catalog_XXXXXX";
 	int fd = mkstemp(path);
@@ -500,8 +502,19 @@ static void expect_catalog_error(const char *text, const char *needle)
 	Err err = {0};
 	char **ids = diagnose_catalog_ids(path, &err);
 	unlink(path);
-	if (ids != NULL || strstr(err.msg, needle) == NULL)
-		fail_msg("catalog error '%s' does not contain '%s'", err.msg, needle);
+	assert_null(ids);
+	size_t n = strlen(path);
+	if (strncmp(err.msg, path, n) != 0)
+		fail_msg("'%s' does not start with the file's name", err.msg);
+	snprintf(msg, sz, "cat.json%s", err.msg + n);
+}
+
+static void expect_catalog_error(const char *text, const char *needle)
+{
+	char msg[600];
+	catalog_error(text, msg, sizeof msg);
+	if (strstr(msg, needle) == NULL)
+		fail_msg("catalog error '%s' does not contain '%s'", msg, needle);
 }
 
 #define HYP(extra) \
@@ -532,6 +545,53 @@ static void test_catalog_reasons(void **state)
 		}
 	catalog_free(c);
 	store_close(exprs);
+}
+
+/* The whole message of loading text as a catalog file. */
+static void expect_catalog_message(const char *text, const char *want)
+{
+	char msg[600];
+	catalog_error(text, msg, sizeof msg);
+	assert_string_equal(msg, want);
+}
+
+/* Errors of meaning in the catalog point at the value at fault, like
+ * syntax errors do: file:line:col, then the entry. */
+static void test_catalog_error_positions(void **state)
+{
+	(void)state;
+	const char *head = "{\n"
+	                   "  \"version\": 1,\n"
+	                   "  \"hypotheses\": [\n"
+	                   "    {\"id\": \"h\", \"title\": \"t\", \"mechanism\": \"m\", \"blames\": \"{root}\",\n"
+	                   "     \"check\": {\"name\": \"late-work\"},\n"
+	                   "     \"for\": [\n";
+	char text[1024];
+	/* a predicate that does not compile: at its expression (line 8) */
+	snprintf(text, sizeof text, "%s%s", head,
+	         "       {\"text\": \"a\", \"expr\": \"1\", \"weight\": 1},\n"
+	         "       {\"text\": \"b\", \"expr\": \"ev('x') >\", \"weight\": 1}]}]}\n");
+	expect_catalog_message(text, "cat.json:8:30: hypotheses[0] (h).for[1]: expression "
+	                             "'ev('x') >': near \")\": syntax error");
+	/* a weight out of range: at the weight */
+	snprintf(text, sizeof text, "%s%s", head,
+	         "       {\"text\": \"a\", \"expr\": \"1\", \"weight\": 101}]}]}\n");
+	expect_catalog_message(text, "cat.json:7:45: hypotheses[0] (h).for[0]: \"weight\" must be a "
+	                             "number in (0, 100]");
+	/* an unknown check: at its name (line 5) */
+	char *cat = strdup(head);
+	char *lw = strstr(cat, "late-work");
+	memcpy(lw, "late-wark", 9);
+	snprintf(text, sizeof text, "%s%s", cat, "       {\"text\": \"a\", \"expr\": \"1\", \"weight\": 1}]}]}\n");
+	free(cat);
+	expect_catalog_message(text, "cat.json:5:24: hypotheses[0] (h): check: unknown check "
+	                             "'late-wark' (tailtriage check --list)");
+	/* the version: at its value */
+	expect_catalog_message("{\"version\": 2,\n \"hypotheses\": []}",
+	                       "cat.json:1:13: \"version\" must be 1");
+	/* a syntax error, where it is */
+	expect_catalog_message("{\"version\":1,\n  \"hypotheses\": [ oops ]}",
+	                       "cat.json:2:19: unexpected character 'o'");
 }
 
 static void test_catalog_errors(void **state)
@@ -634,6 +694,7 @@ int main(void)
 		cmocka_unit_test(test_expr_sandbox),
 		cmocka_unit_test(test_catalog_reasons),
 		cmocka_unit_test(test_catalog_errors),
+		cmocka_unit_test(test_catalog_error_positions),
 		cmocka_unit_test(test_needs_input),
 		cmocka_unit_test(test_matched_peak_sheet),
 		cmocka_unit_test(test_sheet_without_model),

@@ -179,8 +179,8 @@ static void test_catalog_replays_and_scores_key(void **state)
 			ReplayWindows w;
 			replay_windows(r, &w);
 			assert_true(w.has_window);
-			assert_true(w.has_baseline);
-			assert_true(w.win_to > w.win_from);
+			assert_true(w.period.has_baseline);
+			assert_true(w.period.win.to > w.period.win.from);
 			assert_true(replay_slices(r) >= 2);
 			if (replay_play(r, db, &err))
 				fail_msg("%s: %s", d->id, err.msg);
@@ -199,9 +199,8 @@ static void test_catalog_replays_and_scores_key(void **state)
 			if (d->sheet_path)
 				assert_int_equal(sheet_load(d->sheet_path, &sh, &err), 0);
 			const char **decide = drill_engine_decisions(d);
-			DiagnoseOptions o = {.model = m, .win_from = w.win_from, .win_to = w.win_to,
-			                     .has_baseline = 1, .base_from = w.base_from,
-			                     .base_to = w.base_to, .sheet = sh, .decide = decide};
+			DiagnoseOptions o = {.model = m, .period.win = w.period.win, .period.has_baseline = 1,
+			                     .period.base = w.period.base, .sheet = sh, .decide = decide};
 			if (diagnose_run(st, &o, &dx, &err))
 				fail_msg("%s: %s", d->id, err.msg);
 			store_close(st);

@@ -80,7 +80,7 @@ static void test_requests_and_metrics(void **state)
 	char path[128];
 	Store *st = fixture_store(path, sizeof path);
 	Model *m = mini_model();
-	EvidenceOptions o = {.model = m, .win_from = W0, .win_to = W1};
+	EvidenceOptions o = {.model = m, .period.win = {W0, W1}};
 	Evidence *e = NULL;
 	Err err = {0};
 	if (evidence_compute(st, &o, &e, &err))
@@ -196,7 +196,7 @@ static void test_empty_window(void **state)
 	char path[128];
 	Store *st = fixture_store(path, sizeof path);
 	Model *m = mini_model();
-	EvidenceOptions o = {.model = m, .win_from = W0 - 7200000000000LL, .win_to = W0 - 3600000000000LL};
+	EvidenceOptions o = {.model = m, .period.win = {W0 - 7200000000000LL, W0 - 3600000000000LL}};
 	Evidence *e = NULL;
 	Err err = {0};
 	assert_int_equal(evidence_compute(st, &o, &e, &err), 0);
@@ -255,7 +255,7 @@ static void test_named_metrics(void **state)
 			fail_msg("%s", err.msg);
 	}
 	Model *m = mini_model();
-	EvidenceOptions o = {.model = m, .win_from = W0, .win_to = W1};
+	EvidenceOptions o = {.model = m, .period.win = {W0, W1}};
 	Evidence *e = NULL;
 	assert_int_equal(evidence_compute(st, &o, &e, &err), 0);
 	near(val(e, "late_work.ratio"), 0.04, "late work gauge");

@@ -66,8 +66,8 @@ static Analysis *analyse(Store *st, Model **m)
 {
 	Err err = {0};
 	assert_int_equal(model_parse("model.json", model_text, strlen(model_text), m, &err), 0);
-	AnalysisOptions o = {.win_from = T0 + MS(3600000), .win_to = T0 + MS(3700000),
-	                     .has_baseline = 1, .base_from = T0, .base_to = T0 + MS(100000),
+	AnalysisOptions o = {.period.win = {T0 + MS(3600000), T0 + MS(3700000)},
+	                     .period.has_baseline = 1, .period.base = {T0, T0 + MS(100000)},
 	                     .model = *m};
 	Analysis *a = NULL;
 	assert_int_equal(analysis_run(st, &o, &a, &err), 0);
@@ -199,7 +199,7 @@ static void test_hostile_names(void **state)
 		{"h1", "s", "c", "svc\x07", "Get", SPAN_KIND_SERVER, 10, 30, NULL, 0},
 	};
 	assert_int_equal(add_spans(st, sp, 3, T0), 0);
-	AnalysisOptions o = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	AnalysisOptions o = {.period.win = TIME_RANGE_ALL};
 	Analysis *a = NULL;
 	assert_int_equal(analysis_run(st, &o, &a, &err), 0);
 	Buf out;

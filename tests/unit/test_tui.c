@@ -47,11 +47,11 @@ static Env *env_new(int with_model, int with_baseline, int w, int h, int ascii)
 	memset(&o, 0, sizeof o);
 	o.db_path = e->path;
 	o.model = e->model;
-	o.win_from = FX_WIN_FROM;
-	o.win_to = FX_WIN_FROM + (int64_t)600 * 1000000000;
-	o.has_baseline = with_baseline;
-	o.base_from = FX_BASE_FROM;
-	o.base_to = FX_WIN_FROM;
+	o.period.win.from = FX_WIN_FROM;
+	o.period.win.to = FX_WIN_FROM + (int64_t)600 * 1000000000;
+	o.period.has_baseline = with_baseline;
+	o.period.base.from = FX_BASE_FROM;
+	o.period.base.to = FX_WIN_FROM;
 	o.refresh_ms = 1000;
 	o.ascii = ascii;
 	app_init(&e->app, &o);
@@ -708,8 +708,8 @@ static void test_window_and_baseline_prompts(void **state)
 	assert_int_equal(e->app.a->pop[POP_WINDOW].requests, 20);
 	/* baseline 'before': same length, just before the window */
 	env_keys(e, "bbefore\n");
-	assert_int_equal(e->app.base_to, FX_WIN_FROM);
-	assert_int_equal(e->app.base_from, FX_WIN_FROM - (int64_t)20 * 1000000000);
+	assert_int_equal(e->app.period.base.to, FX_WIN_FROM);
+	assert_int_equal(e->app.period.base.from, FX_WIN_FROM - (int64_t)20 * 1000000000);
 	/* 'none' removes the baseline; 'all' opens the window */
 	env_keys(e, "bnone\n");
 	assert_false(e->app.a->pop[POP_BASELINE].present);
@@ -717,7 +717,7 @@ static void test_window_and_baseline_prompts(void **state)
 	assert_int_equal(e->app.a->pop[POP_WINDOW].requests, 2 * FX_N);
 	/* 'last 15s' follows the end of the data */
 	env_keys(e, "wlast 15s\n");
-	assert_int_equal(e->app.win_to, INT64_MAX);
+	assert_int_equal(e->app.period.win.to, INT64_MAX);
 	assert_true(e->app.a->pop[POP_WINDOW].requests > 0);
 	assert_true(e->app.a->pop[POP_WINDOW].requests <= 16);
 	env_free(e);
@@ -822,7 +822,7 @@ static void test_selection_survives_recompute(void **state)
 {
 	(void)state;
 	Env *e = env_new(1, 0, 100, 30, 0);
-	e->app.win_to = INT64_MAX;
+	e->app.period.win.to = INT64_MAX;
 	env_compute(e);
 	select_label(e, "assemble");
 	int before = e->app.sel_node;
@@ -981,7 +981,7 @@ static void test_node_pool_hyphenated_name(void **state)
 		fail_msg("%s", err.msg);
 	store_close(w);
 
-	EvidenceOptions eo = {.model = m, .win_from = e->app.win_from, .win_to = e->app.win_to};
+	EvidenceOptions eo = {.model = m, .period.win = e->app.period.win};
 	PoolEv pe = {0};
 	assert_int_equal(evidence_compute(e->st, &eo, &pe.ev, &err), 0);
 	double occ;

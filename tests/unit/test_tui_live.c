@@ -64,7 +64,7 @@ static void test_compute_change_and_trace(void **state)
 	LiveSession *ls = NULL;
 	Err err = {0};
 	assert_int_equal(live_open(path, &ls, &err), 0);
-	AnalysisOptions ao = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	AnalysisOptions ao = {.period.win = TIME_RANGE_ALL};
 	live_request(ls, &ao, 7);
 	LiveResult r;
 	assert_true(wait_result(ls, &r));
@@ -110,7 +110,7 @@ static void test_superseded_requests(void **state)
 	Err err = {0};
 	assert_int_equal(live_open(path, &ls, &err), 0);
 	char cls[32];
-	AnalysisOptions ao = {.win_from = INT64_MIN, .win_to = INT64_MAX, .wclass = cls};
+	AnalysisOptions ao = {.period.win = TIME_RANGE_ALL, .wclass = cls};
 	snprintf(cls, sizeof cls, "standard");
 	live_request(ls, &ao, 1);
 	snprintf(cls, sizeof cls, "premium");
@@ -139,7 +139,7 @@ static void test_close_while_busy(void **state)
 	LiveSession *ls = NULL;
 	Err err = {0};
 	assert_int_equal(live_open(path, &ls, &err), 0);
-	AnalysisOptions ao = {.win_from = INT64_MIN, .win_to = INT64_MAX};
+	AnalysisOptions ao = {.period.win = TIME_RANGE_ALL};
 	live_request(ls, &ao, 1);
 	live_close(ls);
 	live_close(NULL);

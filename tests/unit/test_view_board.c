@@ -46,11 +46,11 @@ static Env *env_new(int w, int h)
 	memset(&o, 0, sizeof o);
 	o.db_path = e->path;
 	o.model = e->model;
-	o.win_from = FX_WIN_FROM;
-	o.win_to = FX_WIN_FROM + (int64_t)600 * 1000000000;
-	o.has_baseline = 1;
-	o.base_from = FX_BASE_FROM;
-	o.base_to = FX_WIN_FROM;
+	o.period.win.from = FX_WIN_FROM;
+	o.period.win.to = FX_WIN_FROM + (int64_t)600 * 1000000000;
+	o.period.has_baseline = 1;
+	o.period.base.from = FX_BASE_FROM;
+	o.period.base.to = FX_WIN_FROM;
 	o.refresh_ms = 1000;
 	o.ascii = 1;
 	cli_board_wire(e->board, &o);
@@ -213,9 +213,9 @@ static void test_board_shares_the_analysis(void **state)
 	/* back to all classes over another window: its analysis is read too */
 	while (e->app.wclass)
 		app_key(&e->app, 'c');
-	e->app.win_from = FX_BASE_FROM;
-	e->app.win_to = FX_WIN_FROM;
-	e->app.has_baseline = 0;
+	e->app.period.win.from = FX_BASE_FROM;
+	e->app.period.win.to = FX_WIN_FROM;
+	e->app.period.has_baseline = 0;
 	e->app.opt_gen++;
 	app_options(&e->app, &ao);
 	assert_int_equal(analysis_run(e->st, &ao, &a, &err), 0);
@@ -302,8 +302,8 @@ static void test_no_board(void **state)
 	TuiOptions o;
 	memset(&o, 0, sizeof o);
 	o.db_path = "unused";
-	o.win_from = INT64_MIN;
-	o.win_to = INT64_MAX;
+	o.period.win.from = INT64_MIN;
+	o.period.win.to = INT64_MAX;
 	TuiApp app;
 	app_init(&app, &o);
 	for (int i = 0; i < 2 * PANE_COUNT; i++) {
