@@ -77,6 +77,9 @@ done
 [ -s "$TUI_TMP/tui.rc" ] || tui_fail "TERM did not end drill train"
 stopped TERM "$(cat "$TUI_TMP/tui.rc")" "$TUI_TMP/tui.err"
 tmx kill-server
+# a fresh server for the second part: a new session on the socket of a
+# server that is still shutting down fails ("server exited unexpectedly")
+TUI_SOCK="$TUI_SOCK-b"
 
 # ---- interactive: the dashboard's terminal goes away ------------------------
 start_tui
