@@ -44,14 +44,12 @@ RES=$OUT/results.tsv
 : >"$RES"
 : >"$OUT/off.tsv"
 
-# The fleets: "case" is the simulator's default (the case's busy release,
-# pools near their occupancy at the peak); "light" is the quieter fleet the
-# single-cause mechanisms are meant for (tests/unit/test_diagnose.c uses the
-# same), where one cause at a time does not push every pool past capacity.
-LIGHT=(rate=40 executor-slots=16 profile-pool=4 pricing-pool=2 pricing-calls=1
-       enterprise-pricing-slots=0 enterprise-size=1 optional-budget-ms=0 cancel-stop-p=0
-       hot-share=0.55 cores=2 cpu-per-call-ms=0.8 surge=3.8 incident-pricing-pool=1
-       fanout-calls=6)
+# The fleets (the simulator's `fleet` preset): "case" is the default (the
+# case's busy release, pools near their occupancy at the peak); "light" is
+# the quiet fleet the single-cause mechanisms are meant for (the unit tests
+# use it too), where one cause at a time does not push every pool past
+# capacity.
+LIGHT=(fleet=light)
 
 # mechanism  expected-hypothesis  expected-node (* = any host)  fleet
 MECHS=(

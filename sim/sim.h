@@ -84,6 +84,7 @@ typedef struct SimParams {
 	double incident_wave_mult;  /* ... enterprise's rate in a wave second over its mean */
 	double enterprise_size;     /* median request size of enterprise (others: 1) */
 	int pricing_calls;          /* parallel quotes per standard or premium request */
+	char fleet[16];             /* the last fleet preset applied: "case" or "light" */
 } SimParams;
 
 /* Fills p with the defaults of scenario ("mercury"). Returns TT_ENOTFOUND

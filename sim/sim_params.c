@@ -16,7 +16,7 @@
 #include "sim.h"
 #include "timefmt.h"
 
-enum { P_INT, P_I64, P_U64, P_DBL, P_TIME, P_INCIDENT, P_NAME };
+enum { P_INT, P_I64, P_U64, P_DBL, P_TIME, P_INCIDENT, P_NAME, P_FLEET };
 
 typedef struct Param {
 	const char *key;
@@ -32,6 +32,8 @@ static const Param PARAMS[] = {
 	{"seed", P_U64, F(seed), 0, 0, "PRNG seed (any 64-bit integer); same seed, same bytes"},
 	{"traces", P_I64, F(traces), 1, 5e7, "sampled traces written per window"},
 	{"incident", P_INCIDENT, F(incident), 0, 0, "mechanism of the incident phase (see below)"},
+	{"fleet", P_FLEET, F(fleet), 0, 0,
+	 "preset of the per-host sizes, set first: case (the case's busy release) or light (a quiet fleet for one cause at a time)"},
 	{"hosts", P_INT, F(hosts), 1, 256, "API hosts (api-01 ...)"},
 	{"rate", P_DBL, F(rate), 1, 2000, "requests/s arriving at each API host in the model"},
 	{"window-s", P_DBL, F(window_s), 10, 86400, "length of each window in seconds"},
@@ -133,60 +135,27 @@ const SimParamInfo *sim_param_table(int *n)
 	return info;
 }
 
-int sim_params_init(SimParams *p, const char *scenario, Err *err)
-{
-	if (strcmp(scenario, "mercury") != 0)
-		return err_set(err, TT_ENOTFOUND, "unknown scenario '%s' (known: mercury)", scenario);
-	memset(p, 0, sizeof *p);
-	snprintf(p->scenario, sizeof p->scenario, "%s", scenario);
-	snprintf(p->incident, sizeof p->incident, "pricing-client-wait");
-	p->seed = 1;
-	p->traces = 3000;
-	p->hosts = 8;
-	p->rate = 300;
-	p->window_s = 600;
-	p->warmup_s = 60;
-	/* 2026-07-14T17:00:00Z and 18:00:00Z (the case's fixture date). */
-	p->baseline_start_ns = INT64_C(1784048400) * 1000000000;
-	p->incident_start_ns = INT64_C(1784052000) * 1000000000;
-	p->premium_share = 0.23;
-	p->enterprise_share = 0.05;
-	p->incident_enterprise_share = 0.09;
-	p->hot_hosts = 2;
-	p->hot_share = 0.22;
-	p->executor_slots = 50;
-	p->profile_pool = 7;
-	p->pricing_pool = 24;
-	p->enterprise_pricing_calls = 3;
-	p->enterprise_pricing_slots = 3;
-	p->rec_timeout_ms = 400;
-	p->rep_timeout_ms = 400;
-	p->surge = 1.6;
-	p->slowdown_factor = 4.5;
-	p->slowdown_start_s = 90;
-	p->slowdown_ramp_s = 30;
-	p->slowdown_hold_s = 180;
-	p->sample_interval_s = 15;
-	p->batch = 512;
-	p->incident_pricing_pool = 20;
-	snprintf(p->slowdown_dep, sizeof p->slowdown_dep, "inventory");
-	p->fanout_calls = 10;
-	p->straggler_p = 0;
-	p->straggler_mult = 20;
-	p->retry_p = 0.3;
-	p->cores = 10;
-	p->cpu_per_call_ms = 0.3;
-	p->metrics = 1;
-	p->wave_share = 0;          /* off: the default run is a plain Poisson stream */
-	p->wave_mult = 1.23;
-	p->cancel_stop_p = 0.5;
-	p->optional_budget_ms = 245;
-	p->incident_wave_share = 0; /* off */
-	p->incident_wave_mult = 8;
-	p->enterprise_size = 1.9;
-	p->pricing_calls = 6;
-	return 0;
-}
+/* The fleet presets: the per-host sizes and loads, nothing else (seed,
+ * windows, incident and mix stay as they are). "case" is the default: the
+ * case's release at the regional peak, scaled down with every pool as full
+ * as the case's (8 processes at 300 requests/s, the profile pool about 79 %
+ * busy). "light" is a quiet fleet (pools far from full, one quote per
+ * request, no enterprise partition, no optional deadline) on which the
+ * single-cause mechanisms change one thing at a time. */
+static const char *const FLEET_CASE[][2] = {
+    {"hosts", "8"}, {"rate", "300"}, {"executor-slots", "50"}, {"profile-pool", "7"},
+    {"pricing-pool", "24"}, {"pricing-calls", "6"}, {"enterprise-pricing-slots", "3"},
+    {"enterprise-size", "1.9"}, {"optional-budget-ms", "245"}, {"cancel-stop-p", "0.5"},
+    {"hot-share", "0.22"}, {"cores", "10"}, {"cpu-per-call-ms", "0.3"}, {"surge", "1.6"},
+    {"incident-pricing-pool", "20"}, {"fanout-calls", "10"}, {NULL, NULL},
+};
+static const char *const FLEET_LIGHT[][2] = {
+    {"rate", "40"}, {"executor-slots", "16"}, {"profile-pool", "4"}, {"pricing-pool", "2"},
+    {"pricing-calls", "1"}, {"enterprise-pricing-slots", "0"}, {"enterprise-size", "1"},
+    {"optional-budget-ms", "0"}, {"cancel-stop-p", "0"}, {"hot-share", "0.55"}, {"cores", "2"},
+    {"cpu-per-call-ms", "0.8"}, {"surge", "3.8"}, {"incident-pricing-pool", "1"},
+    {"fanout-calls", "6"}, {NULL, NULL},
+};
 
 static const Param *find(const char *key)
 {
@@ -258,6 +227,18 @@ int sim_params_set(SimParams *p, const char *key, const char *value, Err *err)
 			         inc[i].name);
 		return err_set(err, TT_EINVAL, "incident: unknown mechanism '%s' (%s)", value, known);
 	}
+	case P_FLEET: {
+		const char *const (*kv)[2] = strcmp(value, "case") == 0    ? FLEET_CASE
+		                           : strcmp(value, "light") == 0 ? FLEET_LIGHT
+		                                                         : NULL;
+		if (kv == NULL)
+			return err_set(err, TT_EINVAL, "fleet: unknown preset '%s' (case, light)", value);
+		for (int i = 0; kv[i][0]; i++)
+			if (sim_params_set(p, kv[i][0], kv[i][1], err))
+				return err->code ? err->code : TT_EINVAL;
+		snprintf(p->fleet, sizeof p->fleet, "%s", value);
+		return 0;
+	}
 	case P_NAME: {
 		size_t n = strlen(value);
 		if (n == 0 || n >= 32 || strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-_") != n)
@@ -298,7 +279,8 @@ int sim_params_get(const SimParams *p, const char *key, char *out, unsigned outs
 		break;
 	}
 	case P_INCIDENT: snprintf(out, outsz, "%s", p->incident); break;
-	case P_NAME: snprintf(out, outsz, "%s", field); break;
+	case P_NAME:
+	case P_FLEET: snprintf(out, outsz, "%s", field); break;
 	}
 	return 0;
 }
@@ -333,4 +315,44 @@ int sim_params_check(const SimParams *p, Err *err)
 		               "raise rate, hosts or window-s",
 		               (long long)p->traces, arrivals);
 	return 0;
+}
+
+int sim_params_init(SimParams *p, const char *scenario, Err *err)
+{
+	if (strcmp(scenario, "mercury") != 0)
+		return err_set(err, TT_ENOTFOUND, "unknown scenario '%s' (known: mercury)", scenario);
+	memset(p, 0, sizeof *p);
+	snprintf(p->scenario, sizeof p->scenario, "%s", scenario);
+	snprintf(p->incident, sizeof p->incident, "pricing-client-wait");
+	p->seed = 1;
+	p->traces = 3000;
+	p->window_s = 600;
+	p->warmup_s = 60;
+	/* 2026-07-14T17:00:00Z and 18:00:00Z (the case's fixture date). */
+	p->baseline_start_ns = INT64_C(1784048400) * 1000000000;
+	p->incident_start_ns = INT64_C(1784052000) * 1000000000;
+	p->premium_share = 0.23;
+	p->enterprise_share = 0.05;
+	p->incident_enterprise_share = 0.09;
+	p->hot_hosts = 2;
+	p->enterprise_pricing_calls = 3;
+	p->rec_timeout_ms = 400;
+	p->rep_timeout_ms = 400;
+	p->slowdown_factor = 4.5;
+	p->slowdown_start_s = 90;
+	p->slowdown_ramp_s = 30;
+	p->slowdown_hold_s = 180;
+	p->sample_interval_s = 15;
+	p->batch = 512;
+	snprintf(p->slowdown_dep, sizeof p->slowdown_dep, "inventory");
+	p->straggler_p = 0;
+	p->straggler_mult = 20;
+	p->retry_p = 0.3;
+	p->metrics = 1;
+	p->wave_share = 0;          /* off: the default run is a plain Poisson stream */
+	p->wave_mult = 1.23;
+	p->incident_wave_share = 0; /* off */
+	p->incident_wave_mult = 8;
+	/* the per-host sizes and loads: the case's fleet */
+	return sim_params_set(p, "fleet", "case", err);
 }

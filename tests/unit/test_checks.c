@@ -214,11 +214,8 @@ static void test_simulated(void **state)
 	SimParams p;
 	assert_int_equal(sim_params_init(&p, "mercury", &err), 0);
 	static const char *const kv[][2] = {
-	    {"traces", "300"}, {"window-s", "60"}, {"warmup-s", "20"}, {"hosts", "8"},
-	    /* a lightly loaded fleet (see test_diagnose.c) */
-	    {"rate", "40"}, {"executor-slots", "16"}, {"profile-pool", "4"}, {"pricing-pool", "2"},
-	    {"pricing-calls", "1"}, {"enterprise-pricing-slots", "0"}, {"enterprise-size", "1"},
-	    {"optional-budget-ms", "0"}, {"cancel-stop-p", "0"}, {"hot-share", "0.55"},
+	    {"fleet", "light"}, {"traces", "300"}, {"window-s", "60"}, {"warmup-s", "20"},
+	    {"hosts", "8"},
 	    {"incident", "placement-hotspot"}, {"hot-hosts", "1"}, {"hot-share", "0.9"},
 	    {"enterprise-share", "0.12"}, {"incident-enterprise-share", "0.12"},
 	};

@@ -65,16 +65,12 @@ static void gen(Gen *g, const char *incident, const char *const *sets)
 	snprintf(g->dir, sizeof g->dir, "/tmp/tt_test_diag_XXXXXX");
 	assert_non_null(mkdtemp(g->dir));
 	assert_int_equal(sim_params_init(&g->p, "mercury", &err), 0);
-	/* one cause at a time on a lightly loaded fleet: pools far from full,
-	 * one pricing quote per request, no enterprise partition or optional
-	 * deadline (the simulator's default is the case's busy release, where
-	 * the causes interact) */
-	static const char *const base[] = {
-	    "traces=400", "window-s=60", "warmup-s=20", "hosts=8", "rate=40", "executor-slots=16",
-	    "profile-pool=4", "pricing-pool=2", "pricing-calls=1", "enterprise-pricing-slots=0",
-	    "enterprise-size=1", "optional-budget-ms=0", "cancel-stop-p=0", "hot-share=0.55",
-	    "cores=2", "cpu-per-call-ms=0.8", "surge=3.8", "incident-pricing-pool=1",
-	    "fanout-calls=6", NULL};
+	/* one cause at a time on the quiet fleet (pools far from full, one
+	 * pricing quote per request, no enterprise partition or optional
+	 * deadline); the default is the case's busy release, where the causes
+	 * interact */
+	static const char *const base[] = {"fleet=light", "traces=400", "window-s=60", "warmup-s=20",
+	                                   "hosts=8", NULL};
 	for (int pass = 0; pass < 2; pass++) {
 		const char *const *kv = pass == 0 ? base : sets;
 		for (int i = 0; kv && kv[i]; i++) {

@@ -343,6 +343,23 @@ static void test_params(void **state)
 	assert_int_equal(sim_params_check(&p, &err), TT_EINVAL);
 	assert_non_null(strstr(err.msg, "traces"));
 
+	/* The fleet presets set the per-host sizes only, and the case's is the
+	 * default: light then case gives back the defaults exactly. */
+	SimParams d;
+	assert_int_equal(sim_params_init(&d, "mercury", &err), 0);
+	assert_int_equal(sim_params_init(&p, "mercury", &err), 0);
+	assert_string_equal(p.fleet, "case");
+	assert_int_equal(sim_params_set(&p, "seed", "9", &err), 0);
+	assert_int_equal(sim_params_set(&p, "fleet", "light", &err), 0);
+	assert_true(p.rate == 40 && p.pricing_calls == 1 && p.enterprise_pricing_slots == 0 &&
+	            p.optional_budget_ms == 0);
+	assert_true(p.seed == 9 && p.window_s == d.window_s);
+	assert_int_equal(sim_params_set(&p, "fleet", "case", &err), 0);
+	p.seed = d.seed;
+	assert_memory_equal(&p, &d, sizeof p);
+	assert_int_equal(sim_params_set(&p, "fleet", "huge", &err), TT_EINVAL);
+	assert_non_null(strstr(err.msg, "case, light"));
+
 	/* Every documented key reads back. */
 	int n;
 	const SimParamInfo *tab = sim_param_table(&n);
@@ -801,20 +818,15 @@ static void set(SimParams *p, const char *k, const char *v)
 		fail_msg("%s", err.msg);
 }
 
-/* The knobs below are tried one at a time on a lightly loaded fleet (the
- * per-host sizes of the earlier, quieter defaults: pools far from full, one
- * quote per request, no partition, no optional deadline), so each test
- * sees its own knob's effect and not the default incident's. */
+/* The knobs below are tried one at a time on the quiet fleet preset (pools
+ * far from full, one quote per request, no partition, no optional
+ * deadline) with 4 hosts at 60 requests/s, so each test sees its own
+ * knob's effect and not the default incident's. */
 static void light_fleet(SimParams *p)
 {
-	static const char *const kv[][2] = {
-	    {"hosts", "4"}, {"rate", "60"}, {"executor-slots", "16"}, {"profile-pool", "4"},
-	    {"pricing-pool", "2"}, {"pricing-calls", "1"}, {"enterprise-pricing-slots", "0"},
-	    {"enterprise-size", "1"}, {"optional-budget-ms", "0"}, {"cancel-stop-p", "0"},
-	    {"hot-share", "0.55"}, {"cores", "2"}, {"cpu-per-call-ms", "0.8"},
-	};
-	for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
-		set(p, kv[i][0], kv[i][1]);
+	set(p, "fleet", "light");
+	set(p, "hosts", "4");
+	set(p, "rate", "60");
 }
 
 /* Waves keep the window's mean rate but queue in front of the pools: the
