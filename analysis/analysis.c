@@ -904,6 +904,13 @@ AnalysisState *analysis_state_new(const AnalysisOptions *opt)
 	return g;
 }
 
+static atomic_llong full_reads; /* first reads of every span (analysis_full_reads) */
+
+int64_t analysis_full_reads(void)
+{
+	return (int64_t)atomic_load(&full_reads);
+}
+
 int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 {
 	if (!g->root_known) {
@@ -917,6 +924,8 @@ int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 		return TT_ESTORE;
 	if (max <= g->last_rowid)
 		return 0;
+	if (g->last_rowid == 0)
+		atomic_fetch_add(&full_reads, 1);
 	trace_reset(&g->tr, "");
 	int rc = store_spans_since(st, g->last_rowid, g->last_rowid ? max : INT64_MAX, on_row, g, err);
 	if (rc == 0)

@@ -210,6 +210,12 @@ int analysis_state_update(AnalysisState *s, Store *st, Err *err);
  * may be NULL (then data_version is 0). */
 Analysis *analysis_state_result(AnalysisState *s, Store *st);
 void analysis_state_free(AnalysisState *s);   /* NULL is a no-op */
+
+/* How many times this process has read every span of a store for an
+ * analysis (the first update of a state, so every analysis_run()): the
+ * cost that "one analysis per question" avoids paying twice. Tests and
+ * benchmarks read it. Thread-safe. */
+int64_t analysis_full_reads(void);
 /* Drops one hold on a: frees it when no analysis_ref() holder is left.
  * NULL is a no-op. */
 void analysis_free(Analysis *a);

@@ -126,6 +126,7 @@ int cmd_diagnose(int argc, char **argv)
 	int rc = 1;
 	Store *st = NULL;
 	Diagnosis *d = NULL;
+	Analysis *a = NULL;
 	Buf out;
 	buf_init(&out);
 	if (db && access(db, F_OK) != 0) {
@@ -140,7 +141,19 @@ int cmd_diagnose(int argc, char **argv)
 	if (cli_model(model_path, st, o.win_from, o.win_to, &model))
 		goto done;
 	o.model = model;
-	if (st && model && model_check(st, model, o.win_from, o.win_to, &mf, &nmf, &err)) {
+	/* one analysis of the question, read by the model's findings and by
+	 * the diagnosis's evidence (evidence_compute would build the same) */
+	if (st) {
+		AnalysisOptions ao = {.win_from = o.win_from, .win_to = o.win_to,
+		                      .has_baseline = o.has_baseline, .base_from = o.base_from,
+		                      .base_to = o.base_to, .model = model, .skew = o.skew};
+		if (analysis_run(st, &ao, &a, &err)) {
+			cli_fail("%s", err.msg);
+			goto done;
+		}
+		o.analysis = a;
+	}
+	if (st && model && model_check_with(st, model, a, o.win_from, o.win_to, &mf, &nmf, &err)) {
 		cli_fail("%s", err.msg);
 		goto done;
 	}
@@ -164,6 +177,7 @@ int cmd_diagnose(int argc, char **argv)
 done:
 	buf_fini(&out);
 	diagnosis_free(d);
+	analysis_free(a);
 	store_close(st);
 	model_findings_free(mf, nmf);
 	model_free(model);
