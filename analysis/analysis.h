@@ -189,6 +189,12 @@ typedef struct Analysis {
 	                           * is class_filter, asked.model is borrowed
 	                           * (see analysis_answers()) */
 	atomic_int extra_refs;    /* holders besides the first (analysis_ref()) */
+	int approx;               /* 1: from the import-time aggregates
+	                           * (analysis_from_aggregates): quantiles within
+	                           * SKETCH_ALPHA of the exact ones, populations
+	                           * by whole minutes, no critical path,
+	                           * exemplars or data-quality counts; shown
+	                           * marked until the exact analysis replaces it */
 } Analysis;
 
 /* Builds the analysis. Returns 0, or a negative code with err set. */
@@ -231,6 +237,37 @@ Analysis *analysis_ref(const Analysis *a);
  * use a instead of computing it again. The data version is the caller's
  * to compare. */
 int analysis_answers(const Analysis *a, const AnalysisOptions *o);
+
+/* ---- from the import-time aggregates (agg.c) ---------------------------- */
+
+/* Brings the aggregates up to date with the spans (the store's commit
+ * hook: cli/ installs it with store_set_commit_hook()). Inside the
+ * writer's transaction, reads the traces of every minute in which a span
+ * stored since the last update has its request's root (all of them the
+ * first time, so a database from before aggregates gets them at its next
+ * write), and replaces those minutes' cells: per node (as the analysis
+ * builds the DAG), split component (total, client wait, service, queue),
+ * class and host, the count and a sketch (sketch.h) of the times, with
+ * the request, unknown-split, database-call and edge counts. Returns 0 or
+ * a negative code with err set. */
+int analysis_agg_update(Store *st, Err *err);
+
+/* 1 when the aggregates account for every stored span (so
+ * analysis_from_aggregates() answers), 0 when not, negative on error. */
+int analysis_agg_ready(Store *st, Err *err);
+
+/* An Analysis of opt computed from the aggregates, without reading spans:
+ * the DAG, per-node counts and split quantiles (sketch estimates within
+ * SKETCH_ALPHA of the exact ones) per population and class, the ingress
+ * quantiles and request counts, the edges. a->approx is 1. Window and
+ * baseline are read by whole minutes: the minutes they overlap (exact
+ * when their ends fall on minutes, as the simulator's and most incident
+ * windows do). What needs the spans is left empty: critical path shares,
+ * slow population, exemplars, data quality; dist holds the window's
+ * totals as the sketch's bucket estimates. Returns TT_ENOTFOUND when the
+ * aggregates do not cover the spans (analysis_agg_ready() is 0): use
+ * analysis_run(). Works on a read-only Store. */
+int analysis_from_aggregates(Store *st, const AnalysisOptions *opt, Analysis **out, Err *err);
 
 /* Index of class name in a->classes, or -1. */
 int analysis_class_index(const Analysis *a, const char *name);

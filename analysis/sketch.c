@@ -87,6 +87,22 @@ static void extremes(Sketch *s, double lo, double hi)
 		s->max = hi;
 }
 
+static int32_t bucket_of(double ms)
+{
+	double b = ceil(log(ms) / log_gamma());
+	if (b < -100000)
+		b = -100000;
+	if (b > 100000)
+		b = 100000;
+	return (int32_t)b;
+}
+
+static double estimate(int32_t i)
+{
+	double gamma = (1 + SKETCH_ALPHA) / (1 - SKETCH_ALPHA);
+	return 2 * exp((double)i * log_gamma()) / (1 + gamma);
+}
+
 void sketch_add(Sketch *s, double ms)
 {
 	if (isnan(ms))
@@ -97,12 +113,39 @@ void sketch_add(Sketch *s, double ms)
 		s->zero++;
 		return;
 	}
-	double b = ceil(log(ms) / log_gamma());
-	if (b < -100000)
-		b = -100000;
-	if (b > 100000)
-		b = 100000;
-	add_bucket(s, (int32_t)b, 1);
+	add_bucket(s, bucket_of(ms), 1);
+}
+
+int sketch_remove(Sketch *s, double ms)
+{
+	if (isnan(ms) || s->n <= 0)
+		return -1;
+	if (!(ms >= SKETCH_MIN_MS)) {
+		if (s->zero <= 0)
+			return -1;
+		s->zero--;
+	} else {
+		int found;
+		int k = find(s, bucket_of(ms), &found);
+		if (!found)
+			return -1;
+		if (--s->cnt[k] == 0) {
+			memmove(s->idx + k, s->idx + k + 1, (size_t)(s->nb - k - 1) * sizeof *s->idx);
+			memmove(s->cnt + k, s->cnt + k + 1, (size_t)(s->nb - k - 1) * sizeof *s->cnt);
+			s->nb--;
+		}
+	}
+	s->n--;
+	if (s->n == 0) {
+		s->min = s->max = NAN;
+		return 0;
+	}
+	/* an extreme taken away: the next one is known by its bucket */
+	if (ms <= s->min)
+		s->min = s->zero > 0 ? 0 : estimate(s->idx[0]);
+	if (ms >= s->max)
+		s->max = s->nb > 0 ? estimate(s->idx[s->nb - 1]) : 0;
+	return 0;
 }
 
 void sketch_merge(Sketch *to, const Sketch *from)
@@ -131,8 +174,7 @@ double sketch_quantile(const Sketch *s, double p)
 	for (int k = 0; k < s->nb; k++) {
 		seen += s->cnt[k];
 		if (seen >= rank) {
-			double gamma = (1 + SKETCH_ALPHA) / (1 - SKETCH_ALPHA);
-			double v = 2 * exp((double)s->idx[k] * log_gamma()) / (1 + gamma);
+			double v = estimate(s->idx[k]);
 			if (v < s->min)
 				v = s->min;
 			if (v > s->max)

@@ -49,6 +49,14 @@ void sketch_add(Sketch *s, double ms);
 /* Adds every observation of from to to (from is unchanged). */
 void sketch_merge(Sketch *to, const Sketch *from);
 
+/* Takes back one observation added earlier (ms as it was added): counts
+ * and buckets are as if it had never been added. When it was the
+ * smallest or the largest, min or max becomes the estimate of the new
+ * extreme bucket (a sketch does not know the next value exactly), so
+ * after removals they too are within SKETCH_ALPHA. Returns 0, or -1 (s
+ * unchanged) when s holds no observation in that value's bucket. */
+int sketch_remove(Sketch *s, double ms);
+
 /* Nearest-rank p-quantile (0 < p <= 100), within SKETCH_ALPHA of the exact
  * one; NAN when empty. p = 100 is the exact maximum. */
 double sketch_quantile(const Sketch *s, double p);

@@ -30,6 +30,8 @@
  */
 #include "trace_build.h"
 
+#include <math.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,6 +356,46 @@ int64_t trace_ingress_ns(const Trace *t)
 		return 0;
 	const TSpan *r = &t->sp[t->root];
 	return (r->end - r->start) + (r->has_queue ? r->queue : 0);
+}
+
+int trace_unit_split(const Trace *t, int s, int type, double f[TRACE_F_COUNT])
+{
+	const TSpan *sp = &t->sp[s];
+	int flags = 0;
+	for (int i = 0; i < TRACE_F_COUNT; i++)
+		f[i] = NAN;
+	int64_t dur = sp->end - sp->start;
+	f[TRACE_F_TOTAL] = (double)dur / 1e6;
+	if (type == NODE_CALL) {
+		if (sp->server >= 0) {
+			/* the server's time inside the call: after clipping (small
+			 * overruns, late work) and skew centring, which keeps the
+			 * server's own duration when it fits */
+			const TSpan *sv = &t->sp[sp->server];
+			int64_t sdur = sv->aend - sv->astart;
+			if (sdur > dur)
+				sdur = dur;
+			if (sdur < 0)
+				sdur = 0;
+			f[TRACE_F_SERVICE] = (double)sdur / 1e6;
+			f[TRACE_F_WAIT] = (double)(dur - sdur) / 1e6;
+		} else if (sp->db) {
+			/* a database call is a leaf: the client's time is the time
+			 * spent in the dependency, so it counts as service (as on the
+			 * critical path), and the split is not unknown */
+			f[TRACE_F_SERVICE] = (double)dur / 1e6;
+			flags |= TRACE_SPLIT_DB;
+		} else {
+			flags |= TRACE_SPLIT_UNKNOWN;
+		}
+	} else {
+		f[TRACE_F_SERVICE] = (double)dur / 1e6;
+	}
+	if (sp->has_queue)
+		f[TRACE_F_QUEUE] = (double)sp->queue / 1e6;
+	if (type == NODE_ROOT)
+		f[TRACE_F_TOTAL] = (double)trace_ingress_ns(t) / 1e6;
+	return flags;
 }
 
 /* ---- critical path ------------------------------------------------------ */
