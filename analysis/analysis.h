@@ -231,7 +231,8 @@ void analysis_free(Analysis *a);
  * make a writable: an Analysis is read-only once built. */
 Analysis *analysis_ref(const Analysis *a);
 
-/* 1 when a was computed for exactly the options o asks (window and
+/* 1 when a was computed exactly (not from the aggregates: a->approx 0)
+ * for exactly the options o asks (window and
  * baseline as asked, open ends included; class; model, by pointer; skew
  * tolerance, with the default spelt either way), so a reader of o may
  * use a instead of computing it again. The data version is the caller's

@@ -1286,6 +1286,13 @@ int model_check_with(Store *st, const Model *m, const Analysis *given, int64_t f
 	const Analysis *a = given;
 	if (a && (a->class_filter != NULL || a->asked.win_from != from || a->asked.win_to != to))
 		a = NULL; /* another question: this one is not answered by it */
+	/* from the aggregates: the counts read here are exact, but the
+	 * population is the minutes the window overlaps; only its own when the
+	 * window's ends are whole minutes (or open) */
+	if (a && a->approx &&
+	    ((from != INT64_MIN && store_agg_minute(from) * STORE_AGG_MINUTE_NS != from) ||
+	     (to != INT64_MAX && store_agg_minute(to) * STORE_AGG_MINUTE_NS != to)))
+		a = NULL;
 	if (a == NULL) {
 		AnalysisOptions ao = {.win_from = from, .win_to = to};
 		/* the model's endpoint, without its semantics */

@@ -332,6 +332,21 @@ static void test_check_with_analysis(void **state)
 		model_findings_free(f, n);
 		analysis_free(a);
 	}
+	/* from the import-time aggregates (the dashboard's start): the same
+	 * findings, the window's ends being whole minutes */
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_int_equal(analysis_agg_update(st, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	AnalysisOptions ao = {.win_from = w0, .win_to = w1, .model = m};
+	Analysis *a = NULL;
+	assert_int_equal(analysis_from_aggregates(st, &ao, &a, &err), 0);
+	assert_true(a->approx);
+	assert_int_equal(model_check_with(st, m, a, w0, w1, &f, &n, &err), 0);
+	char *got = findings_text(f, n);
+	assert_string_equal(got, want);
+	free(got);
+	model_findings_free(f, n);
+	analysis_free(a);
 	free(want);
 	model_free(m);
 	store_close(st);
