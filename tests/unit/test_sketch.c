@@ -175,12 +175,60 @@ static void test_encoding(void **state)
 	sketch_fini(&s);
 }
 
+/* Taking observations back leaves the sketch of what remains: the same
+ * counts and buckets, quantiles within the stated error (the extremes
+ * too, once one of them was taken back); a value never added is refused. */
+static void test_remove(void **state)
+{
+	(void)state;
+	enum { M = 4000 };
+	double *v = malloc(M * sizeof *v);
+	Sketch s, keep;
+	sketch_init(&s);
+	sketch_init(&keep);
+	for (int i = 0; i < M; i++) {
+		v[i] = draw(i % 7, i);
+		sketch_add(&s, v[i]);
+		if (i % 3 != 0)
+			sketch_add(&keep, v[i]);
+	}
+	for (int i = 0; i < M; i += 3)
+		assert_int_equal(sketch_remove(&s, v[i]), 0);
+	assert_int_equal(s.n, keep.n);
+	assert_int_equal(s.zero, keep.zero);
+	assert_int_equal(s.nb, keep.nb);
+	assert_memory_equal(s.idx, keep.idx, (size_t)s.nb * sizeof *s.idx);
+	assert_memory_equal(s.cnt, keep.cnt, (size_t)s.nb * sizeof *s.cnt);
+	static const double ps[] = {1, 50, 90, 99, 100};
+	for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++) {
+		double a = sketch_quantile(&s, ps[k]), b = sketch_quantile(&keep, ps[k]);
+		assert_true(fabs(a - b) <= SKETCH_ALPHA * fabs(b) + 1e-12);
+	}
+	/* a value whose bucket is empty */
+	int64_t n = s.n;
+	assert_int_equal(sketch_remove(&s, 1e7), -1);
+	assert_int_equal(s.n, n);
+	/* everything taken back: empty */
+	Sketch one;
+	sketch_init(&one);
+	sketch_add(&one, 3.5);
+	assert_int_equal(sketch_remove(&one, 3.5), 0);
+	assert_int_equal(one.n, 0);
+	assert_true(isnan(sketch_quantile(&one, 50)));
+	assert_int_equal(sketch_remove(&one, 3.5), -1);
+	sketch_fini(&one);
+	sketch_fini(&s);
+	sketch_fini(&keep);
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_relative_error),
 	    cmocka_unit_test(test_merge),
 	    cmocka_unit_test(test_encoding),
+	    cmocka_unit_test(test_remove),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
