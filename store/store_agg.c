@@ -328,7 +328,7 @@ int store_agg_dirty_minutes(Store *st, int64_t after_rowid,
 	          " ORDER BY m"
 	        : "SELECT DISTINCT " MINUTE_OF("s.start_ns") " AS m FROM spans s"
 	          " WHERE s.parent_id = '' AND s.trace_key IN"
-	          " (SELECT trace_key FROM spans WHERE id > ?1) ORDER BY m";
+	          " (SELECT trace_key FROM spans NOT INDEXED WHERE id > ?1) ORDER BY m";
 	sqlite3_stmt *s = NULL;
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
 		return store_sqlerr(st, err, "finding the minutes to aggregate");
