@@ -29,12 +29,15 @@
 #include <string.h>
 
 #include "buf.h"
+#include "analysis_priv.h"
 #include "trace_build.h"
 
 #define MAX_CLASSES 64
 #define CSLOTS (MAX_CLASSES + 1) /* slot 0: every class; slot 1 + c: class c */
 
-enum { F_TOTAL, F_WAIT, F_SERVICE, F_QUEUE, F_COUNT };
+/* the split fields, as trace_unit_split() fills them */
+enum { F_TOTAL = TRACE_F_TOTAL, F_WAIT = TRACE_F_WAIT, F_SERVICE = TRACE_F_SERVICE,
+       F_QUEUE = TRACE_F_QUEUE, F_COUNT = TRACE_F_COUNT };
 
 /* ---- sorted multiset of doubles ------------------------------------------ */
 
@@ -483,31 +486,14 @@ static void record_unit(AnalysisState *g, Trace *t, int s, int p, int cls, Trace
 	TSpan *sp = &t->sp[s];
 	TmpNode *n = &g->nodes[sp->node];
 	ObsRef o = {.node = sp->node, .cls = (int16_t)cls, .pop = (uint8_t)p, .flags = 0};
+	double f4[TRACE_F_COUNT];
+	int split = trace_unit_split(t, s, n->type, f4);
 	for (int f = 0; f < F_COUNT; f++)
-		o.f[f] = NAN;
-	int64_t dur = sp->end - sp->start;
-	o.f[F_TOTAL] = (float)ms(dur);
-	if (n->type == NODE_CALL) {
-		if (sp->server >= 0) {
-			int64_t sdur = trace_server_in_call_ns(t, s);
-			o.f[F_SERVICE] = (float)ms(sdur);
-			o.f[F_WAIT] = (float)ms(dur - sdur);
-		} else if (sp->db) {
-			/* a database call is a leaf: the client's time is the time
-			 * spent in the dependency, so it counts as service (as on the
-			 * critical path), and the split is not unknown */
-			o.f[F_SERVICE] = (float)ms(dur);
-			o.flags |= OBS_DB;
-		} else {
-			o.flags |= OBS_UNKNOWN;
-		}
-	} else {
-		o.f[F_SERVICE] = (float)ms(dur);
-	}
-	if (sp->has_queue)
-		o.f[F_QUEUE] = (float)ms(sp->queue);
-	if (n->type == NODE_ROOT)
-		o.f[F_TOTAL] = (float)ms(trace_ingress_ns(t));
+		o.f[f] = isnan(f4[f]) ? NAN : (float)f4[f];
+	if (split & TRACE_SPLIT_UNKNOWN)
+		o.flags |= OBS_UNKNOWN;
+	if (split & TRACE_SPLIT_DB)
+		o.flags |= OBS_DB;
 	if (n->last_seq != g->seq || n->last_pop != p) {
 		n->last_seq = g->seq;
 		n->last_pop = p;
@@ -898,6 +884,13 @@ AnalysisState *analysis_state_new(const AnalysisOptions *opt)
 	return g;
 }
 
+static atomic_llong full_reads; /* first reads of every span (analysis_full_reads) */
+
+int64_t analysis_full_reads(void)
+{
+	return (int64_t)atomic_load(&full_reads);
+}
+
 int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 {
 	if (!g->root_known) {
@@ -911,6 +904,8 @@ int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 		return TT_ESTORE;
 	if (max <= g->last_rowid)
 		return 0;
+	if (g->last_rowid == 0)
+		atomic_fetch_add(&full_reads, 1);
 	trace_reset(&g->tr, "");
 	int rc = store_spans_since(st, g->last_rowid, g->last_rowid ? max : INT64_MAX, on_row, g, err);
 	if (rc == 0)
@@ -1078,6 +1073,28 @@ static int cmp_class(const void *x, const void *y)
 	return strcmp(g_cls[*(const int *)x], g_cls[*(const int *)y]);
 }
 
+/* The model's word on node d (mandatory, core, label); d->label is set. */
+void analysis_node_semantics(const Model *m, DagNode *d)
+{
+	/* a call is named in the model by its dependency, or by the
+	 * caller's service and the client span name */
+	const ModelNode *mn = NULL;
+	if (d->type == NODE_CALL && d->dependency)
+		mn = model_find_node(m, d->dependency, NULL);
+	if (mn == NULL)
+		mn = model_find_node(m, d->service, d->operation);
+	if (mn && d->type == NODE_CALL && mn->operation == NULL && d->dependency == NULL)
+		mn = NULL; /* "any operation of the caller" is not this call */
+	d->mandatory = mn ? mn->mandatory : MODEL_UNKNOWN;
+	d->core = mn ? mn->core : MODEL_UNKNOWN;
+	if (mn && mn->label)
+		d->label = xstrdup(mn->label);
+	else if (d->type == NODE_CALL)
+		d->label = xstrdup(d->dependency ? d->dependency : d->operation);
+	else
+		d->label = xstrdup(d->operation);
+}
+
 Analysis *analysis_state_result(AnalysisState *g, Store *st)
 {
 	Analysis *a = xcalloc(1, sizeof *a);
@@ -1149,23 +1166,7 @@ Analysis *analysis_state_result(AnalysisState *g, Store *st)
 		          : (t->par_votes > t->ser_votes ? EDGE_PARALLEL : EDGE_SERIAL);
 		d->group = (d->edge == EDGE_PARALLEL && t->group >= 0) ? remap[t->group] : -1;
 		d->start_offset_ms = t->off_n ? t->off_sum / (double)t->off_n : 0;
-		/* a call is named in the model by its dependency, or by the
-		 * caller's service and the client span name */
-		const ModelNode *mn = NULL;
-		if (d->type == NODE_CALL && d->dependency)
-			mn = model_find_node(m, d->dependency, NULL);
-		if (mn == NULL)
-			mn = model_find_node(m, d->service, d->operation);
-		if (mn && d->type == NODE_CALL && mn->operation == NULL && d->dependency == NULL)
-			mn = NULL; /* "any operation of the caller" is not this call */
-		d->mandatory = mn ? mn->mandatory : MODEL_UNKNOWN;
-		d->core = mn ? mn->core : MODEL_UNKNOWN;
-		if (mn && mn->label)
-			d->label = xstrdup(mn->label);
-		else if (d->type == NODE_CALL)
-			d->label = xstrdup(d->dependency ? d->dependency : d->operation);
-		else
-			d->label = xstrdup(d->operation);
+		analysis_node_semantics(m, d);
 		for (int p = 0; p < 2; p++) {
 			fill_stats(&d->pop[p], &t->pop[p], 0);
 			d->by_class[p] = xcalloc((size_t)(nc ? nc : 1), sizeof(NodeStats));
@@ -1296,8 +1297,8 @@ static void skew_effective(const SkewTolerance *s, int64_t *abs_ns, double *frac
 
 int analysis_answers(const Analysis *a, const AnalysisOptions *o)
 {
-	if (a == NULL || o == NULL)
-		return 0;
+	if (a == NULL || o == NULL || a->approx)
+		return 0; /* figures from the aggregates stand in for nobody's exact ones */
 	const AnalysisOptions *h = &a->asked;
 	if (!period_eq(&h->period, &o->period))
 		return 0;

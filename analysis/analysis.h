@@ -188,6 +188,12 @@ typedef struct Analysis {
 	                           * is class_filter, asked.model is borrowed
 	                           * (see analysis_answers()) */
 	atomic_int extra_refs;    /* holders besides the first (analysis_ref()) */
+	int approx;               /* 1: from the import-time aggregates
+	                           * (analysis_from_aggregates): quantiles within
+	                           * SKETCH_ALPHA of the exact ones, populations
+	                           * by whole minutes, no critical path,
+	                           * exemplars or data-quality counts; shown
+	                           * marked until the exact analysis replaces it */
 } Analysis;
 
 /* Builds the analysis. Returns 0, or a negative code with err set. */
@@ -209,6 +215,12 @@ int analysis_state_update(AnalysisState *s, Store *st, Err *err);
  * may be NULL (then data_version is 0). */
 Analysis *analysis_state_result(AnalysisState *s, Store *st);
 void analysis_state_free(AnalysisState *s);   /* NULL is a no-op */
+
+/* How many times this process has read every span of a store for an
+ * analysis (the first update of a state, so every analysis_run()): the
+ * cost that "one analysis per question" avoids paying twice. Tests and
+ * benchmarks read it. Thread-safe. */
+int64_t analysis_full_reads(void);
 /* Drops one hold on a: frees it when no analysis_ref() holder is left.
  * NULL is a no-op. */
 void analysis_free(Analysis *a);
@@ -218,12 +230,44 @@ void analysis_free(Analysis *a);
  * make a writable: an Analysis is read-only once built. */
 Analysis *analysis_ref(const Analysis *a);
 
-/* 1 when a was computed for exactly the options o asks (window and
+/* 1 when a was computed exactly (not from the aggregates: a->approx 0)
+ * for exactly the options o asks (window and
  * baseline as asked, open ends included; class; model, by pointer; skew
  * tolerance, with the default spelt either way), so a reader of o may
  * use a instead of computing it again. The data version is the caller's
  * to compare. */
 int analysis_answers(const Analysis *a, const AnalysisOptions *o);
+
+/* ---- from the import-time aggregates (agg.c) ---------------------------- */
+
+/* Brings the aggregates up to date with the spans (the store's commit
+ * hook: cli/ installs it with store_set_commit_hook()). Inside the
+ * writer's transaction, reads the traces of every minute in which a span
+ * stored since the last update has its request's root (all of them the
+ * first time, so a database from before aggregates gets them at its next
+ * write), and replaces those minutes' cells: per node (as the analysis
+ * builds the DAG), split component (total, client wait, service, queue),
+ * class and host, the count and a sketch (sketch.h) of the times, with
+ * the request, unknown-split, database-call and edge counts. Returns 0 or
+ * a negative code with err set. */
+int analysis_agg_update(Store *st, Err *err);
+
+/* 1 when the aggregates account for every stored span (so
+ * analysis_from_aggregates() answers), 0 when not, negative on error. */
+int analysis_agg_ready(Store *st, Err *err);
+
+/* An Analysis of opt computed from the aggregates, without reading spans:
+ * the DAG, per-node counts and split quantiles (sketch estimates within
+ * SKETCH_ALPHA of the exact ones) per population and class, the ingress
+ * quantiles and request counts, the edges. a->approx is 1. Window and
+ * baseline are read by whole minutes: the minutes they overlap (exact
+ * when their ends fall on minutes, as the simulator's and most incident
+ * windows do). What needs the spans is left empty: critical path shares,
+ * slow population, exemplars, data quality; dist holds the window's
+ * totals as the sketch's bucket estimates. Returns TT_ENOTFOUND when the
+ * aggregates do not cover the spans (analysis_agg_ready() is 0): use
+ * analysis_run(). Works on a read-only Store. */
+int analysis_from_aggregates(Store *st, const AnalysisOptions *opt, Analysis **out, Err *err);
 
 /* Index of class name in a->classes, or -1. */
 int analysis_class_index(const Analysis *a, const char *name);

@@ -44,6 +44,11 @@ void live_request(LiveSession *ls, const AnalysisOptions *opt, unsigned gen);
  * since the last check (the caller then re-requests), 0 otherwise. */
 int live_check(LiveSession *ls);
 
+/* A new question (other options than the previous request) on a database
+ * whose import-time aggregates cover every span is answered twice: first
+ * from the aggregates (a->approx 1, within milliseconds), then exactly
+ * (a->approx 0), with the same gen. The exact one replaces the first; if
+ * both are ready before live_take(), only the exact one is returned. */
 typedef struct LiveResult {
 	Analysis *a;              /* owned by the caller now; NULL when rc != 0 */
 	unsigned gen;             /* the request's gen */

@@ -1261,27 +1261,48 @@ static int check_pool(Store *st, const ModelPool *p, int64_t from, int64_t to, F
 	return 0;
 }
 
-int model_check(Store *st, const Model *m, int64_t from, int64_t to, ModelFinding **out, int *n,
-                Err *err)
+/* 1 when node k or a node below it was seen in the window (the analysis
+ * may hold nodes only its baseline has). */
+static int node_in_window(const Analysis *a, int k, int depth)
+{
+	const DagNode *d = &a->nodes[k];
+	if (d->pop[POP_WINDOW].calls > 0)
+		return 1;
+	for (int i = 0; i < d->n_children && depth < 512; i++)
+		if (node_in_window(a, d->children[i], depth + 1))
+			return 1;
+	return 0;
+}
+
+int model_check_with(Store *st, const Model *m, const Analysis *given, int64_t from, int64_t to,
+                     ModelFinding **out, int *n, Err *err)
 {
 	*out = NULL;
 	*n = 0;
 	if (m == NULL || m->inferred)
 		return 0; /* drafted from this data: it agrees by construction */
 	Findings fs = {0};
-	Analysis *a = NULL;
-	AnalysisOptions ao = {.period.win = {from, to}};
-	if (m->root_service && m->root_operation) {
+	Analysis *own = NULL;
+	const Analysis *a = given;
+	if (a && (a->class_filter != NULL || a->asked.period.win.from != from || a->asked.period.win.to != to))
+		a = NULL; /* another question: this one is not answered by it */
+	/* from the aggregates: the counts read here are exact, but the
+	 * population is the minutes the window overlaps; only its own when the
+	 * window's ends are whole minutes (or open) */
+	if (a && a->approx &&
+	    ((from != INT64_MIN && store_agg_minute(from) * STORE_AGG_MINUTE_NS != from) ||
+	     (to != INT64_MAX && store_agg_minute(to) * STORE_AGG_MINUTE_NS != to)))
+		a = NULL;
+	if (a == NULL) {
+		AnalysisOptions ao = {.period.win = {from, to}};
 		/* the model's endpoint, without its semantics */
 		Model root = {.root_service = m->root_service, .root_operation = m->root_operation};
-		ao.model = &root;
-		int rc = analysis_run(st, &ao, &a, err);
+		if (m->root_service && m->root_operation)
+			ao.model = &root;
+		int rc = analysis_run(st, &ao, &own, err);
 		if (rc)
 			return rc;
-	} else {
-		int rc = analysis_run(st, &ao, &a, err);
-		if (rc)
-			return rc;
+		a = own;
 	}
 	int rc = 0;
 	if (a->pop[0].requests > 0) {
@@ -1290,6 +1311,8 @@ int model_check(Store *st, const Model *m, int64_t from, int64_t to, ModelFindin
 			int found = 0;
 			for (int k = 1; k < a->n_nodes && !found; k++) {
 				const DagNode *d = &a->nodes[k];
+				if (!node_in_window(a, k, 0))
+					continue;
 				if (mn->operation == NULL)
 					found = (d->dependency && strcmp(d->dependency, mn->service) == 0) ||
 					        strcmp(d->service, mn->service) == 0;
@@ -1318,7 +1341,7 @@ int model_check(Store *st, const Model *m, int64_t from, int64_t to, ModelFindin
 	for (int i = 0; rc == 0 && i < m->n_pools; i++)
 		if (m->pools[i].name)
 			rc = check_pool(st, &m->pools[i], from, to, &fs, err);
-	analysis_free(a);
+	analysis_free(own);
 	if (rc) {
 		model_findings_free(fs.f, fs.n);
 		return rc;
@@ -1326,6 +1349,12 @@ int model_check(Store *st, const Model *m, int64_t from, int64_t to, ModelFindin
 	*out = fs.f;
 	*n = fs.n;
 	return 0;
+}
+
+int model_check(Store *st, const Model *m, int64_t from, int64_t to, ModelFinding **out, int *n,
+                Err *err)
+{
+	return model_check_with(st, m, NULL, from, to, out, n, err);
 }
 
 void model_findings_free(ModelFinding *f, int n)

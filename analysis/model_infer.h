@@ -25,6 +25,7 @@
 
 #include <stdint.h>
 
+#include "analysis.h"
 #include "err.h"
 #include "model.h"
 #include "store.h"
@@ -60,6 +61,17 @@ typedef struct ModelFinding {
  * model_findings_free), or a negative code with err. */
 int model_check(Store *st, const Model *m, int64_t from, int64_t to, ModelFinding **out, int *n,
                 Err *err);
+
+/* model_check() reading an analysis the caller already has instead of
+ * computing one: a must be of the window [from, to) as asked, over every
+ * class (no class filter); a baseline, the model, the skew tolerance do
+ * not matter (only the window's nodes, requests and classes are read, all
+ * counts). One from the aggregates (a->approx) serves when the window's
+ * ends are whole minutes or open: its counts are then exact. An analysis
+ * that does not fit, or NULL, is ignored and one is computed. a is
+ * borrowed for the call. */
+int model_check_with(Store *st, const Model *m, const Analysis *a, int64_t from, int64_t to,
+                     ModelFinding **out, int *n, Err *err);
 void model_findings_free(ModelFinding *f, int n);
 
 #endif

@@ -30,6 +30,8 @@
  */
 #include "trace_build.h"
 
+#include <math.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,6 +365,38 @@ int64_t trace_server_in_call_ns(const Trace *t, int s)
 	if (sdur > dur)
 		sdur = dur;
 	return sdur < 0 ? 0 : sdur;
+}
+
+int trace_unit_split(const Trace *t, int s, int type, double f[TRACE_F_COUNT])
+{
+	const TSpan *sp = &t->sp[s];
+	int flags = 0;
+	for (int i = 0; i < TRACE_F_COUNT; i++)
+		f[i] = NAN;
+	int64_t dur = sp->end - sp->start;
+	f[TRACE_F_TOTAL] = (double)dur / 1e6;
+	if (type == NODE_CALL) {
+		if (sp->server >= 0) {
+			int64_t sdur = trace_server_in_call_ns(t, s);
+			f[TRACE_F_SERVICE] = (double)sdur / 1e6;
+			f[TRACE_F_WAIT] = (double)(dur - sdur) / 1e6;
+		} else if (sp->db) {
+			/* a database call is a leaf: the client's time is the time
+			 * spent in the dependency, so it counts as service (as on the
+			 * critical path), and the split is not unknown */
+			f[TRACE_F_SERVICE] = (double)dur / 1e6;
+			flags |= TRACE_SPLIT_DB;
+		} else {
+			flags |= TRACE_SPLIT_UNKNOWN;
+		}
+	} else {
+		f[TRACE_F_SERVICE] = (double)dur / 1e6;
+	}
+	if (sp->has_queue)
+		f[TRACE_F_QUEUE] = (double)sp->queue / 1e6;
+	if (type == NODE_ROOT)
+		f[TRACE_F_TOTAL] = (double)trace_ingress_ns(t) / 1e6;
+	return flags;
 }
 
 /* ---- critical path ------------------------------------------------------ */

@@ -104,5 +104,15 @@ int64_t trace_ingress_ns(const Trace *t);
  * more than the call nor less than 0. The rest of the call is its
  * client-side wait. */
 int64_t trace_server_in_call_ns(const Trace *t, int s);
+/* The observation one unit of a request makes for its DAG node: span s
+ * taken as a node of type (NODE_ROOT, NODE_CALL, NODE_LOCAL). f[] in ms,
+ * NAN where unknown: total (a root: the ingress latency, queue included),
+ * client wait and service (a call's split; a database call's client time
+ * is its service; a local span is all service), queue (when the data
+ * carries it). Returns TRACE_SPLIT_* flags. Needs trace_link(). The exact
+ * analysis and the import-time aggregates both take their numbers here. */
+enum { TRACE_F_TOTAL, TRACE_F_WAIT, TRACE_F_SERVICE, TRACE_F_QUEUE, TRACE_F_COUNT };
+enum { TRACE_SPLIT_UNKNOWN = 2, TRACE_SPLIT_DB = 4 };
+int trace_unit_split(const Trace *t, int s, int type, double f[TRACE_F_COUNT]);
 
 #endif

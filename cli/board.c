@@ -43,6 +43,9 @@ struct CliBoard {
 /* The latest diagnosis of a's window and baseline, or NULL. */
 static const Diagnosis *current(CliBoard *b, const Analysis *a, int *fresh)
 {
+	*fresh = 0;
+	if (a->approx)
+		return NULL; /* figures from the aggregates: wait for the exact analysis */
 	DxLiveKey k = dx_live_key(a), shown;
 	/* the dashboard's own analysis goes with the request: the diagnosis
 	 * reads it when it is the one it would compute (all classes) */
@@ -73,6 +76,8 @@ static int pending_cb(void *ctx, const Analysis *a)
 {
 	CliBoard *b = ctx;
 	int fresh;
+	if (a->approx)
+		return 1; /* the exact analysis, then the diagnosis, are on their way */
 	if (current(b, a, &fresh) != NULL)
 		return 0;
 	return dx_live_busy(b->live) || dx_live_error(b->live)[0] == '\0';
@@ -231,8 +236,8 @@ static char *check_cb(void *ctx, const Analysis *a, const char *name, const char
                       const char *wclass, char *err, size_t errsz)
 {
 	CliBoard *b = ctx;
-	if (a == NULL) {
-		snprintf(err, errsz, "no analysis yet");
+	if (a == NULL || a->approx) {
+		snprintf(err, errsz, a ? "the exact analysis is still computing" : "no analysis yet");
 		return NULL;
 	}
 	DxLiveKey k = dx_live_key(a);

@@ -124,6 +124,7 @@ int cmd_diagnose(int argc, char **argv)
 	int rc = 1;
 	Store *st = NULL;
 	Diagnosis *d = NULL;
+	Analysis *a = NULL;
 	Buf out;
 	buf_init(&out);
 	if (db && access(db, F_OK) != 0) {
@@ -138,7 +139,17 @@ int cmd_diagnose(int argc, char **argv)
 	if (cli_model(model_path, st, o.period.win.from, o.period.win.to, &model))
 		goto done;
 	o.model = model;
-	if (st && model && model_check(st, model, o.period.win.from, o.period.win.to, &mf, &nmf, &err)) {
+	/* one analysis of the question, read by the model's findings and by
+	 * the diagnosis's evidence (evidence_compute would build the same) */
+	if (st) {
+		AnalysisOptions ao = {.period = o.period, .model = model, .skew = o.skew};
+		if (analysis_run(st, &ao, &a, &err)) {
+			cli_fail("%s", err.msg);
+			goto done;
+		}
+		o.analysis = a;
+	}
+	if (st && model && model_check_with(st, model, a, o.period.win.from, o.period.win.to, &mf, &nmf, &err)) {
 		cli_fail("%s", err.msg);
 		goto done;
 	}
@@ -162,6 +173,7 @@ int cmd_diagnose(int argc, char **argv)
 done:
 	buf_fini(&out);
 	diagnosis_free(d);
+	analysis_free(a);
 	store_close(st);
 	model_findings_free(mf, nmf);
 	model_free(model);

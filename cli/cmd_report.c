@@ -102,9 +102,10 @@ int cmd_report(int argc, char **argv)
 		return crc;
 	}
 	Analysis *a = NULL;
-	int rc = model ? model_check(st, model, ao.period.win.from, ao.period.win.to, &mf, &nmf, &err) : 0;
-	if (rc == 0)
-		rc = analysis_run(st, &ao, &a, &err);
+	int rc = analysis_run(st, &ao, &a, &err);
+	/* the model's findings read this analysis when it covers every class */
+	if (rc == 0 && model)
+		rc = model_check_with(st, model, a, ao.period.win.from, ao.period.win.to, &mf, &nmf, &err);
 	/* budgets on evidence (spans of this analysis, metrics, model) and the
 	 * window's exemplars */
 	Evidence *ev = NULL;

@@ -160,7 +160,20 @@ int cmd_tui(int argc, char **argv)
 		receiver_stop(rx);
 		return 1;
 	}
-	if (model && model_check(st, model, to.period.win.from, to.period.win.to, &mf, &nmf, &err)) {
+	/* the model's findings are counts: the aggregates answer them without
+	 * reading every span before the first frame (model_check_with() says
+	 * when they may) */
+	Analysis *agg = NULL;
+	if (model && !model->inferred) {
+		AnalysisOptions ao = {.period.win = to.period.win, .model = model};
+		Err aerr = {0};
+		if (analysis_from_aggregates(st, &ao, &agg, &aerr) != 0)
+			agg = NULL;
+	}
+	int mrc = model ? model_check_with(st, model, agg, to.period.win.from, to.period.win.to, &mf, &nmf, &err)
+	                : 0;
+	analysis_free(agg);
+	if (mrc) {
 		store_close(st);
 		model_free(model);
 		receiver_stop(rx);

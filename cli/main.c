@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "cli.h"
 
 typedef struct Command {
@@ -50,6 +51,9 @@ int main(int argc, char **argv)
 		puts("tailtriage 0.1.0");
 		return 0;
 	}
+	/* every writer of this process keeps the import-time aggregates in
+	 * step with the spans it commits (analysis/agg.c) */
+	store_set_commit_hook(analysis_agg_update);
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].run(argc - 1, argv + 1);

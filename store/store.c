@@ -206,6 +206,45 @@ static const char *const migrations[] = {
 	 * that order (choice ids), so history says what the trainee saw */
 	("ALTER TABLE drill_attempts ADD COLUMN seed INTEGER;"
 	 "ALTER TABLE drill_attempts ADD COLUMN shown TEXT;"),
+	/* 7 (aggregates, store_agg.c): per minute of request start, DAG node,
+	 * split component, class and host, the count and a log-spaced
+	 * histogram (analysis/sketch.h) of the spans' times. agg_nodes are the
+	 * DAG's nodes, each under its parent (parent 0: a request's root).
+	 * agg_meta.covered is the largest span rowid the cells account for:
+	 * empty here, so the first writer with the aggregate builder fills
+	 * them for the spans already stored, and readers use them only when
+	 * covered has caught up with the spans. */
+	("CREATE TABLE agg_nodes("
+	 "  id INTEGER PRIMARY KEY,"
+	 "  parent INTEGER NOT NULL,"
+	 "  type INTEGER NOT NULL,"
+	 "  service TEXT NOT NULL,"
+	 "  operation TEXT NOT NULL,"
+	 "  dependency TEXT,"
+	 "  db_system TEXT,"
+	 "  peer TEXT,"
+	 "  UNIQUE(parent, type, service, operation));"
+	 "CREATE TABLE agg_cells("
+	 "  minute INTEGER NOT NULL,"
+	 "  node INTEGER NOT NULL,"
+	 "  comp INTEGER NOT NULL,"
+	 "  wclass TEXT NOT NULL,"
+	 "  host TEXT NOT NULL,"
+	 "  n INTEGER NOT NULL,"
+	 "  requests INTEGER NOT NULL,"
+	 "  unknown INTEGER NOT NULL,"
+	 "  db INTEGER NOT NULL,"
+	 "  par_votes INTEGER NOT NULL,"
+	 "  ser_votes INTEGER NOT NULL,"
+	 "  off_ns INTEGER NOT NULL,"
+	 "  errors INTEGER NOT NULL,"
+	 "  sketch BLOB NOT NULL,"
+	 "  PRIMARY KEY(minute, node, comp, wclass, host)) WITHOUT ROWID;"
+	 "CREATE TABLE agg_meta("
+	 "  id INTEGER PRIMARY KEY CHECK (id = 1),"
+	 "  covered INTEGER NOT NULL,"
+	 "  alpha REAL NOT NULL);"
+	 "INSERT INTO agg_meta(id, covered, alpha) VALUES (1, 0, 0.01);"),
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
@@ -532,6 +571,7 @@ void store_close(Store *st)
 	store_read_finalize(st);
 	store_metrics_finalize(st);
 	store_drills_finalize(st);
+	store_agg_finalize(st);
 	free(st->tkeys.e);
 	sqlite3_close(st->db);
 	store_bulk_free(st->bulk); /* after the close: it may remove the file */
@@ -577,6 +617,8 @@ int store_begin(Store *st, Err *err)
 
 int store_commit(Store *st, Err *err)
 {
+	if (!sqlite3_get_autocommit(st->db) && store_run_commit_hook(st, 0, err))
+		return TT_ESTORE;
 	return step_done(st, st->stmt[STMT_COMMIT], err, "commit");
 }
 

@@ -22,6 +22,7 @@
 
 #include <stdint.h>
 
+#include "buf.h"
 #include "err.h"
 
 typedef struct Store Store;
@@ -50,6 +51,17 @@ void store_rollback(Store *st);
 
 /* PRAGMA data_version: changes whenever another connection commits. */
 int64_t store_data_version(Store *st);
+
+/* A function every writing Store of this process runs inside each
+ * transaction it commits with store_commit() (just before COMMIT), and
+ * inside store_bulk_finish() once the indexes are built: it keeps derived
+ * tables (the aggregates, store_agg_*) in step with the spans the
+ * transaction added. A non-zero return fails the commit (the caller rolls
+ * back, as for any failed commit). A bulk load's own commits skip it:
+ * store_bulk_finish() runs it once over everything. NULL: none (the
+ * default). Set it once, before any Store is opened; cli/ sets it. */
+typedef int (*StoreCommitHook)(Store *st, Err *err);
+void store_set_commit_hook(StoreCommitHook fn);
 
 /* ---- creating a new database in one go ------------------------------- */
 
@@ -88,6 +100,81 @@ char *store_bulk_temp_path(const char *path);
 /* Removes the temporary file a killed bulk load of path left behind, if
  * there is one and no load is using it. Returns 1 when it removed one. */
 int store_bulk_cleanup(const char *path);
+
+/* ---- aggregates (store_agg.c) ----------------------------------------
+ *
+ * Derived from the spans by the commit hook (analysis/agg.c builds them):
+ * per minute of the request's start (floor of root start_ns / 60 s), DAG
+ * node, split component, class and host, a count and an encoded sketch.
+ * They are a cache: the spans stay the truth, and a reader uses them only
+ * when store_agg_covered() equals store_spans_max_rowid(). */
+
+#define STORE_AGG_MINUTE_NS INT64_C(60000000000)
+
+/* Floor of ns / STORE_AGG_MINUTE_NS (also for times before 1970). */
+int64_t store_agg_minute(int64_t ns);
+
+/* The largest span rowid the aggregates account for (0: none, or a
+ * database from before aggregates, where the first writer builds them). */
+int store_agg_covered(Store *st, int64_t *out, Err *err);
+int store_agg_set_covered(Store *st, int64_t rowid, Err *err);
+
+/* The id of the aggregate node (parent, type, service, operation), added
+ * when new (parent 0: a root). dependency, db_system and peer (each may be
+ * NULL or "") are recorded when the node has none yet. */
+int store_agg_node(Store *st, int64_t parent, int type, const char *service,
+                   const char *operation, const char *dependency, const char *db_system,
+                   const char *peer, int64_t *id, Err *err);
+
+typedef struct StoreAggNode {
+	int64_t id, parent;
+	int type;
+	const char *service, *operation;
+	const char *dependency, *db_system, *peer; /* "" when none */
+} StoreAggNode;
+
+/* Every aggregate node, by id (strings borrowed for the call). */
+int store_agg_nodes_scan(Store *st, int (*fn)(void *ctx, const StoreAggNode *n), void *ctx,
+                         Err *err);
+
+typedef struct StoreAggCell {
+	int64_t minute, node;
+	int comp;                 /* 0 total, 1 client wait, 2 service, 3 queue */
+	const char *wclass;       /* "" when unknown */
+	const char *host;         /* "" when unknown */
+	int64_t n;                /* observations in the sketch */
+	int64_t requests;         /* comp 0: requests in which the node appeared */
+	int64_t unknown, db;      /* comp 0: calls of unknown split; database calls */
+	int64_t par_votes, ser_votes; /* comp 0: edge votes (as the analysis counts them) */
+	int64_t off_ns;           /* comp 0: summed start offsets from the request start, ns
+	                           * (integers: sums do not depend on their order) */
+	int64_t errors;           /* comp 0 of a root: requests with an error status */
+	const void *sketch;       /* encoded (sketch_encode) */
+	size_t sketch_len;
+} StoreAggCell;
+
+/* Reads the cell with c's key (minute, node, comp, wclass, host) into c,
+ * its sketch copied into *sketch (c->sketch points there); *found 0 when
+ * there is none. */
+int store_agg_get(Store *st, StoreAggCell *c, Buf *sketch, int *found, Err *err);
+/* Removes the cell with c's key. */
+int store_agg_remove(Store *st, const StoreAggCell *c, Err *err);
+
+/* Removes every cell of minutes [from, to). */
+int store_agg_delete(Store *st, int64_t minute_from, int64_t minute_to, Err *err);
+/* Adds (or replaces) one cell. */
+int store_agg_put(Store *st, const StoreAggCell *c, Err *err);
+
+/* Every cell of minutes [from, to) (strings and sketch borrowed for the
+ * call), in key order. */
+int store_agg_scan(Store *st, int64_t minute_from, int64_t minute_to,
+                   int (*fn)(void *ctx, const StoreAggCell *c), void *ctx, Err *err);
+
+/* The distinct minutes (store_agg_minute) of the root spans (parent_id '')
+ * of every trace with a span whose rowid is above after_rowid; every root
+ * minute when after_rowid is 0. In ascending order. */
+int store_agg_dirty_minutes(Store *st, int64_t after_rowid,
+                            int (*fn)(void *ctx, int64_t minute), void *ctx, Err *err);
 
 /* ---- import sources ------------------------------------------------- */
 
@@ -247,6 +334,20 @@ enum {
  * are included when any of their spans starts in the range. */
 int store_spans_scan(Store *st, int64_t from_ns, int64_t to_ns, int flags,
                      StoreSpanFn fn, void *ctx, Err *err);
+
+/* Like store_spans_scan(), but only the traces with a root span starting
+ * in [from_ns, to_ns) (no rootless traces), each once. */
+int store_spans_scan_rooted(Store *st, int64_t from_ns, int64_t to_ns, StoreSpanFn fn,
+                            void *ctx, Err *err);
+
+/* Every span of every trace that has a span with a rowid above
+ * after_rowid, grouped by trace; is_new says whether that span is one of
+ * them (the others were stored earlier). */
+int store_spans_touched(Store *st, int64_t after_rowid,
+                        int (*fn)(void *ctx, const StoreSpanRow *row, int is_new), void *ctx,
+                        Err *err);
+/* How many traces store_spans_touched() would return. */
+int store_spans_touched_count(Store *st, int64_t after_rowid, int64_t *out, Err *err);
 
 /* Largest span rowid stored so far (0 when empty). Rowids only grow, so
  * "rows after N" is how a reader catches up with new imports. */

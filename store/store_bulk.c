@@ -280,6 +280,12 @@ int store_bulk_finish(Store *st, Err *err)
 			store_exec(st, "ROLLBACK", NULL);
 			goto fail_open;
 		}
+	/* derived tables (the aggregates) over everything loaded, with the
+	 * indexes there to read it by */
+	if (store_run_commit_hook(st, 1, err)) {
+		store_exec(st, "ROLLBACK", NULL);
+		goto fail_open;
+	}
 	/* WAL from here on, like every database the store opens; the header
 	 * says so, and closing checkpoints the one page this writes and
 	 * removes the WAL */

@@ -83,6 +83,9 @@ enum {
 	RSTMT_SCAN_ALL_ATTRS,
 	RSTMT_SCAN_WINDOW,
 	RSTMT_SCAN_WINDOW_ATTRS,
+	RSTMT_SCAN_ROOTED,
+	RSTMT_TOUCHED,
+	RSTMT_TOUCHED_COUNT,
 	RSTMT_TRACE,
 	RSTMT_STATS,
 	RSTMT_ROOT_OPS,
@@ -116,6 +119,7 @@ typedef struct StoreBulk StoreBulk;
 
 #define STORE_METRICS_STMTS 32
 #define STORE_DRILLS_STMTS 4
+#define STORE_AGG_STMTS 12
 
 struct Store {
 	sqlite3 *db;
@@ -124,6 +128,7 @@ struct Store {
 	sqlite3_stmt *rstmt[RSTMT_COUNT];
 	sqlite3_stmt *mstmt[STORE_METRICS_STMTS]; /* owned by store_metrics.c */
 	sqlite3_stmt *dstmt[STORE_DRILLS_STMTS];  /* owned by store_drills.c */
+	sqlite3_stmt *astmt[STORE_AGG_STMTS];     /* owned by store_agg.c */
 	StoreTraceKeys tkeys;
 	sqlite3_stmt *span_rows;  /* STORE_SPAN_ROWS spans per insert, lazily */
 	StoreBulk *bulk;          /* non-NULL: a bulk load (store_bulk.c) */
@@ -151,6 +156,12 @@ void store_metrics_finalize(Store *st);
 
 /* store_drills.c (its table: migration 4 of store.c) */
 void store_drills_finalize(Store *st);
+
+/* store_agg.c (its tables: migration 7 of store.c) */
+void store_agg_finalize(Store *st);
+/* Runs the commit hook, if one is set, on a writing store: not inside a
+ * bulk load's own commits, but at its end (bulk_end 1). */
+int store_run_commit_hook(Store *st, int bulk_end, Err *err);
 
 /* ---- helpers shared by the store's .c files ------------------------------ */
 

@@ -47,6 +47,20 @@ static const char *const rsql[RSTMT_COUNT] = {
 	[RSTMT_TRACE] = "SELECT " SPAN_COLS_EV("coalesce(s.attrs, '')", "coalesce(s.events, '')")
 	                " FROM spans s WHERE s.trace_key = (SELECT id FROM traces WHERE trace_id = ?1)"
 	                " ORDER BY s.start_ns, s.span_id",
+	/* grouped by trace without a sort: the outer loop is over t, and for
+	 * each of its keys the identity index yields that trace's spans */
+	[RSTMT_SCAN_ROOTED] = "WITH t(k) AS MATERIALIZED (SELECT DISTINCT trace_key FROM spans"
+	                      " WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2)"
+	                      " SELECT " SPAN_COLS("''")
+	                      " FROM t CROSS JOIN spans s ON s.trace_key = t.k",
+	/* every span of the traces that have one above rowid ?1, grouped by
+	 * trace, with "is it above ?1" as column 17. NOT INDEXED: the rowid
+	 * range (the new rows), not the identity index, which would give the
+	 * DISTINCT for free but read every span of the store */
+	[RSTMT_TOUCHED] = "WITH t(k) AS MATERIALIZED (SELECT DISTINCT trace_key FROM spans"
+	                  " NOT INDEXED WHERE id > ?1) SELECT " SPAN_COLS("''") ", s.id > ?1"
+	                  " FROM t CROSS JOIN spans s ON s.trace_key = t.k",
+	[RSTMT_TOUCHED_COUNT] = "SELECT count(DISTINCT trace_key) FROM spans NOT INDEXED WHERE id > ?1",
 	[RSTMT_SINCE] = "SELECT " SPAN_COLS("''")
 	                " FROM spans s WHERE s.id > ?1 AND s.id <= ?2 ORDER BY s.trace_key",
 	[RSTMT_MAX_ROWID] = "SELECT coalesce(max(id), 0) FROM spans",
@@ -80,7 +94,11 @@ void store_read_finalize(Store *st)
 		sqlite3_finalize(st->rstmt[i]);
 }
 
-static int run_scan(Store *st, sqlite3_stmt *s, StoreSpanFn fn, void *ctx, Err *err)
+/* fn_new, when given instead of fn, also gets column 17 (non-zero: a row
+ * stored after the rowid the statement was given). */
+static int run_scan_ex(Store *st, sqlite3_stmt *s, StoreSpanFn fn,
+                       int (*fn_new)(void *ctx, const StoreSpanRow *row, int is_new), void *ctx,
+                       Err *err)
 {
 	int rc;
 	int stopped = 0;
@@ -104,7 +122,7 @@ static int run_scan(Store *st, sqlite3_stmt *s, StoreSpanFn fn, void *ctx, Err *
 		r.events_json = store_col_text(s, 14);
 		r.db_system = store_col_text(s, 15);
 		r.peer = store_col_text(s, 16);
-		stopped = fn(ctx, &r);
+		stopped = fn_new ? fn_new(ctx, &r, sqlite3_column_int(s, 17)) : fn(ctx, &r);
 	}
 	if (stopped)
 		rc = SQLITE_DONE;
@@ -113,6 +131,11 @@ static int run_scan(Store *st, sqlite3_stmt *s, StoreSpanFn fn, void *ctx, Err *
 	if (rc != SQLITE_DONE)
 		return store_sqlerr(st, err, "reading spans");
 	return 0;
+}
+
+static int run_scan(Store *st, sqlite3_stmt *s, StoreSpanFn fn, void *ctx, Err *err)
+{
+	return run_scan_ex(st, s, fn, NULL, ctx, err);
 }
 
 int store_spans_scan(Store *st, int64_t from_ns, int64_t to_ns, int flags, StoreSpanFn fn,
@@ -126,6 +149,38 @@ int store_spans_scan(Store *st, int64_t from_ns, int64_t to_ns, int flags, Store
 	sqlite3_bind_int64(s, 1, from_ns);
 	sqlite3_bind_int64(s, 2, to_ns);
 	return run_scan(st, s, fn, ctx, err);
+}
+
+int store_spans_scan_rooted(Store *st, int64_t from_ns, int64_t to_ns, StoreSpanFn fn,
+                            void *ctx, Err *err)
+{
+	sqlite3_stmt *s = st->rstmt[RSTMT_SCAN_ROOTED];
+	sqlite3_bind_int64(s, 1, from_ns);
+	sqlite3_bind_int64(s, 2, to_ns);
+	return run_scan(st, s, fn, ctx, err);
+}
+
+int store_spans_touched(Store *st, int64_t after_rowid,
+                        int (*fn)(void *ctx, const StoreSpanRow *row, int is_new), void *ctx,
+                        Err *err)
+{
+	sqlite3_stmt *s = st->rstmt[RSTMT_TOUCHED];
+	sqlite3_bind_int64(s, 1, after_rowid);
+	return run_scan_ex(st, s, NULL, fn, ctx, err);
+}
+
+int store_spans_touched_count(Store *st, int64_t after_rowid, int64_t *out, Err *err)
+{
+	*out = 0;
+	sqlite3_stmt *s = st->rstmt[RSTMT_TOUCHED_COUNT];
+	sqlite3_bind_int64(s, 1, after_rowid);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(s, 0);
+	store_stmt_done(s);
+	if (rc != SQLITE_ROW)
+		return store_sqlerr(st, err, "counting the traces that changed");
+	return 0;
 }
 
 int store_trace_scan(Store *st, const char *trace_id, StoreSpanFn fn, void *ctx, Err *err)

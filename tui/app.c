@@ -228,8 +228,8 @@ int app_evidence_unit(const TuiApp *app, const char *name, double *v, const char
 {
 	const Analysis *a = app->a;
 	*unit = NULL;
-	if (a == NULL)
-		return 0;
+	if (a == NULL || a->approx)
+		return 0; /* budgets are judged on exact figures: "evaluating..." */
 	if (strcmp(name, "ingress.p99_ms") == 0) {
 		if (a->pop[POP_WINDOW].ingress.n == 0)
 			return 0;
@@ -259,6 +259,8 @@ int app_evidence_pending(const TuiApp *app)
 {
 	if (app->a == NULL)
 		return app->computing;
+	if (app->a->approx)
+		return 1; /* the exact analysis is on its way, and the budgets with it */
 	return app->evidence_pending && app->evidence_pending(app->evidence_ctx, app->a);
 }
 

@@ -7,20 +7,33 @@
 #include <stdio.h>
 #include <time.h>
 
+static int approx;
+
+void fmt_set_approx(int on)
+{
+	approx = on != 0;
+}
+
+int fmt_approx(void)
+{
+	return approx;
+}
+
 void fmt_ms(char *out, size_t sz, double v, int64_t n, int applicable)
 {
+	const char *m = approx ? "~" : "";
 	if (!applicable)
 		snprintf(out, sz, "-");
 	else if (n == 0 || isnan(v))
 		snprintf(out, sz, "?");
 	else if (fabs(v) < 10)
-		snprintf(out, sz, "%.2f", v);
+		snprintf(out, sz, "%s%.2f", m, v);
 	else if (fabs(v) < 1000)
-		snprintf(out, sz, "%.1f", v);
+		snprintf(out, sz, "%s%.1f", m, v);
 	else if (fabs(v) < 100000)
-		snprintf(out, sz, "%.0f", v);
+		snprintf(out, sz, "%s%.0f", m, v);
 	else
-		snprintf(out, sz, "%.0fk", v / 1000);
+		snprintf(out, sz, "%s%.0fk", m, v / 1000);
 }
 
 void fmt_delta_ms(char *out, size_t sz, double now, int64_t n_now, double base, int64_t n_base)
@@ -30,12 +43,13 @@ void fmt_delta_ms(char *out, size_t sz, double now, int64_t n_now, double base, 
 		return;
 	}
 	double d = now - base;
+	const char *m = approx ? "~" : "";
 	if (fabs(d) < 0.05)
-		snprintf(out, sz, "0.0");
+		snprintf(out, sz, "%s0.0", m);
 	else if (fabs(d) < 1000)
-		snprintf(out, sz, "%+.1f", d);
+		snprintf(out, sz, "%s%+.1f", m, d);
 	else
-		snprintf(out, sz, "%+.0f", d);
+		snprintf(out, sz, "%s%+.0f", m, d);
 }
 
 void fmt_count(char *out, size_t sz, int64_t n)

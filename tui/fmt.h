@@ -10,6 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* While on (the frame draws figures of an analysis from the import-time
+ * aggregates), fmt_ms() and fmt_delta_ms() put "~" before every number
+ * they write: approximate, within the aggregates' stated error. The
+ * screen turns it on and off around what it draws from such an analysis
+ * (one thread draws). */
+void fmt_set_approx(int on);
+int fmt_approx(void);
+
 /* Milliseconds: "0.42", "12.3", "412", "12.4k"; "?" when n == 0 or v is
  * NaN; "-" when !applicable. */
 void fmt_ms(char *out, size_t sz, double v, int64_t n, int applicable);

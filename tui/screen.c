@@ -95,8 +95,10 @@ static void draw_objective_row(const TuiApp *app, Canvas *cv, int y)
 		fmt_ms(bv, sizeof bv, b->ingress.p99, b->ingress.n, 1);
 		fmt_delta_ms(d, sizeof d, w->ingress.p99, w->ingress.n, b->ingress.p99, b->ingress.n);
 		snprintf(buf, sizeof buf, "  baseline %s ms (%s)", bv, d);
-		x_text(cv, x, y, ROLE_NORMAL, buf);
+		x = x_text(cv, x, y, ROLE_NORMAL, buf);
 	}
+	if (a->approx)
+		x_text(cv, x, y, ROLE_WARN, "  ~ approximate");
 }
 
 static void draw_pop_row(const TuiApp *app, Canvas *cv, int y, int p)
@@ -313,7 +315,9 @@ static void draw_status(const TuiApp *app, Canvas *cv, int y)
 	x += canvas_text(cv, x, y, -1, ROLE_STATUS, buf);
 	if (app->paused && app->stale)
 		x += canvas_text(cv, x, y, -1, ROLE_STATUS, " (not shown: p resumes)");
-	if (app->computing && app->busy_ms >= 1000 && app->compute_ms >= 1000)
+	if (app->a && app->a->approx)
+		snprintf(buf, sizeof buf, " | ~ approximate (aggregates, within 1 %%): exact computing...");
+	else if (app->computing && app->busy_ms >= 1000 && app->compute_ms >= 1000)
 		snprintf(buf, sizeof buf, " | computing %.0f s (last took %.1f s)", app->busy_ms / 1000,
 		         app->compute_ms / 1000);
 	else if (app->computing && app->busy_ms >= 1000)
@@ -492,6 +496,10 @@ static void draw_too_small(Canvas *cv)
 
 void app_draw(TuiApp *app, Canvas *cv)
 {
+	/* figures from the import-time aggregates carry "~" until the exact
+	 * analysis replaces them (not the waterfall: one trace, read whole) */
+	int approx = app->a && app->a->approx;
+	fmt_set_approx(approx);
 	canvas_clear(cv);
 	if (cv->w < TUI_MIN_W || cv->h < TUI_MIN_H) {
 		draw_too_small(cv);
@@ -515,9 +523,12 @@ void app_draw(TuiApp *app, Canvas *cv)
 		                           : "no analysis yet");
 	} else {
 		View *v = app->views[app->pane];
+		fmt_set_approx(approx && app->pane != PANE_TRACE);
 		v->ops->draw(v, app, cv, r);
+		fmt_set_approx(approx);
 	}
 	draw_status(app, cv, cv->h - 1);
 	if (app->help)
 		draw_help(app, cv);
+	fmt_set_approx(0);
 }

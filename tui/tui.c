@@ -12,6 +12,10 @@
  *   key   <key>  <ms from key read to frame flushed>  <epoch ms of the frame>
  *   data  <ms from change seen to frame>  <analysis ms>  <epoch ms of the frame>
  *   first <ms from start to the first frame with data>  <analysis ms>  <epoch ms>
+ *   answer <approx|exact>  <ms from the request to the frame that first
+ *         shows its answer>  <analysis ms>  <epoch ms>
+ * (a new question is answered twice when the aggregates are current: an
+ * approximate answer, then the exact one; see live.h)
  */
 #include "tui.h"
 #include "tui_board.h"
@@ -46,8 +50,11 @@ static double wall_ms(void)
 
 static double busy_since = -1; /* when the worker last became busy */
 
+static double request_at = -1; /* when the latest request was made */
+
 static void request(LiveSession *ls, TuiApp *app)
 {
+	request_at = mono_ms();
 	AnalysisOptions ao;
 	app_options(app, &ao);
 	live_request(ls, &ao, app->opt_gen);
@@ -87,6 +94,8 @@ int tui_run(const TuiOptions *opt, Err *err)
 	double t_start = mono_ms();
 	double next_tick = t_start + app.refresh_ms;
 	int dirty = 1, change_pending = 0, first_logged = 0;
+	int answer = 0; /* a result drawn in the next frame: 1 approximate, 2 exact */
+	double answer_ms = 0;
 	double key_at = -1, change_at = -1;
 	char key_name[32] = "";
 	struct pollfd pfd[2] = {
@@ -107,6 +116,10 @@ int tui_run(const TuiOptions *opt, Err *err)
 					fprintf(lat, "key\t%s\t%.3f\t%.0f\n", key_name, t - key_at, wall_ms());
 				if (change_at >= 0 && app.a && !app.computing)
 					fprintf(lat, "data\t%.3f\t%.3f\t%.0f\n", t - change_at, app.compute_ms, wall_ms());
+				if (answer)
+					fprintf(lat, "answer\t%s\t%.3f\t%.3f\t%.0f\n",
+					        answer == 1 ? "approx" : "exact", t - request_at, answer_ms,
+					        wall_ms());
 				if (!first_logged && app.a) {
 					fprintf(lat, "first\t%.3f\t%.3f\t%.0f\n", t - t_start, app.compute_ms, wall_ms());
 					first_logged = 1;
@@ -114,6 +127,7 @@ int tui_run(const TuiOptions *opt, Err *err)
 				fflush(lat);
 			}
 			key_at = -1;
+			answer = 0;
 			if (app.a && !app.computing)
 				change_at = -1;
 		}
@@ -170,6 +184,8 @@ int tui_run(const TuiOptions *opt, Err *err)
 			} else {
 				app_set_analysis(&app, r.a, r.gen);
 				app.compute_ms = r.compute_ms;
+				answer = r.a && r.a->approx ? 1 : 2;
+				answer_ms = r.compute_ms;
 			}
 			dirty = 1;
 		}

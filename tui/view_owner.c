@@ -66,6 +66,13 @@ static void owner_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 	char buf[256], t1[32], t2[32];
 	int y = r.y;
 	vv->rows = r.h;
+	if (a->approx) {
+		/* the aggregates hold no traces: the critical path needs the spans */
+		canvas_text(cv, 1, y, r.w - 2, ROLE_TITLE, "critical path of the slow requests");
+		canvas_text(cv, 2, y + 2, r.w - 4, ROLE_DIM,
+		            "needs the exact analysis, which reads the spans: computing...");
+		return;
+	}
 
 	fmt_count(t1, sizeof t1, w->slow_requests);
 	fmt_ms(t2, sizeof t2, w->slow_threshold_ms, w->slow_requests, 1);

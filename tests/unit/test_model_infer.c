@@ -236,6 +236,123 @@ static void test_infer_fixture(void **state)
 	rm_db(path);
 }
 
+/* A request an hour before the fixture's, whose api calls a "legacy"
+ * service the fixture's requests never call. */
+static const char legacy_otlp[] =
+    "{\"resourceSpans\":[{\"resource\":{\"attributes\":["
+    "{\"key\":\"service.name\",\"value\":{\"stringValue\":\"api\"}}]},"
+    "\"scopeSpans\":[{\"spans\":["
+    "{\"traceId\":\"b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1\",\"spanId\":\"0b0b0b0b0b0b0b01\","
+    "\"name\":\"GET /x\",\"kind\":2,\"startTimeUnixNano\":\"1784048400000000000\","
+    "\"endTimeUnixNano\":\"1784048400040000000\",\"attributes\":[{\"key\":\"workload.class\","
+    "\"value\":{\"stringValue\":\"gold\"}}]},"
+    "{\"traceId\":\"b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1\",\"spanId\":\"0b0b0b0b0b0b0b02\","
+    "\"parentSpanId\":\"0b0b0b0b0b0b0b01\",\"name\":\"legacy.Call\",\"kind\":3,"
+    "\"startTimeUnixNano\":\"1784048400005000000\",\"endTimeUnixNano\":\"1784048400030000000\"}"
+    "]}]},{\"resource\":{\"attributes\":["
+    "{\"key\":\"service.name\",\"value\":{\"stringValue\":\"legacy\"}}]},"
+    "\"scopeSpans\":[{\"spans\":["
+    "{\"traceId\":\"b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1\",\"spanId\":\"0b0b0b0b0b0b0b03\","
+    "\"parentSpanId\":\"0b0b0b0b0b0b0b02\",\"name\":\"Serve\",\"kind\":2,"
+    "\"startTimeUnixNano\":\"1784048400006000000\",\"endTimeUnixNano\":\"1784048400028000000\"}"
+    "]}]}]}";
+
+static const char check_model[] =
+    "{\"endpoint\":\"GET /x\",\"root\":{\"service\":\"api\",\"operation\":\"GET /x\"},"
+    "\"classes\":{\"attribute\":\"workload.class\",\"values\":[\"gold\",\"basic\",\"platinum\"]},"
+    "\"nodes\":[{\"service\":\"rec\"},{\"service\":\"db\"},{\"service\":\"legacy\"},"
+    "{\"service\":\"ghost\"}]}";
+
+static char *findings_text(const ModelFinding *f, int n)
+{
+	Buf b;
+	buf_init(&b);
+	for (int i = 0; i < n; i++)
+		buf_printf(&b, "%s|%s|%s\n", f[i].kind, f[i].subject, f[i].text);
+	char *s = xstrdup(buf_str(&b));
+	buf_fini(&b);
+	return s;
+}
+
+/* report and diagnose hand their analysis to model_check_with(): it must
+ * say exactly what model_check() says on its own analysis of the window,
+ * whatever else that analysis holds (a baseline with a node the window
+ * lacks), and ignore an analysis of another question (a class, another
+ * window). */
+static void test_check_with_analysis(void **state)
+{
+	(void)state;
+	char path[128], extra[160];
+	Store *st = diag_store(path, sizeof path);
+	Err err = {0};
+	snprintf(extra, sizeof extra, "%s.legacy.json", path);
+	FILE *fp = fopen(extra, "w");
+	assert_non_null(fp);
+	fputs(legacy_otlp, fp);
+	fclose(fp);
+	ImportResult res;
+	ImportOptions io = {0};
+	if (import_file(st, extra, &io, &res, &err))
+		fail_msg("%s", err.msg);
+	remove(extra);
+	Model *m = parse("check", check_model);
+	const int64_t w0 = 1784052000000000000LL, w1 = 1784052600000000000LL;
+	const int64_t b0 = 1784048400000000000LL, b1 = 1784049000000000000LL;
+	ModelFinding *f = NULL;
+	int n = 0;
+	assert_int_equal(model_check(st, m, w0, w1, &f, &n, &err), 0);
+	char *want = findings_text(f, n);
+	model_findings_free(f, n);
+	/* legacy is only in the baseline: absent from the window */
+	assert_non_null(strstr(want, "node_absent|legacy|"));
+	assert_non_null(strstr(want, "node_absent|ghost|"));
+	assert_non_null(strstr(want, "class_absent|platinum|"));
+	assert_null(strstr(want, "|rec|"));
+	assert_null(strstr(want, "|gold|"));
+	const struct {
+		int64_t from, to;
+		int base;
+		const char *wclass;
+	} asks[] = {
+	    {w0, w1, 1, NULL},       /* the window with a baseline: used */
+	    {w0, w1, 0, NULL},       /* the window alone: used */
+	    {w0, w1, 1, "basic"},    /* one class: not used */
+	    {INT64_MIN, INT64_MAX, 0, NULL}, /* another window: not used */
+	};
+	for (size_t i = 0; i < sizeof asks / sizeof asks[0]; i++) {
+		AnalysisOptions ao = {.period.win.from = asks[i].from, .period.win.to = asks[i].to,
+		                      .period.has_baseline = asks[i].base, .period.base.from = b0, .period.base.to = b1,
+		                      .wclass = asks[i].wclass, .model = m};
+		Analysis *a = NULL;
+		assert_int_equal(analysis_run(st, &ao, &a, &err), 0);
+		assert_int_equal(model_check_with(st, m, a, w0, w1, &f, &n, &err), 0);
+		char *got = findings_text(f, n);
+		assert_string_equal(got, want);
+		free(got);
+		model_findings_free(f, n);
+		analysis_free(a);
+	}
+	/* from the import-time aggregates (the dashboard's start): the same
+	 * findings, the window's ends being whole minutes */
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_int_equal(analysis_agg_update(st, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	AnalysisOptions ao = {.period.win.from = w0, .period.win.to = w1, .model = m};
+	Analysis *a = NULL;
+	assert_int_equal(analysis_from_aggregates(st, &ao, &a, &err), 0);
+	assert_true(a->approx);
+	assert_int_equal(model_check_with(st, m, a, w0, w1, &f, &n, &err), 0);
+	char *got = findings_text(f, n);
+	assert_string_equal(got, want);
+	free(got);
+	model_findings_free(f, n);
+	analysis_free(a);
+	free(want);
+	model_free(m);
+	store_close(st);
+	rm_db(path);
+}
+
 /* An empty database: a model with no nodes and reasons that say why. */
 static void test_infer_empty(void **state)
 {
@@ -271,6 +388,7 @@ int main(void)
 		cmocka_unit_test(test_write_roundtrip_why),
 		cmocka_unit_test(test_infer_fixture),
 		cmocka_unit_test(test_infer_empty),
+		cmocka_unit_test(test_check_with_analysis),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1002,6 +1002,63 @@ static void test_node_pool_hyphenated_name(void **state)
 	env_free(e);
 }
 
+/* Builds the import-time aggregates of e's database, as a tailtriage
+ * writer would have at its last commit (the fixture writes through the
+ * store alone). */
+static void env_aggregates(Env *e)
+{
+	Store *w = NULL;
+	Err err = {0};
+	assert_int_equal(store_open(e->path, 0, &w, &err), 0);
+	assert_int_equal(store_begin(w, &err), 0);
+	assert_int_equal(analysis_agg_update(w, &err), 0);
+	assert_int_equal(store_commit(w, &err), 0);
+	store_close(w);
+}
+
+/* The first frame of a new question comes from the aggregates: every
+ * figure marked "~", the header and status say so, the budgets wait, the
+ * tail-ownership pane says it needs the spans. When the exact analysis
+ * arrives the frame is the exact one, byte for byte (the golden). */
+static void test_approx_then_exact(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_aggregates(e);
+	AnalysisOptions ao;
+	app_options(&e->app, &ao);
+	Analysis *a = NULL;
+	Err err = {0};
+	assert_int_equal(analysis_from_aggregates(e->st, &ao, &a, &err), 0);
+	app_set_analysis(&e->app, a, e->app.opt_gen);
+	e->app.computing = 1;
+	select_label(e, "pricing");
+	check_golden(e, "dag_approx_100x30.txt");
+	char *s = screen(e);
+	assert_non_null(strstr(s, "~ approximate"));
+	assert_non_null(strstr(s, "p99 ~"));
+	assert_non_null(strstr(s, "evaluating..."));
+	free(s);
+	app_open_pane(&e->app, PANE_OWNER);
+	s = screen(e);
+	assert_non_null(strstr(s, "needs the exact analysis"));
+	free(s);
+	app_open_pane(&e->app, PANE_NODE);
+	s = screen(e);
+	assert_non_null(strstr(s, "~"));
+	free(s);
+	app_open_pane(&e->app, PANE_DAG);
+	/* the exact analysis replaces it: the usual frame, no mark left */
+	e->app.computing = 0;
+	env_compute(e);
+	select_label(e, "pricing");
+	check_golden(e, "dag_100x30.txt");
+	s = screen(e);
+	assert_null(strstr(s, "~"));
+	free(s);
+	env_free(e);
+}
+
 int main(int argc, char **argv)
 {
 	/* `test_tui --make-db PATH` and `test_tui --more PATH` build and extend
@@ -1046,6 +1103,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_selection_survives_recompute),
 		cmocka_unit_test(test_hostile_strings_on_screen),
 		cmocka_unit_test(test_node_pool_hyphenated_name),
+		cmocka_unit_test(test_approx_then_exact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,145 @@
+/*
+ * agg_query.c - how long one question (window, baseline, class, model)
+ * takes answered from the import-time aggregates and from the spans
+ * (bench/README.md, "Interactive at scale").
+ *
+ * usage: tt_agg_query DB MODEL WINDOW BASELINE [RUNS]
+ *
+ * Per run, on one read-only connection (as the dashboard's worker holds):
+ * the plain SQL pass over the span fields the analysis reads (the
+ * yardstick), then analysis_from_aggregates() and analysis_run() for the
+ * window + baseline over every class, then both again for each class of
+ * the model (what a class change asks). Times are monotonic wall clock.
+ * Also checks that the two answers agree on the window's requests, so a
+ * fast wrong answer cannot pass for a fast one.
+ *
+ * Prints one key=value line per run, then the medians.
+ */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis.h"
+#include "model_json.h"
+#include "timefmt.h"
+
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static void die(const char *what, const char *msg)
+{
+	fprintf(stderr, "tt_agg_query: %s: %s\n", what, msg);
+	exit(1);
+}
+
+static double plain_sql_ms(const char *db)
+{
+	sqlite3 *h = NULL;
+	if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		die(db, sqlite3_errmsg(h));
+	const char *sql =
+	    "SELECT count(*), sum(length(trace_id)), sum(length(span_id)), sum(length(parent_id)),"
+	    " sum(length(name)), sum(length(service)), sum(length(host)), sum(length(wclass)),"
+	    " total(start_ns), total(end_ns), total(queue_ns) FROM spans";
+	sqlite3_stmt *s = NULL;
+	double t0 = now_ms();
+	if (sqlite3_prepare_v2(h, sql, -1, &s, NULL) != SQLITE_OK)
+		die("plain SQL", sqlite3_errmsg(h));
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		;
+	if (rc != SQLITE_DONE)
+		die("plain SQL", sqlite3_errmsg(h));
+	double ms = now_ms() - t0;
+	sqlite3_finalize(s);
+	sqlite3_close(h);
+	return ms;
+}
+
+static int cmp_d(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return a < b ? -1 : a > b;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_d);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One question both ways; adds their times to *agg and *exact. */
+static void ask(Store *st, const AnalysisOptions *o, double *agg, double *exact)
+{
+	Err err = {0};
+	Analysis *a = NULL, *e = NULL;
+	double t0 = now_ms();
+	if (analysis_from_aggregates(st, o, &a, &err))
+		die("aggregates", err.msg);
+	double t1 = now_ms();
+	if (analysis_run(st, o, &e, &err))
+		die("analysis", err.msg);
+	double t2 = now_ms();
+	if (a->pop[POP_WINDOW].requests != e->pop[POP_WINDOW].requests)
+		die("check", "the aggregates count other requests than the spans");
+	*agg += t1 - t0;
+	*exact += t2 - t1;
+	analysis_free(a);
+	analysis_free(e);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 5 || argc > 6) {
+		fprintf(stderr, "usage: tt_agg_query DB MODEL WINDOW BASELINE [RUNS]\n");
+		return 2;
+	}
+	const char *db = argv[1];
+	int runs = argc == 6 ? atoi(argv[5]) : 3;
+	if (runs < 1 || runs > 50)
+		runs = 3;
+	Err err = {0};
+	Model *m = NULL;
+	if (model_load(argv[2], &m, &err))
+		die(argv[2], err.msg);
+	AnalysisOptions ao = {.model = m, .period.has_baseline = 1};
+	if (time_parse_range(argv[3], &ao.period.win.from, &ao.period.win.to, &err))
+		die("window", err.msg);
+	if (time_parse_range(argv[4], &ao.period.base.from, &ao.period.base.to, &err))
+		die("baseline", err.msg);
+	double sql[50], agg[50], exact[50], cagg[50], cexact[50];
+	for (int i = 0; i < runs; i++) {
+		sql[i] = plain_sql_ms(db);
+		Store *st = NULL;
+		if (store_open(db, STORE_READONLY, &st, &err))
+			die(db, err.msg);
+		agg[i] = exact[i] = cagg[i] = cexact[i] = 0;
+		ask(st, &ao, &agg[i], &exact[i]);
+		for (int c = 0; c < m->n_classes; c++) {
+			AnalysisOptions oc = ao;
+			oc.wclass = m->classes[c];
+			ask(st, &oc, &cagg[i], &cexact[i]);
+		}
+		if (m->n_classes > 0) {
+			cagg[i] /= m->n_classes;
+			cexact[i] /= m->n_classes;
+		}
+		store_close(st);
+		printf("run=%d plain_sql_ms=%.0f aggregates_ms=%.1f exact_ms=%.0f "
+		       "class_aggregates_ms=%.1f class_exact_ms=%.0f\n",
+		       i + 1, sql[i], agg[i], exact[i], cagg[i], cexact[i]);
+		fflush(stdout);
+	}
+	printf("median runs=%d plain_sql_ms=%.0f aggregates_ms=%.1f exact_ms=%.0f "
+	       "class_aggregates_ms=%.1f class_exact_ms=%.0f\n",
+	       runs, median(sql, runs), median(agg, runs), median(exact, runs), median(cagg, runs),
+	       median(cexact, runs));
+	model_free(m);
+	return 0;
+}
