@@ -51,13 +51,14 @@ RES=$OUT/results.tsv
 # capacity.
 LIGHT=(fleet=light)
 
-# mechanism  expected-hypothesis  expected-node (* = any host)  fleet
+# mechanism  expected-hypothesis  expected-node (* = any host; a|b = either:
+# dependency-slowdown slows profile and recommendation together)  fleet
 MECHS=(
   "pricing-client-wait client-pool-wait pricing case"
   "none insufficient-evidence none case"
   "pricing-pool-shrink client-pool-wait pricing light"
   "executor-saturation endpoint-queue-saturation mercury-api light"
-  "dependency-slowdown dependency-slowdown profile light"
+  "dependency-slowdown dependency-slowdown profile|recommendation light"
   "single-slowdown dependency-slowdown inventory light"
   "class-mix-shift class-mix-shift enterprise light"
   "placement-hotspot placement-concentration * light"
@@ -113,7 +114,7 @@ def ok(h):
         return False
     if node == "*":
         return True
-    return h["node"] == node
+    return h["node"] in node.split("|")
 rank = next((h["rank"] for h in hs if ok(h)), 99)
 top = "%s:%s" % (hs[0]["id"], hs[0]["node"]) if hs else "error"
 rise = next((e["value"] for e in d.get("evidence", []) if e["name"] == "ingress.rise_ms"), None) if hs else None

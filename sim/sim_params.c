@@ -151,7 +151,7 @@ static const char *const FLEET_CASE[][2] = {
 };
 static const char *const FLEET_LIGHT[][2] = {
     {"rate", "40"}, {"executor-slots", "16"}, {"profile-pool", "4"}, {"pricing-pool", "2"},
-    {"pricing-calls", "1"}, {"enterprise-pricing-slots", "0"}, {"enterprise-size", "1"},
+    {"pricing-calls", "1"}, {"enterprise-pricing-slots", "0"}, {"enterprise-size", "1.3"},
     {"optional-budget-ms", "0"}, {"cancel-stop-p", "0"}, {"hot-share", "0.55"}, {"cores", "2"},
     {"cpu-per-call-ms", "0.8"}, {"surge", "3.8"}, {"incident-pricing-pool", "1"},
     {"fanout-calls", "6"}, {NULL, NULL},

@@ -266,7 +266,7 @@ static void test_optional_branch_blocking(void **state)
 static void test_endpoint_queue_saturation(void **state)
 {
 	(void)state;
-	const char *sets[] = {"pricing-pool=4", "profile-pool=8", NULL};
+	const char *sets[] = {"pricing-pool=8", "profile-pool=8", NULL};
 	run_case("executor-saturation", sets, "endpoint-queue-saturation", "mercury-api");
 }
 
