@@ -1169,21 +1169,7 @@ int analysis_from_aggregates(Store *st, const AnalysisOptions *opt, Analysis **o
 			d->dist = xmalloc(sizeof *d->dist);
 		}
 	}
-	for (int id = 0; id < n; id++)
-		if (a->nodes[id].parent >= 0)
-			a->nodes[a->nodes[id].parent].n_children++;
-	for (int id = 0; id < n; id++) {
-		DagNode *d = &a->nodes[id];
-		d->children = xmalloc((size_t)(d->n_children ? d->n_children : 1) * sizeof(int));
-		d->n_children = 0;
-	}
-	for (int id = 0; id < n; id++) {
-		DagNode *d = &a->nodes[id];
-		if (d->parent >= 0) {
-			DagNode *pn = &a->nodes[d->parent];
-			pn->children[pn->n_children++] = id;
-		}
-	}
+	analysis_link_children(a);
 	/* a fan-out group: the parallel siblings, named by the first of them */
 	for (int id = 0; id < n; id++) {
 		DagNode *d = &a->nodes[id];

@@ -1074,6 +1074,26 @@ static int cmp_class(const void *x, const void *y)
 }
 
 /* The model's word on node d (mandatory, core, label); d->label is set. */
+void analysis_link_children(Analysis *a)
+{
+	int n = a->n_nodes;
+	for (int id = 0; id < n; id++)
+		if (a->nodes[id].parent >= 0)
+			a->nodes[a->nodes[id].parent].n_children++;
+	for (int id = 0; id < n; id++) {
+		DagNode *d = &a->nodes[id];
+		d->children = xmalloc((size_t)(d->n_children ? d->n_children : 1) * sizeof(int));
+		d->n_children = 0;
+	}
+	for (int id = 0; id < n; id++) {
+		DagNode *d = &a->nodes[id];
+		if (d->parent >= 0) {
+			DagNode *p = &a->nodes[d->parent];
+			p->children[p->n_children++] = id;
+		}
+	}
+}
+
 void analysis_node_semantics(const Model *m, DagNode *d)
 {
 	/* a call is named in the model by its dependency, or by the
@@ -1183,21 +1203,7 @@ Analysis *analysis_state_result(AnalysisState *g, Store *st)
 			if (d->slowest[k].wclass >= 0)
 				d->slowest[k].wclass = cmap[d->slowest[k].wclass];
 	}
-	for (int id = 0; id < n; id++)
-		if (a->nodes[id].parent >= 0)
-			a->nodes[a->nodes[id].parent].n_children++;
-	for (int id = 0; id < n; id++) {
-		DagNode *d = &a->nodes[id];
-		d->children = xmalloc((size_t)(d->n_children ? d->n_children : 1) * sizeof(int));
-		d->n_children = 0;
-	}
-	for (int id = 0; id < n; id++) {
-		DagNode *d = &a->nodes[id];
-		if (d->parent >= 0) {
-			DagNode *p = &a->nodes[d->parent];
-			p->children[p->n_children++] = id;
-		}
-	}
+	analysis_link_children(a);
 	for (int p = 0; p < 2; p++) {
 		if (p == POP_BASELINE && !g->opt.period.has_baseline)
 			break;

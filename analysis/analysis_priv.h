@@ -11,4 +11,8 @@
  * NULL), matching d by dependency, or by service and operation. */
 void analysis_node_semantics(const Model *m, DagNode *d);
 
+/* Fills every node's children[] (n_children, in id order) from the
+ * parent links of a->nodes[0 .. a->n_nodes). */
+void analysis_link_children(Analysis *a);
+
 #endif

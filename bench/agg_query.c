@@ -22,15 +22,9 @@
 #include <time.h>
 
 #include "analysis.h"
+#include "bench_util.h"
 #include "model_json.h"
 #include "timefmt.h"
-
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 static void die(const char *what, const char *msg)
 {
@@ -38,54 +32,18 @@ static void die(const char *what, const char *msg)
 	exit(1);
 }
 
-static double plain_sql_ms(const char *db)
-{
-	sqlite3 *h = NULL;
-	if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-		die(db, sqlite3_errmsg(h));
-	const char *sql =
-	    "SELECT count(*), sum(length(trace_id)), sum(length(span_id)), sum(length(parent_id)),"
-	    " sum(length(name)), sum(length(service)), sum(length(host)), sum(length(wclass)),"
-	    " total(start_ns), total(end_ns), total(queue_ns) FROM spans";
-	sqlite3_stmt *s = NULL;
-	double t0 = now_ms();
-	if (sqlite3_prepare_v2(h, sql, -1, &s, NULL) != SQLITE_OK)
-		die("plain SQL", sqlite3_errmsg(h));
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		;
-	if (rc != SQLITE_DONE)
-		die("plain SQL", sqlite3_errmsg(h));
-	double ms = now_ms() - t0;
-	sqlite3_finalize(s);
-	sqlite3_close(h);
-	return ms;
-}
-
-static int cmp_d(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return a < b ? -1 : a > b;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* One question both ways; adds their times to *agg and *exact. */
 static void ask(Store *st, const AnalysisOptions *o, double *agg, double *exact)
 {
 	Err err = {0};
 	Analysis *a = NULL, *e = NULL;
-	double t0 = now_ms();
+	double t0 = bench_now_ms();
 	if (analysis_from_aggregates(st, o, &a, &err))
 		die("aggregates", err.msg);
-	double t1 = now_ms();
+	double t1 = bench_now_ms();
 	if (analysis_run(st, o, &e, &err))
 		die("analysis", err.msg);
-	double t2 = now_ms();
+	double t2 = bench_now_ms();
 	if (a->pop[POP_WINDOW].requests != e->pop[POP_WINDOW].requests)
 		die("check", "the aggregates count other requests than the spans");
 	*agg += t1 - t0;
@@ -115,7 +73,7 @@ int main(int argc, char **argv)
 		die("baseline", err.msg);
 	double sql[50], agg[50], exact[50], cagg[50], cexact[50];
 	for (int i = 0; i < runs; i++) {
-		sql[i] = plain_sql_ms(db);
+		sql[i] = bench_plain_sql_ms(db, "tt_agg_query");
 		Store *st = NULL;
 		if (store_open(db, STORE_READONLY, &st, &err))
 			die(db, err.msg);
@@ -138,8 +96,8 @@ int main(int argc, char **argv)
 	}
 	printf("median runs=%d plain_sql_ms=%.0f aggregates_ms=%.1f exact_ms=%.0f "
 	       "class_aggregates_ms=%.1f class_exact_ms=%.0f\n",
-	       runs, median(sql, runs), median(agg, runs), median(exact, runs), median(cagg, runs),
-	       median(cexact, runs));
+	       runs, bench_median(sql, runs), bench_median(agg, runs), bench_median(exact, runs), bench_median(cagg, runs),
+	       bench_median(cexact, runs));
 	model_free(m);
 	return 0;
 }

@@ -12,7 +12,7 @@
 #    sqlite3), each under /usr/bin/time -v; checks the row count of every
 #    database, and that the bulk one is in WAL mode with its span indexes;
 # 4. right after each import, times the plain SQL pass over the database it
-#    wrote (PASS_SQL below, with the sqlite3 shell), so every figure has a
+#    wrote (bench/plain_pass.sql, with the sqlite3 shell), so every figure has a
 #    yardstick measured on the same machine at the same moment;
 # 5. prints a Markdown table (spans/s from wall time, CPU seconds, peak RSS,
 #    the SQL pass and the ratio) and, unless --print-only, rewrites the
@@ -74,9 +74,7 @@ echo "   $SPANS spans; traces.jsonl $((size_lines >> 20)) MiB in ${gen_lines_s}s
 
 # ---- import ---------------------------------------------------------------
 # The plain SQL pass: one read of the span fields the analysis needs.
-PASS_SQL="SELECT count(*), sum(length(trace_id)), sum(length(span_id)), sum(length(parent_id)),
- sum(length(name)), sum(length(service)), sum(length(host)), sum(length(wclass)),
- total(start_ns), total(end_ns), total(queue_ns) FROM spans"
+PASS_SQL=$(cat "$ROOT/bench/plain_pass.sql")
 
 wipe() { rm -f "$1" "$1-wal" "$1-shm" "$(dirname "$1")/.$(basename "$1").import"; }
 

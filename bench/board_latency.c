@@ -33,16 +33,10 @@
 #include <time.h>
 
 #include "analysis.h"
+#include "bench_util.h"
 #include "dx_live.h"
 #include "model_json.h"
 #include "timefmt.h"
-
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 static void die(const char *what, const char *msg)
 {
@@ -64,11 +58,11 @@ static Run one(const char *db, const Model *m, const AnalysisOptions *ao, int sh
 	if (store_open(db, STORE_READONLY, &st, &err) || dx_live_open(db, m, &l, &err))
 		die(db, err.msg);
 	Run r = {0};
-	double t0 = now_ms();
+	double t0 = bench_now_ms();
 	Analysis *a = NULL;
 	if (analysis_run(st, ao, &a, &err))
 		die("analysis", err.msg);
-	r.analysis_ms = now_ms() - t0;
+	r.analysis_ms = bench_now_ms() - t0;
 	DxLiveKey k = dx_live_key(a);
 	int fresh = 0;
 	for (;;) {
@@ -80,51 +74,13 @@ static Run one(const char *db, const Model *m, const AnalysisOptions *ao, int sh
 		struct timespec ts = {0, 2 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
-	r.board_ms = now_ms() - t0;
+	r.board_ms = bench_now_ms() - t0;
 	unsigned computed;
 	dx_live_counts(l, &r.reused, &computed);
 	dx_live_close(l);
 	analysis_free(a);
 	store_close(st);
 	return r;
-}
-
-static double plain_sql_ms(const char *db)
-{
-	sqlite3 *h = NULL;
-	if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-		die(db, sqlite3_errmsg(h));
-	/* every field the analysis needs, summed so SQLite must read them
-	 * (total(): the sums of nanosecond times overflow 64 bits) */
-	const char *sql =
-	    "SELECT sum(length(trace_id)), sum(length(span_id)), sum(length(parent_id)),"
-	    " sum(length(name)), sum(length(service)), sum(length(host)), sum(length(wclass)),"
-	    " sum(kind), sum(status_code), total(start_ns), total(end_ns), total(queue_ns) FROM spans";
-	sqlite3_stmt *s = NULL;
-	double t0 = now_ms();
-	if (sqlite3_prepare_v2(h, sql, -1, &s, NULL) != SQLITE_OK)
-		die("plain SQL", sqlite3_errmsg(h));
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		;
-	if (rc != SQLITE_DONE)
-		die("plain SQL", sqlite3_errmsg(h));
-	double ms = now_ms() - t0;
-	sqlite3_finalize(s);
-	sqlite3_close(h);
-	return ms;
-}
-
-static int cmp_d(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return a < b ? -1 : a > b;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int main(int argc, char **argv)
@@ -148,7 +104,7 @@ int main(int argc, char **argv)
 		die("baseline", err.msg);
 	double sh_a[50], sh_b[50], own_a[50], own_b[50], sql[50];
 	for (int i = 0; i < runs; i++) {
-		sql[i] = plain_sql_ms(db);
+		sql[i] = bench_plain_sql_ms(db, "tt_board_latency");
 		for (int j = 0; j < 2; j++) {
 			int shared = (i + j) % 2 == 0;
 			Run r = one(db, m, &ao, shared);
@@ -168,8 +124,8 @@ int main(int argc, char **argv)
 	memcpy(all_a + runs, own_a, (size_t)runs * sizeof *all_a);
 	printf("median runs=%d plain_sql_ms=%.0f analysis_ms=%.0f board_shared_ms=%.0f "
 	       "board_own_ms=%.0f\n",
-	       runs, median(sql, runs), median(all_a, 2 * runs), median(sh_b, runs),
-	       median(own_b, runs));
+	       runs, bench_median(sql, runs), bench_median(all_a, 2 * runs), bench_median(sh_b, runs),
+	       bench_median(own_b, runs));
 	model_free(m);
 	return 0;
 }

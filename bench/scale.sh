@@ -72,9 +72,7 @@ print(m["window"]["range"], m["baseline"]["range"], m["window"]["from"] + ".." +
 EOF
 )
 
-PASS_SQL="SELECT count(*), sum(length(trace_id)), sum(length(span_id)), sum(length(parent_id)),
- sum(length(name)), sum(length(service)), sum(length(host)), sum(length(wclass)),
- total(start_ns), total(end_ns), total(queue_ns) FROM spans"
+PASS_SQL=$(cat "$ROOT/bench/plain_pass.sql")
 
 declare -A T R  # T[name]="s s s" (seconds), R[name]="kb kb" (peak RSS)
 add() { T[$1]+="$2 "; [ -z "${3:-}" ] || R[$1]+="$3 "; echo "   $1: $2 s${3:+, $3 KiB}" >&2; }

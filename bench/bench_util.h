@@ -1,0 +1,67 @@
+/*
+ * bench_util.h - what the C benchmarks share: a monotonic clock, the
+ * median of a few runs and the plain SQL pass every figure is set beside.
+ *
+ * The plain SQL pass is one read of the span fields the analysis needs,
+ * summed so SQLite must read them (total(): nanosecond sums overflow 64
+ * bits). Its text is bench/plain_pass.sql, which the shell benchmarks read
+ * too, so every table's reference is the same query.
+ */
+#ifndef TT_BENCH_UTIL_H
+#define TT_BENCH_UTIL_H
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "plain_pass.h"   /* TT_PLAIN_PASS_SQL, generated from plain_pass.sql */
+
+static inline double bench_now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static inline int bench_cmp_d(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* The median of v[0..n) (sorts v). */
+static inline double bench_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, bench_cmp_d);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Milliseconds of one plain SQL pass over db (read-only); prog names the
+ * program in an error, which exits 1. */
+static inline double bench_plain_sql_ms(const char *db, const char *prog)
+{
+	sqlite3 *h = NULL;
+	sqlite3_stmt *s = NULL;
+	const char *what = db;
+	if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		goto fail;
+	what = "plain SQL";
+	double t0 = bench_now_ms();
+	if (sqlite3_prepare_v2(h, TT_PLAIN_PASS_SQL, -1, &s, NULL) != SQLITE_OK)
+		goto fail;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		;
+	if (rc != SQLITE_DONE)
+		goto fail;
+	double ms = bench_now_ms() - t0;
+	sqlite3_finalize(s);
+	sqlite3_close(h);
+	return ms;
+fail:
+	fprintf(stderr, "%s: %s: %s\n", prog, what, sqlite3_errmsg(h));
+	exit(1);
+}
+
+#endif

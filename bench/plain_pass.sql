@@ -1,0 +1,1 @@
+SELECT count(*), sum(length(trace_id)), sum(length(span_id)), sum(length(parent_id)), sum(length(name)), sum(length(service)), sum(length(host)), sum(length(wclass)), total(start_ns), total(end_ns), total(queue_ns) FROM spans
