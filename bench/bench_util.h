@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "analysis.h"
+#include "model_json.h"
 #include "plain_pass.h"   /* TT_PLAIN_PASS_SQL, generated from plain_pass.sql */
+#include "timefmt.h"
 
 static inline double bench_now_ms(void)
 {
@@ -61,6 +64,39 @@ static inline double bench_plain_sql_ms(const char *db, const char *prog)
 	return ms;
 fail:
 	fprintf(stderr, "%s: %s: %s\n", prog, what, sqlite3_errmsg(h));
+	exit(1);
+}
+
+/* The question both C benchmarks ask: PROG DB MODEL WINDOW BASELINE
+ * [RUNS]. Fills *db, *m (free with model_free) and *ao (window, baseline,
+ * model) and returns the number of runs (default 3, at most 50); a wrong
+ * command line or an unreadable model or range exits (2 or 1). */
+static inline int bench_question(int argc, char **argv, const char *prog, const char **db,
+                                 Model **m, AnalysisOptions *ao)
+{
+	if (argc < 5 || argc > 6) {
+		fprintf(stderr, "usage: %s DB MODEL WINDOW BASELINE [RUNS]\n", prog);
+		exit(2);
+	}
+	*db = argv[1];
+	int runs = argc == 6 ? atoi(argv[5]) : 3;
+	if (runs < 1 || runs > 50)
+		runs = 3;
+	Err err = {0};
+	const char *what = argv[2];
+	*m = NULL;
+	if (model_load(argv[2], m, &err))
+		goto fail;
+	*ao = (AnalysisOptions){.model = *m, .period.has_baseline = 1};
+	what = "window";
+	if (time_parse_range(argv[3], &ao->period.win.from, &ao->period.win.to, &err))
+		goto fail;
+	what = "baseline";
+	if (time_parse_range(argv[4], &ao->period.base.from, &ao->period.base.to, &err))
+		goto fail;
+	return runs;
+fail:
+	fprintf(stderr, "%s: %s: %s\n", prog, what, err.msg);
 	exit(1);
 }
 

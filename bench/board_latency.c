@@ -85,23 +85,10 @@ static Run one(const char *db, const Model *m, const AnalysisOptions *ao, int sh
 
 int main(int argc, char **argv)
 {
-	if (argc < 5 || argc > 6) {
-		fprintf(stderr, "usage: tt_board_latency DB MODEL WINDOW BASELINE [RUNS]\n");
-		return 2;
-	}
-	const char *db = argv[1];
-	int runs = argc == 6 ? atoi(argv[5]) : 3;
-	if (runs < 1 || runs > 50)
-		runs = 3;
-	Err err = {0};
-	Model *m = NULL;
-	if (model_load(argv[2], &m, &err))
-		die(argv[2], err.msg);
-	AnalysisOptions ao = {.model = m, .period.has_baseline = 1};
-	if (time_parse_range(argv[3], &ao.period.win.from, &ao.period.win.to, &err))
-		die("window", err.msg);
-	if (time_parse_range(argv[4], &ao.period.base.from, &ao.period.base.to, &err))
-		die("baseline", err.msg);
+	const char *db;
+	Model *m;
+	AnalysisOptions ao;
+	int runs = bench_question(argc, argv, "tt_board_latency", &db, &m, &ao);
 	double sh_a[50], sh_b[50], own_a[50], own_b[50], sql[50];
 	for (int i = 0; i < runs; i++) {
 		sql[i] = bench_plain_sql_ms(db, "tt_board_latency");
