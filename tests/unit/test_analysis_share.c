@@ -36,18 +36,11 @@
 #include "import.h"
 #include "model_json.h"
 #include "sim.h"
+#include "sim_gen.h"
 
 #define MODEL_PATH "../models/mercury-home.model.json"
 
-typedef struct Gen {
-	char dir[64];
-	char db[96];
-	Store *st;
-	SimRun run;
-	SimWorld world;
-	SimParams p;
-	Period period; /* the incident and baseline phases (has_baseline unset) */
-} Gen;
+typedef SimGen Gen;
 
 static const char *const SETS[] = {
     "traces=400", "window-s=60", "warmup-s=20", "hosts=8", "slowdown-dep=inventory",
@@ -56,62 +49,12 @@ static const char *const SETS[] = {
 
 static void gen(Gen *g)
 {
-	Err err = {0};
-	memset(g, 0, sizeof *g);
-	snprintf(g->dir, sizeof g->dir, "/tmp/tt_test_share_XXXXXX");
-	assert_non_null(mkdtemp(g->dir));
-	assert_int_equal(sim_params_init(&g->p, "mercury", &err), 0);
-	for (int i = 0; SETS[i]; i++) {
-		char k[64];
-		const char *eq = strchr(SETS[i], '=');
-		snprintf(k, sizeof k, "%.*s", (int)(eq - SETS[i]), SETS[i]);
-		if (sim_params_set(&g->p, k, eq + 1, &err))
-			fail_msg("%s", err.msg);
-	}
-	char traces[512], manifest[512], metrics[600];
-	if (sim_generate(&g->p, g->dir, 0, &g->run, traces, manifest, sizeof traces, &err))
-		fail_msg("%s", err.msg);
-	assert_int_equal(sim_world_init(&g->world, &g->p, &err), 0);
-	snprintf(g->db, sizeof g->db, "%s/t.db", g->dir);
-	assert_int_equal(store_open(g->db, 0, &g->st, &err), 0);
-	snprintf(metrics, sizeof metrics, "%s/metrics.jsonl", g->dir);
-	const char *files[2] = {traces, metrics};
-	for (int i = 0; i < 2; i++) {
-		ImportResult res;
-		ImportOptions io = {0};
-		if (import_file(g->st, files[i], &io, &res, &err))
-			fail_msg("%s", err.msg);
-	}
-	unlink(traces);
-	unlink(metrics);
-	unlink(manifest);
-	int found = 0;
-	for (int i = 0; i < g->run.n_phases; i++) {
-		const SimPhaseInfo *ph = &g->run.phases[i];
-		if (strcmp(ph->name, "incident") == 0) {
-			g->period.win.from = ph->start_ns;
-			g->period.win.to = ph->end_ns;
-			found |= 1;
-		} else {
-			g->period.base.from = ph->start_ns;
-			g->period.base.to = ph->end_ns;
-			found |= 2;
-		}
-	}
-	assert_int_equal(found, 3);
+	sim_gen(g, SETS, NULL);
 }
 
 static void gen_free(Gen *g)
 {
-	store_close(g->st);
-	char p[200];
-	unlink(g->db);
-	snprintf(p, sizeof p, "%s-wal", g->db);
-	unlink(p);
-	snprintf(p, sizeof p, "%s-shm", g->db);
-	unlink(p);
-	rmdir(g->dir);
-	sim_world_fini(&g->world);
+	sim_gen_free(g);
 }
 
 static Model *load_model(void)

@@ -25,6 +25,7 @@
 #include "import.h"
 #include "model_json.h"
 #include "sim.h"
+#include "sim_gen.h"
 
 #define FX "fixtures/diag/"
 #define W0 ((int64_t)1784052000000000000LL)
@@ -209,49 +210,26 @@ static void test_simulated(void **state)
 {
 	(void)state;
 	Err err = {0};
-	char dir[] = "/tmp/tt_test_checks_XXXXXX";
-	assert_non_null(mkdtemp(dir));
-	SimParams p;
-	assert_int_equal(sim_params_init(&p, "mercury", &err), 0);
-	static const char *const kv[][2] = {
-	    {"fleet", "light"}, {"traces", "300"}, {"window-s", "60"}, {"warmup-s", "20"},
-	    {"hosts", "8"},
-	    {"incident", "placement-hotspot"}, {"hot-hosts", "1"}, {"hot-share", "0.9"},
-	    {"enterprise-share", "0.12"}, {"incident-enterprise-share", "0.12"},
+	static const char *const kv[] = {
+	    "fleet=light", "traces=300", "window-s=60", "warmup-s=20", "hosts=8",
+	    "incident=placement-hotspot", "hot-hosts=1", "hot-share=0.9",
+	    "enterprise-share=0.12", "incident-enterprise-share=0.12", NULL,
 	};
-	for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
-		if (sim_params_set(&p, kv[i][0], kv[i][1], &err))
-			fail_msg("%s", err.msg);
-	SimRun runinfo;
-	char traces[256], manifest[256], metrics[300], db[300];
-	assert_int_equal(sim_generate(&p, dir, 0, &runinfo, traces, manifest, sizeof traces, &err), 0);
-	snprintf(metrics, sizeof metrics, "%s/metrics.jsonl", dir);
-	snprintf(db, sizeof db, "%s/c.db", dir);
-	Store *st = NULL;
-	assert_int_equal(store_open(db, 0, &st, &err), 0);
-	const char *files[] = {traces, metrics};
-	for (int i = 0; i < 2; i++) {
-		ImportResult res;
-		ImportOptions io = {0};
-		if (import_file(st, files[i], &io, &res, &err))
-			fail_msg("%s", err.msg);
-	}
+	SimGen g;
+	sim_gen(&g, kv, NULL);
+	Store *st = g.st;
+	const SimPhaseInfo *inc = &g.run.phases[1];
+	assert_string_equal(inc->name, "incident");
 	Model *m = NULL;
 	assert_int_equal(model_load("../models/mercury-home.model.json", &m, &err), 0);
-	const SimPhaseInfo *inc = &runinfo.phases[1], *base = &runinfo.phases[0];
-	assert_string_equal(inc->name, "incident");
-	CheckOptions o = {.model = m, .period.win = {inc->start_ns, inc->end_ns},
-	                  .period.has_baseline = 1, .period.base = {base->start_ns, base->end_ns}};
+	CheckOptions o = {.model = m, .period = g.period};
 
 	/* the hot host leads by lift */
-	SimWorld w;
-	assert_int_equal(sim_world_init(&w, &p, &err), 0);
 	CheckTable *t = run(st, "host-concentration", &o);
-	assert_string_equal(t->cells[0], w.resources[inc->hot[0]].host);
+	assert_string_equal(t->cells[0], g.world.resources[inc->hot[0]].host);
 	assert_true(num(cell(t, 0, "lift")) > 2);
 	assert_non_null(strstr(t->note, "concentration index"));
 	check_table_free(t);
-	sim_world_fini(&w);
 
 	/* enterprise asks several partitioned quotes per request */
 	t = run(st, "fanout-by-class", &o);
@@ -308,13 +286,8 @@ static void test_simulated(void **state)
 	}
 	diagnosis_free(d);
 
-	store_close(st);
 	model_free(m);
-	unlink(traces);
-	unlink(manifest);
-	unlink(metrics);
-	rm_db(db);
-	rmdir(dir);
+	sim_gen_free(&g);
 }
 
 int main(void)

@@ -31,6 +31,7 @@
 #include "model_json.h"
 #include "sheet.h"
 #include "sim.h"
+#include "sim_gen.h"
 #include "store_expr.h"
 
 #define MODEL_PATH "../models/mercury-home.model.json"
@@ -47,89 +48,40 @@ static Model *load_model(void)
 
 /* ---- generated data ------------------------------------------------------- */
 
-typedef struct Gen {
-	char dir[64];
-	char db[96];
-	Store *st;
-	SimRun run;
-	SimWorld world;
-	SimParams p;
-} Gen;
+typedef SimGen Gen;
 
 /* Simulates incident with the given "key=value" settings (NULL-terminated)
  * into a temporary folder and imports traces and metrics. */
 static void gen(Gen *g, const char *incident, const char *const *sets)
 {
-	Err err = {0};
-	memset(g, 0, sizeof *g);
-	snprintf(g->dir, sizeof g->dir, "/tmp/tt_test_diag_XXXXXX");
-	assert_non_null(mkdtemp(g->dir));
-	assert_int_equal(sim_params_init(&g->p, "mercury", &err), 0);
 	/* one cause at a time on the quiet fleet (pools far from full, one
 	 * pricing quote per request, no enterprise partition or optional
 	 * deadline); the default is the case's busy release, where the causes
 	 * interact */
 	static const char *const base[] = {"fleet=light", "traces=400", "window-s=60", "warmup-s=20",
 	                                   "hosts=8", NULL};
-	for (int pass = 0; pass < 2; pass++) {
-		const char *const *kv = pass == 0 ? base : sets;
-		for (int i = 0; kv && kv[i]; i++) {
-			char k[64];
-			const char *eq = strchr(kv[i], '=');
-			assert_non_null(eq);
-			snprintf(k, sizeof k, "%.*s", (int)(eq - kv[i]), kv[i]);
-			if (sim_params_set(&g->p, k, eq + 1, &err))
-				fail_msg("%s", err.msg);
-		}
+	/* the settings, then the incident, whatever the settings say */
+	const char *kv[32];
+	int n = 0;
+	for (int i = 0; sets && sets[i]; i++) {
+		assert_true(n < 30);
+		kv[n++] = sets[i];
 	}
-	assert_int_equal(sim_params_set(&g->p, "incident", incident, &err), 0);
-	char traces[512], manifest[512], metrics[600];
-	if (sim_generate(&g->p, g->dir, 0, &g->run, traces, manifest, sizeof traces, &err))
-		fail_msg("%s", err.msg);
-	assert_int_equal(sim_world_init(&g->world, &g->p, &err), 0);
-	snprintf(g->db, sizeof g->db, "%s/t.db", g->dir);
-	assert_int_equal(store_open(g->db, 0, &g->st, &err), 0);
-	snprintf(metrics, sizeof metrics, "%s/metrics.jsonl", g->dir);
-	const char *files[2] = {traces, metrics};
-	for (int i = 0; i < 2; i++) {
-		ImportResult res;
-		ImportOptions io = {0};
-		if (import_file(g->st, files[i], &io, &res, &err))
-			fail_msg("%s", err.msg);
-	}
-	unlink(traces);
-	unlink(metrics);
-	unlink(manifest);
+	char inc[64];
+	snprintf(inc, sizeof inc, "incident=%s", incident);
+	kv[n++] = inc;
+	kv[n] = NULL;
+	sim_gen(g, base, kv);
 }
 
 static void gen_free(Gen *g)
 {
-	store_close(g->st);
-	char p[200];
-	unlink(g->db);
-	snprintf(p, sizeof p, "%s-wal", g->db);
-	unlink(p);
-	snprintf(p, sizeof p, "%s-shm", g->db);
-	unlink(p);
-	rmdir(g->dir);
-	sim_world_fini(&g->world);
+	sim_gen_free(g);
 }
 
 static Diagnosis *diagnose_gen(Gen *g, const Model *m)
 {
-	const SimPhaseInfo *base = NULL, *inc = NULL;
-	for (int i = 0; i < g->run.n_phases; i++) {
-		if (strcmp(g->run.phases[i].name, "incident") == 0)
-			inc = &g->run.phases[i];
-		else
-			base = &g->run.phases[i];
-	}
-	assert_non_null(base);
-	assert_non_null(inc);
-	DiagnoseOptions o = {
-	    .model = m, .period.win = {inc->start_ns, inc->end_ns}, .period.has_baseline = 1,
-	    .period.base = {base->start_ns, base->end_ns},
-	};
+	DiagnoseOptions o = {.model = m, .period = g->period};
 	Diagnosis *d = NULL;
 	Err err = {0};
 	if (diagnose_run(g->st, &o, &d, &err))
