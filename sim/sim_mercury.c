@@ -1144,12 +1144,18 @@ static double *place_cdf_new(const SimParams *p, const PhaseCfg *c)
 	return cdf;
 }
 
+/* The first host whose cumulative share exceeds u (binary search). */
 static int place_other(const Model *m, double u)
 {
-	int h = 0;
-	while (h < m->p->hosts - 1 && u >= m->place_cdf[h])
-		h++;
-	return h;
+	int lo = 0, hi = m->p->hosts - 1;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (u >= m->place_cdf[mid])
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 static void new_request(Model *m, uint64_t index, int64_t t, int traced)
