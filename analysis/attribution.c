@@ -24,12 +24,12 @@
  * attempts taken out, cost time in the baseline too; for them the baseline
  * is replayed the same way and only the difference counts:
  *     ((Q_w - Q_w,cf) - (Q_b - Q_b,cf)) / (Q_w - Q_b)
- * so a hop that was already there explains none of the rise. 1 means replacing the
- * locus's times alone brings the percentile back to the baseline; 0 means
- * it changes nothing; a negative share means the locus got faster. The
- * 95 % interval comes from a bootstrap over window and baseline requests
- * (the counterfactual draws stay paired with their request). When the
- * rise itself is not significant (its bootstrap interval reaches 0),
+ * so a hop that was already there explains none of the rise. 1 means
+ * replacing the locus's times alone brings the percentile back to the
+ * baseline; 0 means it changes nothing; a negative share means the locus
+ * got faster. The 95 % interval comes from a bootstrap over window and
+ * baseline requests (the counterfactual draws stay paired with their
+ * request). When the rise itself is not significant (its bootstrap interval reaches 0),
  * nothing is attributed and the values say why.
  *
  * Everything is deterministic: the random draws use a fixed seed.
