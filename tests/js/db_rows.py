@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """db_rows.py DB - every telemetry row of a tailtriage database as sorted
-text lines, with row ids replaced by the content they point at, so two
-databases that received the same telemetry (through different encodings,
-in a different order) print the same lines. Import bookkeeping (sources,
+text lines, with row ids (and the aggregates' node ids) replaced by the
+content they point at, so two databases that received the same telemetry
+(through different encodings, in a different order) print the same lines. Import bookkeeping (sources,
 source ids) is left out: it differs by design (digest, format, time).
 """
 import sqlite3
@@ -36,6 +36,20 @@ refs = {
 drop = {"id", "source_id", "trace_key"}
 
 
+def agg_node(nid):
+    """An import-time aggregate node by its path from the root (its id is
+    the order in which the writer first met it, which differs when the
+    same traces arrive in another order)."""
+    if nid == 0:
+        return ""
+    row = db.execute("SELECT parent, type, service, operation FROM agg_nodes WHERE id = ?",
+                     (nid,)).fetchone()
+    if row is None:
+        return f"<agg_nodes {nid} missing>"
+    parent, typ, svc, op = row
+    return f"{agg_node(parent)}/{typ}:{svc}:{op}"
+
+
 def render(t, row):
     out = []
     for k, v in row.items():
@@ -43,6 +57,8 @@ def render(t, row):
             continue
         if k in refs and isinstance(v, int) and v != 0:
             v = "{" + canon(refs[k], v) + "}"
+        if (t, k) in (("agg_cells", "node"), ("agg_nodes", "parent")):
+            v = agg_node(v)
         out.append(f"{k}={v!r}")
     return " ".join(out)
 
