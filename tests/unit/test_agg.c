@@ -31,6 +31,7 @@
 #include <cjson/cJSON.h>
 
 #include "buf.h"
+#include "helpers.h"
 #include "import.h"
 #include "model_json.h"
 #include "sim.h"
@@ -94,16 +95,6 @@ static int setup(void **state)
 	sim(0, "7");
 	sim(1, "8");
 	return 0;
-}
-
-static void rm_db(const char *db)
-{
-	char p[700];
-	unlink(db);
-	snprintf(p, sizeof p, "%s-wal", db);
-	unlink(p);
-	snprintf(p, sizeof p, "%s-shm", db);
-	unlink(p);
 }
 
 static int teardown(void **state)
