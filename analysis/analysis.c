@@ -221,6 +221,9 @@ struct AnalysisState {
 	char **refetch;
 	int64_t n_refetch, cap_refetch;
 	int scan_err;
+	AnalysisTraceTap tap;     /* analysis_state_tap(): first full read only */
+	void *tap_ctx;
+	int tapping;
 };
 
 static uint64_t hash_str(const char *s)
@@ -742,6 +745,9 @@ static void process_trace(AnalysisState *g, TraceRec *rec)
 		d.other_endpoint = 1;
 		goto done;
 	}
+	if (g->tapping)
+		for (int k = 0; k < np; k++)
+			g->tap(g->tap_ctx, t, pops[k]);
 	int cls = trace_class(g, t);
 	if (g->wclass && (cls < 0 || strcmp(g->classes[cls], g->wclass) != 0))
 		goto done;
@@ -907,9 +913,12 @@ int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 	if (g->last_rowid == 0)
 		atomic_fetch_add(&full_reads, 1);
 	trace_reset(&g->tr, "");
+	g->tapping = g->tap != NULL && g->last_rowid == 0;
 	int rc = store_spans_since(st, g->last_rowid, g->last_rowid ? max : INT64_MAX, on_row, g, err);
 	if (rc == 0)
 		end_group(g);
+	/* a trace read again whole below was passed to the tap as first read */
+	g->tapping = 0;
 	trace_reset(&g->tr, "");
 	for (int64_t i = 0; i < g->n_refetch; i++) {
 		if (rc == 0) {
@@ -1261,6 +1270,12 @@ void analysis_state_free(AnalysisState *g)
 	free(g->root_op);
 	free(g->wclass);
 	free(g);
+}
+
+void analysis_state_tap(AnalysisState *g, AnalysisTraceTap fn, void *ctx)
+{
+	g->tap = fn;
+	g->tap_ctx = ctx;
 }
 
 int analysis_run(Store *st, const AnalysisOptions *opt, Analysis **out, Err *err)

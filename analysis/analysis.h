@@ -216,6 +216,19 @@ int analysis_state_update(AnalysisState *s, Store *st, Err *err);
 Analysis *analysis_state_result(AnalysisState *s, Store *st);
 void analysis_state_free(AnalysisState *s);   /* NULL is a no-op */
 
+/* A reader of the same pass over the spans: during the first update of a
+ * state (the full read), fn is called with every trace of the endpoint
+ * (its root span is the analysed root operation; any class) whose request
+ * starts in population pop (POP_WINDOW, POP_BASELINE; a trace in both is
+ * passed once for each), linked (trace_build.h) and before the analysis's
+ * own work on it. The trace is valid during the call only. Set before the
+ * first update; later updates call nothing. Other views of the same
+ * question (the evidence's request sets, evidence_analysis_run()) are
+ * built this way without a second read of the spans. */
+struct Trace;
+typedef void (*AnalysisTraceTap)(void *ctx, const struct Trace *t, int pop);
+void analysis_state_tap(AnalysisState *s, AnalysisTraceTap fn, void *ctx);
+
 /* How many times this process has read every span of a store for an
  * analysis (the first update of a state, so every analysis_run()): the
  * cost that "one analysis per question" avoids paying twice. Tests and

@@ -113,6 +113,10 @@ typedef struct EvidenceOptions {
 	int skip_spans;           /* metrics and model only */
 	SkewTolerance skew;       /* sibling skew tolerance (serial calls, the
 	                           * analysis when computed here); zero: default */
+	const struct EvRequestSet *requests[2]; /* the window's and the baseline's
+	                           * request sets read with the analysis
+	                           * (evidence_analysis_run(), same question;
+	                           * borrowed), or NULL: read here */
 } EvidenceOptions;
 
 /* Computes evidence from the store: spans (through analysis_run() unless
@@ -254,6 +258,19 @@ int evidence_requests_load(Store *st, const Model *m, const char *root_service,
                            const char *root_operation, int64_t from, int64_t to,
                            const SkewTolerance *skew, EvRequestSet **out, Err *err);
 void evidence_requests_free(EvRequestSet *s);    /* NULL is a no-op */
+
+/* analysis_run() and, in the same pass over the spans, the request sets of
+ * its window and baseline (sets[1] stays NULL without a baseline), as
+ * evidence_requests_load() would read them for the analysis's endpoint;
+ * give them to evidence_compute() in EvidenceOptions.requests. One read of
+ * the spans instead of three. Returns 0, or a negative code with err. */
+int evidence_analysis_run(Store *st, const AnalysisOptions *ao, Analysis **a,
+                          EvRequestSet *sets[2], Err *err);
+
+/* How many times this process has read the spans of a range for a request
+ * set (evidence_requests_load()); tests check that a command sharing one
+ * read makes none. Thread-safe. */
+int64_t evidence_request_reads(void);
 
 /* ---- exemplars (evidence_metrics.c) -------------------------------------- */
 

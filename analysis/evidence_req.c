@@ -24,6 +24,7 @@
 #include "evidence_priv.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +39,9 @@
 typedef struct Pass {
 	EvRequestSet *s;
 	const Model *m;
-	char *root_svc, *root_op;
-	Trace tr;
+	char *root_svc, *root_op; /* NULL: the traces given are the endpoint's */
+	Trace tr;                 /* the trace being read (evidence_requests_load) */
+	const Trace *t;           /* the trace being added */
 	uint64_t *present;        /* per request: bit per dependency (first 64) */
 	int64_t cap_r, cap_c, cap_p, cap_o;
 	int32_t *call_of;         /* per span of tr: its call index, or -1 */
@@ -120,7 +122,7 @@ static int cmp_start(const void *a, const void *b)
  * request's first op. Returns the op index (relative). */
 static int32_t add_ops(Pass *ps, int i, int64_t base, int depth)
 {
-	Trace *t = &ps->tr;
+	const Trace *t = ps->t;
 	const TSpan *sp = &t->sp[i];
 	EvOp *o = push_op(ps);
 	int32_t me = (int32_t)(ps->s->n_ops - 1 - base);
@@ -187,19 +189,12 @@ static int32_t add_ops(Pass *ps, int i, int64_t base, int depth)
 	return me;
 }
 
-static void finish_trace(Pass *ps)
+/* Adds the request of a linked trace of the endpoint. */
+static void add_request(Pass *ps, const Trace *t)
 {
-	Trace *t = &ps->tr;
 	EvRequestSet *s = ps->s;
-	if (t->n == 0)
-		return;
-	trace_link(t);
-	if (t->cyclic || t->root < 0)
-		return;
+	ps->t = t;
 	const TSpan *root = &t->sp[t->root];
-	if (strcmp(trace_str(t, root->svc), ps->root_svc) != 0 ||
-	    strcmp(trace_str(t, root->name), ps->root_op) != 0)
-		return;
 	if (s->n == ps->cap_r) {
 		ps->cap_r = ps->cap_r ? ps->cap_r * 2 : 1024;
 		s->r = xrealloc(s->r, (size_t)ps->cap_r * sizeof *s->r);
@@ -303,6 +298,21 @@ static void finish_trace(Pass *ps)
 	ps->present[ri] = mask;
 }
 
+static void finish_trace(Pass *ps)
+{
+	Trace *t = &ps->tr;
+	if (t->n == 0)
+		return;
+	trace_link(t);
+	if (t->cyclic || t->root < 0)
+		return;
+	const TSpan *root = &t->sp[t->root];
+	if (strcmp(trace_str(t, root->svc), ps->root_svc) != 0 ||
+	    strcmp(trace_str(t, root->name), ps->root_op) != 0)
+		return;
+	add_request(ps, t);
+}
+
 static int on_row(void *ctx, const StoreSpanRow *row)
 {
 	Pass *ps = ctx;
@@ -398,17 +408,50 @@ static void mark_omission(Pass *ps)
 	}
 }
 
+static void pass_init(Pass *ps, const Model *m, int64_t from, int64_t to)
+{
+	memset(ps, 0, sizeof *ps);
+	ps->m = m;
+	ps->s = xcalloc(1, sizeof *ps->s);
+	ps->s->from_ns = from;
+	ps->s->to_ns = to;
+}
+
+/* The request set read so far, with its tail and omission marked. */
+static EvRequestSet *pass_finish(Pass *ps)
+{
+	mark_tail(ps->s, ps->m ? ps->m->objective_ms : 0);
+	mark_omission(ps);
+	EvRequestSet *s = ps->s;
+	ps->s = NULL;
+	return s;
+}
+
+static void pass_fini(Pass *ps)
+{
+	free(ps->call_of);
+	free(ps->op_of);
+	free(ps->kids);
+	free(ps->present);
+	free(ps->root_svc);
+	free(ps->root_op);
+	evidence_requests_free(ps->s);
+}
+
+static atomic_llong request_reads; /* evidence_request_reads() */
+
+int64_t evidence_request_reads(void)
+{
+	return (int64_t)atomic_load(&request_reads);
+}
+
 int evidence_requests_load(Store *st, const Model *m, const char *root_service,
                            const char *root_operation, int64_t from, int64_t to,
                            const SkewTolerance *skew, EvRequestSet **out, Err *err)
 {
 	*out = NULL;
 	Pass ps;
-	memset(&ps, 0, sizeof ps);
-	ps.m = m;
-	ps.s = xcalloc(1, sizeof *ps.s);
-	ps.s->from_ns = from;
-	ps.s->to_ns = to;
+	pass_init(&ps, m, from, to);
 	int rc = 0;
 	if (root_service && root_operation) {
 		ps.root_svc = xstrdup(root_service);
@@ -426,24 +469,45 @@ int evidence_requests_load(Store *st, const Model *m, const char *root_service,
 	}
 	trace_init(&ps.tr);
 	trace_set_skew(&ps.tr, skew);
+	atomic_fetch_add(&request_reads, 1);
 	rc = store_spans_scan(st, from, to, 0, on_row, &ps, err);
 	if (rc == 0)
 		finish_trace(&ps);
 	trace_fini(&ps.tr);
-	if (rc)
-		goto out;
-	mark_tail(ps.s, m ? m->objective_ms : 0);
-	mark_omission(&ps);
-	*out = ps.s;
-	ps.s = NULL;
+	if (rc == 0)
+		*out = pass_finish(&ps);
 out:
-	free(ps.call_of);
-	free(ps.op_of);
-	free(ps.kids);
-	free(ps.present);
-	free(ps.root_svc);
-	free(ps.root_op);
-	evidence_requests_free(ps.s);
+	pass_fini(&ps);
+	return rc;
+}
+
+/* The analysis's tap: a trace of the endpoint in the window or baseline. */
+static void on_tapped(void *ctx, const Trace *t, int pop)
+{
+	Pass *ps = ctx;
+	add_request(&ps[pop], t);
+}
+
+int evidence_analysis_run(Store *st, const AnalysisOptions *ao, Analysis **a,
+                          EvRequestSet *sets[2], Err *err)
+{
+	*a = NULL;
+	sets[0] = sets[1] = NULL;
+	Pass ps[2];
+	pass_init(&ps[0], ao->model, ao->period.win.from, ao->period.win.to);
+	pass_init(&ps[1], ao->model, ao->period.base.from, ao->period.base.to);
+	AnalysisState *g = analysis_state_new(ao);
+	analysis_state_tap(g, on_tapped, ps);
+	int rc = analysis_state_update(g, st, err);
+	if (rc == 0) {
+		*a = analysis_state_result(g, st);
+		sets[0] = pass_finish(&ps[0]);
+		if (ao->period.has_baseline)
+			sets[1] = pass_finish(&ps[1]);
+	}
+	analysis_state_free(g);
+	pass_fini(&ps[0]);
+	pass_fini(&ps[1]);
 	return rc;
 }
 
@@ -999,20 +1063,23 @@ static void reweight(Evidence *e, const EvRequestSet *w, const EvRequestSet *b)
 
 int ev_requests(Store *st, const EvidenceOptions *opt, const Analysis *a, Evidence *e, Err *err)
 {
-	EvRequestSet *set[2] = {NULL, NULL};
+	const EvRequestSet *set[2] = {NULL, NULL};
+	EvRequestSet *own[2] = {NULL, NULL}; /* read here: not given in opt */
 	int rc = 0;
 	int np = opt->period.has_baseline ? 2 : 1;
 	double *cpr[2];
 	cpr[0] = xcalloc((size_t)(e->n_classes + 1), sizeof(double));
 	cpr[1] = xcalloc((size_t)(e->n_classes + 1), sizeof(double));
 	for (int p = 0; p < np; p++) {
-		TimeRange r = p ? opt->period.base : opt->period.win;
-		int64_t from = r.from, to = r.to;
-		rc = evidence_requests_load(st, opt->model, a ? a->root_service : NULL,
-		                            a ? a->root_operation : NULL, from, to, &opt->skew,
-		                            &set[p], err);
-		if (rc)
-			goto out;
+		if (opt->requests[p] == NULL) {
+			TimeRange r = p ? opt->period.base : opt->period.win;
+			rc = evidence_requests_load(st, opt->model, a ? a->root_service : NULL,
+			                            a ? a->root_operation : NULL, r.from, r.to, &opt->skew,
+			                            &own[p], err);
+			if (rc)
+				goto out;
+		}
+		set[p] = opt->requests[p] ? opt->requests[p] : own[p];
 		for (int h = 0; h < set[p]->n_hosts; h++)
 			ev_list_add(&e->hosts, &e->n_hosts, set[p]->hosts[h]);
 	}
@@ -1051,7 +1118,7 @@ int ev_requests(Store *st, const EvidenceOptions *opt, const Analysis *a, Eviden
 out:
 	free(cpr[0]);
 	free(cpr[1]);
-	evidence_requests_free(set[0]);
-	evidence_requests_free(set[1]);
+	evidence_requests_free(own[0]);
+	evidence_requests_free(own[1]);
 	return rc;
 }

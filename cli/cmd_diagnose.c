@@ -10,6 +10,7 @@
 #include "buf.h"
 #include "cli.h"
 #include "diagnose.h"
+#include "evidence.h"
 #include "model_infer.h"
 #include "sheet.h"
 #include "timefmt.h"
@@ -125,6 +126,7 @@ int cmd_diagnose(int argc, char **argv)
 	Store *st = NULL;
 	Diagnosis *d = NULL;
 	Analysis *a = NULL;
+	EvRequestSet *reqs[2] = {NULL, NULL};
 	Buf out;
 	buf_init(&out);
 	if (db && access(db, F_OK) != 0) {
@@ -139,15 +141,19 @@ int cmd_diagnose(int argc, char **argv)
 	if (cli_model(model_path, st, o.period.win.from, o.period.win.to, &model))
 		goto done;
 	o.model = model;
-	/* one analysis of the question, read by the model's findings and by
-	 * the diagnosis's evidence (evidence_compute would build the same) */
+	/* one read of the spans: the analysis of the question, read by the
+	 * model's findings and by the diagnosis's evidence, and the request
+	 * sets of its window and baseline (evidence_compute would build the
+	 * same) */
 	if (st) {
 		AnalysisOptions ao = {.period = o.period, .model = model, .skew = o.skew};
-		if (analysis_run(st, &ao, &a, &err)) {
+		if (evidence_analysis_run(st, &ao, &a, reqs, &err)) {
 			cli_fail("%s", err.msg);
 			goto done;
 		}
 		o.analysis = a;
+		o.requests[0] = reqs[0];
+		o.requests[1] = reqs[1];
 	}
 	if (st && model && model_check_with(st, model, a, o.period.win.from, o.period.win.to, &mf, &nmf, &err)) {
 		cli_fail("%s", err.msg);
@@ -174,6 +180,8 @@ done:
 	buf_fini(&out);
 	diagnosis_free(d);
 	analysis_free(a);
+	evidence_requests_free(reqs[0]);
+	evidence_requests_free(reqs[1]);
 	store_close(st);
 	model_findings_free(mf, nmf);
 	model_free(model);

@@ -102,7 +102,12 @@ int cmd_report(int argc, char **argv)
 		return crc;
 	}
 	Analysis *a = NULL;
-	int rc = analysis_run(st, &ao, &a, &err);
+	EvRequestSet *reqs[2] = {NULL, NULL};
+	/* the budgets' evidence needs the request sets too: read with the
+	 * analysis, in the same pass over the spans */
+	int with_requests = model && model->n_budgets > 0 && ao.wclass == NULL;
+	int rc = with_requests ? evidence_analysis_run(st, &ao, &a, reqs, &err)
+	                       : analysis_run(st, &ao, &a, &err);
 	/* the model's findings read this analysis when it covers every class */
 	if (rc == 0 && model)
 		rc = model_check_with(st, model, a, ao.period.win.from, ao.period.win.to, &mf, &nmf, &err);
@@ -113,7 +118,8 @@ int cmd_report(int argc, char **argv)
 	EvExemplar *ex = NULL;
 	int nb = 0, nex = 0;
 	if (rc == 0 && model && model->n_budgets > 0 && a->class_filter == NULL) {
-		EvidenceOptions eo = {.model = model, .period = ao.period, .analysis = a, .skew = ao.skew};
+		EvidenceOptions eo = {.model = model, .period = ao.period, .analysis = a, .skew = ao.skew,
+		                      .requests = {reqs[0], reqs[1]}};
 		rc = evidence_compute(st, &eo, &ev, &err);
 		if (rc == 0)
 			br = budgets_evaluate(model, ev, &nb);
@@ -121,6 +127,8 @@ int cmd_report(int argc, char **argv)
 	if (rc == 0)
 		rc = evidence_exemplars_load(st, ao.period.win.from, ao.period.win.to, 1000, &ex, &nex, &err);
 	store_close(st);
+	evidence_requests_free(reqs[0]);
+	evidence_requests_free(reqs[1]);
 	if (rc) {
 		free(br);
 		evidence_free(ev);

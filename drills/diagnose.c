@@ -174,6 +174,7 @@ int diagnose_run(Store *st, const DiagnoseOptions *opt, Diagnosis **out, Err *er
 	EvidenceOptions eo = {
 	    .model = opt->model, .period = opt->period,
 	    .analysis = opt->analysis, .skew = opt->skew,
+	    .requests = {opt->requests[0], opt->requests[1]},
 	};
 	int rc = evidence_compute(st, &eo, &e, err);
 	if (rc)

@@ -47,6 +47,9 @@ typedef struct DiagnoseOptions {
 	                              * copy of drills/catalog/hypotheses.json */
 	const Analysis *analysis;    /* an analysis of the same window/baseline to
 	                              * reuse (borrowed), or NULL to compute one */
+	const struct EvRequestSet *requests[2]; /* its request sets of window and
+	                              * baseline (evidence_analysis_run(); borrowed),
+	                              * or NULL: read by the diagnosis */
 	const char *const *decide;   /* NULL-terminated decision ids to judge as
 	                              * well ("degrade:pricing"), besides those for
 	                              * the nodes the leading hypotheses blame; NULL:

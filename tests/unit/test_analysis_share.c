@@ -9,7 +9,9 @@
  *  - evidence_compute() with a borrowed analysis gives every value,
  *    interval, count, unit and provenance line, every fact and list, that
  *    it gives when it computes the analysis itself (window + baseline, and
- *    an open window without a baseline);
+ *    an open window without a baseline); so does it with the analysis and
+ *    request sets of evidence_analysis_run() (one read of the spans), and
+ *    then it reads no spans for requests of its own;
  *  - a DxLive handed the caller's analysis diagnoses with it (counted:
  *    no second analysis), while the caller drops its own hold at once,
  *    and ranks exactly as a diagnosis computed from scratch; an analysis
@@ -134,6 +136,29 @@ static void evidence_both_ways(Gen *g, const Model *m, const EvidenceOptions *eo
 		fail_msg("%s", err.msg);
 	assert_int_equal(x->has_baseline, expect_base);
 	same_evidence(x, y);
+	/* the analysis and its request sets read in one pass over the spans
+	 * (what report and diagnose do): the same evidence, and no request
+	 * pass of the evidence's own */
+	Analysis *a1 = NULL;
+	EvRequestSet *sets[2] = {NULL, NULL};
+	if (evidence_analysis_run(g->st, &ao, &a1, sets, &err))
+		fail_msg("%s", err.msg);
+	assert_true(sets[0] != NULL && sets[0]->n == a1->pop[POP_WINDOW].requests);
+	assert_true((sets[1] != NULL) == expect_base);
+	EvidenceOptions shared = *eo;
+	shared.analysis = a1;
+	shared.requests[0] = sets[0];
+	shared.requests[1] = sets[1];
+	int64_t reads = evidence_request_reads();
+	Evidence *z = NULL;
+	if (evidence_compute(g->st, &shared, &z, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(evidence_request_reads(), reads);
+	same_evidence(z, y);
+	evidence_free(z);
+	evidence_requests_free(sets[0]);
+	evidence_requests_free(sets[1]);
+	analysis_free(a1);
 	evidence_free(x);
 	evidence_free(y);
 	analysis_free(a);

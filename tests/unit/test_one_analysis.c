@@ -2,8 +2,10 @@
  * test_one_analysis.c - `report` and `diagnose` read the spans for one
  * analysis per question (issue 14): the model's findings, the budgets'
  * evidence and the diagnosis all use the analysis the command computed,
- * instead of each computing its own. Counted with analysis_full_reads()
- * around the real subcommands on the diag fixtures.
+ * instead of each computing its own, and the evidence's request sets come
+ * from the same pass over the spans. Counted with analysis_full_reads()
+ * and evidence_request_reads() around the real subcommands on the diag
+ * fixtures.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "evidence.h"
 #include "cli.h"
 #include "helpers.h"
 #include "import.h"
@@ -55,8 +58,11 @@ static int teardown(void **state)
 	return 0;
 }
 
+static int64_t req_reads; /* request passes of the evidence (last run) */
+
 /* Runs a subcommand with its stdout thrown away; returns its exit code and
- * sets *reads to the full span reads it made. */
+ * sets *reads to the full span reads it made, req_reads to the evidence's
+ * own request passes. */
 static int run(int (*cmd)(int, char **), char **argv, int64_t *reads)
 {
 	int argc = 0;
@@ -67,9 +73,10 @@ static int run(int (*cmd)(int, char **), char **argv, int64_t *reads)
 	assert_true(saved >= 0 && null >= 0);
 	dup2(null, 1);
 	close(null);
-	int64_t before = analysis_full_reads();
+	int64_t before = analysis_full_reads(), rbefore = evidence_request_reads();
 	int rc = cmd(argc, argv);
 	*reads = analysis_full_reads() - before;
+	req_reads = evidence_request_reads() - rbefore;
 	fflush(stdout);
 	dup2(saved, 1);
 	close(saved);
@@ -83,6 +90,7 @@ static void test_report_reads_once(void **state)
 	char *argv[] = {"report", "--db", db, "--model", FX "mini.model.json", NULL};
 	assert_int_equal(run(cmd_report, argv, &n), 0);
 	assert_int_equal(n, 1); /* model check + analysis + budgets' evidence */
+	assert_int_equal(req_reads, 0); /* the budgets' requests came with it */
 	char *json[] = {"report", "--db", db, "--model", FX "mini.model.json", "--format", "json",
 	                "--window", "2026-07-14T18:00:00Z..2026-07-14T18:10:00Z", NULL};
 	assert_int_equal(run(cmd_report, json, &n), 0);
@@ -102,6 +110,7 @@ static void test_diagnose_reads_once(void **state)
 	char *argv[] = {"diagnose", "--db", db, "--model", FX "mini.model.json", NULL};
 	assert_int_equal(run(cmd_diagnose, argv, &n), 0);
 	assert_int_equal(n, 1); /* model check + evidence + diagnosis */
+	assert_int_equal(req_reads, 0); /* the request sets came with it */
 	char *json[] = {"diagnose", "--db", db, "--model", FX "mini.model.json", "--format", "json",
 	                NULL};
 	assert_int_equal(run(cmd_diagnose, json, &n), 0);
