@@ -2,9 +2,9 @@
  * model_infer.c - draft an endpoint model from the data, and compare a
  * given model with the data (model_infer.h).
  *
- * Everything here reads: the aggregate DAG (analysis_run without a model),
- * the request pass of the evidence (evidence_requests_load) for how often
- * a call is cut short, the root spans' attributes for a class attribute,
+ * Everything here reads: the aggregate DAG (analysis without a model) and
+ * the request set of the evidence for how often a call is cut short, both
+ * from one pass over the spans (evidence_analysis_run), the root spans' attributes for a class attribute,
  * and the metric series for pools. The reasons written into the model are
  * plain sentences with the counts behind them, so an engineer can judge
  * each field before trusting it.
@@ -1047,9 +1047,13 @@ int model_infer(Store *st, int64_t from, int64_t to, Model **out, Err *err)
 	int rc = store_root_operations(st, from, to, on_root_op, &ro, err);
 	if (rc)
 		goto out;
+	/* the DAG and the request set of the window in one pass over the
+	 * spans; the analysis's endpoint is ro's (the same most common root) */
 	AnalysisOptions ao = {.period.win = {from, to}};
-	if ((rc = analysis_run(st, &ao, &a, err)))
+	EvRequestSet *sets[2] = {NULL, NULL};
+	if ((rc = evidence_analysis_run(st, &ao, &a, sets, err)))
 		goto out;
+	rs = sets[0];
 	if (ro.svc) {
 		m->root_service = xstrdup(ro.svc);
 		m->root_operation = xstrdup(ro.op);
@@ -1057,9 +1061,9 @@ int model_infer(Store *st, int64_t from, int64_t to, Model **out, Err *err)
 		m->why_root = dupf("the most common root operation: %lld of %lld root spans (%d root "
 		                   "operations in the range)", (long long)ro.top, (long long)ro.total,
 		                   ro.kinds);
-		if ((rc = evidence_requests_load(st, NULL, ro.svc, ro.op, from, to, NULL, &rs, err)))
-			goto out;
 	} else {
+		evidence_requests_free(rs); /* no endpoint: no requests either */
+		rs = NULL;
 		m->why_root = xstrdup("no root spans in the range: no ingress to infer");
 	}
 	m->why_objective = xstrdup("not inferred: the data cannot say what the objective is; "
