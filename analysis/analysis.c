@@ -57,21 +57,13 @@ static void push_d(double **a, int64_t *n, int64_t *cap, double x)
 	(*a)[(*n)++] = x;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* Merges pending additions and removals into v in one pass. */
 static void sv_flush(SVec *s)
 {
 	if (s->na == 0 && s->nd == 0)
 		return;
-	if (s->na > 1)
-		qsort(s->add, (size_t)s->na, sizeof *s->add, cmp_double);
-	if (s->nd > 1)
-		qsort(s->del, (size_t)s->nd, sizeof *s->del, cmp_double);
+	quant_sort(s->add, s->na);
+	quant_sort(s->del, s->nd);
 	int64_t cap = s->n + s->na;
 	double *out = xmalloc((size_t)(cap ? cap : 1) * sizeof *out);
 	int64_t i = 0, j = 0, k = 0, o = 0;

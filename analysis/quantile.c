@@ -4,16 +4,78 @@
 #include <math.h>
 #include <stdlib.h>
 
-static int cmp_double(const void *a, const void *b)
+#include <string.h>
+
+#include "buf.h"
+
+/* The order of doubles as unsigned keys: negative values bit-inverted,
+ * others with the sign bit set (NaN sorts after +INFINITY). */
+static uint64_t dkey(double d)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
+	uint64_t u;
+	memcpy(&u, &d, sizeof u);
+	return (u >> 63) ? ~u : u | (UINT64_C(1) << 63);
 }
 
+static double dval(uint64_t k)
+{
+	uint64_t u = (k >> 63) ? k & ~(UINT64_C(1) << 63) : ~k;
+	double d;
+	memcpy(&d, &u, sizeof d);
+	return d;
+}
+
+#define RADIX_BITS 11
+#define RADIX_PASSES 6 /* 6 x 11 >= 64 */
+#define RADIX_SIZE (1 << RADIX_BITS)
+
+/* Least-significant-digit radix sort on the keys: linear in n, and a pass
+ * is skipped when every key has the same digit (the high digits of times
+ * of one magnitude). Small arrays are sorted by insertion. */
 void quant_sort(double *v, int64_t n)
 {
-	if (n > 1)
-		qsort(v, (size_t)n, sizeof *v, cmp_double);
+	if (n < 2)
+		return;
+	if (n < 64) {
+		for (int64_t i = 1; i < n; i++) {
+			double x = v[i];
+			uint64_t kx = dkey(x);
+			int64_t j = i;
+			for (; j > 0 && dkey(v[j - 1]) > kx; j--)
+				v[j] = v[j - 1];
+			v[j] = x;
+		}
+		return;
+	}
+	uint64_t *a = xmalloc((size_t)n * sizeof *a), *b = xmalloc((size_t)n * sizeof *b);
+	int64_t(*cnt)[RADIX_SIZE] = xcalloc(RADIX_PASSES, sizeof *cnt);
+	for (int64_t i = 0; i < n; i++) {
+		uint64_t k = dkey(v[i]);
+		a[i] = k;
+		for (int p = 0; p < RADIX_PASSES; p++)
+			cnt[p][(k >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)]++;
+	}
+	for (int p = 0; p < RADIX_PASSES; p++) {
+		int64_t *c = cnt[p];
+		if (c[(a[0] >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)] == n)
+			continue; /* one digit value: the pass changes nothing */
+		int64_t sum = 0;
+		for (int d = 0; d < RADIX_SIZE; d++) {
+			int64_t t = c[d];
+			c[d] = sum;
+			sum += t;
+		}
+		for (int64_t i = 0; i < n; i++)
+			b[c[(a[i] >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)]++] = a[i];
+		uint64_t *t = a;
+		a = b;
+		b = t;
+	}
+	for (int64_t i = 0; i < n; i++)
+		v[i] = dval(a[i]);
+	free(a);
+	free(b);
+	free(cnt);
 }
 
 double quant_rank(const double *v, int64_t n, double p)

@@ -57,6 +57,49 @@ static void test_quantile_interval_coverage(void **state)
 }
 
 /* Too few observations: no upper bound for a p99 of 50 values. */
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* quant_sort (a radix sort) orders like a comparison sort: sizes on both
+ * sides of its insertion-sort cut, negatives, zeros, infinities, ties,
+ * and values of one magnitude (where it skips passes). */
+static void test_quant_sort_orders(void **state)
+{
+	(void)state;
+	static const int64_t sizes[] = {0, 1, 2, 63, 64, 65, 1000, 100000};
+	srand(7);
+	for (unsigned c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+		for (int kind = 0; kind < 3; kind++) {
+			int64_t n = sizes[c];
+			double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+			double *w = malloc((size_t)(n ? n : 1) * sizeof *w);
+			for (int64_t i = 0; i < n; i++) {
+				double r = (double)rand() / RAND_MAX;
+				if (kind == 0)
+					v[i] = (r - 0.5) * 1e6; /* both signs */
+				else if (kind == 1)
+					v[i] = 100 + r; /* one magnitude */
+				else
+					v[i] = (double)(rand() % 5) - 2; /* ties, zeros */
+				if (kind == 0 && i % 97 == 3)
+					v[i] = i % 2 ? INFINITY : -INFINITY;
+			}
+			memcpy(w, v, (size_t)n * sizeof *v);
+			quant_sort(v, n);
+			qsort(w, (size_t)n, sizeof *w, cmp_dbl);
+			for (int64_t i = 0; i < n; i++)
+				if (v[i] != w[i])
+					fail_msg("n=%lld kind %d: [%lld] %g against %g", (long long)n, kind,
+					         (long long)i, v[i], w[i]);
+			free(v);
+			free(w);
+		}
+	}
+}
+
 static void test_quantile_interval_too_few(void **state)
 {
 	(void)state;
@@ -234,6 +277,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_quantile_interval_coverage),
 		cmocka_unit_test(test_quantile_interval_too_few),
+		cmocka_unit_test(test_quant_sort_orders),
 		cmocka_unit_test(test_wilson),
 		cmocka_unit_test(test_rose_on_proportions),
 		cmocka_unit_test(test_attribution_finds_the_wait),
