@@ -62,6 +62,17 @@ static void sv_flush(SVec *s)
 {
 	if (s->na == 0 && s->nd == 0)
 		return;
+	if (s->n == 0 && s->nd == 0) {
+		/* the first read: the additions, sorted, are the vector */
+		quant_sort(s->add, s->na);
+		free(s->v);
+		s->v = s->add;
+		s->n = s->na;
+		s->cap = s->acap;
+		s->add = NULL;
+		s->na = s->acap = 0;
+		return;
+	}
 	quant_sort(s->add, s->na);
 	quant_sort(s->del, s->nd);
 	int64_t cap = s->n + s->na;
@@ -216,6 +227,7 @@ struct AnalysisState {
 	AnalysisTraceTap tap;     /* analysis_state_tap(): first full read only */
 	void *tap_ctx;
 	int tapping;
+	int once;                 /* analysis_state_once(): no per-trace records */
 };
 
 static uint64_t hash_str(const char *s)
@@ -512,8 +524,10 @@ static void record_unit(AnalysisState *g, Trace *t, int s, int p, int cls, Trace
 		if (o.flags & OBS_REQUEST)
 			c->requests++;
 	}
-	push_ref(g, &o);
-	rec->obs_n++;
+	if (!g->once) {
+		push_ref(g, &o);
+		rec->obs_n++;
+	}
 	if (p == POP_WINDOW)
 		exemplar_offer(n, t->trace_id, o.f[F_TOTAL], cls);
 }
@@ -913,7 +927,9 @@ int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 	g->tapping = 0;
 	trace_reset(&g->tr, "");
 	for (int64_t i = 0; i < g->n_refetch; i++) {
-		if (rc == 0) {
+		/* read once: a trace that gained rows during the read keeps what
+		 * it had (nothing is recorded to take its contribution back) */
+		if (rc == 0 && !g->once) {
 			int64_t r = rec_find(g, g->refetch[i]);
 			rec_remove(g, &g->recs[r]);
 			trace_reset(&g->tr, g->refetch[i]);
@@ -1264,6 +1280,11 @@ void analysis_state_free(AnalysisState *g)
 	free(g);
 }
 
+void analysis_state_once(AnalysisState *g)
+{
+	g->once = 1;
+}
+
 void analysis_state_tap(AnalysisState *g, AnalysisTraceTap fn, void *ctx)
 {
 	g->tap = fn;
@@ -1274,6 +1295,7 @@ int analysis_run(Store *st, const AnalysisOptions *opt, Analysis **out, Err *err
 {
 	*out = NULL;
 	AnalysisState *g = analysis_state_new(opt);
+	analysis_state_once(g);
 	int rc = analysis_state_update(g, st, err);
 	if (rc == 0)
 		*out = analysis_state_result(g, st);

@@ -225,6 +225,13 @@ void analysis_state_free(AnalysisState *s);   /* NULL is a no-op */
  * first update; later updates call nothing. Other views of the same
  * question (the evidence's request sets, evidence_analysis_run()) are
  * built this way without a second read of the spans. */
+/* The state will be read once (analysis_run()): it keeps no record of
+ * what each trace contributed, which only a later update needs (to take a
+ * trace that gained spans back out); a trace that gains spans during the
+ * read keeps what it had. Set before the first update; later updates
+ * add nothing correct. Saves memory in proportion to the spans. */
+void analysis_state_once(AnalysisState *s);
+
 struct Trace;
 typedef void (*AnalysisTraceTap)(void *ctx, const struct Trace *t, int pop);
 void analysis_state_tap(AnalysisState *s, AnalysisTraceTap fn, void *ctx);

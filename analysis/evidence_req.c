@@ -497,6 +497,7 @@ int evidence_analysis_run(Store *st, const AnalysisOptions *ao, Analysis **a,
 	pass_init(&ps[0], ao->model, ao->period.win.from, ao->period.win.to);
 	pass_init(&ps[1], ao->model, ao->period.base.from, ao->period.base.to);
 	AnalysisState *g = analysis_state_new(ao);
+	analysis_state_once(g);
 	analysis_state_tap(g, on_tapped, ps);
 	int rc = analysis_state_update(g, st, err);
 	if (rc == 0) {

@@ -47,17 +47,21 @@ void quant_sort(double *v, int64_t n)
 		}
 		return;
 	}
-	uint64_t *a = xmalloc((size_t)n * sizeof *a), *b = xmalloc((size_t)n * sizeof *b);
+	/* the keys replace the values in v's own storage (through memcpy,
+	 * which aliasing allows), so the sort needs one buffer of n beside it */
+	unsigned char *a = (unsigned char *)v, *b = xmalloc((size_t)n * sizeof(uint64_t));
 	int64_t(*cnt)[RADIX_SIZE] = xcalloc(RADIX_PASSES, sizeof *cnt);
 	for (int64_t i = 0; i < n; i++) {
 		uint64_t k = dkey(v[i]);
-		a[i] = k;
+		memcpy(a + 8 * i, &k, 8);
 		for (int p = 0; p < RADIX_PASSES; p++)
 			cnt[p][(k >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)]++;
 	}
+	uint64_t k0;
+	memcpy(&k0, a, 8);
 	for (int p = 0; p < RADIX_PASSES; p++) {
 		int64_t *c = cnt[p];
-		if (c[(a[0] >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)] == n)
+		if (c[(k0 >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)] == n)
 			continue; /* one digit value: the pass changes nothing */
 		int64_t sum = 0;
 		for (int d = 0; d < RADIX_SIZE; d++) {
@@ -65,16 +69,21 @@ void quant_sort(double *v, int64_t n)
 			c[d] = sum;
 			sum += t;
 		}
-		for (int64_t i = 0; i < n; i++)
-			b[c[(a[i] >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)]++] = a[i];
-		uint64_t *t = a;
+		for (int64_t i = 0; i < n; i++) {
+			uint64_t k;
+			memcpy(&k, a + 8 * i, 8);
+			memcpy(b + 8 * c[(k >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)]++, &k, 8);
+		}
+		unsigned char *t = a;
 		a = b;
 		b = t;
 	}
-	for (int64_t i = 0; i < n; i++)
-		v[i] = dval(a[i]);
-	free(a);
-	free(b);
+	for (int64_t i = 0; i < n; i++) {
+		uint64_t k;
+		memcpy(&k, a + 8 * i, 8);
+		v[i] = dval(k);
+	}
+	free(a == (unsigned char *)v ? b : a);
 	free(cnt);
 }
 
