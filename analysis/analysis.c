@@ -228,6 +228,7 @@ struct AnalysisState {
 	void *tap_ctx;
 	int tapping;
 	int once;                 /* analysis_state_once(): no per-trace records */
+	int64_t sample_of[2];     /* analysis_state_sample(): requests in the range */
 };
 
 static uint64_t hash_str(const char *s)
@@ -951,6 +952,99 @@ int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 	return 0;
 }
 
+/* ---- a uniform sample of the requests ------------------------------------ */
+
+typedef struct KeyList {
+	int64_t *k;
+	int64_t n, cap;
+} KeyList;
+
+static void keys_push(KeyList *l, int64_t k)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 1024;
+		l->k = xrealloc(l->k, (size_t)l->cap * sizeof *l->k);
+	}
+	l->k[l->n++] = k;
+}
+
+static int on_root_key(void *ctx, int64_t key, int64_t start)
+{
+	(void)start;
+	keys_push(ctx, key);
+	return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+int analysis_state_sample(AnalysisState *g, Store *st, int64_t max_requests, Err *err)
+{
+	/* one class's requests cannot be listed without reading their traces:
+	 * a class filter reads them all */
+	if (max_requests <= 0 || g->last_rowid != 0 || g->wclass)
+		return analysis_state_update(g, st, err);
+	if (!g->root_known) {
+		if (pick_root(g, st, err))
+			return TT_ESTORE;
+		if (!g->root_known)
+			return 0;
+	}
+	KeyList all[2] = {{0}}, pick = {0};
+	int rc = 0, over = 0;
+	for (int p = 0; p < 2 && rc == 0; p++) {
+		if (p == POP_BASELINE && !g->opt.period.has_baseline)
+			continue;
+		TimeRange r = p ? g->opt.period.base : g->opt.period.win;
+		rc = store_root_keys(st, g->root_svc, g->root_op, r.from, r.to, on_root_key, &all[p], err);
+		over |= all[p].n > max_requests;
+	}
+	if (rc || !over) {
+		free(all[0].k);
+		free(all[1].k);
+		return rc ? TT_ESTORE : analysis_state_update(g, st, err);
+	}
+	/* systematic: max_requests evenly spaced in start order, so every part
+	 * of the range is represented as it is in the data */
+	for (int p = 0; p < 2; p++) {
+		int64_t n = all[p].n;
+		if (n <= max_requests) {
+			for (int64_t i = 0; i < n; i++)
+				keys_push(&pick, all[p].k[i]);
+			continue;
+		}
+		g->sample_of[p] = n;
+		for (int64_t j = 0; j < max_requests; j++)
+			keys_push(&pick, all[p].k[(int64_t)((double)j * (double)n / (double)max_requests)]);
+	}
+	free(all[0].k);
+	free(all[1].k);
+	qsort(pick.k, (size_t)pick.n, sizeof *pick.k, cmp_i64);
+	int64_t max;
+	if (store_spans_max_rowid(st, &max, err)) {
+		free(pick.k);
+		return TT_ESTORE;
+	}
+	g->once = 1;
+	g->tapping = g->tap != NULL;
+	for (int64_t i = 0; i < pick.n && rc == 0; i++) {
+		if (i > 0 && pick.k[i] == pick.k[i - 1])
+			continue; /* in both populations */
+		trace_reset(&g->tr, "");
+		rc = store_trace_key_scan(st, pick.k[i], on_row, g, err);
+		if (rc == 0)
+			end_group(g);
+	}
+	g->tapping = 0;
+	trace_reset(&g->tr, "");
+	free(pick.k);
+	g->last_rowid = max;
+	return rc;
+}
+
 /* ---- results ------------------------------------------------------------ */
 
 static void fill_stats(NodeStats *st, PopNode *pn, int slot)
@@ -1041,8 +1135,10 @@ static void finish_pop(AnalysisState *g, Analysis *a, int p, const int *remap, c
 	ps->open_from = from == INT64_MIN;
 	ps->open_to = to == INT64_MAX;
 	int64_t n = ps->requests;
-	ps->rate_rps = (n > 0 && ps->to_ns > ps->from_ns)
-	               ? (double)n / ((double)(ps->to_ns - ps->from_ns) / 1e9) : 0;
+	ps->sample_of = g->sample_of[p];
+	int64_t all_n = ps->sample_of > 0 ? ps->sample_of : n;
+	ps->rate_rps = (all_n > 0 && ps->to_ns > ps->from_ns)
+	               ? (double)all_n / ((double)(ps->to_ns - ps->from_ns) / 1e9) : 0;
 
 	/* the slow population: above the objective, else at or above p99 */
 	double thr = ps->ingress.p99;
@@ -1293,10 +1389,16 @@ void analysis_state_tap(AnalysisState *g, AnalysisTraceTap fn, void *ctx)
 
 int analysis_run(Store *st, const AnalysisOptions *opt, Analysis **out, Err *err)
 {
+	return analysis_run_sample(st, opt, 0, out, err);
+}
+
+int analysis_run_sample(Store *st, const AnalysisOptions *opt, int64_t max_requests,
+                        Analysis **out, Err *err)
+{
 	*out = NULL;
 	AnalysisState *g = analysis_state_new(opt);
 	analysis_state_once(g);
-	int rc = analysis_state_update(g, st, err);
+	int rc = analysis_state_sample(g, st, max_requests, err);
 	if (rc == 0)
 		*out = analysis_state_result(g, st);
 	analysis_state_free(g);

@@ -153,7 +153,12 @@ typedef struct PopSummary {
 	int present;               /* this population was asked for */
 	int64_t from_ns, to_ns;    /* the range (actual data bounds when open) */
 	int open_from, open_to;    /* 1: that end was asked open (INT64_MIN/MAX) */
-	int64_t requests;          /* endpoint requests */
+	int64_t requests;          /* endpoint requests (read) */
+	int64_t sample_of;         /* 0: every request of the range was read;
+	                            * else the range holds this many, of which
+	                            * `requests` were read, a uniform sample
+	                            * (analysis_state_sample()); every figure but
+	                            * rate_rps is the sample's */
 	double rate_rps;           /* requests / range length */
 	Quant ingress;             /* root span duration (+ queue before it) */
 	int64_t *class_requests;   /* [n_classes] */
@@ -199,6 +204,11 @@ typedef struct Analysis {
 /* Builds the analysis. Returns 0, or a negative code with err set. */
 int analysis_run(Store *st, const AnalysisOptions *opt, Analysis **out, Err *err);
 
+/* analysis_run() reading at most max_requests requests of each population
+ * (analysis_state_sample(); 0: all). */
+int analysis_run_sample(Store *st, const AnalysisOptions *opt, int64_t max_requests,
+                        Analysis **out, Err *err);
+
 /* ---- incremental ----------------------------------------------------- */
 
 /* An analysis that follows a growing database: each update reads only the
@@ -231,6 +241,17 @@ void analysis_state_free(AnalysisState *s);   /* NULL is a no-op */
  * read keeps what it had. Set before the first update; later updates
  * add nothing correct. Saves memory in proportion to the spans. */
 void analysis_state_once(AnalysisState *s);
+
+/* The first update, reading at most max_requests requests of each
+ * population: when the window or the baseline holds more requests of the
+ * endpoint than that, max_requests of them evenly spaced in start order
+ * (a systematic sample: every stretch of the range in proportion) are
+ * read, whole traces, through the trace index, instead of every span;
+ * PopSummary.sample_of then says of how many. Otherwise, with
+ * max_requests <= 0, and with a class filter (a class's requests are known
+ * only from their traces), it is analysis_state_update(). Implies
+ * analysis_state_once(). Returns 0, or a negative code with err. */
+int analysis_state_sample(AnalysisState *s, Store *st, int64_t max_requests, Err *err);
 
 struct Trace;
 typedef void (*AnalysisTraceTap)(void *ctx, const struct Trace *t, int pop);

@@ -456,7 +456,16 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 			e->has_baseline = 1;
 		snprintf(name, sizeof name, "ingress.requests%s", sfx);
 		ev_put(e, name, (double)ps->requests, "count", EV_SRC_SPANS, EV_Q_NONE, ps->requests, 0,
-		       "spans: endpoint requests whose root span starts in the %s", pop_word(p));
+		       "spans: endpoint requests whose root span starts in the %s%s", pop_word(p),
+		       ps->sample_of > 0 ? ", read as a uniform sample (ingress.sample_of)" : "");
+		if (ps->sample_of > 0) {
+			snprintf(name, sizeof name, "ingress.sample_of%s", sfx);
+			ev_put(e, name, (double)ps->sample_of, "count", EV_SRC_SPANS, EV_Q_NONE,
+			       ps->sample_of, 0,
+			       "spans: the %s's stored requests, of which %lld evenly spaced in time "
+			       "were read; every span figure of it is that sample's", pop_word(p),
+			       (long long)ps->requests);
+		}
 		snprintf(name, sizeof name, "ingress.p99_ms%s", sfx);
 		put_quant(e, name, &ps->ingress, "requests at ingress", p);
 		put_p90(e, name, &ps->ingress, "requests at ingress", p);

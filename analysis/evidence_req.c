@@ -488,8 +488,8 @@ static void on_tapped(void *ctx, const Trace *t, int pop)
 	add_request(&ps[pop], t);
 }
 
-int evidence_analysis_run(Store *st, const AnalysisOptions *ao, Analysis **a,
-                          EvRequestSet *sets[2], Err *err)
+int evidence_analysis_run(Store *st, const AnalysisOptions *ao, int64_t max_requests,
+                          Analysis **a, EvRequestSet *sets[2], Err *err)
 {
 	*a = NULL;
 	sets[0] = sets[1] = NULL;
@@ -499,7 +499,7 @@ int evidence_analysis_run(Store *st, const AnalysisOptions *ao, Analysis **a,
 	AnalysisState *g = analysis_state_new(ao);
 	analysis_state_once(g);
 	analysis_state_tap(g, on_tapped, ps);
-	int rc = analysis_state_update(g, st, err);
+	int rc = analysis_state_sample(g, st, max_requests, err);
 	if (rc == 0) {
 		*a = analysis_state_result(g, st);
 		sets[0] = pass_finish(&ps[0]);

@@ -1051,7 +1051,7 @@ int model_infer(Store *st, int64_t from, int64_t to, Model **out, Err *err)
 	 * spans; the analysis's endpoint is ro's (the same most common root) */
 	AnalysisOptions ao = {.period.win = {from, to}};
 	EvRequestSet *sets[2] = {NULL, NULL};
-	if ((rc = evidence_analysis_run(st, &ao, &a, sets, err)))
+	if ((rc = evidence_analysis_run(st, &ao, EVIDENCE_SAMPLE_DEFAULT, &a, sets, err)))
 		goto out;
 	rs = sets[0];
 	if (ro.svc) {
@@ -1061,6 +1061,13 @@ int model_infer(Store *st, int64_t from, int64_t to, Model **out, Err *err)
 		m->why_root = dupf("the most common root operation: %lld of %lld root spans (%d root "
 		                   "operations in the range)", (long long)ro.top, (long long)ro.total,
 		                   ro.kinds);
+		if (a->pop[POP_WINDOW].sample_of > 0) {
+			char *w = dupf("%s; the rest is read from a uniform sample of %lld of its %lld "
+			               "requests", m->why_root, (long long)a->pop[POP_WINDOW].requests,
+			               (long long)a->pop[POP_WINDOW].sample_of);
+			free(m->why_root);
+			m->why_root = w;
+		}
 	} else {
 		evidence_requests_free(rs); /* no endpoint: no requests either */
 		rs = NULL;

@@ -3,16 +3,19 @@
 # (issue 14): what a user waits for on a large incident, each figure beside
 # the plain SQL pass over the same database measured in the same run.
 #
-# 1. generates `tailtriage sim mercury --traces N` (default 28935: 1,000,002
-#    spans) into bench/out/scale-N/ unless it is there;
+# 1. generates `tailtriage sim mercury --traces N` (default 18790: 999,852
+#    spans with the simulator's case fleet) into bench/out/scale-N/ unless
+#    it is there;
 # 2. import: RUNS times, the JSON Lines trace file into a new database
 #    (the bulk path, aggregates included), wall time and peak RSS from
 #    /usr/bin/time; then the metrics file into it (not timed);
 # 3. RUNS rounds of: the plain SQL pass (the sqlite3 shell summing the span
 #    fields the analysis reads), `report` and `diagnose` with
 #    --model mercury-home, the simulator's window and baseline (wall time,
-#    peak RSS); with TT_BIN_BEFORE set, that binary's report and diagnose
-#    too, alternating (a change against its parent, same load);
+#    peak RSS), as they run by default (a uniform sample past 20,000
+#    requests a population), with --sample 5000 and with --sample all
+#    (every request); with TT_BIN_BEFORE set, that binary's report and
+#    diagnose too, alternating (a change against its parent, same load);
 # 4. unless --no-tui, RUNS times: `tailtriage tui` in tmux (110x32) with
 #    the same model, window and baseline and --latency-log; the first frame
 #    with numbers is timed from the moment the command is launched (the
@@ -33,7 +36,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${TT_BENCH_OUT:-$ROOT/bench/out}
-TRACES=${TT_BENCH_TRACES:-28935}
+TRACES=${TT_BENCH_TRACES:-18790}
 runs=3 tui=1 record=0
 while [ $# -gt 0 ]; do
   case $1 in
@@ -116,6 +119,10 @@ for ((r = 0; r < runs; r++)); do
     timed "report$sfx" "$bin" report --db "$DB" --model mercury-home --window "$WIN" --baseline "$BASE"
     timed "diagnose$sfx" "$bin" diagnose --db "$DB" --model mercury-home --window "$WIN" --baseline "$BASE"
   done
+  for n in 5000 all; do
+    timed "report --sample $n" "$TT_BIN" report --db "$DB" --model mercury-home --window "$WIN" --baseline "$BASE" --sample $n
+    timed "diagnose --sample $n" "$TT_BIN" diagnose --db "$DB" --model mercury-home --window "$WIN" --baseline "$BASE" --sample $n
+  done
 done
 
 # ---- the dashboard -------------------------------------------------------------
@@ -151,9 +158,12 @@ if [ $tui = 1 ]; then
       "LANG=C.UTF-8 TERM=screen-256color '$TT_BIN' tui --db '$DB' --model mercury-home --window '$WIN' --baseline '$BASE' --latency-log '$LOG'"
     wait_line 1 "^first"
     wait_line 1 "^answer	exact"
+    wait_line 1 "^board"
     first=$(nth 1 "^first" | cut -f4) exact=$(nth 1 "^answer	exact" | cut -f5)
+    board=$(nth 1 "^board" | cut -f3)
     add "dashboard start -> first frame with numbers" "$(python3 -c "print(f'{($first - $t0) / 1000:.3f}')")"
     add "dashboard start -> exact frame" "$(python3 -c "print(f'{($exact - $t0) / 1000:.3f}')")"
+    add "dashboard start -> Board" "$(python3 -c "print(f'{($board - $t0) / 1000:.3f}')")"
     sleep 1
     since=$(grep -c "^answer" "$LOG")
     tmux -L "$SOCK" send-keys -t s w
@@ -161,7 +171,9 @@ if [ $tui = 1 ]; then
     tmux -L "$SOCK" send-keys -t s -l "$WIN5"
     tmux -L "$SOCK" send-keys -t s Enter
     wait_line 2 "^answer	exact"
+    wait_line 2 "^board"
     answers "window change" "$since"
+    add "window change -> Board" "$(python3 -c "print(f'{$(nth 2 "^board" | cut -f2) / 1000:.3f}')")"
     sleep 1
     since=$(grep -c "^answer" "$LOG")
     tmux -L "$SOCK" send-keys -t s c
@@ -171,6 +183,17 @@ if [ $tui = 1 ]; then
     sleep 0.5
     tmux -L "$SOCK" kill-server 2>/dev/null || true
   done
+  echo "== dashboard without --model" >&2
+  rm -f "$LOG"
+  t0=$(python3 -c 'import time; print(int(time.time() * 1000))')
+  tmux -L "$SOCK" new-session -d -s s -x 110 -y 32 \
+    "LANG=C.UTF-8 TERM=screen-256color '$TT_BIN' tui --db '$DB' --window '$WIN' --baseline '$BASE' --latency-log '$LOG'"
+  wait_line 1 "^first"
+  first=$(nth 1 "^first" | cut -f4)
+  add "dashboard start, no --model -> first frame" "$(python3 -c "print(f'{($first - $t0) / 1000:.3f}')")"
+  tmux -L "$SOCK" send-keys -t s q
+  sleep 0.5
+  tmux -L "$SOCK" kill-server 2>/dev/null || true
 fi
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -181,8 +204,10 @@ table="| measured | runs, s | median s | / SQL pass | peak RSS MiB |
 |---|---|---:|---:|---:|"
 for name in "plain SQL pass" "import (new database, aggregates included)" \
             "report (before)" "report (after)" "report" "diagnose (before)" "diagnose (after)" "diagnose" \
+            "report --sample 5000" "diagnose --sample 5000" "report --sample all" "diagnose --sample all" \
             "dashboard start -> first frame with numbers" "dashboard start -> exact frame" \
-            "window change -> approx frame" "window change -> exact frame" \
+            "dashboard start -> Board" "dashboard start, no --model -> first frame" \
+            "window change -> approx frame" "window change -> exact frame" "window change -> Board" \
             "class change -> approx frame" "class change -> exact frame"; do
   [ -n "${T[$name]:-}" ] || continue
   m=$(med "${T[$name]}")

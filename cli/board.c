@@ -44,8 +44,9 @@ struct CliBoard {
 static const Diagnosis *current(CliBoard *b, const Analysis *a, int *fresh)
 {
 	*fresh = 0;
-	if (a->approx)
-		return NULL; /* figures from the aggregates: wait for the exact analysis */
+	/* with figures from the aggregates on screen the diagnosis computes its
+	 * own analysis (a sample when the range is large) at once, instead of
+	 * waiting for the dashboard's exact one */
 	DxLiveKey k = dx_live_key(a), shown;
 	/* the dashboard's own analysis goes with the request: the diagnosis
 	 * reads it when it is the one it would compute (all classes) */
@@ -76,8 +77,6 @@ static int pending_cb(void *ctx, const Analysis *a)
 {
 	CliBoard *b = ctx;
 	int fresh;
-	if (a->approx)
-		return 1; /* the exact analysis, then the diagnosis, are on their way */
 	if (current(b, a, &fresh) != NULL)
 		return 0;
 	return dx_live_busy(b->live) || dx_live_error(b->live)[0] == '\0';

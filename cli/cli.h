@@ -43,6 +43,18 @@ int cli_ranges(const char *window, const char *baseline, Period *r);
  * the error and returns 2 (a usage error). */
 int cli_skew_tolerance(const char *arg, SkewTolerance *out);
 
+/* --sample N: the most requests of a population read before a uniform
+ * sample is taken instead; "all" (or 0) reads every request. 0 and *out
+ * set, or prints why and returns 2. */
+int cli_sample(const char *arg, int64_t *out);
+
+/* The --sample lines of a usage text. */
+#define CLI_SAMPLE_HELP                                                                   \
+	"  --sample N       read at most N requests of the window and N of the baseline:\n"  \
+	"                   beyond that, N evenly spaced in time (a uniform sample), whose\n"  \
+	"                   size every figure and interval then carries (default 20000;\n"  \
+	"                   'all' reads every request)\n"
+
 /* 0 when format is "text" or "json"; else prints why and returns 2. */
 int cli_text_or_json(const char *format);
 

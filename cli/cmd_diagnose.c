@@ -20,7 +20,7 @@ static void usage(FILE *out)
 	fputs("usage: tailtriage diagnose [--db FILE] [--model FILE] [--window A..B]\n"
 	      "                           [--baseline A..B|before] [--sheet FILE]\n"
 	      "                           [--catalog FILE] [--skew-tolerance T]\n"
-	      "                           [--format text|json]\n\n"
+	      "                           [--sample N] [--format text|json]\n\n"
 	      "Computes the named evidence of the window against the baseline (spans, metrics,\n"
 	      "an observation sheet), ranks the hypotheses of the catalog on it with what\n"
 	      "supports, contradicts or is missing for each, names the check that separates\n"
@@ -46,6 +46,7 @@ static void usage(FILE *out)
 	      "                   DAG and for serial-call evidence: ABS+PCT%, e.g. 50us+1%\n"
 	      "                   (the default: 50 us plus 1 % of the shorter sibling), 2ms,\n"
 	      "                   5%, or 0 for none\n"
+	      CLI_SAMPLE_HELP
 	      "  --format F       text (default) or json (docs/diagnosis.md)\n"
 	      "  --decide ID      also judge this per-node decision, e.g. degrade:pricing or\n"
 	      "                   add-capacity:profile (repeatable); the nodes the leading\n"
@@ -65,6 +66,7 @@ int cmd_diagnose(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"decide", required_argument, NULL, 'D'},
 		{"skew-tolerance", required_argument, NULL, 'K'},
+		{"sample", required_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -74,6 +76,7 @@ int cmd_diagnose(int argc, char **argv)
 	const char *decide[33] = {NULL};
 	int n_decide = 0;
 	DiagnoseOptions o = {.period = PERIOD_ALL, .decide = decide};
+	int64_t sample = EVIDENCE_SAMPLE_DEFAULT;
 	Err err = {0};
 	int c;
 	optind = 1;
@@ -93,6 +96,10 @@ int cmd_diagnose(int argc, char **argv)
 		case 'f': format = optarg; break;
 		case 'K':
 			if (cli_skew_tolerance(optarg, &o.skew))
+				return 2;
+			break;
+		case 'S':
+			if (cli_sample(optarg, &sample))
 				return 2;
 			break;
 		case 'h': usage(stdout); return 0;
@@ -147,7 +154,7 @@ int cmd_diagnose(int argc, char **argv)
 	 * same) */
 	if (st) {
 		AnalysisOptions ao = {.period = o.period, .model = model, .skew = o.skew};
-		if (evidence_analysis_run(st, &ao, &a, reqs, &err)) {
+		if (evidence_analysis_run(st, &ao, sample, &a, reqs, &err)) {
 			cli_fail("%s", err.msg);
 			goto done;
 		}
@@ -170,6 +177,13 @@ int cmd_diagnose(int argc, char **argv)
 		if (!d->evidence->has_spans && sheet == NULL)
 			buf_adds(&out, "note: no requests of the endpoint in the window; the diagnosis "
 			               "rests on metrics and the model only\n\n");
+		for (int p = 0; a && p < 2; p++)
+			if (a->pop[p].sample_of > 0)
+				buf_printf(&out, "note: the %s's requests are a uniform sample of %lld of "
+				                 "%lld (--sample); every interval is the sample's\n%s",
+				           p ? "baseline" : "window", (long long)a->pop[p].requests,
+				           (long long)a->pop[p].sample_of,
+				           p == 1 || a->pop[1].sample_of == 0 ? "\n" : "");
 		diagnosis_text(d, model, &out);
 		if (st)
 			cli_model_findings_text(mf, nmf, model, &out);

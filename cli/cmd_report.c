@@ -19,7 +19,7 @@ static void usage(FILE *out)
 {
 	fputs("usage: tailtriage report [--db FILE] [--model FILE] [--window A..B]\n"
 	      "                         [--baseline A..B] [--class C] [--skew-tolerance T]\n"
-	      "                         [--format text|json]\n\n"
+	      "                         [--sample N] [--format text|json]\n\n"
 	      "Prints the endpoint's request DAG with queue / client wait / service p99 per\n"
 	      "node for the window and the baseline, the objective status, who owns the\n"
 	      "critical path of the slow requests, and data-quality findings.\n\n"
@@ -36,6 +36,7 @@ static void usage(FILE *out)
 	      "                   rounding) and still be serial on the critical path and in\n"
 	      "                   the DAG: ABS+PCT%, e.g. 50us+1% (the default: 50 us plus\n"
 	      "                   1 % of the shorter sibling), 2ms, 5%, or 0 for none\n"
+	      CLI_SAMPLE_HELP
 	      "  --format F       text (default) or json (schema: docs/report-json.md)\n",
 	      out);
 }
@@ -50,12 +51,14 @@ int cmd_report(int argc, char **argv)
 		{"class", required_argument, NULL, 'c'},
 		{"format", required_argument, NULL, 'f'},
 		{"skew-tolerance", required_argument, NULL, 'K'},
+		{"sample", required_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *db = cli_default_db(), *model_path = NULL, *format = "text";
 	const char *window = NULL, *baseline = NULL;
 	AnalysisOptions ao = {.period = PERIOD_ALL};
+	int64_t sample = EVIDENCE_SAMPLE_DEFAULT;
 	Err err = {0};
 	int c;
 	optind = 1;
@@ -69,6 +72,10 @@ int cmd_report(int argc, char **argv)
 		case 'f': format = optarg; break;
 		case 'K':
 			if (cli_skew_tolerance(optarg, &ao.skew))
+				return 2;
+			break;
+		case 'S':
+			if (cli_sample(optarg, &sample))
 				return 2;
 			break;
 		case 'h': usage(stdout); return 0;
@@ -106,8 +113,8 @@ int cmd_report(int argc, char **argv)
 	/* the budgets' evidence needs the request sets too: read with the
 	 * analysis, in the same pass over the spans */
 	int with_requests = model && model->n_budgets > 0 && ao.wclass == NULL;
-	int rc = with_requests ? evidence_analysis_run(st, &ao, &a, reqs, &err)
-	                       : analysis_run(st, &ao, &a, &err);
+	int rc = with_requests ? evidence_analysis_run(st, &ao, sample, &a, reqs, &err)
+	                       : analysis_run_sample(st, &ao, sample, &a, &err);
 	/* the model's findings read this analysis when it covers every class */
 	if (rc == 0 && model)
 		rc = model_check_with(st, model, a, ao.period.win.from, ao.period.win.to, &mf, &nmf, &err);

@@ -103,6 +103,19 @@ static int *crit_order(const Analysis *a)
 	return order;
 }
 
+/* "Window    <range>  1200 requests, 20.0 req/s", or with a sample
+ * "... 20000 of 165000 requests read, 275.0 req/s" (the rate is the
+ * range's). */
+static void pop_line(Buf *o, const char *label, const char *rng, const PopSummary *p)
+{
+	if (p->sample_of > 0)
+		buf_printf(o, "%s %s  %lld of %lld requests read, %.1f req/s\n", label, rng,
+		           (long long)p->requests, (long long)p->sample_of, p->rate_rps);
+	else
+		buf_printf(o, "%s %s  %lld requests, %.1f req/s\n", label, rng, (long long)p->requests,
+		           p->rate_rps);
+}
+
 void report_text(const Analysis *a, Buf *o)
 {
 	char ep[160], rng[100];
@@ -117,13 +130,14 @@ void report_text(const Analysis *a, Buf *o)
 	}
 	const PopSummary *w = &a->pop[POP_WINDOW], *b = &a->pop[POP_BASELINE];
 	fmt_range(rng, sizeof rng, w);
-	buf_printf(o, "Window    %s  %lld requests, %.1f req/s\n", rng, (long long)w->requests,
-	           w->rate_rps);
+	pop_line(o, "Window   ", rng, w);
 	if (b->present) {
 		fmt_range(rng, sizeof rng, b);
-		buf_printf(o, "Baseline  %s  %lld requests, %.1f req/s\n", rng, (long long)b->requests,
-		           b->rate_rps);
+		pop_line(o, "Baseline ", rng, b);
 	}
+	if (w->sample_of > 0 || (b->present && b->sample_of > 0))
+		buf_adds(o, "          (read: a uniform sample, evenly spaced in time; every figure\n"
+		            "          below is the sample's, with its size; --sample all reads all)\n");
 	char v[32], bv[32];
 	report_ms(v, sizeof v, w->ingress.p99, w->ingress.n, 1);
 	if (a->objective_ms > 0) {
@@ -240,7 +254,9 @@ void report_text(const Analysis *a, Buf *o)
 
 	const DataQuality *q = &a->dq;
 	buf_printf(o, "\nData quality\n");
-	buf_printf(o, "  traces read %lld, spans %lld\n", (long long)q->traces, (long long)q->spans);
+	buf_printf(o, "  traces read %lld, spans %lld%s\n", (long long)q->traces, (long long)q->spans,
+	           a->pop[0].sample_of > 0 || a->pop[1].sample_of > 0
+	               ? " (the sampled requests' traces only)" : "");
 	if (q->db_calls)
 		buf_printf(o, "  %lld database calls (db.system.name or db.system set): leaf calls, no "
 		              "server span expected; their client time is the call's time\n",
@@ -323,6 +339,8 @@ static cJSON *pop_json(const Analysis *a, const PopSummary *p)
 	time_format(p->to_ns, t, sizeof t);
 	cJSON_AddStringToObject(o, "to", t);
 	cJSON_AddNumberToObject(o, "requests", (double)p->requests);
+	if (p->sample_of > 0)
+		cJSON_AddNumberToObject(o, "sample_of", (double)p->sample_of);
 	cJSON_AddNumberToObject(o, "rate_rps", round(p->rate_rps * 1000) / 1000);
 	cJSON_AddNumberToObject(o, "errors", (double)p->errors);
 	cJSON_AddItemToObject(o, "ingress", quant_json(&p->ingress));

@@ -88,6 +88,22 @@ int cli_ranges(const char *window, const char *baseline, Period *r)
 	return 0;
 }
 
+int cli_sample(const char *arg, int64_t *out)
+{
+	if (strcmp(arg, "all") == 0) {
+		*out = 0;
+		return 0;
+	}
+	char *end = NULL;
+	errno = 0;
+	long long v = strtoll(arg, &end, 10);
+	if (errno || end == arg || *end || v < 0 || v > 1000000000LL)
+		return cli_fail("--sample must be a count of requests (0 to 1000000000) or 'all', "
+		                "not '%s'", arg), 2;
+	*out = v;
+	return 0;
+}
+
 int cli_text_or_json(const char *format)
 {
 	if (strcmp(format, "text") == 0 || strcmp(format, "json") == 0)

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "evidence.h"
 
 struct DxLive {
 	DiagnoseOptions base;        /* model, sheet, catalog, decide (borrowed) */
@@ -104,6 +105,12 @@ static int reusable(const DxLive *l, const DxLiveKey *k, const Analysis *a)
 {
 	if (a == NULL || a->data_version != k->data_version)
 		return 0;
+	/* a population over the sample bound: the diagnosis reads its own
+	 * sample (one pass over at most that many requests) rather than the
+	 * request pass over every span of an analysis read whole */
+	for (int p = 0; p < 2; p++)
+		if (a->pop[p].requests > EVIDENCE_SAMPLE_DEFAULT)
+			return 0;
 	AnalysisOptions ao = {
 	    .period = dx_live_key_period(k), .wclass = NULL, .model = l->base.model, .skew = l->skew,
 	};
@@ -139,12 +146,25 @@ static void *worker(void *arg)
 
 		DiagnoseOptions o = l->base;
 		o.period = dx_live_key_period(&k);
-		o.analysis = a;
 		o.skew = skew;
 		Diagnosis *d = NULL;
 		Err err = {0};
-		int rc = diagnose_run(l->wk, &o, &d, &err);
+		int rc = 0;
+		EvRequestSet *sets[2] = {NULL, NULL};
+		if (a == NULL) {
+			/* its own: the analysis and the request sets in one pass, a
+			 * uniform sample beyond the commands' bound */
+			AnalysisOptions ao = {.period = o.period, .model = o.model, .skew = skew};
+			rc = evidence_analysis_run(l->wk, &ao, EVIDENCE_SAMPLE_DEFAULT, &a, sets, &err);
+			o.requests[0] = sets[0];
+			o.requests[1] = sets[1];
+		}
+		o.analysis = a;
+		if (rc == 0)
+			rc = diagnose_run(l->wk, &o, &d, &err);
 		analysis_free(a);
+		evidence_requests_free(sets[0]);
+		evidence_requests_free(sets[1]);
 
 		pthread_mutex_lock(&l->mu);
 		l->running = 0;

@@ -359,6 +359,17 @@ int store_spans_max_rowid(Store *st, int64_t *out, Err *err);
 int store_spans_since(Store *st, int64_t after_rowid, int64_t upto_rowid, StoreSpanFn fn,
                       void *ctx, Err *err);
 
+/* The root spans of (service, name) starting in [from_ns, to_ns), in
+ * start order: each one's trace key (the traces row id) and start. fn
+ * returns non-zero to stop. Reads the root-start index, not the spans. */
+int store_root_keys(Store *st, const char *service, const char *name, int64_t from_ns,
+                    int64_t to_ns, int (*fn)(void *ctx, int64_t trace_key, int64_t start_ns),
+                    void *ctx, Err *err);
+
+/* Every span of the trace with key trace_key, ordered by span id (the
+ * order of the full scans). */
+int store_trace_key_scan(Store *st, int64_t trace_key, StoreSpanFn fn, void *ctx, Err *err);
+
 /* Every span of one trace (for the waterfall), with attributes. */
 int store_trace_scan(Store *st, const char *trace_id, StoreSpanFn fn,
                      void *ctx, Err *err);

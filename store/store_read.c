@@ -74,6 +74,12 @@ static const char *const rsql[RSTMT_COUNT] = {
 	    " LEFT JOIN resources r ON r.id = s.resource_id"
 	    " WHERE s.parent_id = '' AND s.service = ?1 AND s.name = ?2"
 	    " AND s.start_ns >= ?3 AND s.start_ns < ?4",
+	/* the partial index on root starts, in start order */
+	[RSTMT_ROOT_KEYS] =
+	    "SELECT trace_key, start_ns FROM spans"
+	    " WHERE parent_id = '' AND start_ns >= ?3 AND start_ns < ?4 AND service = ?1 AND name = ?2"
+	    " ORDER BY start_ns",
+	[RSTMT_TRACE_KEY] = "SELECT " SPAN_COLS("''") " FROM spans s WHERE s.trace_key = ?1",
 	/* a traces row exists only with its first span (same transaction) */
 	[RSTMT_STATS] =
 	    "SELECT (SELECT count(*) FROM spans),"
@@ -304,4 +310,34 @@ int store_root_attrs(Store *st, const char *service, const char *name, int64_t f
 	if (rc != SQLITE_DONE)
 		return store_sqlerr(st, err, "reading root span attributes");
 	return 0;
+}
+
+int store_root_keys(Store *st, const char *service, const char *name, int64_t from_ns,
+                    int64_t to_ns, int (*fn)(void *ctx, int64_t trace_key, int64_t start_ns),
+                    void *ctx, Err *err)
+{
+	sqlite3_stmt *s = st->rstmt[RSTMT_ROOT_KEYS];
+	sqlite3_bind_text(s, 1, service, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, from_ns);
+	sqlite3_bind_int64(s, 4, to_ns);
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (fn(ctx, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1))) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(st, err, "reading root spans");
+	return 0;
+}
+
+int store_trace_key_scan(Store *st, int64_t trace_key, StoreSpanFn fn, void *ctx, Err *err)
+{
+	sqlite3_stmt *s = st->rstmt[RSTMT_TRACE_KEY];
+	sqlite3_bind_int64(s, 1, trace_key);
+	return run_scan(st, s, fn, ctx, err);
 }

@@ -14,6 +14,7 @@
  *   first <ms from start to the first frame with data>  <analysis ms>  <epoch ms>
  *   answer <approx|exact>  <ms from the request to the frame that first
  *         shows its answer>  <analysis ms>  <epoch ms>
+ *   board  <ms from the request to the first frame with its Board>  <epoch ms>
  * (a new question is answered twice when the aggregates are current: an
  * approximate answer, then the exact one; see live.h)
  */
@@ -51,10 +52,12 @@ static double wall_ms(void)
 static double busy_since = -1; /* when the worker last became busy */
 
 static double request_at = -1; /* when the latest request was made */
+static int board_logged;        /* its Board was drawn (latency log) */
 
 static void request(LiveSession *ls, TuiApp *app)
 {
 	request_at = mono_ms();
+	board_logged = 0;
 	AnalysisOptions ao;
 	app_options(app, &ao);
 	live_request(ls, &ao, app->opt_gen);
@@ -120,6 +123,13 @@ int tui_run(const TuiOptions *opt, Err *err)
 					fprintf(lat, "answer\t%s\t%.3f\t%.3f\t%.0f\n",
 					        answer == 1 ? "approx" : "exact", t - request_at, answer_ms,
 					        wall_ms());
+				if (!board_logged && app.a && app.board) {
+					const TuiBoardSnapshot *sn = app.board->snapshot(app.board->ctx, app.a);
+					if (sn && !sn->stale && sn->n_hyps > 0) {
+						fprintf(lat, "board\t%.3f\t%.0f\n", t - request_at, wall_ms());
+						board_logged = 1;
+					}
+				}
 				if (!first_logged && app.a) {
 					fprintf(lat, "first\t%.3f\t%.3f\t%.0f\n", t - t_start, app.compute_ms, wall_ms());
 					first_logged = 1;

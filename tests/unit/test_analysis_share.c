@@ -16,6 +16,10 @@
  *    no second analysis), while the caller drops its own hold at once,
  *    and ranks exactly as a diagnosis computed from scratch; an analysis
  *    of one class, or of another skew tolerance, is not reused;
+ *  - a uniform sample of the requests (evidence_analysis_run's bound):
+ *    nothing changes when the bound holds every request; below it, the
+ *    sample's size, the range's true count and rate, and the same leading
+ *    hypothesis;
  *  - analysis_ref()/analysis_free() holds and analysis_answers().
  */
 #include <setjmp.h>
@@ -141,7 +145,7 @@ static void evidence_both_ways(Gen *g, const Model *m, const EvidenceOptions *eo
 	 * pass of the evidence's own */
 	Analysis *a1 = NULL;
 	EvRequestSet *sets[2] = {NULL, NULL};
-	if (evidence_analysis_run(g->st, &ao, &a1, sets, &err))
+	if (evidence_analysis_run(g->st, &ao, 0, &a1, sets, &err))
 		fail_msg("%s", err.msg);
 	assert_true(sets[0] != NULL && sets[0]->n == a1->pop[POP_WINDOW].requests);
 	assert_true((sets[1] != NULL) == expect_base);
@@ -185,6 +189,105 @@ static void test_evidence_borrowed_equals_computed(void **state)
 	model_free(m);
 }
 
+/* ---- a uniform sample of the requests ---------------------------------------- */
+
+static void same_ranking(const Diagnosis *x, const Diagnosis *y)
+{
+	assert_int_equal(x->n_hyp, y->n_hyp);
+	for (int i = 0; i < x->n_hyp; i++) {
+		assert_string_equal(x->hyp[i].id, y->hyp[i].id);
+		assert_string_equal(x->hyp[i].node ? x->hyp[i].node : "",
+		                    y->hyp[i].node ? y->hyp[i].node : "");
+		assert_true(same_double(x->hyp[i].score, y->hyp[i].score));
+		assert_int_equal(x->hyp[i].rank, y->hyp[i].rank);
+	}
+}
+
+
+static const EvValue *must_get(const Evidence *e, const char *name)
+{
+	const EvValue *v = evidence_get(e, name);
+	if (v == NULL || v->missing)
+		fail_msg("%s: missing", name);
+	return v;
+}
+
+/* With a bound at or above the requests, the same evidence as reading them
+ * all; below it, that many requests per population spread over the whole
+ * range, the range's true count and rate, the sample's size in the
+ * evidence, and the same leading hypothesis as the whole data. */
+static void test_sampled_reading(void **state)
+{
+	(void)state;
+	Model *m = load_model();
+	Gen g;
+	gen(&g);
+	Err err = {0};
+	AnalysisOptions ao = {.period = g.period, .model = m};
+	Analysis *full = NULL, *same = NULL, *half = NULL;
+	EvRequestSet *fs[2], *ss[2], *hs[2];
+	if (evidence_analysis_run(g.st, &ao, 0, &full, fs, &err))
+		fail_msg("%s", err.msg);
+	int64_t nw = full->pop[POP_WINDOW].requests, nb = full->pop[POP_BASELINE].requests;
+	assert_true(nw > 300 && nb > 300);
+	if (evidence_analysis_run(g.st, &ao, nw > nb ? nw : nb, &same, ss, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(same->pop[POP_WINDOW].sample_of, 0);
+	assert_int_equal(same->pop[POP_BASELINE].sample_of, 0);
+	DiagnoseOptions o = {.model = m, .period = g.period, .analysis = full,
+	                     .requests = {fs[0], fs[1]}};
+	Diagnosis *d_full = NULL, *d_same = NULL, *d_half = NULL;
+	if (diagnose_run(g.st, &o, &d_full, &err))
+		fail_msg("%s", err.msg);
+	o.analysis = same;
+	o.requests[0] = ss[0];
+	o.requests[1] = ss[1];
+	if (diagnose_run(g.st, &o, &d_same, &err))
+		fail_msg("%s", err.msg);
+	same_evidence(d_same->evidence, d_full->evidence);
+	same_ranking(d_same, d_full);
+
+	int64_t k = (nw < nb ? nw : nb) * 2 / 3;
+	if (evidence_analysis_run(g.st, &ao, k, &half, hs, &err))
+		fail_msg("%s", err.msg);
+	for (int p = 0; p < 2; p++) {
+		const PopSummary *h = &half->pop[p], *f = &full->pop[p];
+		assert_int_equal(h->requests, k);
+		assert_int_equal(h->sample_of, f->requests);
+		assert_int_equal(hs[p]->n, k);
+		assert_true(h->rate_rps == f->rate_rps); /* the range's rate, not the sample's */
+		/* evenly spaced: the sample reaches both ends of the range */
+		TimeRange r = p ? g.period.base : g.period.win;
+		double len = (double)(r.to - r.from);
+		assert_true((double)(hs[p]->first_ns - r.from) < 0.05 * len);
+		assert_true((double)(r.to - hs[p]->last_ns) < 0.05 * len);
+	}
+	o.analysis = half;
+	o.requests[0] = hs[0];
+	o.requests[1] = hs[1];
+	if (diagnose_run(g.st, &o, &d_half, &err))
+		fail_msg("%s", err.msg);
+	assert_true(must_get(d_half->evidence, "ingress.sample_of")->value == (double)nw);
+	assert_true(must_get(d_half->evidence, "ingress.requests")->value == (double)k);
+	assert_null(evidence_get(d_full->evidence, "ingress.sample_of"));
+	assert_string_equal(d_half->hyp[0].id, d_full->hyp[0].id);
+	assert_string_equal(d_half->hyp[0].node ? d_half->hyp[0].node : "",
+	                    d_full->hyp[0].node ? d_full->hyp[0].node : "");
+	diagnosis_free(d_full);
+	diagnosis_free(d_same);
+	diagnosis_free(d_half);
+	for (int p = 0; p < 2; p++) {
+		evidence_requests_free(fs[p]);
+		evidence_requests_free(ss[p]);
+		evidence_requests_free(hs[p]);
+	}
+	analysis_free(full);
+	analysis_free(same);
+	analysis_free(half);
+	gen_free(&g);
+	model_free(m);
+}
+
 /* ---- the background diagnosis ---------------------------------------------- */
 
 /* Asks l for k with a and waits for that very diagnosis. */
@@ -203,18 +306,6 @@ static const Diagnosis *wait_for(DxLive *l, const DxLiveKey *k, const Analysis *
 	}
 	fail_msg("no diagnosis within 60 s");
 	return NULL;
-}
-
-static void same_ranking(const Diagnosis *x, const Diagnosis *y)
-{
-	assert_int_equal(x->n_hyp, y->n_hyp);
-	for (int i = 0; i < x->n_hyp; i++) {
-		assert_string_equal(x->hyp[i].id, y->hyp[i].id);
-		assert_string_equal(x->hyp[i].node ? x->hyp[i].node : "",
-		                    y->hyp[i].node ? y->hyp[i].node : "");
-		assert_true(same_double(x->hyp[i].score, y->hyp[i].score));
-		assert_int_equal(x->hyp[i].rank, y->hyp[i].rank);
-	}
 }
 
 static void test_dx_live_reuses_the_callers_analysis(void **state)
@@ -370,6 +461,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_evidence_borrowed_equals_computed),
+	    cmocka_unit_test(test_sampled_reading),
 	    cmocka_unit_test(test_dx_live_reuses_the_callers_analysis),
 	    cmocka_unit_test(test_ref_and_answers),
 	};

@@ -103,6 +103,30 @@ static void test_report_reads_once(void **state)
 	assert_int_equal(n, 2);
 }
 
+/* --sample: a population over the bound is read as a sample through the
+ * trace index (no read of every span); a bad bound is a usage error */
+static void test_sample_reads_no_full_pass(void **state)
+{
+	(void)state;
+	int64_t n = -1;
+	char *rep[] = {"report", "--db", db, "--model", FX "mini.model.json", "--sample", "2", NULL};
+	assert_int_equal(run(cmd_report, rep, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(req_reads, 0);
+	char *dx[] = {"diagnose", "--db", db, "--model", FX "mini.model.json", "--sample", "2",
+	              NULL};
+	assert_int_equal(run(cmd_diagnose, dx, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(req_reads, 0);
+	char *all[] = {"report", "--db", db, "--model", FX "mini.model.json", "--sample", "all", NULL};
+	assert_int_equal(run(cmd_report, all, &n), 0);
+	assert_int_equal(n, 1);
+	char *bad[] = {"report", "--db", db, "--sample", "-3", NULL};
+	assert_int_equal(run(cmd_report, bad, &n), 2);
+	char *word[] = {"diagnose", "--db", db, "--sample", "many", NULL};
+	assert_int_equal(run(cmd_diagnose, word, &n), 2);
+}
+
 static void test_diagnose_reads_once(void **state)
 {
 	(void)state;
@@ -122,6 +146,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_report_reads_once),
 	    cmocka_unit_test(test_diagnose_reads_once),
+	    cmocka_unit_test(test_sample_reads_no_full_pass),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
