@@ -128,9 +128,10 @@ done
 # ---- the dashboard -------------------------------------------------------------
 # wait_line N PATTERN: until the latency log has N lines matching PATTERN
 wait_line() {
-  local n=$1 pat=$2 i
+  local n=$1 pat=$2 i c
   for ((i = 0; i < 6000; i++)); do
-    [ "$(grep -c -- "$pat" "$LOG" 2>/dev/null || true)" -ge "$n" ] && return 0
+    c=$(grep -c -- "$pat" "$LOG" 2>/dev/null || true)
+    [ "${c:-0}" -ge "$n" ] && return 0
     sleep 0.05
   done
   echo "scale: the dashboard never logged '$pat' ($n)" >&2; exit 1

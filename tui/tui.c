@@ -53,11 +53,13 @@ static double busy_since = -1; /* when the worker last became busy */
 
 static double request_at = -1; /* when the latest request was made */
 static int board_logged;        /* its Board was drawn (latency log) */
+static int answered;            /* an answer to it was drawn (latency log) */
 
 static void request(LiveSession *ls, TuiApp *app)
 {
 	request_at = mono_ms();
 	board_logged = 0;
+	answered = 0;
 	AnalysisOptions ao;
 	app_options(app, &ao);
 	live_request(ls, &ao, app->opt_gen);
@@ -119,11 +121,16 @@ int tui_run(const TuiOptions *opt, Err *err)
 					fprintf(lat, "key\t%s\t%.3f\t%.0f\n", key_name, t - key_at, wall_ms());
 				if (change_at >= 0 && app.a && !app.computing)
 					fprintf(lat, "data\t%.3f\t%.3f\t%.0f\n", t - change_at, app.compute_ms, wall_ms());
-				if (answer)
+				if (answer) {
 					fprintf(lat, "answer\t%s\t%.3f\t%.3f\t%.0f\n",
 					        answer == 1 ? "approx" : "exact", t - request_at, answer_ms,
 					        wall_ms());
-				if (!board_logged && app.a && app.board) {
+					answered = 1;
+				}
+				/* the Board of the question asked: only once the
+				 * analysis on screen answers it (before, it is the
+				 * previous question's) */
+				if (!board_logged && answered && app.a && app.board) {
 					const TuiBoardSnapshot *sn = app.board->snapshot(app.board->ctx, app.a);
 					if (sn && !sn->stale && sn->n_hyps > 0) {
 						fprintf(lat, "board\t%.3f\t%.0f\n", t - request_at, wall_ms());
