@@ -1007,8 +1007,9 @@ int analysis_state_sample(AnalysisState *g, Store *st, int64_t max_requests, Err
 		free(all[1].k);
 		return rc ? TT_ESTORE : analysis_state_update(g, st, err);
 	}
-	/* systematic: max_requests evenly spaced in start order, so every part
-	 * of the range is represented as it is in the data */
+	/* systematic: max_requests evenly spaced in start order, the first and
+	 * the last included, so every part of the range is represented as it
+	 * is in the data */
 	for (int p = 0; p < 2; p++) {
 		int64_t n = all[p].n;
 		if (n <= max_requests) {
@@ -1017,8 +1018,12 @@ int analysis_state_sample(AnalysisState *g, Store *st, int64_t max_requests, Err
 			continue;
 		}
 		g->sample_of[p] = n;
-		for (int64_t j = 0; j < max_requests; j++)
-			keys_push(&pick, all[p].k[(int64_t)((double)j * (double)n / (double)max_requests)]);
+		for (int64_t j = 0; j < max_requests; j++) {
+			int64_t i = max_requests > 1
+			            ? (int64_t)((double)j * (double)(n - 1) / (double)(max_requests - 1))
+			            : 0;
+			keys_push(&pick, all[p].k[i]);
+		}
 	}
 	free(all[0].k);
 	free(all[1].k);
