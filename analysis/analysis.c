@@ -1489,5 +1489,7 @@ void analysis_free(Analysis *a)
 	free(a->root_service);
 	free(a->root_operation);
 	free(a->class_filter);
+	if (a->attached_free)
+		a->attached_free(a->attached);
 	free(a);
 }

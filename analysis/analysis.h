@@ -193,6 +193,11 @@ typedef struct Analysis {
 	                           * is class_filter, asked.model is borrowed
 	                           * (see analysis_answers()) */
 	atomic_int extra_refs;    /* holders besides the first (analysis_ref()) */
+	void *attached;           /* what another view built in the same pass
+	                           * (the evidence's request sets,
+	                           * evidence_tap_finish), freed with the
+	                           * analysis by attached_free; or NULL */
+	void (*attached_free)(void *);
 	int approx;               /* 1: from the import-time aggregates
 	                           * (analysis_from_aggregates): quantiles within
 	                           * SKETCH_ALPHA of the exact ones, populations

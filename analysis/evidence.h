@@ -277,6 +277,24 @@ int evidence_analysis_run(Store *st, const AnalysisOptions *ao, int64_t max_requ
  * requests above it and its interval is a few percent wide. */
 #define EVIDENCE_SAMPLE_DEFAULT 20000
 
+/* Request sets built in the pass of an incremental analysis (the
+ * dashboard's, analysis/live.c): evidence_tap_new() before the state's
+ * first update taps it; evidence_tap_finish() after that update hands the
+ * window's and the baseline's sets to the result a (freed with it), unless
+ * a population went past max_requests (0: no bound), and frees the tap
+ * (NULL: a no-op).
+ * evidence_compute() given that analysis reads them instead of its own
+ * request pass. Later results of the state carry none (an update adds
+ * spans the sets do not have). */
+typedef struct EvTap EvTap;
+EvTap *evidence_tap_new(AnalysisState *g, const AnalysisOptions *ao, int64_t max_requests);
+void evidence_tap_finish(EvTap *x, Analysis *a);
+void evidence_tap_free(EvTap *x);          /* without finishing; NULL is a no-op */
+
+/* The request set of population pop attached to a (evidence_tap_finish),
+ * or NULL. */
+const EvRequestSet *evidence_attached_requests(const Analysis *a, int pop);
+
 /* How many times this process has read the spans of a range for a request
  * set (evidence_requests_load()); tests check that a command sharing one
  * read makes none. Thread-safe. */

@@ -481,11 +481,93 @@ out:
 	return rc;
 }
 
+/* Request sets built from an analysis's pass (analysis_state_tap). */
+struct EvTap {
+	Pass ps[2];
+	int64_t max;              /* more requests than this: none kept (0: no limit) */
+	int over[2];
+	int has_baseline;
+};
+
 /* The analysis's tap: a trace of the endpoint in the window or baseline. */
 static void on_tapped(void *ctx, const Trace *t, int pop)
 {
-	Pass *ps = ctx;
-	add_request(&ps[pop], t);
+	EvTap *x = ctx;
+	if (x->over[pop])
+		return;
+	if (x->max > 0 && x->ps[pop].s->n >= x->max) {
+		/* past the bound: a set this large is not kept (the diagnosis
+		 * reads a sample of its own instead) */
+		x->over[pop] = 1;
+		return;
+	}
+	add_request(&x->ps[pop], t);
+}
+
+EvTap *evidence_tap_new(AnalysisState *g, const AnalysisOptions *ao, int64_t max_requests)
+{
+	EvTap *x = xcalloc(1, sizeof *x);
+	pass_init(&x->ps[0], ao->model, ao->period.win.from, ao->period.win.to);
+	pass_init(&x->ps[1], ao->model, ao->period.base.from, ao->period.base.to);
+	x->max = max_requests;
+	x->has_baseline = ao->period.has_baseline;
+	analysis_state_tap(g, on_tapped, x);
+	return x;
+}
+
+/* The sets read, or 0 when a population went past the bound. */
+static int tap_take(EvTap *x, EvRequestSet *sets[2])
+{
+	sets[0] = sets[1] = NULL;
+	if (x->over[0] || (x->has_baseline && x->over[1]))
+		return 0;
+	sets[0] = pass_finish(&x->ps[0]);
+	if (x->has_baseline)
+		sets[1] = pass_finish(&x->ps[1]);
+	return 1;
+}
+
+void evidence_tap_free(EvTap *x)
+{
+	if (x == NULL)
+		return;
+	pass_fini(&x->ps[0]);
+	pass_fini(&x->ps[1]);
+	free(x);
+}
+
+typedef struct Attached {
+	EvRequestSet *sets[2];
+} Attached;
+
+static void attached_free(void *p)
+{
+	Attached *at = p;
+	evidence_requests_free(at->sets[0]);
+	evidence_requests_free(at->sets[1]);
+	free(at);
+}
+
+void evidence_tap_finish(EvTap *x, Analysis *a)
+{
+	if (x == NULL)
+		return;
+	EvRequestSet *sets[2];
+	if (a && a->attached == NULL && tap_take(x, sets)) {
+		Attached *at = xcalloc(1, sizeof *at);
+		at->sets[0] = sets[0];
+		at->sets[1] = sets[1];
+		a->attached = at;
+		a->attached_free = attached_free;
+	}
+	evidence_tap_free(x);
+}
+
+const EvRequestSet *evidence_attached_requests(const Analysis *a, int pop)
+{
+	if (a == NULL || a->attached == NULL || a->attached_free != attached_free)
+		return NULL;
+	return ((const Attached *)a->attached)->sets[pop];
 }
 
 int evidence_analysis_run(Store *st, const AnalysisOptions *ao, int64_t max_requests,
@@ -493,22 +575,16 @@ int evidence_analysis_run(Store *st, const AnalysisOptions *ao, int64_t max_requ
 {
 	*a = NULL;
 	sets[0] = sets[1] = NULL;
-	Pass ps[2];
-	pass_init(&ps[0], ao->model, ao->period.win.from, ao->period.win.to);
-	pass_init(&ps[1], ao->model, ao->period.base.from, ao->period.base.to);
 	AnalysisState *g = analysis_state_new(ao);
 	analysis_state_once(g);
-	analysis_state_tap(g, on_tapped, ps);
+	EvTap *x = evidence_tap_new(g, ao, 0);
 	int rc = analysis_state_sample(g, st, max_requests, err);
 	if (rc == 0) {
 		*a = analysis_state_result(g, st);
-		sets[0] = pass_finish(&ps[0]);
-		if (ao->period.has_baseline)
-			sets[1] = pass_finish(&ps[1]);
+		tap_take(x, sets);
 	}
 	analysis_state_free(g);
-	pass_fini(&ps[0]);
-	pass_fini(&ps[1]);
+	evidence_tap_free(x);
 	return rc;
 }
 
@@ -1072,7 +1148,9 @@ int ev_requests(Store *st, const EvidenceOptions *opt, const Analysis *a, Eviden
 	cpr[0] = xcalloc((size_t)(e->n_classes + 1), sizeof(double));
 	cpr[1] = xcalloc((size_t)(e->n_classes + 1), sizeof(double));
 	for (int p = 0; p < np; p++) {
-		if (opt->requests[p] == NULL) {
+		const EvRequestSet *given = opt->requests[p] ? opt->requests[p]
+		                                             : evidence_attached_requests(a, p);
+		if (given == NULL) {
 			TimeRange r = p ? opt->period.base : opt->period.win;
 			rc = evidence_requests_load(st, opt->model, a ? a->root_service : NULL,
 			                            a ? a->root_operation : NULL, r.from, r.to, &opt->skew,
@@ -1080,7 +1158,7 @@ int ev_requests(Store *st, const EvidenceOptions *opt, const Analysis *a, Eviden
 			if (rc)
 				goto out;
 		}
-		set[p] = opt->requests[p] ? opt->requests[p] : own[p];
+		set[p] = given ? given : own[p];
 		for (int h = 0; h < set[p]->n_hosts; h++)
 			ev_list_add(&e->hosts, &e->n_hosts, set[p]->hosts[h]);
 	}

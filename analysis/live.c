@@ -16,6 +16,8 @@
  */
 #include "live.h"
 
+#include "evidence.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -132,10 +134,19 @@ static void *worker(void *arg)
 				pthread_mutex_unlock(&ls->mu);
 			}
 		}
+		/* a new question's first read also builds the evidence's request
+		 * sets (all classes), so the diagnosis that reuses this analysis
+		 * reads no spans of its own; past the sample bound none are kept
+		 * (the diagnosis samples on its own) */
+		EvTap *tap = fresh ? evidence_tap_new(state, &opt, EVIDENCE_SAMPLE_DEFAULT) : NULL;
 		r.rc = analysis_state_update(state, ls->wst, &r.err);
+		if (tap)
+			analysis_state_tap(state, NULL, NULL); /* the tap goes now */
 		if (r.rc == 0) {
 			r.a = analysis_state_result(state, ls->wst);
+			evidence_tap_finish(tap, r.a);
 		} else {
+			evidence_tap_free(tap);
 			analysis_state_free(state); /* start over next time */
 			state = NULL;
 		}

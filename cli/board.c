@@ -40,13 +40,23 @@ struct CliBoard {
 	char note[300];
 };
 
+static int under_bound(const Analysis *a)
+{
+	return a->pop[POP_WINDOW].requests <= EVIDENCE_SAMPLE_DEFAULT &&
+	       a->pop[POP_BASELINE].requests <= EVIDENCE_SAMPLE_DEFAULT;
+}
+
 /* The latest diagnosis of a's window and baseline, or NULL. */
 static const Diagnosis *current(CliBoard *b, const Analysis *a, int *fresh)
 {
 	*fresh = 0;
-	/* with figures from the aggregates on screen the diagnosis computes its
-	 * own analysis (a sample when the range is large) at once, instead of
-	 * waiting for the dashboard's exact one */
+	/* with figures from the aggregates on screen: a range over the sample
+	 * bound is diagnosed at once from a sample of its own (the exact
+	 * analysis would not be reused); a smaller one waits for the exact
+	 * analysis, which the diagnosis then reads instead of computing it
+	 * again (the counts of the aggregates are exact) */
+	if (a->approx && under_bound(a))
+		return NULL;
 	DxLiveKey k = dx_live_key(a), shown;
 	/* the dashboard's own analysis goes with the request: the diagnosis
 	 * reads it when it is the one it would compute (all classes) */
@@ -77,6 +87,8 @@ static int pending_cb(void *ctx, const Analysis *a)
 {
 	CliBoard *b = ctx;
 	int fresh;
+	if (a->approx && under_bound(a))
+		return 1; /* the exact analysis, then the diagnosis, are on their way */
 	if (current(b, a, &fresh) != NULL)
 		return 0;
 	return dx_live_busy(b->live) || dx_live_error(b->live)[0] == '\0';

@@ -40,6 +40,7 @@
 #include "dx_live.h"
 #include "evidence.h"
 #include "import.h"
+#include "live.h"
 #include "model_json.h"
 #include "sim.h"
 #include "sim_gen.h"
@@ -185,6 +186,56 @@ static void test_evidence_borrowed_equals_computed(void **state)
 	EvidenceOptions bare = eo;
 	bare.model = NULL;
 	evidence_both_ways(&g, NULL, &bare, 1);
+	gen_free(&g);
+	model_free(m);
+}
+
+/* The dashboard's analysis (analysis/live.c) carries the request sets its
+ * read built: the evidence computed with it equals the evidence computed
+ * from scratch, and it reads no spans for requests of its own. */
+static void test_live_analysis_carries_requests(void **state)
+{
+	(void)state;
+	Model *m = load_model();
+	Gen g;
+	gen(&g);
+	Err err = {0};
+	LiveSession *ls = NULL;
+	if (live_open(g.db, &ls, &err))
+		fail_msg("%s", err.msg);
+	AnalysisOptions ao = {.period = g.period, .model = m};
+	live_request(ls, &ao, 1);
+	LiveResult r = {0};
+	for (int i = 0; i < 6000; i++) { /* the exact answer: 60 s at most */
+		LiveResult q;
+		if (live_take(ls, &q)) {
+			analysis_free(r.a);
+			r = q;
+			if (r.a && !r.a->approx)
+				break;
+		}
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	assert_int_equal(r.rc, 0);
+	assert_non_null(r.a);
+	assert_false(r.a->approx);
+	assert_non_null(evidence_attached_requests(r.a, POP_WINDOW));
+	assert_non_null(evidence_attached_requests(r.a, POP_BASELINE));
+	EvidenceOptions with = {.model = m, .period = g.period, .analysis = r.a};
+	EvidenceOptions without = {.model = m, .period = g.period};
+	Evidence *x = NULL, *y = NULL;
+	int64_t reads = evidence_request_reads();
+	if (evidence_compute(g.st, &with, &x, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(evidence_request_reads(), reads);
+	if (evidence_compute(g.st, &without, &y, &err))
+		fail_msg("%s", err.msg);
+	same_evidence(x, y);
+	evidence_free(x);
+	evidence_free(y);
+	analysis_free(r.a);
+	live_close(ls);
 	gen_free(&g);
 	model_free(m);
 }
@@ -462,6 +513,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_evidence_borrowed_equals_computed),
 	    cmocka_unit_test(test_sampled_reading),
+	    cmocka_unit_test(test_live_analysis_carries_requests),
 	    cmocka_unit_test(test_dx_live_reuses_the_callers_analysis),
 	    cmocka_unit_test(test_ref_and_answers),
 	};

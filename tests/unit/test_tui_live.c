@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <time.h>
 
+#include "evidence.h"
 #include "live.h"
 #include "test_tui_fixture.h"
 
@@ -72,6 +73,10 @@ static void test_compute_change_and_trace(void **state)
 	assert_int_equal(r.gen, 7);
 	assert_int_equal(r.a->pop[POP_WINDOW].requests, 2 * FX_N);
 	assert_null(find(r.a, "audit"));
+	/* a new question's read also built the evidence's request set */
+	const EvRequestSet *rs = evidence_attached_requests(r.a, POP_WINDOW);
+	assert_non_null(rs);
+	assert_int_equal(rs->n, 2 * FX_N);
 	assert_true(r.compute_ms >= 0);
 	/* no commit since: nothing changed */
 	assert_int_equal(live_check(ls), 0);
@@ -85,6 +90,8 @@ static void test_compute_change_and_trace(void **state)
 	assert_true(wait_result(ls, &r));
 	assert_int_equal(r.a->pop[POP_WINDOW].requests, 2 * FX_N + 20);
 	assert_non_null(find(r.a, "audit"));
+	/* caught up with new rows only: the set would lack them, none is kept */
+	assert_null(evidence_attached_requests(r.a, POP_WINDOW));
 	/* the waterfall loads on the owner's connection */
 	const DagNode *pricing = find(r.a, "pricing");
 	assert_non_null(pricing);
