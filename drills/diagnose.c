@@ -93,6 +93,9 @@ static int guard_empty(Store *st, const DiagnoseOptions *opt, const Evidence *e,
 		               r, (long long)all);
 	}
 	time_range_format(opt->period.base, r, sizeof r);
+	double of = 0; /* a sampled window: the count of the range, not of the sample */
+	if (evidence_value(e, "ingress.sample_of", &of) && of > w)
+		w = of;
 	return err_set(err, TT_EINVAL,
 	               "the baseline %s holds no request of the endpoint (the window holds %.0f, the "
 	               "whole database %lld root spans): nothing to compare against; choose "
