@@ -229,6 +229,14 @@ struct AnalysisState {
 	int tapping;
 	int once;                 /* analysis_state_once(): no per-trace records */
 	int64_t sample_of[2];     /* analysis_state_sample(): requests in the range */
+	/* a sampled population's slow requests, every one of the range, read
+	 * for their critical path only */
+	int slow_all[2];          /* 1: these replace the sample's slow requests */
+	double slow_thr[2];
+	int64_t n_slow[2];
+	CpCredit *scred[2];
+	int64_t n_scred[2], cap_scred[2];
+	int crit_only;            /* assign_nodes: no edge votes, no offsets */
 };
 
 static uint64_t hash_str(const char *s)
@@ -595,7 +603,8 @@ static void assign_children(AnalysisState *g, Trace *t, int content, int node, i
 		if (nu < 256 && !t->sp[c].outside)
 			units[nu++] = c;
 	}
-	vote_edges(g, t, units, nu, &u->skew_pairs);
+	if (!g->crit_only)
+		vote_edges(g, t, units, nu, &u->skew_pairs);
 }
 
 static void assign_nodes(AnalysisState *g, Trace *t, int s, int parent_node, int depth, Units *u)
@@ -627,8 +636,10 @@ static void assign_nodes(AnalysisState *g, Trace *t, int s, int parent_node, int
 	}
 	units_push(u, s);
 	const TSpan *root = &t->sp[t->root];
-	g->nodes[node].off_sum += ms(sp->astart - root->astart);
-	g->nodes[node].off_n++;
+	if (!g->crit_only) {
+		g->nodes[node].off_sum += ms(sp->astart - root->astart);
+		g->nodes[node].off_n++;
+	}
 	if (depth > 256)
 		return;
 	if (type == NODE_CALL && sp->server >= 0) {
@@ -645,6 +656,33 @@ static void assign_nodes(AnalysisState *g, Trace *t, int s, int parent_node, int
 	}
 }
 
+/* Appends the critical-path credits of trace t (per node and component)
+ * to the list; returns how many. */
+static int64_t push_credits(const Trace *t, CpCredit **list, int64_t *n, int64_t *cap)
+{
+	int64_t added = 0;
+	for (int i = 0; i < t->n; i++) {
+		const TSpan *s = &t->sp[i];
+		if (s->node < 0 || (!s->crit && !s->crit_queue))
+			continue;
+		for (int k = 0; k < 2; k++) {
+			int64_t v = k == 0 ? s->crit : s->crit_queue;
+			if (v <= 0)
+				continue;
+			if (*n == *cap) {
+				*cap = *cap ? *cap * 2 : 4096;
+				*list = xrealloc(*list, (size_t)*cap * sizeof **list);
+			}
+			CpCredit *c = &(*list)[(*n)++];
+			c->node = s->node;
+			c->comp = k == 0 ? s->comp : COMP_QUEUE;
+			c->ms = (float)ms(v);
+			added++;
+		}
+	}
+	return added;
+}
+
 static int64_t push_req(AnalysisState *g, int p, Trace *t, double ingress, int cls)
 {
 	if (g->n_req[p] == g->cap_req[p]) {
@@ -658,26 +696,7 @@ static int64_t push_req(AnalysisState *g, int p, Trace *t, double ingress, int c
 	r->dead = 0;
 	r->error = t->sp[t->root].status == 2;
 	r->credit_off = g->n_cred[p];
-	r->credit_n = 0;
-	for (int i = 0; i < t->n; i++) {
-		TSpan *s = &t->sp[i];
-		if (s->node < 0 || (!s->crit && !s->crit_queue))
-			continue;
-		for (int k = 0; k < 2; k++) {
-			int64_t v = k == 0 ? s->crit : s->crit_queue;
-			if (v <= 0)
-				continue;
-			if (g->n_cred[p] == g->cap_cred[p]) {
-				g->cap_cred[p] = g->cap_cred[p] ? g->cap_cred[p] * 2 : 4096;
-				g->cred[p] = xrealloc(g->cred[p], (size_t)g->cap_cred[p] * sizeof *g->cred[p]);
-			}
-			CpCredit *c = &g->cred[p][g->n_cred[p]++];
-			c->node = s->node;
-			c->comp = k == 0 ? s->comp : COMP_QUEUE;
-			c->ms = (float)ms(v);
-			r->credit_n++;
-		}
-	}
+	r->credit_n = (int)push_credits(t, &g->cred[p], &g->n_cred[p], &g->cap_cred[p]);
 	int slots[2] = {0, cls >= 0 ? 1 + cls : -1};
 	for (int k = 0; k < 2; k++) {
 		if (slots[k] < 0)
@@ -956,29 +975,93 @@ int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 
 typedef struct KeyList {
 	int64_t *k;
+	double *ms;               /* the request's latency at ingress (root lists) */
 	int64_t n, cap;
 } KeyList;
 
-static void keys_push(KeyList *l, int64_t k)
+static void keys_push(KeyList *l, int64_t k, double ms_v)
 {
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 1024;
 		l->k = xrealloc(l->k, (size_t)l->cap * sizeof *l->k);
+		l->ms = xrealloc(l->ms, (size_t)l->cap * sizeof *l->ms);
 	}
+	l->ms[l->n] = ms_v;
 	l->k[l->n++] = k;
 }
 
-static int on_root_key(void *ctx, int64_t key, int64_t start)
+static void keys_free(KeyList *l)
 {
-	(void)start;
-	keys_push(ctx, key);
+	free(l->k);
+	free(l->ms);
+}
+
+static int on_root_key(void *ctx, const StoreRootKey *k)
+{
+	/* as trace_ingress_ns(): the root's duration plus its queue wait */
+	keys_push(ctx, k->trace_key, ms(k->end_ns - k->start_ns + (k->has_queue ? k->queue_ns : 0)));
 	return 0;
 }
 
-static int cmp_i64(const void *a, const void *b)
+static int cmp_i64_first(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return (x > y) - (x < y);
+}
+
+/* Population p's slow requests among all of all (the rule of finish_pop:
+ * above the objective when any request is, else at or above the p99),
+ * into slow (keys sorted); their threshold into g. */
+static void slow_keys(AnalysisState *g, int p, const KeyList *all, KeyList *slow)
+{
+	int64_t n = all->n;
+	double *v = xmalloc((size_t)n * sizeof *v);
+	memcpy(v, all->ms, (size_t)n * sizeof *v);
+	quant_sort(v, n);
+	double obj = g->opt.model ? g->opt.model->objective_ms : 0;
+	double thr = quant_rank(v, n, 99);
+	int above = obj > 0 && v[n - 1] > obj;
+	if (above)
+		thr = obj;
+	free(v);
+	for (int64_t i = 0; i < n; i++)
+		if (above ? all->ms[i] > thr : all->ms[i] >= thr)
+			keys_push(slow, all->k[i], all->ms[i]);
+	qsort(slow->k, (size_t)slow->n, sizeof *slow->k, cmp_i64_first);
+	g->slow_all[p] = 1;
+	g->slow_thr[p] = thr;
+}
+
+static int on_crit_row(void *ctx, const StoreSpanRow *r)
+{
+	AnalysisState *g = ctx;
+	trace_add(&g->tr, r);
+	return 0;
+}
+
+/* A slow request of a sampled population (g->tr, read whole): its
+ * critical path only, into p's slow credits; nothing else it has is
+ * counted (the sample stands for the population). */
+static void crit_trace(AnalysisState *g, int p)
+{
+	Trace *t = &g->tr;
+	if (t->n == 0)
+		return;
+	trace_link(t);
+	if (t->cyclic || t->root < 0)
+		return;
+	const TSpan *root = &t->sp[t->root];
+	if (strcmp(trace_str(t, root->svc), g->root_svc) != 0 ||
+	    strcmp(trace_str(t, root->name), g->root_op) != 0)
+		return;
+	Units u = {0};
+	g->crit_only = 1;
+	assign_nodes(g, t, t->root, -1, 0, &u);
+	g->crit_only = 0;
+	free(u.s);
+	trace_critical_path(t);
+	g->n_slow[p]++;
+	push_credits(t, &g->scred[p], &g->n_scred[p], &g->cap_scred[p]);
 }
 
 int analysis_state_sample(AnalysisState *g, Store *st, int64_t max_requests, Err *err)
@@ -1003,10 +1086,16 @@ int analysis_state_sample(AnalysisState *g, Store *st, int64_t max_requests, Err
 		over |= all[p].n > max_requests;
 	}
 	if (rc || !over) {
-		free(all[0].k);
-		free(all[1].k);
+		keys_free(&all[0]);
+		keys_free(&all[1]);
 		return rc ? TT_ESTORE : analysis_state_update(g, st, err);
 	}
+	/* the slow requests of a sampled population: every one of them, for the
+	 * critical path (a few percent of the range) */
+	KeyList slow[2] = {{0}};
+	for (int p = 0; p < 2; p++)
+		if (all[p].n > max_requests)
+			slow_keys(g, p, &all[p], &slow[p]);
 	/* systematic: max_requests evenly spaced in start order, the first and
 	 * the last included, so every part of the range is represented as it
 	 * is in the data */
@@ -1014,7 +1103,7 @@ int analysis_state_sample(AnalysisState *g, Store *st, int64_t max_requests, Err
 		int64_t n = all[p].n;
 		if (n <= max_requests) {
 			for (int64_t i = 0; i < n; i++)
-				keys_push(&pick, all[p].k[i]);
+				keys_push(&pick, all[p].k[i], 0);
 			continue;
 		}
 		g->sample_of[p] = n;
@@ -1022,15 +1111,17 @@ int analysis_state_sample(AnalysisState *g, Store *st, int64_t max_requests, Err
 			int64_t i = max_requests > 1
 			            ? (int64_t)((double)j * (double)(n - 1) / (double)(max_requests - 1))
 			            : 0;
-			keys_push(&pick, all[p].k[i]);
+			keys_push(&pick, all[p].k[i], 0);
 		}
 	}
-	free(all[0].k);
-	free(all[1].k);
-	qsort(pick.k, (size_t)pick.n, sizeof *pick.k, cmp_i64);
+	keys_free(&all[0]);
+	keys_free(&all[1]);
+	qsort(pick.k, (size_t)pick.n, sizeof *pick.k, cmp_i64_first);
 	int64_t max;
 	if (store_spans_max_rowid(st, &max, err)) {
-		free(pick.k);
+		keys_free(&pick);
+		keys_free(&slow[0]);
+		keys_free(&slow[1]);
 		return TT_ESTORE;
 	}
 	g->once = 1;
@@ -1044,8 +1135,17 @@ int analysis_state_sample(AnalysisState *g, Store *st, int64_t max_requests, Err
 			end_group(g);
 	}
 	g->tapping = 0;
+	for (int p = 0; p < 2; p++)
+		for (int64_t i = 0; i < slow[p].n && rc == 0; i++) {
+			trace_reset(&g->tr, "");
+			rc = store_trace_key_scan(st, slow[p].k[i], on_crit_row, g, err);
+			if (rc == 0)
+				crit_trace(g, p);
+		}
 	trace_reset(&g->tr, "");
-	free(pick.k);
+	keys_free(&pick);
+	keys_free(&slow[0]);
+	keys_free(&slow[1]);
 	g->last_rowid = max;
 	return rc;
 }
@@ -1115,6 +1215,22 @@ static void order_nodes(AnalysisState *g, int tmp, int *order, int *n, int *rema
 	free(kids);
 }
 
+/* Adds n credits to the nodes' critical path of population p; returns
+ * their sum (ms). */
+static double add_credits(Analysis *a, int p, const int *remap, const CpCredit *c, int64_t n)
+{
+	double total = 0;
+	for (int64_t k = 0; k < n; k++) {
+		int id = remap[c[k].node];
+		if (id < 0)
+			continue;
+		a->nodes[id].crit[p].ms[c[k].comp] += c[k].ms;
+		a->nodes[id].crit[p].total_ms += c[k].ms;
+		total += c[k].ms;
+	}
+	return total;
+}
+
 static void finish_pop(AnalysisState *g, Analysis *a, int p, const int *remap, const int *cmap)
 {
 	PopSummary *ps = &a->pop[p];
@@ -1166,18 +1282,16 @@ static void finish_pop(AnalysisState *g, Analysis *a, int p, const int *remap, c
 		if (r->error)
 			ps->errors++;
 		int slow = above ? r->ingress_ms > thr : r->ingress_ms >= thr;
-		if (!slow || n == 0)
+		if (!slow || n == 0 || g->slow_all[p])
 			continue;
 		ps->slow_requests++;
-		for (int k = 0; k < r->credit_n; k++) {
-			const CpCredit *c = &g->cred[p][r->credit_off + k];
-			int id = remap[c->node];
-			if (id < 0)
-				continue;
-			a->nodes[id].crit[p].ms[c->comp] += c->ms;
-			a->nodes[id].crit[p].total_ms += c->ms;
-			total += c->ms;
-		}
+		total += add_credits(a, p, remap, &g->cred[p][r->credit_off], r->credit_n);
+	}
+	if (g->slow_all[p] && n > 0) {
+		/* a sample: the critical path of every slow request of the range */
+		ps->slow_threshold_ms = g->slow_thr[p];
+		ps->slow_requests = g->n_slow[p];
+		total += add_credits(a, p, remap, g->scred[p], g->n_scred[p]);
 	}
 	ps->crit_total_ms = total;
 	for (int i = 0; i < a->n_nodes; i++)
@@ -1366,6 +1480,7 @@ void analysis_state_free(AnalysisState *g)
 	for (int p = 0; p < 2; p++) {
 		free(g->req[p]);
 		free(g->cred[p]);
+		free(g->scred[p]);
 		for (int s = 0; s < CSLOTS; s++) {
 			if (g->ingress[p][s]) {
 				sv_free(g->ingress[p][s]);

@@ -158,7 +158,9 @@ typedef struct PopSummary {
 	                            * else the range holds this many, of which
 	                            * `requests` were read, a uniform sample
 	                            * (analysis_state_sample()); every figure but
-	                            * rate_rps is the sample's */
+	                            * rate_rps and the slow population's (its
+	                            * count, threshold and critical path) is the
+	                            * sample's */
 	double rate_rps;           /* requests / range length */
 	Quant ingress;             /* root span duration (+ queue before it) */
 	int64_t *class_requests;   /* [n_classes] */
@@ -252,7 +254,10 @@ void analysis_state_once(AnalysisState *s);
  * endpoint than that, max_requests of them evenly spaced in start order
  * (a systematic sample: every stretch of the range in proportion) are
  * read, whole traces, through the trace index, instead of every span;
- * PopSummary.sample_of then says of how many. Otherwise, with
+ * PopSummary.sample_of then says of how many. The critical path is still
+ * every slow request's: the root index gives every request's latency, so
+ * the range's slow requests (the rule of the whole data) are read too, for
+ * their critical path alone. Otherwise, with
  * max_requests <= 0, and with a class filter (a class's requests are known
  * only from their traces), it is analysis_state_update(). Implies
  * analysis_state_once(). Returns 0, or a negative code with err. */

@@ -246,11 +246,12 @@ static const char *const migrations[] = {
 	 "  alpha REAL NOT NULL);"
 	 "INSERT INTO agg_meta(id, covered, alpha) VALUES (1, 0, 0.01);"),
 	/* 8 (spans): the index of root spans covers what is asked of roots
-	 * (the endpoints of a range, their trace keys for a sample), so those
-	 * questions read the index alone, not a table row per request */
+	 * (the endpoints of a range; for a sample, every request's trace key
+	 * and latency at ingress), so those questions read the index alone,
+	 * not a table row per request */
 	("DROP INDEX spans_root_start;"
-	 "CREATE INDEX spans_root_start ON spans(start_ns, service, name, trace_key)"
-	 " WHERE parent_id = '';"),
+	 "CREATE INDEX spans_root_start ON spans(start_ns, service, name, trace_key, end_ns,"
+	 " queue_ns) WHERE parent_id = '';"),
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

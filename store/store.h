@@ -359,12 +359,20 @@ int store_spans_max_rowid(Store *st, int64_t *out, Err *err);
 int store_spans_since(Store *st, int64_t after_rowid, int64_t upto_rowid, StoreSpanFn fn,
                       void *ctx, Err *err);
 
+/* A root span as the root-start index holds it. */
+typedef struct StoreRootKey {
+	int64_t trace_key;        /* the traces row id */
+	int64_t start_ns, end_ns;
+	int has_queue;
+	int64_t queue_ns;         /* queue wait recorded before it (has_queue) */
+} StoreRootKey;
+typedef int (*StoreRootKeyFn)(void *ctx, const StoreRootKey *k);
+
 /* The root spans of (service, name) starting in [from_ns, to_ns), in
- * start order: each one's trace key (the traces row id) and start. fn
- * returns non-zero to stop. Reads the root-start index, not the spans. */
+ * start order. fn returns non-zero to stop. Reads the root-start index,
+ * not the spans. */
 int store_root_keys(Store *st, const char *service, const char *name, int64_t from_ns,
-                    int64_t to_ns, int (*fn)(void *ctx, int64_t trace_key, int64_t start_ns),
-                    void *ctx, Err *err);
+                    int64_t to_ns, StoreRootKeyFn fn, void *ctx, Err *err);
 
 /* Every span of the trace with key trace_key, ordered by span id (the
  * order of the full scans). */

@@ -76,7 +76,7 @@ static const char *const rsql[RSTMT_COUNT] = {
 	    " AND s.start_ns >= ?3 AND s.start_ns < ?4",
 	/* the partial index on root starts, in start order */
 	[RSTMT_ROOT_KEYS] =
-	    "SELECT trace_key, start_ns FROM spans"
+	    "SELECT trace_key, start_ns, end_ns, queue_ns FROM spans"
 	    " WHERE parent_id = '' AND start_ns >= ?3 AND start_ns < ?4 AND service = ?1 AND name = ?2"
 	    " ORDER BY start_ns",
 	[RSTMT_TRACE_KEY] = "SELECT " SPAN_COLS("''") " FROM spans s WHERE s.trace_key = ?1",
@@ -313,8 +313,7 @@ int store_root_attrs(Store *st, const char *service, const char *name, int64_t f
 }
 
 int store_root_keys(Store *st, const char *service, const char *name, int64_t from_ns,
-                    int64_t to_ns, int (*fn)(void *ctx, int64_t trace_key, int64_t start_ns),
-                    void *ctx, Err *err)
+                    int64_t to_ns, StoreRootKeyFn fn, void *ctx, Err *err)
 {
 	sqlite3_stmt *s = st->rstmt[RSTMT_ROOT_KEYS];
 	sqlite3_bind_text(s, 1, service, -1, SQLITE_STATIC);
@@ -323,7 +322,13 @@ int store_root_keys(Store *st, const char *service, const char *name, int64_t fr
 	sqlite3_bind_int64(s, 4, to_ns);
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (fn(ctx, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1))) {
+		StoreRootKey k = {
+		    .trace_key = sqlite3_column_int64(s, 0), .start_ns = sqlite3_column_int64(s, 1),
+		    .end_ns = sqlite3_column_int64(s, 2),
+		    .has_queue = sqlite3_column_type(s, 3) != SQLITE_NULL,
+		};
+		k.queue_ns = k.has_queue ? sqlite3_column_int64(s, 3) : 0;
+		if (fn(ctx, &k)) {
 			rc = SQLITE_DONE;
 			break;
 		}

@@ -18,8 +18,9 @@
  *    of one class, or of another skew tolerance, is not reused;
  *  - a uniform sample of the requests (evidence_analysis_run's bound):
  *    nothing changes when the bound holds every request; below it, the
- *    sample's size, the range's true count and rate, and the same leading
- *    hypothesis;
+ *    sample's size, the range's true count and rate, the critical path of
+ *    every slow request (the same as from all requests), and the same
+ *    leading hypothesis;
  *  - analysis_ref()/analysis_free() holds and analysis_answers().
  */
 #include <setjmp.h>
@@ -312,6 +313,30 @@ static void test_sampled_reading(void **state)
 		double len = (double)(r.to - r.from);
 		assert_true((double)(hs[p]->first_ns - r.from) < 0.05 * len);
 		assert_true((double)(r.to - hs[p]->last_ns) < 0.05 * len);
+	}
+	/* the critical path is every slow request's, not the sample's */
+	for (int p = 0; p < 2; p++) {
+		const PopSummary *h = &half->pop[p], *f = &full->pop[p];
+		assert_int_equal(h->slow_requests, f->slow_requests);
+		assert_true(h->slow_threshold_ms == f->slow_threshold_ms);
+		assert_true(fabs(h->crit_total_ms - f->crit_total_ms) < 1e-6 * f->crit_total_ms);
+		int checked = 0;
+		for (int i = 0; i < full->n_nodes; i++) {
+			const DagNode *fn = &full->nodes[i];
+			if (fn->crit[p].share < 0.05)
+				continue;
+			const DagNode *hn = NULL;
+			for (int j = 0; j < half->n_nodes && hn == NULL; j++)
+				if (strcmp(half->nodes[j].label, fn->label) == 0 &&
+				    half->nodes[j].depth == fn->depth)
+					hn = &half->nodes[j];
+			assert_non_null(hn);
+			if (fabs(hn->crit[p].share - fn->crit[p].share) > 1e-9)
+				fail_msg("%s: critical-path share %g sampled, %g whole", fn->label,
+				         hn->crit[p].share, fn->crit[p].share);
+			checked++;
+		}
+		assert_true(checked >= 2);
 	}
 	o.analysis = half;
 	o.requests[0] = hs[0];
