@@ -1045,14 +1045,7 @@ static int on_crit_row(void *ctx, const StoreSpanRow *r)
 static void crit_trace(AnalysisState *g, int p)
 {
 	Trace *t = &g->tr;
-	if (t->n == 0)
-		return;
-	trace_link(t);
-	if (t->cyclic || t->root < 0)
-		return;
-	const TSpan *root = &t->sp[t->root];
-	if (strcmp(trace_str(t, root->svc), g->root_svc) != 0 ||
-	    strcmp(trace_str(t, root->name), g->root_op) != 0)
+	if (!trace_link_request(t, g->root_svc, g->root_op))
 		return;
 	Units u = {0};
 	g->crit_only = 1;

@@ -300,17 +300,8 @@ static void add_request(Pass *ps, const Trace *t)
 
 static void finish_trace(Pass *ps)
 {
-	Trace *t = &ps->tr;
-	if (t->n == 0)
-		return;
-	trace_link(t);
-	if (t->cyclic || t->root < 0)
-		return;
-	const TSpan *root = &t->sp[t->root];
-	if (strcmp(trace_str(t, root->svc), ps->root_svc) != 0 ||
-	    strcmp(trace_str(t, root->name), ps->root_op) != 0)
-		return;
-	add_request(ps, t);
+	if (trace_link_request(&ps->tr, ps->root_svc, ps->root_op))
+		add_request(ps, &ps->tr);
 }
 
 static int on_row(void *ctx, const StoreSpanRow *row)

@@ -350,6 +350,18 @@ void trace_link(Trace *t)
 			pair_down(t, i, 0);
 }
 
+int trace_link_request(Trace *t, const char *service, const char *operation)
+{
+	if (t->n == 0)
+		return 0;
+	trace_link(t);
+	if (t->cyclic || t->root < 0)
+		return 0;
+	const TSpan *root = &t->sp[t->root];
+	return strcmp(trace_str(t, root->svc), service) == 0 &&
+	       strcmp(trace_str(t, root->name), operation) == 0;
+}
+
 int64_t trace_ingress_ns(const Trace *t)
 {
 	if (t->root < 0)

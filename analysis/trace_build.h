@@ -88,6 +88,11 @@ int trace_siblings_parallel(const Trace *t, int a, int b);
  * marks spans outside their parent. */
 void trace_link(Trace *t);
 
+/* trace_link(), then 1 when the trace is a request of the endpoint
+ * (service, operation): no parent cycle, a root span, and that root's
+ * service and name; else 0. */
+int trace_link_request(Trace *t, const char *service, const char *operation);
+
 /* Computes the critical path from the root (requires trace_link and, for
  * credit to land on nodes, TSpan.node/comp). Sets crit/crit_queue/on_path.
  * Siblings within the skew tolerance of each other are serial on the path
