@@ -136,8 +136,9 @@ void report_text(const Analysis *a, Buf *o)
 		pop_line(o, "Baseline ", rng, b);
 	}
 	if (w->sample_of > 0 || (b->present && b->sample_of > 0))
-		buf_adds(o, "          (read: a uniform sample, evenly spaced in time; every figure\n"
-		            "          below is the sample's, with its size; --sample all reads all)\n");
+		buf_adds(o, "          (read: a uniform sample, evenly spaced in time; the figures below\n"
+		            "          are the sample's, with its size, but tail ownership covers every\n"
+		            "          slow request; --sample all reads all)\n");
 	char v[32], bv[32];
 	report_ms(v, sizeof v, w->ingress.p99, w->ingress.n, 1);
 	if (a->objective_ms > 0) {
