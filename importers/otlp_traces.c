@@ -246,6 +246,8 @@ enum {
 	S_ATTRS,
 	S_EVENTS,
 	S_LINKS,
+	S_PEER,         /* what the span's attributes name its peer, "" none */
+	S_DB,           /* ... and its database system */
 	S_COUNT
 };
 
@@ -369,6 +371,8 @@ static StoreSpan *sink_span(Sink *k, const Batch *b, Rec *r)
 	sp->events_json = rec_str(b, r, S_EVENTS);
 	sp->links_json = rec_str(b, r, S_LINKS);
 	sp->wclass = rec_str(b, r, S_CLASS);
+	sp->attr_peer = rec_str(b, r, S_PEER);
+	sp->attr_db_system = rec_str(b, r, S_DB);
 	if (k->has_res) {
 		sp->resource_id = k->res_id;
 		sp->service = k->has_service ? k->service.p : NULL;
@@ -600,7 +604,8 @@ typedef struct Queue {
 	X(rs_service) X(rs_host) X(rs_pod) X(rs_class) X(rs_attrs)              \
 	X(sc_name) X(sc_version) X(sc_attrs)                                    \
 	X(sp_name) X(sp_state) X(sp_msg) X(sp_attrs) X(sp_events) X(sp_links)   \
-	X(sp_class) X(ev_name) X(ev_attrs) X(lk_state) X(lk_attrs)
+	X(sp_class) X(ev_name) X(ev_attrs) X(lk_state) X(lk_attrs)               \
+	X(sp_nm0) X(sp_nm1) X(sp_nm2) X(sp_nm3)
 
 typedef struct Parser {
 	ImportCtx *ctx;
@@ -630,6 +635,9 @@ typedef struct Parser {
 	/* the current span */
 	StoreSpan sp;
 	int sp_has_class;
+	unsigned char sp_nm_st[4]; /* NAMED attributes: NM_ABSENT, NM_STRING (in
+	                           * sp_nm<i>) or NM_OTHER (not a string, or
+	                           * given twice: left to the readers) */
 	Queue sp_q;
 	int64_t q_total;        /* queue time summed over carriers */
 	int q_has;
@@ -856,6 +864,53 @@ static const char *class_value(const OtlpKv *kv, Buf *out, int *has)
 	}
 }
 
+/* The span attributes that name a call's other end, taken while they are
+ * read so that no reader parses the attributes for them (store.h,
+ * StoreSpan.attr_peer): peer.service, else server.address; db.system.name,
+ * else db.system (before semantic conventions 1.26). */
+static const char *const NAMED[4] = {"peer.service", "server.address", "db.system.name",
+                                     "db.system"};
+enum { NM_ABSENT, NM_STRING, NM_OTHER };
+
+static Buf *named_buf(Parser *p, int i)
+{
+	Buf *b[4] = {&p->sp_nm0, &p->sp_nm1, &p->sp_nm2, &p->sp_nm3};
+	return b[i];
+}
+
+static void named_attr(Parser *p, const OtlpKv *kv)
+{
+	for (int i = 0; i < 4; i++) {
+		if (!key_is_str(kv, NAMED[i], strlen(NAMED[i])))
+			continue;
+		if (p->sp_nm_st[i] != NM_ABSENT || kv->type != OTLP_AV_STRING ||
+		    memchr(kv->text, '\0', kv->text_len)) {
+			p->sp_nm_st[i] = NM_OTHER;
+		} else {
+			buf_reset(named_buf(p, i));
+			buf_add(named_buf(p, i), kv->text, kv->text_len);
+			p->sp_nm_st[i] = NM_STRING;
+		}
+		return;
+	}
+}
+
+/* The value of NAMED[first], else NAMED[first + 1], else "" into slot;
+ * nothing (the readers decide) when the one that counts is not a plain
+ * string. */
+static void named_pick(Parser *p, Rec *r, int first, int slot)
+{
+	for (int i = first; i < first + 2; i++) {
+		if (p->sp_nm_st[i] == NM_OTHER)
+			return;
+		if (p->sp_nm_st[i] == NM_STRING) {
+			pipe_str(p->pipe, r, slot, named_buf(p, i)->p, named_buf(p, i)->len);
+			return;
+		}
+	}
+	pipe_str(p->pipe, r, slot, "", 0);
+}
+
 /* Called by the attribute machine for each top-level attribute. */
 static const char *on_attr(void *ctx, const OtlpKv *kv)
 {
@@ -885,6 +940,7 @@ static const char *on_attr(void *ctx, const OtlpKv *kv)
 			return class_value(kv, &p->rs_class, &p->rs_has_class);
 		return NULL;
 	case OWN_SPAN:
+		named_attr(p, kv);
 		if (key_is_str(kv, ck, ckn))
 			return class_value(kv, &p->sp_class, &p->sp_has_class);
 		queue_attr(&p->sp_q, kv, key_is(kv, "queue.wait_ns"), key_is(kv, "queue.wait_ms"));
@@ -935,6 +991,7 @@ static int push(Parser *p, int type)
 		buf_reset(&p->sp_events);
 		buf_reset(&p->sp_links);
 		p->sp_has_class = 0;
+		memset(p->sp_nm_st, 0, sizeof p->sp_nm_st);
 		memset(&p->sp_q, 0, sizeof p->sp_q);
 		p->q_total = 0;
 		p->q_has = 0;
@@ -1078,6 +1135,8 @@ static int end_span(Parser *p, const Frame *f)
 	}
 	if (p->sp_has_class)
 		pipe_str(pp, r, S_CLASS, p->sp_class.p, p->sp_class.len);
+	named_pick(p, r, 0, S_PEER);
+	named_pick(p, r, 2, S_DB);
 	return 1;
 }
 

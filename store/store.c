@@ -252,6 +252,14 @@ static const char *const migrations[] = {
 	("DROP INDEX spans_root_start;"
 	 "CREATE INDEX spans_root_start ON spans(start_ns, service, name, trace_key, end_ns,"
 	 " queue_ns) WHERE parent_id = '';"),
+	/* 9 (spans): what a span's attributes name its peer (peer.service,
+	 * else server.address) and its database system (db.system.name, else
+	 * db.system), taken by the importer while it reads the attributes, so
+	 * no read parses attrs for them; NULL (rows from before, importers
+	 * that do not take them, values that are not strings): the readers
+	 * take them from attrs as before (store_read.c) */
+	("ALTER TABLE spans ADD COLUMN attr_peer TEXT;"
+	 "ALTER TABLE spans ADD COLUMN attr_db_system TEXT;"),
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
@@ -260,9 +268,9 @@ static const char *const migrations[] = {
 #define SPAN_INSERT                                                                    \
 	"INSERT OR IGNORE INTO spans(trace_id, span_id, parent_id, source_id, resource_id," \
 	" scope_id, service, host, name, kind, start_ns, end_ns, status_code, status_msg,"  \
-	" wclass, queue_ns, trace_state, flags, attrs, events, links, dropped, trace_key)"  \
-	" VALUES "
-#define SPAN_PARAMS 23
+	" wclass, queue_ns, trace_state, flags, attrs, events, links, dropped, trace_key,"  \
+	" attr_peer, attr_db_system) VALUES "
+#define SPAN_PARAMS 25
 
 static const char *const sql_text[STMT_COUNT] = {
 	[STMT_SOURCE_FIND] =
@@ -281,7 +289,7 @@ static const char *const sql_text[STMT_COUNT] = {
 	[STMT_TRACE_ADD] = "INSERT INTO traces(trace_id) VALUES (?1)",
 	[STMT_SPAN_ADD] = SPAN_INSERT
 	    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
-	    " ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+	    " ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
 	[STMT_SPAN_SET_RESOURCE] =
 	    "UPDATE spans SET resource_id = ?3, service = ?4, host = ?5"
 	    " WHERE source_id = ?1 AND id >= ?2 AND resource_id IS NULL",
@@ -859,6 +867,8 @@ static void bind_span(sqlite3_stmt *s, int row, int64_t source_id, const StoreSp
 	store_bind_text(s, b + 21, sp->links_json);
 	sqlite3_bind_int64(s, b + 22, sp->dropped);
 	sqlite3_bind_int64(s, b + 23, tkey);
+	store_bind_text(s, b + 24, sp->attr_peer);
+	store_bind_text(s, b + 25, sp->attr_db_system);
 }
 
 /* The insert of STORE_SPAN_ROWS spans in one statement, prepared on first

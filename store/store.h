@@ -255,6 +255,11 @@ typedef struct StoreSpan {
 	const char *events_json;  /* JSON array, may be NULL */
 	const char *links_json;   /* JSON array, may be NULL */
 	int64_t dropped;          /* dropped attribute+event+link counts, summed */
+	const char *attr_peer;    /* the string its attributes name its peer by
+	                           * (peer.service, else server.address; "" for
+	                           * neither), as the importer read them; NULL
+	                           * when not taken (then readers parse attrs) */
+	const char *attr_db_system; /* likewise db.system.name, else db.system */
 } StoreSpan;
 
 /* Inserts a span in the current transaction. *added is 1 when new, 0 when a

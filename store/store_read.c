@@ -11,12 +11,15 @@
  * conventions 1.26), that name; else ''. instr() keeps the JSON functions
  * off every other span. */
 #define DB_SYSTEM                                                                   \
-	"CASE WHEN s.kind = 3 AND instr(coalesce(s.attrs, ''), '\"db.system') > 0"       \
+	"CASE WHEN s.kind <> 3 THEN '' WHEN s.attr_db_system IS NOT NULL THEN s.attr_db_system" \
+	" WHEN instr(coalesce(s.attrs, ''), '\"db.system') > 0"                              \
 	" AND json_valid(s.attrs) THEN coalesce(json_extract(s.attrs, '$.\"db.system.name\"'),"  \
 	" json_extract(s.attrs, '$.\"db.system\"'), '') ELSE '' END"
-/* PEER: for a CLIENT span, its peer.service or else server.address. */
+/* PEER: for a CLIENT span, its peer.service or else server.address. Both
+ * come from the column the importer filled (migration 9) when it did. */
 #define PEER                                                                        \
-	"CASE WHEN s.kind = 3 AND (instr(coalesce(s.attrs, ''), '\"peer.service\"') > 0"     \
+	"CASE WHEN s.kind <> 3 THEN '' WHEN s.attr_peer IS NOT NULL THEN s.attr_peer"        \
+	" WHEN (instr(coalesce(s.attrs, ''), '\"peer.service\"') > 0"                        \
 	" OR instr(coalesce(s.attrs, ''), '\"server.address\"') > 0) AND json_valid(s.attrs)"  \
 	" THEN coalesce(json_extract(s.attrs, '$.\"peer.service\"'),"                        \
 	" json_extract(s.attrs, '$.\"server.address\"'), '') ELSE '' END"

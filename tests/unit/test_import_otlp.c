@@ -104,6 +104,25 @@ static const char *write_file(Fx *fx, const char *name, const char *data, size_t
 	return path;
 }
 
+typedef struct NamedSeen {
+	char peer[9][32], db[9][32];
+	int n;
+} NamedSeen;
+
+/* Keeps what the reader gives for spans ...a1 to ...a9, by that digit. */
+static int on_named(void *ctx, const StoreSpanRow *r)
+{
+	NamedSeen *s = ctx;
+	size_t l = strlen(r->span_id);
+	int i = l ? r->span_id[l - 1] - '1' : -1;
+	if (i >= 0 && i < 9) {
+		snprintf(s->peer[i], sizeof s->peer[i], "%s", r->peer);
+		snprintf(s->db[i], sizeof s->db[i], "%s", r->db_system);
+		s->n++;
+	}
+	return 0;
+}
+
 static int64_t q_int(Fx *fx, const char *sql)
 {
 	sqlite3_stmt *s = NULL;
@@ -398,6 +417,71 @@ static void test_class_key_option(void **state)
 	                             &res, &err),
 	                 0);
 	assert_row(fx, "SELECT wclass FROM spans", "gold");
+}
+
+/* The names a span's attributes give its call's other end (peer.service,
+ * else server.address; db.system.name, else db.system) are taken while the
+ * attributes are read (attr_peer, attr_db_system) and are what the readers
+ * took from the stored attributes before; a value that is not a plain
+ * string, or a key given twice, is left NULL for the readers to take from
+ * the attributes themselves. */
+static void test_named_attributes(void **state)
+{
+	Fx *fx = *state;
+#define SPAN(id, kind, attrs)                                                              \
+	"{\"traceId\":\"b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3\",\"spanId\":\"00000000000000" id "\","  \
+	"\"kind\":" kind ",\"startTimeUnixNano\":1,\"endTimeUnixNano\":2,\"attributes\":[" attrs "]}"
+#define STR(k, v) "{\"key\":\"" k "\",\"value\":{\"stringValue\":\"" v "\"}}"
+	static const char doc[] =
+	    "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":["
+	    SPAN("a1", "3", STR("peer.service", "pricing") "," STR("server.address", "10.0.0.1")) ","
+	    SPAN("a2", "3", STR("server.address", "api.example.com")) ","
+	    SPAN("a3", "3", STR("db.system", "postgresql")) ","
+	    SPAN("a4", "3", STR("db.system", "mysql") "," STR("db.system.name", "postgresql")) ","
+	    SPAN("a5", "3", "{\"key\":\"peer.service\",\"value\":{\"intValue\":\"7\"}}") ","
+	    SPAN("a6", "3", STR("peer.service", "a") "," STR("peer.service", "b")) ","
+	    SPAN("a7", "3", STR("http.method", "GET")) ","
+	    SPAN("a8", "2", STR("peer.service", "caller")) ","
+	    SPAN("a9", "3", STR("peer.service", "")) "]}]}]}";
+#undef SPAN
+#undef STR
+	ImportResult res;
+	import_ok(fx, write_file(fx, "named.json", doc, sizeof doc - 1), &res);
+	assert_row(fx, "SELECT attr_peer, attr_db_system FROM spans WHERE span_id LIKE '%a1'",
+	           "pricing|");
+	assert_row(fx, "SELECT attr_peer FROM spans WHERE span_id LIKE '%a2'", "api.example.com");
+	assert_row(fx, "SELECT attr_peer, attr_db_system FROM spans WHERE span_id LIKE '%a3'",
+	           "|postgresql");
+	assert_row(fx, "SELECT attr_db_system FROM spans WHERE span_id LIKE '%a4'", "postgresql");
+	assert_row(fx, "SELECT attr_peer FROM spans WHERE span_id LIKE '%a5'", "NULL");
+	assert_row(fx, "SELECT attr_peer FROM spans WHERE span_id LIKE '%a6'", "NULL");
+	assert_row(fx, "SELECT attr_peer, attr_db_system FROM spans WHERE span_id LIKE '%a7'", "|");
+	assert_row(fx, "SELECT attr_peer FROM spans WHERE span_id LIKE '%a9'", "");
+	/* every value taken is the one the stored attributes give */
+	assert_int_equal(q_int(fx, "SELECT count(*) FROM spans WHERE attr_peer IS NOT NULL AND"
+	                           " attr_peer <> coalesce(json_extract(attrs, '$.\"peer.service\"'),"
+	                           " json_extract(attrs, '$.\"server.address\"'), '')"),
+	                 0);
+	assert_int_equal(q_int(fx, "SELECT count(*) FROM spans WHERE attr_db_system IS NOT NULL AND"
+	                           " attr_db_system <> coalesce(json_extract(attrs,"
+	                           " '$.\"db.system.name\"'), json_extract(attrs, '$.\"db.system\"'), '')"),
+	                 0);
+	/* and the readers give the same names as from the attributes: the int
+	 * value through the attributes, a server span none */
+	Store *st = NULL;
+	Err err = {0};
+	assert_int_equal(store_open(fx->db, STORE_READONLY, &st, &err), 0);
+	NamedSeen seen = {0};
+	assert_int_equal(store_spans_scan(st, INT64_MIN, INT64_MAX, 0, on_named, &seen, &err), 0);
+	store_close(st);
+	assert_int_equal(seen.n, 9);
+	assert_string_equal(seen.peer[0], "pricing");
+	assert_string_equal(seen.peer[1], "api.example.com");
+	assert_string_equal(seen.db[2], "postgresql");
+	assert_string_equal(seen.db[3], "postgresql");
+	assert_string_equal(seen.peer[4], "7");
+	assert_string_equal(seen.peer[7], "");
+	assert_string_equal(seen.peer[8], "");
 }
 
 static void test_reimport_is_idempotent(void **state)
@@ -884,6 +968,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_late_resource_scoped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ints_strings_and_numbers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kind_and_status_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_named_attributes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_class_key_option, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reimport_is_idempotent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_large_stream, setup, teardown),
