@@ -294,14 +294,22 @@ int store_spans_since(Store *st, int64_t after_rowid, int64_t upto_rowid, StoreS
 	return run_scan(st, s, fn, ctx, err);
 }
 
-int store_root_attrs(Store *st, const char *service, const char *name, int64_t from_ns,
-                     int64_t to_ns, StoreRootAttrsFn fn, void *ctx, Err *err)
+/* The root operation (service, name) ?1 ?2 and the start range [?3, ?4)
+ * of the statements about one endpoint's root spans. */
+static void bind_endpoint_range(sqlite3_stmt *s, const char *service, const char *name,
+                                int64_t from_ns, int64_t to_ns)
 {
-	sqlite3_stmt *s = st->rstmt[RSTMT_ROOT_ATTRS];
 	sqlite3_bind_text(s, 1, service, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, from_ns);
 	sqlite3_bind_int64(s, 4, to_ns);
+}
+
+int store_root_attrs(Store *st, const char *service, const char *name, int64_t from_ns,
+                     int64_t to_ns, StoreRootAttrsFn fn, void *ctx, Err *err)
+{
+	sqlite3_stmt *s = st->rstmt[RSTMT_ROOT_ATTRS];
+	bind_endpoint_range(s, service, name, from_ns, to_ns);
 	int rc;
 	int stopped = 0;
 	while (!stopped && (rc = sqlite3_step(s)) == SQLITE_ROW)
@@ -319,10 +327,7 @@ int store_root_keys(Store *st, const char *service, const char *name, int64_t fr
                     int64_t to_ns, StoreRootKeyFn fn, void *ctx, Err *err)
 {
 	sqlite3_stmt *s = st->rstmt[RSTMT_ROOT_KEYS];
-	sqlite3_bind_text(s, 1, service, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, from_ns);
-	sqlite3_bind_int64(s, 4, to_ns);
+	bind_endpoint_range(s, service, name, from_ns, to_ns);
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		StoreRootKey k = {

@@ -274,6 +274,21 @@ static char *findings_text(const ModelFinding *f, int n)
 	return s;
 }
 
+/* model_check_with() on a (freed here) gives the findings want. */
+static void same_findings(Store *st, const Model *m, Analysis *a, int64_t w0, int64_t w1,
+                          const char *want)
+{
+	ModelFinding *f = NULL;
+	int n = 0;
+	Err err = {0};
+	assert_int_equal(model_check_with(st, m, a, w0, w1, &f, &n, &err), 0);
+	char *got = findings_text(f, n);
+	assert_string_equal(got, want);
+	free(got);
+	model_findings_free(f, n);
+	analysis_free(a);
+}
+
 /* report and diagnose hand their analysis to model_check_with(): it must
  * say exactly what model_check() says on its own analysis of the window,
  * whatever else that analysis holds (a baseline with a node the window
@@ -325,12 +340,7 @@ static void test_check_with_analysis(void **state)
 		                      .wclass = asks[i].wclass, .model = m};
 		Analysis *a = NULL;
 		assert_int_equal(analysis_run(st, &ao, &a, &err), 0);
-		assert_int_equal(model_check_with(st, m, a, w0, w1, &f, &n, &err), 0);
-		char *got = findings_text(f, n);
-		assert_string_equal(got, want);
-		free(got);
-		model_findings_free(f, n);
-		analysis_free(a);
+		same_findings(st, m, a, w0, w1, want);
 	}
 	/* from the import-time aggregates (the dashboard's start): the same
 	 * findings, the window's ends being whole minutes */
@@ -341,12 +351,7 @@ static void test_check_with_analysis(void **state)
 	Analysis *a = NULL;
 	assert_int_equal(analysis_from_aggregates(st, &ao, &a, &err), 0);
 	assert_true(a->approx);
-	assert_int_equal(model_check_with(st, m, a, w0, w1, &f, &n, &err), 0);
-	char *got = findings_text(f, n);
-	assert_string_equal(got, want);
-	free(got);
-	model_findings_free(f, n);
-	analysis_free(a);
+	same_findings(st, m, a, w0, w1, want);
 	free(want);
 	model_free(m);
 	store_close(st);
