@@ -239,6 +239,11 @@ static const TuiBoardSnapshot *snapshot_cb(void *ctx, const Analysis *a)
 	b->snap.stale = !fresh;
 	const char *e = dx_live_error(b->live);
 	snprintf(b->note, sizeof b->note, "%s", e);
+	/* a large range is diagnosed from a uniform sample: say of how much */
+	double of = 0, n = 0;
+	if (!b->note[0] && evidence_value(d->evidence, "ingress.sample_of", &of) &&
+	    evidence_value(d->evidence, "ingress.requests", &n))
+		snprintf(b->note, sizeof b->note, "(a uniform sample: %.0f of %.0f requests)", n, of);
 	b->snap.note = b->note[0] ? b->note : NULL;
 	return &b->snap;
 }
