@@ -31,6 +31,7 @@
 #include "buf.h"
 #include "sketch.h"
 #include "trace_build.h"
+#include "trace_feed.h"
 
 #define AGG_CHUNK_MINUTES 4   /* minutes rebuilt per read of the spans */
 #define AGG_INCREMENTAL_MAX_TRACES 20000 /* more changed traces: rebuild their minutes */
@@ -107,7 +108,7 @@ static void map_put(Map *m, int64_t slot, const char *key, int64_t val)
 /* ---- building ------------------------------------------------------------------ */
 
 typedef struct Cell {
-	int64_t minute, node;     /* node: agg_nodes.id */
+	int64_t minute, node;     /* node: index in Builder.nodes */
 	int comp, cls, host;      /* cls, host: Builder.names indexes (-1: "") */
 	Sketch sk;                /* observations added */
 	double *rm;               /* observations taken back (incremental update) */
@@ -116,13 +117,17 @@ typedef struct Cell {
 	int64_t off_ns;
 } Cell;
 
+/* A node met in this update. Its agg_nodes row is found or written by
+ * nodes_store() once the traces are read (the store's connection belongs
+ * to the feed's thread until then); parents come before their children. */
 typedef struct BNode {
-	int64_t id;               /* agg_nodes.id */
-	int64_t parent;           /* agg_nodes.id of the parent, 0 for a root */
+	int64_t id;               /* agg_nodes.id, 0 until stored */
+	int64_t parent;           /* the parent's index in Builder.nodes, -1 for a root */
 	int type;
 	char *svc, *op;
+	char *dep, *db, *peer;    /* the first names seen, or NULL */
 	uint64_t hash;
-	int has_dep, has_db, has_peer;
+	int stored;               /* id is set and the names seen are written */
 	int64_t last_seq;         /* the trace that last counted a request here */
 } BNode;
 
@@ -187,45 +192,59 @@ static void nodes_rehash(Builder *b)
 	}
 }
 
-/* The builder's index of node (parent node index, type, service, op),
- * its agg_nodes row added or completed when needed. */
-static int64_t bnode(Builder *b, int64_t parent_local, int type, const char *svc, const char *op,
+/* The builder's index of node (parent node index, type, service, op);
+ * dep, dbs, peer: the names this call gives it (NULL or ""). */
+static int64_t bnode(Builder *b, int64_t parent, int type, const char *svc, const char *op,
                      const char *dep, const char *dbs, const char *peer)
 {
-	int64_t parent = parent_local >= 0 ? b->nodes[parent_local].id : 0;
 	if (b->n_nodes * 2 >= b->nhash_cap)
 		nodes_rehash(b);
 	uint64_t h = node_hash(parent, type, svc, op);
 	uint64_t x = h & (uint64_t)(b->nhash_cap - 1);
-	int want_dep = dep && *dep, want_db = dbs && *dbs, want_peer = peer && *peer;
+	BNode *n = NULL;
 	for (; b->nhash[x] >= 0; x = (x + 1) & (uint64_t)(b->nhash_cap - 1)) {
-		BNode *n = &b->nodes[b->nhash[x]];
-		if (n->hash != h || n->parent != parent || n->type != type || strcmp(n->svc, svc) != 0 ||
-		    strcmp(n->op, op) != 0)
-			continue;
-		if ((want_dep && !n->has_dep) || (want_db && !n->has_db) || (want_peer && !n->has_peer)) {
-			int64_t id;
-			if (b->rc == 0)
-				b->rc = store_agg_node(b->st, parent, type, svc, op, dep, dbs, peer, &id, b->err);
-			n->has_dep |= want_dep;
-			n->has_db |= want_db;
-			n->has_peer |= want_peer;
+		BNode *c = &b->nodes[b->nhash[x]];
+		if (c->hash == h && c->parent == parent && c->type == type && strcmp(c->svc, svc) == 0 &&
+		    strcmp(c->op, op) == 0) {
+			n = c;
+			break;
 		}
-		return b->nhash[x];
 	}
-	int64_t id = 0;
-	if (b->rc == 0)
-		b->rc = store_agg_node(b->st, parent, type, svc, op, dep, dbs, peer, &id, b->err);
-	if (b->n_nodes == b->cap_nodes) {
-		b->cap_nodes = b->cap_nodes ? b->cap_nodes * 2 : 64;
-		b->nodes = xrealloc(b->nodes, (size_t)b->cap_nodes * sizeof *b->nodes);
+	if (n == NULL) {
+		if (b->n_nodes == b->cap_nodes) {
+			b->cap_nodes = b->cap_nodes ? b->cap_nodes * 2 : 64;
+			b->nodes = xrealloc(b->nodes, (size_t)b->cap_nodes * sizeof *b->nodes);
+		}
+		b->nhash[x] = b->n_nodes;
+		n = &b->nodes[b->n_nodes++];
+		*n = (BNode){.parent = parent, .type = type, .svc = xstrdup(svc), .op = xstrdup(op),
+		             .hash = h, .last_seq = -1};
 	}
-	int64_t i = b->n_nodes++;
-	b->nodes[i] = (BNode){.id = id, .parent = parent, .type = type, .svc = xstrdup(svc),
-	                      .op = xstrdup(op), .hash = h, .has_dep = want_dep,
-	                      .has_db = want_db, .has_peer = want_peer, .last_seq = -1};
-	b->nhash[x] = i;
-	return i;
+	/* a name met for the first time: the stored row gains it */
+	char **have[3] = {&n->dep, &n->db, &n->peer};
+	const char *got[3] = {dep, dbs, peer};
+	for (int k = 0; k < 3; k++)
+		if (*have[k] == NULL && got[k] && *got[k]) {
+			*have[k] = xstrdup(got[k]);
+			n->stored = 0;
+		}
+	return b->nhash[x];
+}
+
+/* Finds or writes the agg_nodes row of every node met, and gives a stored
+ * row the names it lacks (store_agg_node). */
+static int nodes_store(Builder *b)
+{
+	for (int64_t i = 0; i < b->n_nodes && b->rc == 0; i++) {
+		BNode *n = &b->nodes[i];
+		if (n->stored)
+			continue;
+		int64_t parent = n->parent >= 0 ? b->nodes[n->parent].id : 0;
+		b->rc = store_agg_node(b->st, parent, n->type, n->svc, n->op, n->dep, n->db, n->peer,
+		                       &n->id, b->err);
+		n->stored = b->rc == 0;
+	}
+	return b->rc;
 }
 
 /* Index of a class or host string in b->names (-1 for ""). */
@@ -439,7 +458,7 @@ static void add_trace(Builder *b, Trace *t)
 		int split = trace_unit_split(t, s, type, f);
 		int host = sp->host ? name_id(b, trace_str(t, sp->host)) : -1;
 		int sg = b->sign;
-		Cell *c = cell(b, minute, bn->id, TRACE_F_TOTAL, cls, host);
+		Cell *c = cell(b, minute, sp->node, TRACE_F_TOTAL, cls, host);
 		observe(c, sg, f[TRACE_F_TOTAL]);
 		if (bn->last_seq != b->seq) {
 			bn->last_seq = b->seq;
@@ -458,19 +477,19 @@ static void add_trace(Builder *b, Trace *t)
 			c->errors += sg;
 		for (int comp = TRACE_F_WAIT; comp < TRACE_F_COUNT; comp++)
 			if (!isnan(f[comp]))
-				observe(cell(b, minute, bn->id, comp, cls, host), sg, f[comp]);
+				observe(cell(b, minute, sp->node, comp, cls, host), sg, f[comp]);
 	}
 }
 
-static int on_span(void *ctx, const StoreSpanRow *r)
+typedef struct RootedRead {
+	Store *st;
+	int64_t from, to;
+} RootedRead;
+
+static int read_rooted(TraceFeed *f, void *ctx, Err *err)
 {
-	Builder *b = ctx;
-	if (strcmp(b->tr.trace_id, r->trace_id) != 0) {
-		add_trace(b, &b->tr);
-		trace_reset(&b->tr, r->trace_id);
-	}
-	trace_add(&b->tr, r);
-	return b->rc != 0;
+	RootedRead *r = ctx;
+	return store_spans_scan_rooted(r->st, r->from, r->to, trace_feed_row, f, err);
 }
 
 static void cells_clear(Builder *b)
@@ -503,12 +522,19 @@ static int rebuild(Builder *b, int64_t m0, int64_t m1)
 	b->sign = 1;
 	if ((b->rc = store_agg_delete(b->st, m0, m1, b->err)))
 		return b->rc;
-	trace_reset(&b->tr, "");
-	int rc = store_spans_scan_rooted(b->st, minute_ns(m0), minute_ns(m1), on_span, b, b->err);
-	if (rc == 0)
-		add_trace(b, &b->tr);
+	/* the rows are read on the feed's thread while this one aggregates
+	 * (bnode's agg_nodes statements share the connection: SQLite
+	 * serialises them with the scan's steps) */
+	RootedRead rr = {b->st, minute_ns(m0), minute_ns(m1)};
+	TraceFeed *f = trace_feed_start(read_rooted, &rr, NULL);
+	Trace *t;
+	while (b->rc == 0 && (t = trace_feed_next(f, NULL)) != NULL)
+		add_trace(b, t);
+	int rc = trace_feed_finish(f, b->err);
 	if (rc == 0 && b->rc)
 		rc = b->rc;
+	if (rc == 0)
+		rc = nodes_store(b);
 	Buf enc;
 	buf_init(&enc);
 	for (int64_t i = 0; rc == 0 && i < b->n_cells; i++) {
@@ -516,7 +542,7 @@ static int rebuild(Builder *b, int64_t m0, int64_t m1)
 		buf_reset(&enc);
 		sketch_encode(&c->sk, &enc);
 		StoreAggCell sc = {
-		    .minute = c->minute, .node = c->node, .comp = c->comp,
+		    .minute = c->minute, .node = b->nodes[c->node].id, .comp = c->comp,
 		    .wclass = c->cls >= 0 ? b->names[c->cls] : "",
 		    .host = c->host >= 0 ? b->names[c->host] : "", .n = c->sk.n, .requests = c->requests, .unknown = c->unknown,
 		    .db = c->db, .par_votes = c->par, .ser_votes = c->ser, .off_ns = c->off_ns,
@@ -566,7 +592,7 @@ static int apply(Builder *b, int *mismatch)
 	int rc = 0;
 	for (int64_t i = 0; rc == 0 && i < b->n_cells && !*mismatch; i++) {
 		Cell *c = &b->cells[i];
-		StoreAggCell sc = {.minute = c->minute, .node = c->node, .comp = c->comp,
+		StoreAggCell sc = {.minute = c->minute, .node = b->nodes[c->node].id, .comp = c->comp,
 		                   .wclass = c->cls >= 0 ? b->names[c->cls] : "",
 		                   .host = c->host >= 0 ? b->names[c->host] : ""};
 		int found = 0;
@@ -623,6 +649,8 @@ static int update_incremental(Builder *b, int64_t covered, int *mismatch)
 		change_trace(b);
 	if (rc == 0 && b->rc)
 		rc = b->rc;
+	if (rc == 0)
+		rc = nodes_store(b);
 	if (rc == 0)
 		rc = apply(b, mismatch);
 	cells_clear(b);
@@ -683,6 +711,9 @@ int analysis_agg_update(Store *st, Err *err)
 	free(b.chash);
 	for (int64_t i = 0; i < b.n_nodes; i++) {
 		free(b.nodes[i].svc);
+		free(b.nodes[i].dep);
+		free(b.nodes[i].db);
+		free(b.nodes[i].peer);
 		free(b.nodes[i].op);
 	}
 	free(b.nodes);

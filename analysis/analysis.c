@@ -31,6 +31,7 @@
 #include "buf.h"
 #include "analysis_priv.h"
 #include "trace_build.h"
+#include "trace_feed.h"
 
 #define MAX_CLASSES 64
 #define CSLOTS (MAX_CLASSES + 1) /* slot 0: every class; slot 1 + c: class c */
@@ -839,15 +840,32 @@ static void end_group(AnalysisState *g)
 	process_trace(g, &g->recs[r]);
 }
 
-static int on_row(void *ctx, const StoreSpanRow *r)
+/* Swaps the contents of two traces (the feed's and the state's own). */
+static void trace_swap(Trace *a, Trace *b)
 {
-	AnalysisState *g = ctx;
-	if (strcmp(g->tr.trace_id, r->trace_id) != 0) {
-		end_group(g);
-		trace_reset(&g->tr, r->trace_id);
-	}
-	trace_add(&g->tr, r);
-	return 0;
+	Trace x = *a;
+	*a = *b;
+	*b = x;
+}
+
+/* A whole trace from the feed (its rows new to the state), as end_group()
+ * takes the state's own. The feed gets its trace back unchanged in size. */
+static void take_group(AnalysisState *g, Trace *t)
+{
+	trace_swap(&g->tr, t);
+	end_group(g);
+	trace_swap(&g->tr, t);
+}
+
+typedef struct SinceRead {
+	Store *st;
+	int64_t after, upto;
+} SinceRead;
+
+static int read_since(TraceFeed *f, void *ctx, Err *err)
+{
+	SinceRead *r = ctx;
+	return store_spans_since(r->st, r->after, r->upto, trace_feed_row, f, err);
 }
 
 static int on_trace_row(void *ctx, const StoreSpanRow *r)
@@ -938,11 +956,13 @@ int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 		return 0;
 	if (g->last_rowid == 0)
 		atomic_fetch_add(&full_reads, 1);
-	trace_reset(&g->tr, "");
 	g->tapping = g->tap != NULL && g->last_rowid == 0;
-	int rc = store_spans_since(st, g->last_rowid, g->last_rowid ? max : INT64_MAX, on_row, g, err);
-	if (rc == 0)
-		end_group(g);
+	SinceRead sr = {st, g->last_rowid, g->last_rowid ? max : INT64_MAX};
+	TraceFeed *f = trace_feed_start(read_since, &sr, &g->opt.skew);
+	Trace *t;
+	while ((t = trace_feed_next(f, NULL)) != NULL)
+		take_group(g, t);
+	int rc = trace_feed_finish(f, err);
 	/* a trace read again whole below was passed to the tap as first read */
 	g->tapping = 0;
 	trace_reset(&g->tr, "");
@@ -1032,11 +1052,33 @@ static void slow_keys(AnalysisState *g, int p, const KeyList *all, KeyList *slow
 	g->slow_thr[p] = thr;
 }
 
-static int on_crit_row(void *ctx, const StoreSpanRow *r)
+typedef struct KeysRead {
+	Store *st;
+	const KeyList *pick;       /* the sample (tag 0), keys sorted */
+	const KeyList *slow;       /* [2]: each population's slow requests (tag 1 + p) */
+} KeysRead;
+
+static int read_keys(TraceFeed *f, void *ctx, Err *err)
 {
-	AnalysisState *g = ctx;
-	trace_add(&g->tr, r);
-	return 0;
+	KeysRead *r = ctx;
+	int rc = 0;
+	trace_feed_tag(f, 0);
+	for (int64_t i = 0; i < r->pick->n && rc == 0; i++) {
+		if (i > 0 && r->pick->k[i] == r->pick->k[i - 1])
+			continue; /* in both populations */
+		rc = store_trace_key_scan(r->st, r->pick->k[i], trace_feed_row, f, err);
+		if (rc == 0)
+			trace_feed_cut(f);
+	}
+	for (int p = 0; p < 2; p++) {
+		trace_feed_tag(f, 1 + p);
+		for (int64_t i = 0; i < r->slow[p].n && rc == 0; i++) {
+			rc = store_trace_key_scan(r->st, r->slow[p].k[i], trace_feed_row, f, err);
+			if (rc == 0)
+				trace_feed_cut(f);
+		}
+	}
+	return rc;
 }
 
 /* A slow request of a sampled population (g->tr, read whole): its
@@ -1118,23 +1160,22 @@ int analysis_state_sample(AnalysisState *g, Store *st, int64_t max_requests, Err
 		return TT_ESTORE;
 	}
 	g->once = 1;
-	g->tapping = g->tap != NULL;
-	for (int64_t i = 0; i < pick.n && rc == 0; i++) {
-		if (i > 0 && pick.k[i] == pick.k[i - 1])
-			continue; /* in both populations */
-		trace_reset(&g->tr, "");
-		rc = store_trace_key_scan(st, pick.k[i], on_row, g, err);
-		if (rc == 0)
-			end_group(g);
-	}
-	g->tapping = 0;
-	for (int p = 0; p < 2; p++)
-		for (int64_t i = 0; i < slow[p].n && rc == 0; i++) {
-			trace_reset(&g->tr, "");
-			rc = store_trace_key_scan(st, slow[p].k[i], on_crit_row, g, err);
-			if (rc == 0)
-				crit_trace(g, p);
+	KeysRead kr = {st, &pick, slow};
+	TraceFeed *f = trace_feed_start(read_keys, &kr, &g->opt.skew);
+	Trace *t;
+	int tag;
+	while ((t = trace_feed_next(f, &tag)) != NULL) {
+		if (tag == 0) {
+			g->tapping = g->tap != NULL;
+			take_group(g, t);
+			g->tapping = 0;
+		} else {
+			trace_swap(&g->tr, t);
+			crit_trace(g, tag - 1);
+			trace_swap(&g->tr, t);
 		}
+	}
+	rc = trace_feed_finish(f, err);
 	trace_reset(&g->tr, "");
 	keys_free(&pick);
 	keys_free(&slow[0]);
