@@ -995,9 +995,43 @@ static int64_t upper(const float *v, int64_t n, double x)
  * dep.D.service.within_class_rose and dep.D.client_wait.within_class_rose.
  * A dependency whose overall p90 moved only because the class mix moved
  * has 0 there: no class got slower. */
+/* A set's calls grouped by (dependency, class): the calls of dependency d
+ * and class c (a classes index) are order[start[key] .. start[key + 1])
+ * with key = d * (n_classes + 1) + c + 1, in the set's order. */
+typedef struct CallGroups {
+	int64_t *start, *order;
+	int stride;
+} CallGroups;
+
+static void call_groups(const EvRequestSet *s, CallGroups *g)
+{
+	g->stride = s->n_classes + 1;
+	int64_t nk = (int64_t)(s->n_deps > 0 ? s->n_deps : 0) * g->stride;
+	g->start = xcalloc((size_t)nk + 2, sizeof *g->start);
+	g->order = xmalloc((size_t)(s->n_calls ? s->n_calls : 1) * sizeof *g->order);
+	for (int64_t i = 0; i < s->n_calls; i++) {
+		const EvCall *cl = &s->calls[i];
+		if (cl->dep >= 0)
+			g->start[cl->dep * g->stride + s->r[cl->req].cls + 1 + 1]++;
+	}
+	for (int64_t k = 0; k < nk; k++)
+		g->start[k + 1] += g->start[k];
+	int64_t *at = xmalloc((size_t)(nk + 1) * sizeof *at);
+	memcpy(at, g->start, (size_t)(nk + 1) * sizeof *at);
+	for (int64_t i = 0; i < s->n_calls; i++) {
+		const EvCall *cl = &s->calls[i];
+		if (cl->dep >= 0)
+			g->order[at[cl->dep * g->stride + s->r[cl->req].cls + 1]++] = i;
+	}
+	free(at);
+}
+
 static void within_class(Evidence *e, const EvRequestSet *w, const EvRequestSet *b)
 {
 	static const char *const field[2] = {"service", "client_wait"};
+	CallGroups grp[2];
+	call_groups(w, &grp[0]);
+	call_groups(b, &grp[1]);
 	for (int k = 0; k < e->n_deps; k++) {
 		int dw = idx(w->deps, w->n_deps, e->deps[k]), db = idx(b->deps, b->n_deps, e->deps[k]);
 		if (dw < 0 || db < 0)
@@ -1017,11 +1051,13 @@ static void within_class(Evidence *e, const EvRequestSet *w, const EvRequestSet 
 				int64_t nv[2] = {0, 0};
 				for (int p = 0; p < 2; p++) {
 					const EvRequestSet *s = sets[p];
-					v[p] = xmalloc((size_t)(s->n_calls ? s->n_calls : 1) * sizeof *v[p]);
-					for (int64_t i = 0; i < s->n_calls; i++) {
-						const EvCall *cl = &s->calls[i];
+					int64_t key = (int64_t)dd[p] * grp[p].stride + cc[p] + 1;
+					int64_t lo = grp[p].start[key], hi = grp[p].start[key + 1];
+					v[p] = xmalloc((size_t)(hi > lo ? hi - lo : 1) * sizeof *v[p]);
+					for (int64_t j = lo; j < hi; j++) {
+						const EvCall *cl = &s->calls[grp[p].order[j]];
 						float x = f == 0 ? cl->service_ms : cl->wait_ms;
-						if (cl->dep == dd[p] && s->r[cl->req].cls == cc[p] && !isnan(x))
+						if (!isnan(x))
 							v[p][nv[p]++] = x;
 					}
 				}
@@ -1056,6 +1092,10 @@ static void within_class(Evidence *e, const EvRequestSet *w, const EvRequestSet 
 			else
 				ev_missing(e, name, "flag", "spans: no class has 30 calls on both sides");
 		}
+	}
+	for (int p = 0; p < 2; p++) {
+		free(grp[p].start);
+		free(grp[p].order);
 	}
 }
 
