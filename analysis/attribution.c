@@ -32,7 +32,8 @@
  * request). When the rise itself is not significant (its bootstrap interval reaches 0),
  * nothing is attributed and the values say why.
  *
- * Everything is deterministic: the random draws use a fixed seed.
+ * Everything is deterministic: each locus draws from a fixed seed of its
+ * own, so the loci can be replayed on several cores in any order.
  */
 #include "evidence.h"
 #include "evidence_priv.h"
@@ -43,6 +44,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "par.h"
 
 #define ATTR_MIN_CLASS 20      /* baseline observations before a class's own draws are used */
 #define ATTR_BOOT 120          /* bootstrap replicates */
@@ -298,6 +300,52 @@ typedef struct Locus {
 	int nboot;
 } Locus;
 
+typedef struct ReplayAll {
+	const Ctx *cx;             /* the draws and maps (read only) */
+	Locus *loci;
+	int R;                     /* replays per window request */
+	int32_t max_ops;
+} ReplayAll;
+
+/* Locus l's counterfactual latencies, sorted: every window request
+ * replayed R times and, for a structural locus, every baseline request
+ * once (no draws: the recorded durations with the same calls taken out).
+ * The locus draws from a seed of its own, so that what it gets does not
+ * depend on which thread replays it, nor when. */
+static void replay_locus(void *ctx, int l)
+{
+	ReplayAll *ra = ctx;
+	Locus *L = &ra->loci[l];
+	const EvRequestSet *w = ra->cx->w, *b = ra->cx->b;
+	int64_t n = w->n, m = b->n;
+	int R = ra->R;
+	Ctx cx = *ra->cx;
+	cx.ends = xmalloc((size_t)ra->max_ops * sizeof *cx.ends);
+	cx.rng = ra->cx->rng ^ (UINT64_C(0x9E3779B97F4A7C15) * (uint64_t)(l + 1));
+	cx.dep = L->dep;
+	cx.mode = L->mode;
+	L->cf = xmalloc((size_t)(n * R) * sizeof *L->cf);
+	for (int64_t i = 0; i < n; i++) {
+		cx.cls = w->r[i].cls;
+		for (int k = 0; k < R; k++)
+			L->cf[i * R + k] = (float)replay_request(&cx, &w->r[i]);
+	}
+	L->boot = xmalloc(ATTR_BOOT * sizeof *L->boot);
+	L->sorted = sorted_items(L->cf, n, R);
+	if (L->mode == M_SERIAL || L->mode == M_RETRY) {
+		L->bcf = xmalloc((size_t)(m ? m : 1) * sizeof *L->bcf);
+		int bd = cx.dep_map[L->dep];
+		Ctx bx = cx;
+		bx.w = b;
+		bx.dep = bd;
+		for (int64_t i = 0; i < m; i++)
+			L->bcf[i] = bd < 0 || b->r[i].n_ops == 0 ? b->r[i].ingress_ms
+			                                          : (float)replay_request(&bx, &b->r[i]);
+		L->bsorted = sorted_items(L->bcf, m, 1);
+	}
+	free(cx.ends);
+}
+
 void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, double pct)
 {
 	if (w->n == 0 || b->n == 0 || w->n_ops == 0)
@@ -396,33 +444,9 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 	for (int64_t i = 0; i < m; i++)
 		base[i] = b->r[i].ingress_ms;
 
-	for (int l = 0; l < nl; l++) {
-		Locus *L = &loci[l];
-		cx.dep = L->dep;
-		cx.mode = L->mode;
-		L->cf = xmalloc((size_t)(n * R) * sizeof *L->cf);
-		for (int64_t i = 0; i < n; i++) {
-			cx.cls = w->r[i].cls;
-			for (int k = 0; k < R; k++)
-				L->cf[i * R + k] = (float)replay_request(&cx, &w->r[i]);
-		}
-		L->boot = xmalloc(ATTR_BOOT * sizeof *L->boot);
-	}
-	/* the structural loci, replayed on the baseline too (no draws: the
-	 * recorded durations with the same calls taken out) */
-	for (int l = 0; l < nl; l++) {
-		Locus *L = &loci[l];
-		if (L->mode != M_SERIAL && L->mode != M_RETRY)
-			continue;
-		L->bcf = xmalloc((size_t)(m ? m : 1) * sizeof *L->bcf);
-		int bd = cx.dep_map[L->dep];
-		Ctx bx = cx;
-		bx.w = b;
-		bx.dep = bd;
-		for (int64_t i = 0; i < m; i++)
-			L->bcf[i] = bd < 0 || b->r[i].n_ops == 0 ? b->r[i].ingress_ms
-			                                          : (float)replay_request(&bx, &b->r[i]);
-	}
+	/* every locus replayed, on as many cores as there are */
+	ReplayAll ra = {.cx = &cx, .loci = loci, .R = R, .max_ops = max_ops};
+	par_each(nl, replay_locus, &ra);
 
 	/* placement: the hosts whose share of the tail is three times their
 	 * share of requests (and 3 tail requests or more); their requests are
@@ -485,11 +509,9 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 	 * count for the intervals), which touches only the top few per cent */
 	int32_t *cw = xmalloc((size_t)n * sizeof *cw), *cb = xmalloc((size_t)m * sizeof *cb);
 	Item *sa = sorted_items(actual, n, 1), *sb = sorted_items(base, m, 1);
-	for (int l = 0; l < nl; l++) {
-		loci[l].sorted = sorted_items(loci[l].cf, n, R);
-		if (loci[l].bcf)
-			loci[l].bsorted = sorted_items(loci[l].bcf, m, 1);
-	}
+	for (int l = 0; l < nl; l++)
+		if (loci[l].sorted == NULL)
+			loci[l].sorted = sorted_items(loci[l].cf, n, R);
 	for (int64_t i = 0; i < n; i++)
 		cw[i] = 1;
 	for (int64_t i = 0; i < m; i++)

@@ -161,6 +161,8 @@ static void test_rose_on_proportions(void **state)
 /* Requests: root -> client A (server inside it) then client B (server
  * inside), serial. A's client-side wait is wait_a ms on the slow share of
  * requests, B always takes 20 ms. */
+static double set_queue_ms = NAN; /* each request's queue before the root, or NAN */
+
 static EvRequestSet *make_set(int64_t n, double wait_a, double slow_share, double svc_a)
 {
 	EvRequestSet *s = xcalloc(1, sizeof *s);
@@ -182,8 +184,8 @@ static EvRequestSet *make_set(int64_t n, double wait_a, double slow_share, doubl
 		EvRequest *r = &s->r[i];
 		r->cls = 0;
 		r->host = -1;
-		r->queue_ms = NAN;
-		r->ingress_ms = (float)(1 + ta + 1 + tb + 1);
+		r->queue_ms = (float)set_queue_ms;
+		r->ingress_ms = (float)(1 + ta + 1 + tb + 1 + (isnan(set_queue_ms) ? 0 : set_queue_ms));
 		r->op_off = i * 5;
 		r->n_ops = 5;
 		EvCall *ca = &s->calls[i * 2], *cb = &s->calls[i * 2 + 1];
@@ -253,6 +255,32 @@ static void test_attribution_finds_the_wait(void **state)
 	evidence_requests_free(b);
 }
 
+/* The same, with a queue before the endpoint in every request: the
+ * endpoint's queue is then the last locus replayed. The baseline replay of
+ * a structural locus must still take that locus's calls out (it once took
+ * the last locus's way of replaying, which left the baseline unchanged and
+ * made the unchanged hop explain most of the rise). */
+static void test_attribution_structural_not_last(void **state)
+{
+	(void)state;
+	rng_state = 7;
+	set_queue_ms = 0.5;
+	EvRequestSet *w = make_set(3000, 120, 0.05, 10);
+	EvRequestSet *b = make_set(3000, 120, 0.0, 10);
+	set_queue_ms = NAN;
+	Evidence *e = evidence_new();
+	ev_attribution(e, w, b, 99);
+	assert_true(fabs(value(e, "endpoint.queue.explained")) < 0.1);
+	double beta_serial = value(e, "dep.beta.serial.explained");
+	if (!(fabs(beta_serial) < 0.1))
+		fail_msg("dep.beta.serial.explained %.3f: an unchanged hop explains the rise", beta_serial);
+	assert_true(value(e, "dep.alpha.serial.explained") > 0.8);
+	assert_true(value(e, "dep.alpha.front.explained") > 0.8);
+	evidence_free(e);
+	evidence_requests_free(w);
+	evidence_requests_free(b);
+}
+
 /* Two samples of the same world: the rise is not significant and nothing
  * is attributed. */
 static void test_attribution_quiet(void **state)
@@ -281,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_wilson),
 		cmocka_unit_test(test_rose_on_proportions),
 		cmocka_unit_test(test_attribution_finds_the_wait),
+		cmocka_unit_test(test_attribution_structural_not_last),
 		cmocka_unit_test(test_attribution_quiet),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
