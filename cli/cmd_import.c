@@ -178,7 +178,7 @@ static void say_flush(Say *s, int show)
 	fflush(stdout);
 }
 
-/* Imports each file into st; returns 1 if any failed. */
+/* Imports each file into st; returns how many failed. */
 static int import_all(Store *st, char **files, int n, ImportOptions *io, int quiet, Say *out)
 {
 	int failed = 0;
@@ -197,7 +197,7 @@ static int import_all(Store *st, char **files, int n, ImportOptions *io, int qui
 		if (rc) {
 			say(out, 1, "%s\n", err.msg);
 			say(out, 1, "tailtriage: %s: nothing imported\n", files[i]);
-			failed = 1;
+			failed++;
 			continue;
 		}
 		if (quiet)
@@ -309,6 +309,16 @@ int cmd_import(int argc, char **argv)
 		bulk_db = db;
 		bulk_tmp = tmp;
 		int failed = import_all(st, files, n, &io, quiet, &kept);
+		if (failed == n) {
+			/* nothing could be imported: the database is not created
+			 * (closing the bulk load removes its temporary file) */
+			store_close(st);
+			bulk_tmp = NULL;
+			bulk_db = NULL;
+			free(tmp);
+			say_flush(&kept, 1);
+			return cli_fail("%s: not created: no file could be imported", db);
+		}
 		bulk_tmp = NULL;  /* from here on, store_bulk_finish() owns the file */
 		bulk_db = NULL;
 		free(tmp);
@@ -316,7 +326,7 @@ int cmd_import(int argc, char **argv)
 		st = NULL;
 		if (rc == 0) {
 			say_flush(&kept, 1);
-			return failed;
+			return failed > 0;
 		}
 		say_flush(&kept, 0);
 		if (rc != STORE_BULK_RACED) {
@@ -331,5 +341,5 @@ int cmd_import(int argc, char **argv)
 	Say direct = {0};
 	int failed = import_all(st, files, n, &io, quiet, &direct);
 	store_close(st);
-	return failed;
+	return failed > 0;
 }

@@ -102,6 +102,16 @@ for p in bulk append; do
     fail "$p: the bad file left a source row"
   dump "$TMP/$p-bad.db" >"$TMP/$p-bad.dump"
 done
+# only bad files, into a database that does not exist: it is not created
+rm -f "$TMP/none.db"
+if "$BIN" import --db "$TMP/none.db" "$TMP/bad.jsonl" >"$TMP/none.out" 2>"$TMP/none.err"; then
+  fail "only a bad file: accepted"
+fi
+grep -q "bad.jsonl:$badline:[0-9]*: " "$TMP/none.err" || fail "only a bad file: no located error: $(cat "$TMP/none.err")"
+grep -qx "tailtriage: $TMP/none.db: not created: no file could be imported" "$TMP/none.err" ||
+  fail "only a bad file: $(cat "$TMP/none.err")"
+[ -e "$TMP/none.db" ] && fail "only a bad file: an empty database was left"
+[ -e "$TMP/.none.db.import" ] && fail "only a bad file: the temporary file was left"
 cmp -s "$TMP/append-bad.dump" "$TMP/bulk-bad.dump" ||
   fail "bad file: bulk and append differ: $(diff "$TMP/append-bad.dump" "$TMP/bulk-bad.dump")"
 cmp -s "$TMP/append-bad.out" "$TMP/bulk-bad.out" || fail "bad file: messages differ"
