@@ -110,6 +110,8 @@ typedef struct J {
 	JTags tags;
 	TjAttrs attrs;
 	Buf attrs_json, events_json, links_json, tmp;
+	Buf peer, db;            /* the attributes' names (tj_attrs_names) */
+	const char *peer_s, *db_s;
 	JProc *procs;            /* sorted named processes, then inline ones */
 	size_t nprocs, capprocs, nnamed;
 	JSpan *spans;
@@ -677,6 +679,7 @@ static int span_write(J *j, JSpan *js)
 	}
 	buf_reset(&j->attrs_json);
 	tj_attrs_write(&j->attrs, &j->attrs_json);
+	tj_attrs_names(&j->attrs, &j->peer, &j->db, &j->peer_s, &j->db_s);
 
 	/* what the tags say; strings copied since tag_text reuses j->tmp */
 	char *wclass = dup_or_null(tag_text(j, tag_find(j, ctx->class_key)));
@@ -782,6 +785,8 @@ static int span_write(J *j, JSpan *js)
 	sp.kind = js->kind;
 	sp.wclass = wclass ? wclass : p->wclass;
 	sp.attrs_json = buf_str(&j->attrs_json);
+	sp.attr_peer = j->peer_s;
+	sp.attr_db_system = j->db_s;
 	sp.events_json = nev ? buf_str(&j->events_json) : NULL;
 	sp.links_json = nlinks ? buf_str(&j->links_json) : NULL;
 	int added = 0;
@@ -957,6 +962,8 @@ int jaeger_json_run(ImportCtx *ctx, FILE *f)
 	j.ctx = ctx;
 	buf_init(&j.vals);
 	buf_init(&j.attrs_json);
+	buf_init(&j.peer);
+	buf_init(&j.db);
 	buf_init(&j.events_json);
 	buf_init(&j.links_json);
 	buf_init(&j.tmp);
@@ -1013,6 +1020,8 @@ out:
 	free(j.tags.v);
 	buf_fini(&j.vals);
 	buf_fini(&j.attrs_json);
+	buf_fini(&j.peer);
+	buf_fini(&j.db);
 	buf_fini(&j.events_json);
 	buf_fini(&j.links_json);
 	buf_fini(&j.tmp);

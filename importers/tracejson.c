@@ -960,8 +960,14 @@ static int attr_cmp(const void *pa, const void *pb)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* The keys tj_attrs_names() reads, in TjAttrs.named order. */
+static const char *const NAMED_KEYS[4] = {"peer.service", "server.address", "db.system.name",
+                                          "db.system"};
+
 void tj_attrs_write(TjAttrs *a, Buf *out)
 {
+	for (int k = 0; k < 4; k++)
+		a->named[k] = -1;
 	buf_addc(out, '{');
 	if (a->n) {
 		sort_text = a->text.p;
@@ -976,12 +982,39 @@ void tj_attrs_write(TjAttrs *a, Buf *out)
 			if (!first)
 				buf_addc(out, ',');
 			first = 0;
+			for (int k = 0; k < 4; k++)
+				if (e->klen == strlen(NAMED_KEYS[k]) &&
+				    memcmp(a->text.p + e->koff, NAMED_KEYS[k], e->klen) == 0)
+					a->named[k] = (long)i;
 			buf_add_json_str(out, a->text.p + e->koff, e->klen);
 			buf_addc(out, ':');
 			buf_add(out, a->text.p + e->voff, e->vlen);
 		}
 	}
 	buf_addc(out, '}');
+}
+
+/* The first of keys named[k1], named[k2] written, as a plain string into
+ * out ("" for neither); NULL for a value of another kind or with escapes. */
+static const char *named_value(const TjAttrs *a, int k1, int k2, Buf *out)
+{
+	buf_reset(out);
+	long i = a->named[k1] >= 0 ? a->named[k1] : a->named[k2];
+	if (i < 0)
+		return buf_str(out);
+	const char *v = a->text.p + a->v[i].voff;
+	size_t n = a->v[i].vlen;
+	if (n < 2 || v[0] != '"' || v[n - 1] != '"' || memchr(v + 1, '\\', n - 2) != NULL)
+		return NULL;
+	buf_add(out, v + 1, n - 2);
+	return buf_str(out);
+}
+
+void tj_attrs_names(const TjAttrs *a, Buf *peer, Buf *db, const char **peer_out,
+                    const char **db_out)
+{
+	*peer_out = named_value(a, 0, 1, peer);
+	*db_out = named_value(a, 2, 3, db);
 }
 
 const char *tj_quote(const char *s, size_t n, char *out, size_t outsz)

@@ -181,6 +181,8 @@ typedef struct TjAttrs {
 	Buf text;                 /* keys and values, back to back */
 	struct TjAttr *v;
 	size_t n, cap;
+	long named[4];            /* the last write's value of each of the keys
+	                           * tj_attrs_names() reads: an index in v, or -1 */
 } TjAttrs;
 
 void tj_attrs_init(TjAttrs *a);
@@ -192,6 +194,15 @@ void tj_attrs_add_str(TjAttrs *a, const char *key, const char *s, size_t len);
 void tj_attrs_add_int(TjAttrs *a, const char *key, int64_t v);
 /* Appends the object ("{}" when empty) to out. */
 void tj_attrs_write(TjAttrs *a, Buf *out);
+
+/* After tj_attrs_write(): what the object written names a call's other end
+ * and its database system by, as StoreSpan.attr_peer and attr_db_system
+ * want them (peer.service, else server.address; db.system.name, else
+ * db.system; "" for neither), copied into peer and db. *peer_out or
+ * *db_out is NULL (not taken: readers parse the attributes) when the value
+ * is not a JSON string without escapes; else it points into peer or db. */
+void tj_attrs_names(const TjAttrs *a, Buf *peer, Buf *db, const char **peer_out,
+                    const char **db_out);
 
 /* Bounded substring search used by the sniffers (head is not
  * NUL-terminated). */

@@ -91,6 +91,8 @@ typedef struct Z {
 	size_t ne, cape;
 	TjAttrs attrs;
 	Buf attrs_json, events_json, res_json, last_res, tmp;
+	Buf peer, db;            /* the attributes' names (tj_attrs_names) */
+	const char *peer_s, *db_s;
 	int64_t last_res_id;
 	TjIdMap ids;             /* opaque ids of the file (see the top) */
 } Z;
@@ -581,6 +583,7 @@ static int span_write(Z *z, const ZSpan *s)
 	}
 	buf_reset(&z->attrs_json);
 	tj_attrs_write(&z->attrs, &z->attrs_json);
+	tj_attrs_names(&z->attrs, &z->peer, &z->db, &z->peer_s, &z->db_s);
 
 	Buf classbuf, hostbuf;
 	buf_init(&classbuf);
@@ -715,6 +718,8 @@ static int span_write(Z *z, const ZSpan *s)
 	sp.start_ns = s->start_ns;
 	sp.end_ns = s->end_ns;
 	sp.attrs_json = buf_str(&z->attrs_json);
+	sp.attr_peer = z->peer_s;
+	sp.attr_db_system = z->db_s;
 	sp.events_json = nev ? buf_str(&z->events_json) : NULL;
 	int added = 0;
 	if ((rc = store_span_add(ctx->st, ctx->source_id, &sp, &added, ctx->err)))
@@ -775,6 +780,8 @@ int zipkin_json_run(ImportCtx *ctx, FILE *f)
 	tj_attrs_init(&z.attrs);
 	tj_idmap_init(&z.ids);
 	buf_init(&z.attrs_json);
+	buf_init(&z.peer);
+	buf_init(&z.db);
 	buf_init(&z.events_json);
 	buf_init(&z.res_json);
 	buf_init(&z.last_res);
@@ -796,6 +803,8 @@ int zipkin_json_run(ImportCtx *ctx, FILE *f)
 	tj_idmap_fini(&z.ids);
 	tj_attrs_fini(&z.attrs);
 	buf_fini(&z.attrs_json);
+	buf_fini(&z.peer);
+	buf_fini(&z.db);
 	buf_fini(&z.events_json);
 	buf_fini(&z.res_json);
 	buf_fini(&z.last_res);

@@ -378,6 +378,80 @@ static const char opaque_zipkin[] =
 	"{\"traceId\":\"order-7\",\"id\":\"I\",\"parentId\":\"root\",\"name\":\"ship\","
 	"\"timestamp\":1700000000000447,\"duration\":353,\"localEndpoint\":{\"serviceName\":\"shop\"}}]";
 
+/* Jaeger and Zipkin client spans naming their other end in several ways:
+ * peer.service, server.address only, a database system (both keys), a
+ * number, an escaped character, a quote, nothing. */
+#define JSPAN(id, start, tags)                                                             \
+	"{\"traceID\":\"c4c4\",\"spanID\":\"" id "\",\"operationName\":\"call\","           \
+	"\"references\":[],\"startTime\":" start ",\"duration\":100,\"processID\":\"p1\","   \
+	"\"tags\":[{\"key\":\"span.kind\",\"type\":\"string\",\"value\":\"client\"}" tags "]}"
+#define JTAG(k, v) ",{\"key\":\"" k "\",\"type\":\"string\",\"value\":\"" v "\"}"
+static const char named_jaeger[] =
+	"{\"data\":[{\"traceID\":\"c4c4\",\"spans\":["
+	JSPAN("a1", "1700000000000000", JTAG("peer.service", "pricing") JTAG("server.address", "10.0.0.1")) ","
+	JSPAN("a2", "1700000000000001", JTAG("server.address", "api.example.com")) ","
+	JSPAN("a3", "1700000000000002", JTAG("db.system", "mysql") JTAG("db.system.name", "postgresql")) ","
+	JSPAN("a4", "1700000000000003", ",{\"key\":\"peer.service\",\"type\":\"int64\",\"value\":7}") ","
+	JSPAN("a5", "1700000000000004", JTAG("peer.service", "caf\\u00e9")) ","
+	JSPAN("a6", "1700000000000005", "") ","
+	JSPAN("a7", "1700000000000006", JTAG("peer.service", "a\\\"b"))
+	"],\"processes\":{\"p1\":{\"serviceName\":\"shop\"}}}]}";
+#undef JSPAN
+#undef JTAG
+#define ZSPAN(id, ts, extra)                                                               \
+	"{\"traceId\":\"d5d5\",\"id\":\"" id "\",\"name\":\"call\",\"kind\":\"CLIENT\","     \
+	"\"timestamp\":" ts ",\"duration\":100,\"localEndpoint\":{\"serviceName\":\"shop\"}" extra "}"
+static const char named_zipkin[] =
+	"["
+	ZSPAN("b1", "1700000000000000", ",\"remoteEndpoint\":{\"serviceName\":\"pricing\"}") ","
+	ZSPAN("b2", "1700000000000001", ",\"tags\":{\"server.address\":\"api.example.com\"}") ","
+	ZSPAN("b3", "1700000000000002", ",\"tags\":{\"db.system\":\"postgresql\"}") ","
+	ZSPAN("b4", "1700000000000003", "")
+	"]";
+#undef ZSPAN
+
+/* Every taken name is the one the stored attributes give; what is not a
+ * plain string is left to the readers (NULL). */
+static void named_agree(Db *d)
+{
+	ASSERT_Q(d, "SELECT count(*) FROM spans WHERE attr_peer IS NOT NULL AND attr_peer <>"
+	            " coalesce(json_extract(attrs, '$.\"peer.service\"'),"
+	            " json_extract(attrs, '$.\"server.address\"'), '')", NULL, "0");
+	ASSERT_Q(d, "SELECT count(*) FROM spans WHERE attr_db_system IS NOT NULL AND attr_db_system <>"
+	            " coalesce(json_extract(attrs, '$.\"db.system.name\"'),"
+	            " json_extract(attrs, '$.\"db.system\"'), '')", NULL, "0");
+}
+
+static void test_named_attributes(void **state)
+{
+	(void)state;
+	Db *d = db_new();
+	Err err = {0};
+	assert_int_equal(imp_mem(d, "named.json", named_jaeger, sizeof named_jaeger - 1, NULL, &err), 0);
+	assert_int_equal(imp_mem(d, "named-z.json", named_zipkin, sizeof named_zipkin - 1, NULL, &err), 0);
+#define NAMES "SELECT ifnull(attr_peer, '<null>')||'|'||ifnull(attr_db_system, '<null>') FROM spans WHERE span_id LIKE ?"
+	ASSERT_Q(d, NAMES, "%a1", "pricing|");
+	ASSERT_Q(d, NAMES, "%a2", "api.example.com|");
+	ASSERT_Q(d, NAMES, "%a3", "|postgresql");
+	ASSERT_Q(d, NAMES, "%a4", "<null>|");
+	ASSERT_Q(d, NAMES, "%a5", "caf\xc3\xa9|"); /* decoded, stored as UTF-8 */
+	ASSERT_Q(d, NAMES, "%a6", "|");
+	ASSERT_Q(d, NAMES, "%a7", "<null>|"); /* stored escaped: the readers decode it */
+	ASSERT_Q(d, NAMES, "%b1", "pricing|");
+	ASSERT_Q(d, NAMES, "%b2", "api.example.com|");
+	ASSERT_Q(d, NAMES, "%b3", "|postgresql");
+	ASSERT_Q(d, NAMES, "%b4", "|");
+#undef NAMES
+	named_agree(d);
+	/* the bundled fixtures too */
+	assert_int_equal(imp_file(d, "fixtures/jaeger/query.json", NULL, NULL, &err), 0);
+	assert_int_equal(imp_file(d, "fixtures/zipkin/spans.json", NULL, NULL, &err), 0);
+	named_agree(d);
+	ASSERT_Q(d, "SELECT count(*) FROM spans WHERE attr_peer IS NULL AND span_id NOT LIKE '%a4'"
+	            " AND span_id NOT LIKE '%a7'", NULL, "0");
+	db_free(d);
+}
+
 #define TREE_SQL                                                                         \
 	"SELECT group_concat(x, ' ') FROM (SELECT trace_id||'/'||span_id||'<'||parent_id||':'" \
 	"||name AS x FROM spans ORDER BY start_ns)"
@@ -954,6 +1028,7 @@ int main(void)
 		cmocka_unit_test(test_opaque_ids),
 		cmocka_unit_test(test_opaque_id_collisions),
 		cmocka_unit_test(test_otlp_ids_stay_hex),
+		cmocka_unit_test(test_named_attributes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
