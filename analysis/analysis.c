@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "analysis_priv.h"
@@ -138,7 +139,7 @@ typedef struct PopNode {
 typedef struct TmpNode {
 	int parent;
 	int type;
-	char *key;
+	uint64_t hash;             /* node_hash() of (parent, type, service, operation) */
 	char *service, *operation, *dependency;
 	char *db_system;          /* a database call's system (db.system.name), or NULL */
 	char *peer;               /* an uninstrumented call's peer (server.address), or NULL */
@@ -201,7 +202,6 @@ struct AnalysisState {
 	int n_nodes, cap_nodes;
 	int *hash;
 	int hash_cap;
-	Buf key;
 	/* classes, in order of discovery */
 	char *classes[MAX_CLASSES];
 	int n_classes;
@@ -248,6 +248,13 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
+static uint64_t node_hash(int parent, int type, const char *svc, const char *op)
+{
+	uint64_t h = hash_str(svc) * 31 + hash_str(op);
+	h ^= ((uint64_t)(uint32_t)parent << 8 | (uint64_t)(uint32_t)type) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
+
 static void node_hash_grow(AnalysisState *g)
 {
 	int cap = g->hash_cap ? g->hash_cap * 2 : 256;
@@ -255,7 +262,7 @@ static void node_hash_grow(AnalysisState *g)
 	for (int i = 0; i < cap; i++)
 		h[i] = -1;
 	for (int id = 0; id < g->n_nodes; id++) {
-		uint64_t x = hash_str(g->nodes[id].key) & (uint64_t)(cap - 1);
+		uint64_t x = g->nodes[id].hash & (uint64_t)(cap - 1);
 		while (h[x] >= 0)
 			x = (x + 1) & (uint64_t)(cap - 1);
 		h[x] = id;
@@ -269,13 +276,13 @@ static int node_get(AnalysisState *g, int parent, int type, const char *svc, con
 {
 	if (g->n_nodes * 2 >= g->hash_cap)
 		node_hash_grow(g);
-	buf_reset(&g->key);
-	buf_printf(&g->key, "%d\x1f%d\x1f%s\x1f%s", parent, type, svc, op);
-	const char *key = buf_str(&g->key);
-	uint64_t x = hash_str(key) & (uint64_t)(g->hash_cap - 1);
+	uint64_t hv = node_hash(parent, type, svc, op);
+	uint64_t x = hv & (uint64_t)(g->hash_cap - 1);
 	while (g->hash[x] >= 0) {
 		int id = g->hash[x];
-		if (strcmp(g->nodes[id].key, key) == 0)
+		const TmpNode *c = &g->nodes[id];
+		if (c->hash == hv && c->parent == parent && c->type == type &&
+		    strcmp(c->service, svc) == 0 && strcmp(c->operation, op) == 0)
 			return id;
 		x = (x + 1) & (uint64_t)(g->hash_cap - 1);
 	}
@@ -288,7 +295,7 @@ static int node_get(AnalysisState *g, int parent, int type, const char *svc, con
 	memset(n, 0, sizeof *n);
 	n->parent = parent;
 	n->type = type;
-	n->key = xstrdup(key);
+	n->hash = hv;
 	n->service = xstrdup(svc);
 	n->operation = xstrdup(op);
 	n->group = -1;
@@ -862,10 +869,82 @@ typedef struct SinceRead {
 	int64_t after, upto;
 } SinceRead;
 
-static int read_since(TraceFeed *f, void *ctx, Err *err)
+static int read_since(TraceSink *s, void *ctx, int part, int parts, Err *err)
 {
 	SinceRead *r = ctx;
-	return store_spans_since(r->st, r->after, r->upto, trace_feed_row, f, err);
+	(void)part;
+	(void)parts;
+	return store_spans_since(r->st, r->after, r->upto, trace_sink_row, s, err);
+}
+
+/* A read shared by several connections (st[part]): chunks of FEED_CHUNK
+ * trace keys, chunk c read by part c % parts. */
+enum { FEED_CHUNK = 512 };
+/* Reading in parts pays from about this many spans (or sampled traces) on:
+ * it costs a connection and a thread, about a millisecond. */
+static int64_t split_spans = 100000, split_traces = 4000;
+static atomic_llong split_reads;
+
+void analysis_read_split(int64_t min_spans, int64_t min_traces)
+{
+	split_spans = min_spans;
+	split_traces = min_traces;
+}
+
+int64_t analysis_split_reads(void)
+{
+	return (int64_t)atomic_load(&split_reads);
+}
+
+typedef struct RangeRead {
+	Store *st[TRACE_FEED_MAX_PARTS];
+	int64_t max_key, upto;
+} RangeRead;
+
+static int read_ranges(TraceSink *s, void *ctx, int part, int parts, Err *err)
+{
+	RangeRead *r = ctx;
+	for (int64_t c = part;; c += parts) {
+		int64_t lo = c * FEED_CHUNK, hi = lo + FEED_CHUNK;
+		if (c > 0 && lo > r->max_key)
+			break;
+		int last = hi > r->max_key;
+		int rc = store_spans_key_range(r->st[part], c == 0 ? INT64_MIN : lo,
+		                               last ? INT64_MAX : hi, r->upto, trace_sink_row, s, err);
+		if (rc)
+			return rc;
+		trace_sink_chunk(s);
+		if (last)
+			break;
+	}
+	return 0;
+}
+
+/* How many parts a read of about `work` spans (or traces, when traces)
+ * is split into, with the extra connections opened into more[]: one per
+ * core up to two (the analysis's own thread is then the busiest), none on
+ * one core, for a small read, a database not on disk, or a connection in a
+ * transaction (what it wrote is not visible to another connection). */
+static int feed_parts(Store *st, int64_t work, int traces, Store **more)
+{
+	const char *path = store_path(st);
+	if (work < (traces ? split_traces : split_spans) ||
+	    sysconf(_SC_NPROCESSORS_ONLN) < 2 || store_in_transaction(st) || path[0] == '\0' ||
+	    strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0)
+		return 1;
+	Err e = {0};
+	if (store_open(path, STORE_READONLY, &more[0], &e))
+		return 1;
+	atomic_fetch_add(&split_reads, 1);
+	return 2;
+}
+
+static void feed_parts_close(Store **more)
+{
+	for (int i = 0; i < TRACE_FEED_MAX_PARTS; i++) {
+		store_close(more[i]);
+		more[i] = NULL;
+	}
 }
 
 static int on_trace_row(void *ctx, const StoreSpanRow *r)
@@ -920,7 +999,6 @@ AnalysisState *analysis_state_new(const AnalysisOptions *opt)
 		g->wclass = xstrdup(opt->wclass);
 		g->opt.wclass = g->wclass;
 	}
-	buf_init(&g->key);
 	trace_init(&g->tr);
 	trace_set_skew(&g->tr, &opt->skew);
 	for (int p = 0; p < 2; p++) {
@@ -957,12 +1035,28 @@ int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 	if (g->last_rowid == 0)
 		atomic_fetch_add(&full_reads, 1);
 	g->tapping = g->tap != NULL && g->last_rowid == 0;
+	/* the first read, of every span, in two parts when that pays; it then
+	 * reads up to max, which both connections see, and the rows added
+	 * meanwhile are the next update's */
+	Store *more[TRACE_FEED_MAX_PARTS] = {NULL};
+	int parts = g->last_rowid == 0 ? feed_parts(st, max, 0, more) : 1;
+	int64_t read_upto = 0;
+	TraceFeed *f = NULL;
 	SinceRead sr = {st, g->last_rowid, g->last_rowid ? max : INT64_MAX};
-	TraceFeed *f = trace_feed_start(read_since, &sr, &g->opt.skew);
+	RangeRead rr = {.st = {st, more[0]}, .upto = max};
+	int rc = 0;
+	if (parts > 1 && (rc = store_trace_key_max(st, &rr.max_key, err)) == 0) {
+		f = trace_feed_start(read_ranges, &rr, parts, &g->opt.skew);
+		read_upto = max;
+	} else if (rc == 0) {
+		f = trace_feed_start(read_since, &sr, 1, &g->opt.skew);
+	}
 	Trace *t;
-	while ((t = trace_feed_next(f, NULL)) != NULL)
+	while (f && (t = trace_feed_next(f, NULL)) != NULL)
 		take_group(g, t);
-	int rc = trace_feed_finish(f, err);
+	if (f)
+		rc = trace_feed_finish(f, err);
+	feed_parts_close(more);
 	/* a trace read again whole below was passed to the tap as first read */
 	g->tapping = 0;
 	trace_reset(&g->tr, "");
@@ -982,8 +1076,12 @@ int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 	g->n_refetch = 0;
 	if (rc)
 		return rc;
-	/* the first full read is unbounded above: rows added meanwhile were
-	 * read too and are not read again */
+	if (read_upto > 0) {
+		g->last_rowid = read_upto;
+		return 0;
+	}
+	/* a first read in one part is unbounded above: rows added meanwhile
+	 * were read too and are not read again */
 	if (store_spans_max_rowid(st, &max, err) == 0 && g->last_rowid == 0)
 		g->last_rowid = max;
 	else
@@ -1053,32 +1151,36 @@ static void slow_keys(AnalysisState *g, int p, const KeyList *all, KeyList *slow
 }
 
 typedef struct KeysRead {
-	Store *st;
-	const KeyList *pick;       /* the sample (tag 0), keys sorted */
-	const KeyList *slow;       /* [2]: each population's slow requests (tag 1 + p) */
+	Store *st[TRACE_FEED_MAX_PARTS];
+	const KeyList *list[3];    /* the sample (tag 0, keys sorted), then each
+	                            * population's slow requests (tag 1 + p) */
 } KeysRead;
 
-static int read_keys(TraceFeed *f, void *ctx, Err *err)
+/* The keys of the three lists one after another, in chunks of FEED_CHUNK
+ * keys, chunk c read by part c % parts. */
+static int read_keys(TraceSink *s, void *ctx, int part, int parts, Err *err)
 {
 	KeysRead *r = ctx;
-	int rc = 0;
-	trace_feed_tag(f, 0);
-	for (int64_t i = 0; i < r->pick->n && rc == 0; i++) {
-		if (i > 0 && r->pick->k[i] == r->pick->k[i - 1])
-			continue; /* in both populations */
-		rc = store_trace_key_scan(r->st, r->pick->k[i], trace_feed_row, f, err);
-		if (rc == 0)
-			trace_feed_cut(f);
-	}
-	for (int p = 0; p < 2; p++) {
-		trace_feed_tag(f, 1 + p);
-		for (int64_t i = 0; i < r->slow[p].n && rc == 0; i++) {
-			rc = store_trace_key_scan(r->st, r->slow[p].k[i], trace_feed_row, f, err);
-			if (rc == 0)
-				trace_feed_cut(f);
+	int64_t c = 0;
+	for (int l = 0; l < 3; l++) {
+		const KeyList *kl = r->list[l];
+		trace_sink_tag(s, l);
+		for (int64_t i0 = 0; i0 < kl->n; i0 += FEED_CHUNK, c++) {
+			if (c % parts != part)
+				continue;
+			for (int64_t i = i0; i < kl->n && i < i0 + FEED_CHUNK; i++) {
+				if (l == 0 && i > 0 && kl->k[i] == kl->k[i - 1])
+					continue; /* in both populations */
+				int rc = store_trace_key_scan(r->st[part], kl->k[i], trace_sink_row, s, err);
+				if (rc)
+					return rc;
+				trace_sink_cut(s);
+			}
+			if (parts > 1)
+				trace_sink_chunk(s);
 		}
 	}
-	return rc;
+	return 0;
 }
 
 /* A slow request of a sampled population (g->tr, read whole): its
@@ -1160,8 +1262,10 @@ int analysis_state_sample(AnalysisState *g, Store *st, int64_t max_requests, Err
 		return TT_ESTORE;
 	}
 	g->once = 1;
-	KeysRead kr = {st, &pick, slow};
-	TraceFeed *f = trace_feed_start(read_keys, &kr, &g->opt.skew);
+	Store *more[TRACE_FEED_MAX_PARTS] = {NULL};
+	int parts = feed_parts(st, pick.n + slow[0].n + slow[1].n, 1, more);
+	KeysRead kr = {.st = {st, more[0]}, .list = {&pick, &slow[0], &slow[1]}};
+	TraceFeed *f = trace_feed_start(read_keys, &kr, parts, &g->opt.skew);
 	Trace *t;
 	int tag;
 	while ((t = trace_feed_next(f, &tag)) != NULL) {
@@ -1176,6 +1280,7 @@ int analysis_state_sample(AnalysisState *g, Store *st, int64_t max_requests, Err
 		}
 	}
 	rc = trace_feed_finish(f, err);
+	feed_parts_close(more);
 	trace_reset(&g->tr, "");
 	keys_free(&pick);
 	keys_free(&slow[0]);
@@ -1487,7 +1592,6 @@ void analysis_state_free(AnalysisState *g)
 		return;
 	for (int i = 0; i < g->n_nodes; i++) {
 		TmpNode *n = &g->nodes[i];
-		free(n->key);
 		free(n->service);
 		free(n->operation);
 		free(n->dependency);
@@ -1505,7 +1609,6 @@ void analysis_state_free(AnalysisState *g)
 	}
 	free(g->nodes);
 	free(g->hash);
-	buf_fini(&g->key);
 	for (int i = 0; i < g->n_classes; i++)
 		free(g->classes[i]);
 	free(g->recs);

@@ -31,6 +31,7 @@
 
 #include "buf.h"
 #include "trace_build.h"
+#include "trace_feed.h"
 
 #define TAIL_MIN 20
 #define WAITED_MS 5.0
@@ -40,7 +41,6 @@ typedef struct Pass {
 	EvRequestSet *s;
 	const Model *m;
 	char *root_svc, *root_op; /* NULL: the traces given are the endpoint's */
-	Trace tr;                 /* the trace being read (evidence_requests_load) */
 	const Trace *t;           /* the trace being added */
 	uint64_t *present;        /* per request: bit per dependency (first 64) */
 	int64_t cap_r, cap_c, cap_p, cap_o;
@@ -298,23 +298,6 @@ static void add_request(Pass *ps, const Trace *t)
 	ps->present[ri] = mask;
 }
 
-static void finish_trace(Pass *ps)
-{
-	if (trace_link_request(&ps->tr, ps->root_svc, ps->root_op))
-		add_request(ps, &ps->tr);
-}
-
-static int on_row(void *ctx, const StoreSpanRow *row)
-{
-	Pass *ps = ctx;
-	if (strcmp(ps->tr.trace_id, row->trace_id) != 0) {
-		finish_trace(ps);
-		trace_reset(&ps->tr, row->trace_id);
-	}
-	trace_add(&ps->tr, row);
-	return 0;
-}
-
 static int on_root_op(void *ctx, const char *svc, const char *op, int64_t n)
 {
 	Pass *ps = ctx;
@@ -436,6 +419,19 @@ int64_t evidence_request_reads(void)
 	return (int64_t)atomic_load(&request_reads);
 }
 
+typedef struct WindowRead {
+	Store *st;
+	int64_t from, to;
+} WindowRead;
+
+static int read_window(TraceSink *s, void *ctx, int part, int parts, Err *err)
+{
+	WindowRead *r = ctx;
+	(void)part;
+	(void)parts;
+	return store_spans_scan(r->st, r->from, r->to, 0, trace_sink_row, s, err);
+}
+
 int evidence_requests_load(Store *st, const Model *m, const char *root_service,
                            const char *root_operation, int64_t from, int64_t to,
                            const SkewTolerance *skew, EvRequestSet **out, Err *err)
@@ -458,13 +454,15 @@ int evidence_requests_load(Store *st, const Model *m, const char *root_service,
 		ps.s = NULL;
 		goto out;
 	}
-	trace_init(&ps.tr);
-	trace_set_skew(&ps.tr, skew);
 	atomic_fetch_add(&request_reads, 1);
-	rc = store_spans_scan(st, from, to, 0, on_row, &ps, err);
-	if (rc == 0)
-		finish_trace(&ps);
-	trace_fini(&ps.tr);
+	/* read on the feed's thread while this one builds the requests */
+	WindowRead wr = {st, from, to};
+	TraceFeed *f = trace_feed_start(read_window, &wr, 1, skew);
+	Trace *t;
+	while ((t = trace_feed_next(f, NULL)) != NULL)
+		if (trace_link_request(t, ps.root_svc, ps.root_op))
+			add_request(&ps, t);
+	rc = trace_feed_finish(f, err);
 	if (rc == 0)
 		*out = pass_finish(&ps);
 out:

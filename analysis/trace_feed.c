@@ -1,14 +1,17 @@
 /*
  * trace_feed.c - see trace_feed.h.
  *
- * A ring of CAP traces passes between the two threads. The reader
- * assembles trace number w (counting from 0) in slot w % CAP and publishes
- * it by incrementing w; the caller takes trace r and gives its slot back
- * by incrementing r at its next call. Invariant: r <= w and w - r < CAP
- * while the reader holds a slot to fill, so the reader never writes into a
- * slot the caller still reads. Slots keep their buffers from one trace to
- * the next. Without a thread (pthread_create failed) the ring simply
- * grows: every trace is kept until taken.
+ * Each part has a ring of CAP slots between its thread and the caller's.
+ * The part fills slot w % CAP with trace number w (counting from 0) and
+ * publishes it by incrementing w; a slot may instead hold a chunk's end
+ * mark. The caller takes slot r and gives it back by incrementing r at its
+ * next call. Invariant: r <= w and w - r < CAP while the part holds a slot
+ * to fill, so a part never writes into a slot the caller still reads.
+ * Slots keep their buffers from one trace to the next. The caller reads
+ * one part's ring until a chunk mark, then the next part's: chunk c is
+ * part c % parts's, so the chunks come in order. Without threads
+ * (pthread_create failed) the rings simply grow: every trace is kept until
+ * taken.
  */
 #include "trace_feed.h"
 
@@ -24,188 +27,289 @@
  * copying it saves. */
 enum { CAP = 64, WAKE = 16 };
 
-struct TraceFeed {
+struct TraceSink {
+	TraceFeed *feed;
+	int part;
 	pthread_mutex_t mu;
 	pthread_cond_t filled, freed;
 	Trace **slot;              /* cap traces, allocated on first use */
 	int *tags;
+	char *mark;                /* 1: the slot ends a chunk (no trace) */
 	int64_t cap;
-	int64_t w, r;              /* traces published, traces given back */
-	int taken;                 /* the caller holds trace r */
+	int64_t w, r;              /* slots published, slots given back */
 	int reader_waits, caller_waits;
-	int done;                  /* the reading is over */
-	atomic_int stop;           /* the caller finished early */
-	int threaded;
+	int done;                  /* this part's reading is over */
+	int rc;
+	Err err;
 	pthread_t th;
-	Trace *cur;                /* the trace being assembled (reader's) */
+	int started;
+	Trace *cur;                /* the trace being assembled (part's) */
 	int tag;                   /* for traces ended from now on */
+};
+
+struct TraceFeed {
+	TraceSink sink[TRACE_FEED_MAX_PARTS];
+	int parts;
+	int threaded;
+	int at;                    /* the part whose ring the caller reads */
+	TraceSink *held;           /* the ring whose slot r the caller holds */
+	atomic_int stop;           /* the caller finished early */
 	TraceFeedRead read;
 	void *ctx;
 	SkewTolerance skew;
-	int rc;
-	Err err;
 };
 
-static int64_t at(const TraceFeed *f, int64_t i)
+static int64_t at(const TraceSink *s, int64_t i)
 {
-	return f->threaded ? i % f->cap : i;
+	return s->feed->threaded ? i % s->cap : i;
 }
 
-/* The slot for trace w, waiting for the caller to give one back; NULL
- * when the caller stopped the feed. */
-static Trace *acquire(TraceFeed *f)
+/* Waits for room for slot w; 0 when the caller stopped the feed. */
+static int room(TraceSink *s)
 {
-	pthread_mutex_lock(&f->mu);
-	while (f->threaded && f->w - f->r >= f->cap && !atomic_load(&f->stop)) {
-		f->reader_waits = 1;
-		pthread_cond_wait(&f->freed, &f->mu);
-		f->reader_waits = 0;
+	TraceFeed *f = s->feed;
+	while (f->threaded && s->w - s->r >= s->cap && !atomic_load(&f->stop)) {
+		s->reader_waits = 1;
+		pthread_cond_wait(&s->freed, &s->mu);
+		s->reader_waits = 0;
 	}
-	if (atomic_load(&f->stop)) {
-		pthread_mutex_unlock(&f->mu);
-		return NULL;
+	if (atomic_load(&f->stop))
+		return 0;
+	if (!f->threaded && s->w >= s->cap) {
+		int64_t cap = s->cap * 2;
+		s->slot = xrealloc(s->slot, (size_t)cap * sizeof *s->slot);
+		s->tags = xrealloc(s->tags, (size_t)cap * sizeof *s->tags);
+		s->mark = xrealloc(s->mark, (size_t)cap);
+		memset(s->slot + s->cap, 0, (size_t)(cap - s->cap) * sizeof *s->slot);
+		s->cap = cap;
 	}
-	if (!f->threaded && f->w >= f->cap) {
-		int64_t cap = f->cap * 2;
-		f->slot = xrealloc(f->slot, (size_t)cap * sizeof *f->slot);
-		f->tags = xrealloc(f->tags, (size_t)cap * sizeof *f->tags);
-		memset(f->slot + f->cap, 0, (size_t)(cap - f->cap) * sizeof *f->slot);
-		f->cap = cap;
+	return 1;
+}
+
+/* The slot for the next trace; NULL when the caller stopped the feed. */
+static Trace *acquire(TraceSink *s)
+{
+	pthread_mutex_lock(&s->mu);
+	Trace *t = NULL;
+	if (room(s)) {
+		int64_t i = at(s, s->w);
+		if (s->slot[i] == NULL) {
+			s->slot[i] = xmalloc(sizeof *s->slot[i]);
+			trace_init(s->slot[i]);
+			trace_set_skew(s->slot[i], &s->feed->skew);
+		}
+		t = s->slot[i];
 	}
-	int64_t i = at(f, f->w);
-	if (f->slot[i] == NULL) {
-		f->slot[i] = xmalloc(sizeof *f->slot[i]);
-		trace_init(f->slot[i]);
-		trace_set_skew(f->slot[i], &f->skew);
-	}
-	Trace *t = f->slot[i];
-	pthread_mutex_unlock(&f->mu);
+	pthread_mutex_unlock(&s->mu);
 	return t;
 }
 
-static void publish(TraceFeed *f)
+/* Publishes slot w (held by the caller of room()/acquire()). */
+static void publish_locked(TraceSink *s, int mark)
 {
-	if (f->cur == NULL || f->cur->n == 0)
-		return; /* an empty slot is filled by the next trace */
-	pthread_mutex_lock(&f->mu);
-	f->tags[at(f, f->w)] = f->tag;
-	f->w++;
-	if (f->caller_waits && f->w - f->r >= WAKE)
-		pthread_cond_signal(&f->filled);
-	pthread_mutex_unlock(&f->mu);
-	f->cur = NULL;
+	int64_t i = at(s, s->w);
+	s->tags[i] = s->tag;
+	s->mark[i] = (char)mark;
+	s->w++;
+	if (s->caller_waits && (s->w - s->r >= WAKE || mark))
+		pthread_cond_signal(&s->filled);
 }
 
-int trace_feed_row(void *feed, const StoreSpanRow *row)
+static void publish(TraceSink *s)
 {
-	TraceFeed *f = feed;
-	if (atomic_load_explicit(&f->stop, memory_order_relaxed))
+	if (s->cur == NULL || s->cur->n == 0)
+		return; /* an empty slot is filled by the next trace */
+	pthread_mutex_lock(&s->mu);
+	publish_locked(s, 0);
+	pthread_mutex_unlock(&s->mu);
+	s->cur = NULL;
+}
+
+int trace_sink_row(void *sink, const StoreSpanRow *row)
+{
+	TraceSink *s = sink;
+	if (atomic_load_explicit(&s->feed->stop, memory_order_relaxed))
 		return 1;
-	if (f->cur == NULL || f->cur->n == 0 || strcmp(f->cur->trace_id, row->trace_id) != 0) {
-		publish(f);
-		if (f->cur == NULL && (f->cur = acquire(f)) == NULL)
+	if (s->cur == NULL || s->cur->n == 0 || strcmp(s->cur->trace_id, row->trace_id) != 0) {
+		publish(s);
+		if (s->cur == NULL && (s->cur = acquire(s)) == NULL)
 			return 1;
-		trace_reset(f->cur, row->trace_id);
+		trace_reset(s->cur, row->trace_id);
 	}
-	trace_add(f->cur, row);
+	trace_add(s->cur, row);
 	return 0;
 }
 
-void trace_feed_cut(TraceFeed *f)
+void trace_sink_cut(TraceSink *s)
 {
-	publish(f);
+	publish(s);
 }
 
-void trace_feed_tag(TraceFeed *f, int tag)
+void trace_sink_tag(TraceSink *s, int tag)
 {
-	f->tag = tag;
+	s->tag = tag;
+}
+
+void trace_sink_chunk(TraceSink *s)
+{
+	publish(s);
+	if (s->cur) {
+		/* an empty slot acquired for a trace that never came: the mark
+		 * takes it */
+		s->cur = NULL;
+	}
+	pthread_mutex_lock(&s->mu);
+	if (room(s))
+		publish_locked(s, 1);
+	pthread_mutex_unlock(&s->mu);
 }
 
 static void *reader(void *p)
 {
-	TraceFeed *f = p;
-	int rc = f->read(f, f->ctx, &f->err);
+	TraceSink *s = p;
+	TraceFeed *f = s->feed;
+	int rc = f->read(s, f->ctx, s->part, f->parts, &s->err);
 	if (rc == 0)
-		publish(f);
-	pthread_mutex_lock(&f->mu);
-	f->rc = rc;
-	f->done = 1;
-	pthread_cond_signal(&f->filled);
-	pthread_mutex_unlock(&f->mu);
+		publish(s);
+	pthread_mutex_lock(&s->mu);
+	s->rc = rc;
+	s->done = 1;
+	pthread_cond_signal(&s->filled);
+	pthread_mutex_unlock(&s->mu);
 	return NULL;
 }
 
-TraceFeed *trace_feed_start(TraceFeedRead read, void *ctx, const SkewTolerance *skew)
+TraceFeed *trace_feed_start(TraceFeedRead read, void *ctx, int parts, const SkewTolerance *skew)
 {
 	TraceFeed *f = xcalloc(1, sizeof *f);
-	pthread_mutex_init(&f->mu, NULL);
-	pthread_cond_init(&f->filled, NULL);
-	pthread_cond_init(&f->freed, NULL);
-	f->cap = CAP;
-	f->slot = xcalloc((size_t)f->cap, sizeof *f->slot);
-	f->tags = xcalloc((size_t)f->cap, sizeof *f->tags);
-	atomic_init(&f->stop, 0);
+	if (parts < 1)
+		parts = 1;
+	if (parts > TRACE_FEED_MAX_PARTS)
+		parts = TRACE_FEED_MAX_PARTS;
+	f->parts = parts;
 	f->read = read;
 	f->ctx = ctx;
 	if (skew)
 		f->skew = *skew;
+	atomic_init(&f->stop, 0);
 	f->threaded = 1;
-	if (pthread_create(&f->th, NULL, reader, f) != 0) {
+	for (int p = 0; p < parts; p++) {
+		TraceSink *s = &f->sink[p];
+		s->feed = f;
+		s->part = p;
+		pthread_mutex_init(&s->mu, NULL);
+		pthread_cond_init(&s->filled, NULL);
+		pthread_cond_init(&s->freed, NULL);
+		s->cap = CAP;
+		s->slot = xcalloc((size_t)s->cap, sizeof *s->slot);
+		s->tags = xcalloc((size_t)s->cap, sizeof *s->tags);
+		s->mark = xcalloc((size_t)s->cap, 1);
+	}
+	int started = 0;
+	for (int p = 0; p < parts; p++) {
+		if (pthread_create(&f->sink[p].th, NULL, reader, &f->sink[p]) != 0)
+			break;
+		f->sink[p].started = 1;
+		started++;
+	}
+	if (started < parts) {
+		/* no threads after all: stop the ones started (they wrote nothing
+		 * the caller took), then read every part here, rings growing */
+		atomic_store(&f->stop, 1);
+		for (int p = 0; p < started; p++) {
+			TraceSink *s = &f->sink[p];
+			pthread_mutex_lock(&s->mu);
+			pthread_cond_broadcast(&s->freed);
+			pthread_mutex_unlock(&s->mu);
+			pthread_join(s->th, NULL);
+			s->started = 0;
+			s->w = s->r = 0;
+			s->done = 0;
+			s->rc = 0;
+			s->cur = NULL;
+			s->tag = 0;
+		}
+		atomic_store(&f->stop, 0);
 		f->threaded = 0;
-		reader(f);
+		for (int p = 0; p < parts; p++)
+			reader(&f->sink[p]);
 	}
 	return f;
 }
 
 Trace *trace_feed_next(TraceFeed *f, int *tag)
 {
-	pthread_mutex_lock(&f->mu);
-	if (f->taken) {
-		f->r++;
-		f->taken = 0;
-		if (f->reader_waits && f->w - f->r <= f->cap - WAKE)
-			pthread_cond_signal(&f->freed);
+	if (f->held) {
+		TraceSink *h = f->held;
+		pthread_mutex_lock(&h->mu);
+		h->r++;
+		if (h->reader_waits && h->w - h->r <= h->cap - WAKE)
+			pthread_cond_signal(&h->freed);
+		pthread_mutex_unlock(&h->mu);
+		f->held = NULL;
 	}
-	while (f->r == f->w && !f->done) {
-		f->caller_waits = 1;
-		pthread_cond_wait(&f->filled, &f->mu);
-		f->caller_waits = 0;
-	}
-	Trace *t = NULL;
-	if (f->r < f->w) {
-		int64_t i = at(f, f->r);
-		t = f->slot[i];
+	for (;;) {
+		TraceSink *s = &f->sink[f->at];
+		pthread_mutex_lock(&s->mu);
+		while (s->r == s->w && !s->done) {
+			s->caller_waits = 1;
+			pthread_cond_wait(&s->filled, &s->mu);
+			s->caller_waits = 0;
+		}
+		if (s->r == s->w) {
+			/* this part is over, and with it the chunks in order */
+			pthread_mutex_unlock(&s->mu);
+			return NULL;
+		}
+		int64_t i = at(s, s->r);
+		if (s->mark[i]) {
+			s->r++;
+			if (s->reader_waits && s->w - s->r <= s->cap - WAKE)
+				pthread_cond_signal(&s->freed);
+			pthread_mutex_unlock(&s->mu);
+			f->at = (f->at + 1) % f->parts;
+			continue;
+		}
+		Trace *t = s->slot[i];
 		if (tag)
-			*tag = f->tags[i];
-		f->taken = 1;
+			*tag = s->tags[i];
+		f->held = s;
+		pthread_mutex_unlock(&s->mu);
+		return t;
 	}
-	pthread_mutex_unlock(&f->mu);
-	return t;
 }
 
 int trace_feed_finish(TraceFeed *f, Err *err)
 {
 	if (f == NULL)
 		return 0;
-	pthread_mutex_lock(&f->mu);
 	atomic_store(&f->stop, 1);
-	pthread_cond_broadcast(&f->freed);
-	pthread_mutex_unlock(&f->mu);
-	if (f->threaded)
-		pthread_join(f->th, NULL);
-	int rc = f->rc;
-	if (rc && err)
-		*err = f->err;
-	for (int64_t i = 0; i < f->cap; i++)
-		if (f->slot[i]) {
-			trace_fini(f->slot[i]);
-			free(f->slot[i]);
-		}
-	free(f->slot);
-	free(f->tags);
-	pthread_cond_destroy(&f->filled);
-	pthread_cond_destroy(&f->freed);
-	pthread_mutex_destroy(&f->mu);
+	for (int p = 0; p < f->parts; p++) {
+		TraceSink *s = &f->sink[p];
+		pthread_mutex_lock(&s->mu);
+		pthread_cond_broadcast(&s->freed);
+		pthread_mutex_unlock(&s->mu);
+		if (s->started)
+			pthread_join(s->th, NULL);
+	}
+	int rc = 0;
+	for (int p = 0; p < f->parts && rc == 0; p++)
+		if ((rc = f->sink[p].rc) != 0 && err)
+			*err = f->sink[p].err;
+	for (int p = 0; p < f->parts; p++) {
+		TraceSink *s = &f->sink[p];
+		for (int64_t i = 0; i < s->cap; i++)
+			if (s->slot[i]) {
+				trace_fini(s->slot[i]);
+				free(s->slot[i]);
+			}
+		free(s->slot);
+		free(s->tags);
+		free(s->mark);
+		pthread_cond_destroy(&s->filled);
+		pthread_cond_destroy(&s->freed);
+		pthread_mutex_destroy(&s->mu);
+	}
 	free(f);
 	return rc;
 }

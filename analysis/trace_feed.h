@@ -1,16 +1,22 @@
 /*
- * trace_feed.h - whole traces read from the store on a second thread.
+ * trace_feed.h - whole traces read from the store on other threads.
  *
- * Reading a trace's rows is about half of what an analysis pass costs
+ * Reading a trace's rows is more than half of what an analysis pass costs
  * (SQLite's steps, the identity index's seeks into the table, copying the
- * strings); the other half is analysing the trace. A feed overlaps the
- * two: its thread runs the caller's store scan and assembles each trace,
- * the caller's thread takes the traces in the order they were read and
- * analyses them. The result is the same as reading and analysing on one
- * thread, in the same order.
+ * strings); the rest is analysing the trace. A feed overlaps the two: its
+ * threads run the caller's store scans and assemble each trace, the
+ * caller's thread takes the traces in reading order and analyses them.
+ * The result is the same as reading and analysing on one thread, in the
+ * same order.
  *
- * While a feed runs, its thread owns the Store: the caller must not use
- * it (nor another object sharing its connection) until trace_feed_finish().
+ * The reading can be split into parts, each on its own thread and its own
+ * connection to the database: part p of n reads chunks p, p + n, p + 2n,
+ * ... of the work (a chunk: a run of trace keys, say) and ends each with
+ * trace_sink_chunk(); the caller gets chunk 0, 1, 2, ... in that order, so
+ * the order is still the one a single reader would have.
+ *
+ * While a feed runs, the connection a part reads through belongs to that
+ * part's thread: the caller must not use it until trace_feed_finish().
  */
 #ifndef TT_TRACE_FEED_H
 #define TT_TRACE_FEED_H
@@ -18,38 +24,46 @@
 #include "store.h"
 #include "trace_build.h"
 
-typedef struct TraceFeed TraceFeed;
+typedef struct TraceFeed TraceFeed; /* the caller's side */
+typedef struct TraceSink TraceSink; /* one part's side: where its rows go */
 
-/* The reading, run on the feed's thread: store scans whose row callback is
- * trace_feed_row with the feed as its context. Consecutive rows of one
- * trace id make one trace; trace_feed_cut() ends one explicitly (a scan of
- * one trace key at a time). Returns 0 or the scan's error, with err set. */
-typedef int (*TraceFeedRead)(TraceFeed *f, void *ctx, Err *err);
+#define TRACE_FEED_MAX_PARTS 4
 
-/* Starts reading on a new thread. skew: the tolerance every trace gets
- * (trace_set_skew; NULL: the default). Never fails: when no thread can be
- * started, the reading runs at the first trace_feed_next() on the caller's
- * thread, with the traces kept until taken. */
-TraceFeed *trace_feed_start(TraceFeedRead read, void *ctx, const SkewTolerance *skew);
+/* One part of the reading, run on its own thread: store scans whose row
+ * callback is trace_sink_row with the sink as its context. Consecutive
+ * rows of one trace id make one trace; trace_sink_cut() ends one
+ * explicitly (a scan of one trace key at a time). With parts > 1, every
+ * chunk the part reads ends with trace_sink_chunk(). Returns 0 or the
+ * scan's error, with err set. */
+typedef int (*TraceFeedRead)(TraceSink *s, void *ctx, int part, int parts, Err *err);
 
-/* StoreSpanFn for the reading's scans (ctx: the feed). Returns 1, which
- * stops the scan, once the caller has finished the feed early. */
-int trace_feed_row(void *feed, const StoreSpanRow *row);
+/* Starts parts (1 to TRACE_FEED_MAX_PARTS) readings, each on a new thread.
+ * skew: the tolerance every trace gets (trace_set_skew; NULL: the
+ * default). Never fails: when a thread cannot be started, the readings run
+ * at once on the caller's thread and keep their traces until taken. */
+TraceFeed *trace_feed_start(TraceFeedRead read, void *ctx, int parts, const SkewTolerance *skew);
+
+/* StoreSpanFn for a part's scans (ctx: its sink). Returns 1, which stops
+ * the scan, once the caller has finished the feed early. */
+int trace_sink_row(void *sink, const StoreSpanRow *row);
 
 /* Ends the trace being assembled (nothing when it has no rows). */
-void trace_feed_cut(TraceFeed *f);
+void trace_sink_cut(TraceSink *s);
 
-/* Tags the traces ended from now on (0 at the start): the caller's thread
- * learns from it which scan a trace came from. */
-void trace_feed_tag(TraceFeed *f, int tag);
+/* Tags the traces ended from now on (0 at the start): the caller learns
+ * from it which scan a trace came from. */
+void trace_sink_tag(TraceSink *s, int tag);
+
+/* Ends the trace being assembled and the part's current chunk. */
+void trace_sink_chunk(TraceSink *s);
 
 /* The next whole trace, in reading order, and its tag; NULL when the
  * reading is over (or failed: trace_feed_finish() says). The trace is the
  * caller's to read and modify (trace_link()) until the next call. */
 Trace *trace_feed_next(TraceFeed *f, int *tag);
 
-/* Stops the reading if it is still running, waits for its thread and
- * frees the feed. Returns the reading's result, with err set on failure. */
+/* Stops the readings still running, waits for their threads and frees the
+ * feed. Returns the first failed part's result, with err set, or 0. */
 int trace_feed_finish(TraceFeed *f, Err *err);
 
 #endif

@@ -383,6 +383,23 @@ int store_root_keys(Store *st, const char *service, const char *name, int64_t fr
  * order of the full scans). */
 int store_trace_key_scan(Store *st, int64_t trace_key, StoreSpanFn fn, void *ctx, Err *err);
 
+/* Every span with from_key <= trace_key < to_key and rowid <= upto_rowid,
+ * grouped by trace in the order of store_spans_since(): consecutive key
+ * ranges read one after another give what one full read gives, so that
+ * several connections can share a read (analysis/trace_feed.h). */
+int store_spans_key_range(Store *st, int64_t from_key, int64_t to_key, int64_t upto_rowid,
+                          StoreSpanFn fn, void *ctx, Err *err);
+
+/* The largest trace key a span has (0 when there are none). */
+int store_trace_key_max(Store *st, int64_t *out, Err *err);
+
+/* The path the store was opened with (borrowed, lives as long as st). */
+const char *store_path(const Store *st);
+
+/* 1 when the connection is inside a transaction (what it has written is
+ * not visible to other connections yet), else 0. */
+int store_in_transaction(const Store *st);
+
 /* Every span of one trace (for the waterfall), with attributes. */
 int store_trace_scan(Store *st, const char *trace_id, StoreSpanFn fn,
                      void *ctx, Err *err);

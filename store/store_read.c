@@ -83,6 +83,12 @@ static const char *const rsql[RSTMT_COUNT] = {
 	    " WHERE parent_id = '' AND start_ns >= ?3 AND start_ns < ?4 AND service = ?1 AND name = ?2"
 	    " ORDER BY start_ns",
 	[RSTMT_TRACE_KEY] = "SELECT " SPAN_COLS("''") " FROM spans s WHERE s.trace_key = ?1",
+	/* the identity index, as RSTMT_SCAN_ALL walks it (never the rowid
+	 * range and a sort of every row) */
+	[RSTMT_KEY_RANGE] = "SELECT " SPAN_COLS("''") " FROM spans s INDEXED BY spans_identity"
+	                    " WHERE s.trace_key >= ?1 AND s.trace_key < ?2 AND s.id <= ?3"
+	                    " ORDER BY s.trace_key",
+	[RSTMT_MAX_TRACE_KEY] = "SELECT coalesce(max(trace_key), 0) FROM spans",
 	/* a traces row exists only with its first span (same transaction) */
 	[RSTMT_STATS] =
 	    "SELECT (SELECT count(*) FROM spans),"
@@ -346,6 +352,37 @@ int store_root_keys(Store *st, const char *service, const char *name, int64_t fr
 	if (rc != SQLITE_DONE)
 		return store_sqlerr(st, err, "reading root spans");
 	return 0;
+}
+
+int store_spans_key_range(Store *st, int64_t from_key, int64_t to_key, int64_t upto_rowid,
+                          StoreSpanFn fn, void *ctx, Err *err)
+{
+	sqlite3_stmt *s = st->rstmt[RSTMT_KEY_RANGE];
+	sqlite3_bind_int64(s, 1, from_key);
+	sqlite3_bind_int64(s, 2, to_key);
+	sqlite3_bind_int64(s, 3, upto_rowid);
+	return run_scan(st, s, fn, ctx, err);
+}
+
+int store_trace_key_max(Store *st, int64_t *out, Err *err)
+{
+	sqlite3_stmt *s = st->rstmt[RSTMT_MAX_TRACE_KEY];
+	int rc = sqlite3_step(s);
+	*out = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+	sqlite3_reset(s);
+	if (rc != SQLITE_ROW)
+		return store_sqlerr(st, err, "reading the largest trace key");
+	return 0;
+}
+
+const char *store_path(const Store *st)
+{
+	return st->path ? st->path : "";
+}
+
+int store_in_transaction(const Store *st)
+{
+	return !sqlite3_get_autocommit(st->db);
 }
 
 int store_trace_key_scan(Store *st, int64_t trace_key, StoreSpanFn fn, void *ctx, Err *err)

@@ -21,6 +21,8 @@
  *    sample's size, the range's true count and rate, the critical path of
  *    every slow request (the same as from all requests), and the same
  *    leading hypothesis;
+ *  - a read split over two connections (every span, and a sample) gives
+ *    the report and the evidence a read in one part gives, byte for byte;
  *  - analysis_ref()/analysis_free() holds and analysis_answers().
  */
 #include <setjmp.h>
@@ -43,6 +45,7 @@
 #include "import.h"
 #include "live.h"
 #include "model_json.h"
+#include "report.h"
 #include "sim.h"
 #include "sim_gen.h"
 
@@ -533,11 +536,68 @@ static void test_ref_and_answers(void **state)
 	model_free(m);
 }
 
+/* One question read in one part and in two (two connections, chunks of
+ * trace keys in turn): the same report, byte for byte, and the same
+ * evidence in every value; so for a sample read by trace keys. */
+static void one_read(Gen *g, const Model *m, int64_t bound, Buf *json, Evidence **ev)
+{
+	Err err = {0};
+	AnalysisOptions ao = {.period = g->period, .model = m};
+	Analysis *a = NULL;
+	EvRequestSet *sets[2] = {NULL, NULL};
+	if (evidence_analysis_run(g->st, &ao, bound, &a, sets, &err))
+		fail_msg("%s", err.msg);
+	report_json(a, json);
+	EvidenceOptions eo = {.model = m, .period = g->period, .analysis = a,
+	                      .requests = {sets[0], sets[1]}};
+	if (evidence_compute(g->st, &eo, ev, &err))
+		fail_msg("%s", err.msg);
+	evidence_requests_free(sets[0]);
+	evidence_requests_free(sets[1]);
+	analysis_free(a);
+}
+
+static void test_split_reading_is_exact(void **state)
+{
+	(void)state;
+	Model *m = load_model();
+	Gen g;
+	gen(&g);
+	for (int sampled = 0; sampled < 2; sampled++) {
+		int64_t bound = sampled ? 300 : 0;
+		Buf one, two;
+		buf_init(&one);
+		buf_init(&two);
+		Evidence *e1 = NULL, *e2 = NULL;
+		analysis_read_split(INT64_MAX, INT64_MAX);
+		int64_t splits = analysis_split_reads();
+		one_read(&g, m, bound, &one, &e1);
+		assert_int_equal(analysis_split_reads(), splits);
+		analysis_read_split(0, 0);
+		one_read(&g, m, bound, &two, &e2);
+		if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+			assert_int_equal(analysis_split_reads(), splits + 1);
+		assert_true(one.len > 1000);
+		if (strcmp(buf_str(&one), buf_str(&two)) != 0)
+			fail_msg("%s: the report read in two parts differs from the one read in one",
+			         sampled ? "sample" : "every span");
+		same_evidence(e2, e1);
+		evidence_free(e1);
+		evidence_free(e2);
+		buf_fini(&one);
+		buf_fini(&two);
+	}
+	analysis_read_split(100000, 4000);
+	gen_free(&g);
+	model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_evidence_borrowed_equals_computed),
 	    cmocka_unit_test(test_sampled_reading),
+	    cmocka_unit_test(test_split_reading_is_exact),
 	    cmocka_unit_test(test_live_analysis_carries_requests),
 	    cmocka_unit_test(test_dx_live_reuses_the_callers_analysis),
 	    cmocka_unit_test(test_ref_and_answers),

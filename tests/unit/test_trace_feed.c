@@ -1,8 +1,9 @@
 /*
  * test_trace_feed.c - whole traces read on a second thread: the same
  * traces, rows and order as one thread reading them, more traces than the
- * feed's ring holds, tags and cuts for one-key scans, a caller that stops
- * early, and a reading that fails part way.
+ * feed's ring holds, the same in parts read through several connections,
+ * tags and cuts for one-key scans, a caller that stops early, and a
+ * reading (or one part of it) that fails part way.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -96,9 +97,11 @@ static int on_direct(void *ctx, const StoreSpanRow *r)
 	return 0;
 }
 
-static int read_all(TraceFeed *f, void *ctx, Err *err)
+static int read_all(TraceSink *s, void *ctx, int part, int parts, Err *err)
 {
-	return store_spans_since(ctx, 0, INT64_MAX, trace_feed_row, f, err);
+	(void)part;
+	(void)parts;
+	return store_spans_since(ctx, 0, INT64_MAX, trace_sink_row, s, err);
 }
 
 static void feed_gives_what_one_thread_reads(void **state)
@@ -116,7 +119,7 @@ static void feed_gives_what_one_thread_reads(void **state)
 	trace_fini(&d.tr);
 	assert_int_equal(direct.n, TRACES);
 
-	TraceFeed *f = trace_feed_start(read_all, e->st, NULL);
+	TraceFeed *f = trace_feed_start(read_all, e->st, 1, NULL);
 	Trace *t;
 	while ((t = trace_feed_next(f, NULL)) != NULL) {
 		assert_true(fed.n < TRACES);
@@ -133,17 +136,98 @@ static void feed_gives_what_one_thread_reads(void **state)
 	assert_non_null(strstr(fed.key[6], "0000000000000007"));
 }
 
+/* The same read in parts, each through its own connection: chunks of 7
+ * trace keys (so chunks end inside the ring and across it), part p
+ * reading chunks p, p + parts, ... */
+typedef struct Parts {
+	Store *st[TRACE_FEED_MAX_PARTS];
+	int64_t max_key, chunk;
+	int fail_part;             /* this part fails at its third chunk (-1: none) */
+} Parts;
+
+static int read_parts(TraceSink *s, void *ctx, int part, int parts, Err *err)
+{
+	Parts *x = ctx;
+	int n = 0;
+	for (int64_t c = part;; c += parts) {
+		int64_t lo = c * x->chunk, hi = lo + x->chunk;
+		if (c > 0 && lo > x->max_key)
+			break;
+		if (part == x->fail_part && ++n == 3) {
+			err_set(err, TT_ESTORE, "part %d failed", part);
+			return TT_ESTORE;
+		}
+		int last = hi > x->max_key;
+		int rc = store_spans_key_range(x->st[part], c == 0 ? INT64_MIN : lo,
+		                               last ? INT64_MAX : hi, INT64_MAX, trace_sink_row, s, err);
+		if (rc)
+			return rc;
+		trace_sink_chunk(s);
+		if (last)
+			break;
+	}
+	return 0;
+}
+
+static void feed_in_parts_gives_the_same_order(void **state)
+{
+	Env *e = *state;
+	Err err = {0};
+	static Seen direct, fed;
+	memset(&direct, 0, sizeof direct);
+	Direct d = {.seen = &direct};
+	trace_init(&d.tr);
+	trace_reset(&d.tr, "");
+	assert_int_equal(store_spans_since(e->st, 0, INT64_MAX, on_direct, &d, &err), 0);
+	direct_flush(&d);
+	trace_fini(&d.tr);
+	for (int parts = 1; parts <= 3; parts++) {
+		Parts x = {.st = {e->st}, .chunk = 7, .fail_part = -1};
+		for (int p = 1; p < parts; p++)
+			assert_int_equal(store_open(e->db, STORE_READONLY, &x.st[p], &err), 0);
+		assert_int_equal(store_trace_key_max(e->st, &x.max_key, &err), 0);
+		assert_int_equal(x.max_key, TRACES);
+		memset(&fed, 0, sizeof fed);
+		TraceFeed *f = trace_feed_start(read_parts, &x, parts, NULL);
+		Trace *t;
+		while ((t = trace_feed_next(f, NULL)) != NULL) {
+			assert_true(fed.n < TRACES);
+			describe(t, fed.key[fed.n++], sizeof fed.key[0]);
+		}
+		assert_int_equal(trace_feed_finish(f, &err), 0);
+		assert_int_equal(fed.n, direct.n);
+		for (int i = 0; i < fed.n; i++)
+			assert_string_equal(fed.key[i], direct.key[i]);
+		/* a part that fails: the traces before its failure come, then the
+		 * end, and the failure is reported */
+		if (parts > 1) {
+			x.fail_part = 1;
+			f = trace_feed_start(read_parts, &x, parts, NULL);
+			int n = 0;
+			while (trace_feed_next(f, NULL) != NULL)
+				n++;
+			assert_true(n > 0 && n < TRACES);
+			assert_int_equal(trace_feed_finish(f, &err), TT_ESTORE);
+			assert_string_equal(err.msg, "part 1 failed");
+		}
+		for (int p = 1; p < parts; p++)
+			store_close(x.st[p]);
+	}
+}
+
 /* One trace key at a time, tagged by key % 3, with a key that has no rows
  * (nothing comes of it) and every trace read twice under two tags. */
-static int read_keys(TraceFeed *f, void *ctx, Err *err)
+static int read_keys(TraceSink *f, void *ctx, int part, int parts, Err *err)
 {
 	Store *st = ctx;
+	(void)part;
+	(void)parts;
 	int rc = 0;
 	for (int pass = 0; pass < 2 && rc == 0; pass++)
 		for (int64_t k = 1; k <= TRACES + 1 && rc == 0; k++) {
-			trace_feed_tag(f, pass * 10 + (int)(k % 3));
-			rc = store_trace_key_scan(st, k, trace_feed_row, f, err);
-			trace_feed_cut(f);
+			trace_sink_tag(f, pass * 10 + (int)(k % 3));
+			rc = store_trace_key_scan(st, k, trace_sink_row, f, err);
+			trace_sink_cut(f);
 		}
 	return rc;
 }
@@ -152,7 +236,7 @@ static void feed_keeps_tags_and_cuts(void **state)
 {
 	Env *e = *state;
 	Err err = {0};
-	TraceFeed *f = trace_feed_start(read_keys, e->st, NULL);
+	TraceFeed *f = trace_feed_start(read_keys, e->st, 1, NULL);
 	Trace *t;
 	int tag = -1, n = 0;
 	while ((t = trace_feed_next(f, &tag)) != NULL) {
@@ -172,7 +256,7 @@ static void caller_stops_early(void **state)
 {
 	Env *e = *state;
 	Err err = {0};
-	TraceFeed *f = trace_feed_start(read_all, e->st, NULL);
+	TraceFeed *f = trace_feed_start(read_all, e->st, 1, NULL);
 	for (int i = 0; i < 5; i++)
 		assert_non_null(trace_feed_next(f, NULL));
 	usleep(20000); /* the reader is now waiting for a slot */
@@ -184,13 +268,15 @@ static void caller_stops_early(void **state)
 }
 
 /* Reads 100 traces, then fails. */
-static int read_then_fail(TraceFeed *f, void *ctx, Err *err)
+static int read_then_fail(TraceSink *f, void *ctx, int part, int parts, Err *err)
 {
 	Store *st = ctx;
+	(void)part;
+	(void)parts;
 	for (int64_t k = 1; k <= 100; k++) {
-		if (store_trace_key_scan(st, k, trace_feed_row, f, err))
+		if (store_trace_key_scan(st, k, trace_sink_row, f, err))
 			return TT_ESTORE;
-		trace_feed_cut(f);
+		trace_sink_cut(f);
 	}
 	err_set(err, TT_ESTORE, "the disk went away");
 	return TT_ESTORE;
@@ -200,7 +286,7 @@ static void reading_error_reaches_caller(void **state)
 {
 	Env *e = *state;
 	Err err = {0};
-	TraceFeed *f = trace_feed_start(read_then_fail, e->st, NULL);
+	TraceFeed *f = trace_feed_start(read_then_fail, e->st, 1, NULL);
 	int n = 0;
 	while (trace_feed_next(f, NULL) != NULL)
 		n++;
@@ -214,6 +300,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(feed_gives_what_one_thread_reads, feed_setup, teardown),
 		cmocka_unit_test_setup_teardown(feed_keeps_tags_and_cuts, feed_setup, teardown),
+		cmocka_unit_test_setup_teardown(feed_in_parts_gives_the_same_order, feed_setup, teardown),
 		cmocka_unit_test_setup_teardown(caller_stops_early, feed_setup, teardown),
 		cmocka_unit_test_setup_teardown(reading_error_reaches_caller, feed_setup, teardown),
 	};
