@@ -253,21 +253,58 @@ typedef struct Item {
 	int32_t owner;
 } Item;
 
-static int cmp_item_desc(const void *a, const void *b)
+/* A key whose unsigned order is the float's order, largest first. */
+static uint32_t desc_key(float v)
 {
-	float x = ((const Item *)a)->v, y = ((const Item *)b)->v;
-	return (x < y) - (x > y);
+	uint32_t k;
+	memcpy(&k, &v, sizeof k);
+	k = (k & 0x80000000u) ? ~k : k | 0x80000000u;
+	return ~k;
 }
 
-/* v[0 .. n*R) (R values per request), largest first, with their request. */
+/* v[0 .. n*R) (R values per request), largest first, with their request;
+ * equal values stay in request order. A stable radix sort, three passes
+ * of 11 bits of desc_key(): a locus's replays are sorted once each, and a
+ * comparison sort of them was a tenth of the attribution's time. */
 static Item *sorted_items(const float *v, int64_t n, int R)
 {
-	Item *it = xmalloc((size_t)(n * R) * sizeof *it);
-	for (int64_t i = 0; i < n * R; i++) {
+	enum { BITS = 11, SIZE = 1 << BITS, PASSES = 3 };
+	int64_t m = n * R;
+	Item *it = xmalloc((size_t)(m ? m : 1) * sizeof *it);
+	Item *tmp = xmalloc((size_t)(m ? m : 1) * sizeof *tmp);
+	uint32_t *key = xmalloc((size_t)(m ? m : 1) * sizeof *key);
+	uint32_t *key2 = xmalloc((size_t)(m ? m : 1) * sizeof *key2);
+	int64_t(*cnt)[SIZE] = xcalloc(PASSES, sizeof *cnt);
+	for (int64_t i = 0; i < m; i++) {
 		it[i].v = v[i];
 		it[i].owner = (int32_t)(i / R);
+		key[i] = desc_key(v[i]);
+		for (int p = 0; p < PASSES; p++)
+			cnt[p][(key[i] >> (p * BITS)) & (SIZE - 1)]++;
 	}
-	qsort(it, (size_t)(n * R), sizeof *it, cmp_item_desc);
+	for (int p = 0; p < PASSES; p++) {
+		int64_t sum = 0;
+		for (int d = 0; d < SIZE; d++) {
+			int64_t t = cnt[p][d];
+			cnt[p][d] = sum;
+			sum += t;
+		}
+		for (int64_t i = 0; i < m; i++) {
+			int64_t at = cnt[p][(key[i] >> (p * BITS)) & (SIZE - 1)]++;
+			tmp[at] = it[i];
+			key2[at] = key[i];
+		}
+		Item *ti = it;
+		it = tmp;
+		tmp = ti;
+		uint32_t *tk = key;
+		key = key2;
+		key2 = tk;
+	}
+	free(tmp);
+	free(key);
+	free(key2);
+	free(cnt);
 	return it;
 }
 

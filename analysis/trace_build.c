@@ -134,34 +134,57 @@ void trace_add(Trace *t, const StoreSpanRow *r)
 	s->comp = COMP_SERVICE;
 }
 
-/* Span-id lookup through a sorted index (traces are small). */
-typedef struct IdIndex {
-	const Trace *t;
-	int *ix;
-} IdIndex;
+/* Span-id lookup through a sorted index (traces are small). Each entry
+ * carries the id's first 8 bytes as a big-endian number, whose order is
+ * strcmp's on those bytes, so most comparisons are one integer compare. */
+typedef struct SidEntry {
+	uint64_t key;
+	int ix;
+} SidEntry;
+
+static uint64_t sid_key(const char *s)
+{
+	uint64_t k = 0;
+	for (int i = 0; i < 8; i++) {
+		k <<= 8;
+		if (*s)
+			k |= (unsigned char)*s++;
+	}
+	return k;
+}
 
 static _Thread_local const Trace *g_sort_trace; /* qsort has no context argument in C11;
                                                   * per thread: the TUI and its workers */
 
 static int cmp_sid(const void *a, const void *b)
 {
+	const SidEntry *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
 	const Trace *t = g_sort_trace;
-	int x = *(const int *)a, y = *(const int *)b;
-	int c = strcmp(trace_str(t, t->sp[x].sid), trace_str(t, t->sp[y].sid));
-	return c ? c : (x > y) - (x < y);
+	int c = strcmp(trace_str(t, t->sp[x->ix].sid), trace_str(t, t->sp[y->ix].sid));
+	return c ? c : (x->ix > y->ix) - (x->ix < y->ix);
 }
 
-static int find_sid(const Trace *t, const int *ix, const char *sid)
+static int sid_cmp(const Trace *t, const SidEntry *e, uint64_t key, const char *sid)
 {
+	if (e->key != key)
+		return e->key < key ? -1 : 1;
+	return strcmp(trace_str(t, t->sp[e->ix].sid), sid);
+}
+
+static int find_sid(const Trace *t, const SidEntry *ix, const char *sid)
+{
+	uint64_t key = sid_key(sid);
 	int lo = 0, hi = t->n - 1;
 	while (lo <= hi) {
 		int mid = (lo + hi) / 2;
-		int c = strcmp(trace_str(t, t->sp[ix[mid]].sid), sid);
+		int c = sid_cmp(t, &ix[mid], key, sid);
 		if (c == 0) {
 			/* first of equal ids: duplicates keep the first stored */
-			while (mid > 0 && strcmp(trace_str(t, t->sp[ix[mid - 1]].sid), sid) == 0)
+			while (mid > 0 && sid_cmp(t, &ix[mid - 1], key, sid) == 0)
 				mid--;
-			return ix[mid];
+			return ix[mid].ix;
 		}
 		if (c < 0)
 			lo = mid + 1;
@@ -288,9 +311,9 @@ void trace_link(Trace *t)
 	t->root = -1;
 	if (t->n == 0)
 		return;
-	int *ix = xmalloc((size_t)t->n * sizeof *ix);
+	SidEntry *ix = xmalloc((size_t)t->n * sizeof *ix);
 	for (int i = 0; i < t->n; i++)
-		ix[i] = i;
+		ix[i] = (SidEntry){sid_key(trace_str(t, t->sp[i].sid)), i};
 	g_sort_trace = t;
 	qsort(ix, (size_t)t->n, sizeof *ix, cmp_sid);
 	g_sort_trace = NULL;

@@ -25,7 +25,7 @@
 /* A waiting thread is woken once WAKE traces are there to take (or slots
  * to fill), not at every trace: one wake-up per trace costs more than the
  * copying it saves. */
-enum { CAP = 64, WAKE = 16 };
+enum { CAP = 128, WAKE = 16 };
 
 struct TraceSink {
 	TraceFeed *feed;

@@ -317,7 +317,6 @@ typedef struct StoreSpanRow {
 	int has_queue;
 	int64_t queue_ns;
 	const char *attrs_json;   /* only when requested (STORE_SPANS_ATTRS), else "" */
-	const char *links_json;   /* always loaded ("" when none) */
 	const char *db_system;    /* CLIENT span with db.system.name (or the older
 	                           * db.system) attribute: its value, else "" */
 	const char *peer;         /* CLIENT span: its peer.service, else its

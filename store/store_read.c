@@ -26,7 +26,7 @@
 #define SPAN_COLS_EV(attrs, events)                                              \
 	"s.trace_id, s.span_id, s.parent_id, s.service, s.host, s.name, s.kind,"     \
 	" s.start_ns, s.end_ns, s.status_code, coalesce(s.wclass, ''), s.queue_ns,"  \
-	" coalesce(s.links, ''), " attrs ", " events ", " DB_SYSTEM ", " PEER
+	" " attrs ", " events ", " DB_SYSTEM ", " PEER
 #define SPAN_COLS(attrs) SPAN_COLS_EV(attrs, "''")
 
 /* A trace belongs to a window when its root span starts in it; a trace with
@@ -132,12 +132,11 @@ static int run_scan_ex(Store *st, sqlite3_stmt *s, StoreSpanFn fn,
 		r.wclass = store_col_text(s, 10);
 		r.has_queue = sqlite3_column_type(s, 11) != SQLITE_NULL;
 		r.queue_ns = r.has_queue ? sqlite3_column_int64(s, 11) : 0;
-		r.links_json = store_col_text(s, 12);
-		r.attrs_json = store_col_text(s, 13);
-		r.events_json = store_col_text(s, 14);
-		r.db_system = store_col_text(s, 15);
-		r.peer = store_col_text(s, 16);
-		stopped = fn_new ? fn_new(ctx, &r, sqlite3_column_int(s, 17)) : fn(ctx, &r);
+		r.attrs_json = store_col_text(s, 12);
+		r.events_json = store_col_text(s, 13);
+		r.db_system = store_col_text(s, 14);
+		r.peer = store_col_text(s, 15);
+		stopped = fn_new ? fn_new(ctx, &r, sqlite3_column_int(s, 16)) : fn(ctx, &r);
 	}
 	if (stopped)
 		rc = SQLITE_DONE;

@@ -274,7 +274,7 @@ static void test_path_adds_up_on_random_trees(void **state)
 			StoreSpanRow r = {.trace_id = "prop", .span_id = sid, .parent_id = p >= 0 ? pid : "",
 			                  .service = (rnd() & 1) ? "a" : "b", .host = "", .name = "op",
 			                  .kind = kinds[rnd_in(0, 2)], .start_ns = st[i], .end_ns = en[i],
-			                  .wclass = "", .attrs_json = "", .links_json = ""};
+			                  .wclass = "", .attrs_json = ""};
 			if (rnd_in(0, 5) == 0) {
 				r.has_queue = 1;
 				r.queue_ns = rnd_in(0, 500000);
