@@ -883,7 +883,6 @@ enum { FEED_CHUNK = 32 };
 /* Reading in parts pays from about this many spans (or sampled traces) on:
  * it costs a connection and a thread, about a millisecond. */
 static int64_t split_spans = 100000, split_traces = 4000;
-static int split_env_read;
 static atomic_llong split_reads;
 
 void analysis_read_split(int64_t min_spans, int64_t min_traces)
@@ -929,8 +928,6 @@ static int read_ranges(TraceSink *s, void *ctx, int part, int parts, Err *err)
 static int feed_parts(Store *st, int64_t work, int traces, Store **more)
 {
 	const char *path = store_path(st);
-	if (!split_env_read && getenv("TT_NOSPLIT")) { split_spans = split_traces = INT64_MAX; }
-	split_env_read = 1;
 	if (work < (traces ? split_traces : split_spans) ||
 	    sysconf(_SC_NPROCESSORS_ONLN) < 2 || store_in_transaction(st) || path[0] == '\0' ||
 	    strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0)
