@@ -2,9 +2,9 @@
  * import.c - format detection, source digest and the one-file-one-
  * transaction rule shared by every importer.
  *
- * The SHA-256 of a trace source is computed while the importer reads it,
- * not before: for a regular file on a thread of its own (hash_thread), for
- * anything else through a stdio stream that hashes what passes through it. Its source row is
+ * The SHA-256 of a trace source is computed while the importer reads it
+ * (the importer reads a stdio stream that hashes what passes through it),
+ * not in a pass of its own: a big file is read once. Its source row is
  * added with an empty digest and gets the real one, and the "imported
  * before" lookup, when the run has succeeded. Metric formats store the
  * digest with their points, so they still hash first (digest_late()).
@@ -14,16 +14,11 @@
 
 #include <errno.h>
 #include <openssl/evp.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "buf.h"
 #include "formats.h"
 
 /* Formats chosen by name only (the receiver knows the signal from the
@@ -157,16 +152,6 @@ static FILE *hash_open(HashReader *h, FILE *in)
 	return f;
 }
 
-static void hex_digest(const unsigned char dig[32], char out[65])
-{
-	static const char hex[] = "0123456789abcdef";
-	for (int i = 0; i < 32; i++) {
-		out[2 * i] = hex[dig[i] >> 4];
-		out[2 * i + 1] = hex[dig[i] & 15];
-	}
-	out[64] = '\0';
-}
-
 /* Reads the rest of f and writes the hex digest of everything to out. */
 static int hash_finish(HashReader *h, FILE *f, const char *name, char out[65], Err *err)
 {
@@ -178,85 +163,12 @@ static int hash_finish(HashReader *h, FILE *f, const char *name, char out[65], E
 	unsigned char dig[32];
 	unsigned int dlen = 0;
 	EVP_DigestFinal_ex(h->md, dig, &dlen);
-	hex_digest(dig, out);
-	return 0;
-}
-
-/* The digest of a regular file, computed on a thread of its own while the
- * importer reads the file through its stream (SHA-256 is about a tenth of
- * a bulk import's work; on a second core it costs the import nothing).
- * The thread reads with pread() on its own descriptor, so the stream's
- * position is untouched; it hashes the whole file, as the stream would. */
-typedef struct HashThread {
-	int fd;
-	pthread_t th;
-	atomic_int stop;
-	int rc;                /* 0, or the errno of a read error */
-	unsigned char dig[32];
-} HashThread;
-
-static void *hash_thread(void *p)
-{
-	HashThread *h = p;
-	enum { CHUNK = 1 << 20 };
-	char *buf = xmalloc(CHUNK);
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	if (md == NULL || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
-		h->rc = ENOMEM;
-	} else {
-		for (off_t off = 0; !atomic_load(&h->stop);) {
-			ssize_t n = pread(h->fd, buf, CHUNK, off);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				h->rc = errno;
-				break;
-			}
-			if (n == 0)
-				break;
-			EVP_DigestUpdate(md, buf, (size_t)n);
-			off += n;
-		}
-		unsigned int dlen = 0;
-		if (h->rc == 0)
-			EVP_DigestFinal_ex(md, h->dig, &dlen);
+	static const char hex[] = "0123456789abcdef";
+	for (int i = 0; i < 32; i++) {
+		out[2 * i] = hex[dig[i] >> 4];
+		out[2 * i + 1] = hex[dig[i] & 15];
 	}
-	EVP_MD_CTX_free(md);
-	free(buf);
-	return NULL;
-}
-
-/* Starts hashing f's file on a thread; 0 when f is not a regular file or
- * no thread could be started (the caller hashes the stream then). */
-static int hash_thread_start(HashThread *h, FILE *f)
-{
-	memset(h, 0, sizeof *h);
-	atomic_init(&h->stop, 0);
-	struct stat sb;
-	int fd = fileno(f);
-	if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
-		return 0;
-	if ((h->fd = dup(fd)) < 0)
-		return 0;
-	if (pthread_create(&h->th, NULL, hash_thread, h) != 0) {
-		close(h->fd);
-		return 0;
-	}
-	return 1;
-}
-
-/* Waits for the digest (into out when out is not NULL; stop: abandon it). */
-static int hash_thread_finish(HashThread *h, int stop, const char *name, char out[65], Err *err)
-{
-	if (stop)
-		atomic_store(&h->stop, 1);
-	pthread_join(h->th, NULL);
-	close(h->fd);
-	if (stop)
-		return 0;
-	if (h->rc)
-		return err_set(err, TT_EIO, "%s: read error: %s", name, strerror(h->rc));
-	hex_digest(h->dig, out);
+	out[64] = '\0';
 	return 0;
 }
 
@@ -309,13 +221,11 @@ static int import_stream(Store *st, FILE *f, const char *name, uint64_t total,
 	}
 	snprintf(res->format, sizeof res->format, "%s", fmt->name);
 
-	int late = digest_late(fmt);
-	HashThread ht;
-	int threaded = late && hash_thread_start(&ht, f);
 	HashReader hr = {0};
-	FILE *hf = NULL;
-	if (!threaded && (hf = hash_open(&hr, f)) == NULL)
+	FILE *hf = hash_open(&hr, f);
+	if (hf == NULL)
 		return err_set(err, TT_ENOMEM, "%s: cannot start SHA-256", name);
+	int late = digest_late(fmt);
 	if (!late) {
 		/* this format's rows refer to the digest: a pass of its own */
 		int rc = hash_finish(&hr, hf, name, res->sha256, err);
@@ -330,8 +240,6 @@ static int import_stream(Store *st, FILE *f, const char *name, uint64_t total,
 	}
 	if (store_begin(st, err)) {
 		hash_close(&hr, hf);
-		if (threaded)
-			hash_thread_finish(&ht, 1, name, NULL, NULL);
 		return TT_ESTORE;
 	}
 	int64_t source_id = 0;
@@ -352,18 +260,13 @@ static int import_stream(Store *st, FILE *f, const char *name, uint64_t total,
 		.total_bytes = total,
 		.err = err,
 	};
-	if (fmt->run(&ctx, late && !threaded ? hf : f))
+	if (fmt->run(&ctx, late ? hf : f))
 		goto fail;
-	if (late) {
-		int hrc = threaded ? hash_thread_finish(&ht, 0, name, res->sha256, err)
-		                   : hash_finish(&hr, hf, name, res->sha256, err);
-		threaded = 0;
-		if (hrc ||
-		    store_source_find_digest(st, res->sha256, &res->already, res->already_path,
-		                             sizeof res->already_path, err) ||
-		    store_source_set_sha256(st, source_id, res->sha256, err))
-			goto fail;
-	}
+	if (late && (hash_finish(&hr, hf, name, res->sha256, err) ||
+	             store_source_find_digest(st, res->sha256, &res->already, res->already_path,
+	                                      sizeof res->already_path, err) ||
+	             store_source_set_sha256(st, source_id, res->sha256, err)))
+		goto fail;
 	const StoreSourceCounts *c = &res->counts;
 	int nothing_new = c->spans_added == 0 && c->metrics_added == 0 && c->observations_added == 0;
 	int had_any = c->spans_duplicate > 0 || c->metrics_duplicate > 0 ||
@@ -380,8 +283,6 @@ static int import_stream(Store *st, FILE *f, const char *name, uint64_t total,
 	return 0;
 fail:
 	hash_close(&hr, hf);
-	if (threaded)
-		hash_thread_finish(&ht, 1, name, NULL, NULL);
 	store_rollback(st);
 	memset(&res->counts, 0, sizeof res->counts);
 	return err && err->code ? err->code : TT_EPARSE;
@@ -393,7 +294,6 @@ int import_file(Store *st, const char *path, const ImportOptions *opt, ImportRes
 	FILE *f = fopen(path, "rb");
 	if (f == NULL)
 		return err_set(err, TT_EIO, "%s: %s", path, strerror(errno));
-	setvbuf(f, NULL, _IOFBF, 1 << 16); /* as the hashing stream reads */
 	struct stat sb;
 	uint64_t total = 0;
 	if (fstat(fileno(f), &sb) == 0) {
