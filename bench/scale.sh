@@ -8,7 +8,8 @@
 #    it is there;
 # 2. import: RUNS times, the JSON Lines trace file into a new database
 #    (the bulk path, aggregates included), wall time and peak RSS from
-#    /usr/bin/time; then the metrics file into it (not timed);
+#    /usr/bin/time (with TT_BIN_BEFORE set, that binary's import too, in
+#    the same rounds); then the metrics file into it (not timed);
 # 3. RUNS rounds of: the plain SQL pass (the sqlite3 shell summing the span
 #    fields the analysis reads), `report` and `diagnose` with
 #    --model mercury-home, the simulator's window and baseline (wall time,
@@ -98,6 +99,10 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 # ---- import -------------------------------------------------------------------
 for ((r = 0; r < runs; r++)); do
   echo "== import, run $((r + 1)) of $runs" >&2
+  if [ -n "${TT_BIN_BEFORE:-}" ]; then
+    wipe; sync
+    timed "import (before)" "$TT_BIN_BEFORE" import -q --db "$DB" "$SRC/traces.jsonl"
+  fi
   wipe; sync
   timed "import (new database, aggregates included)" "$TT_BIN" import -q --db "$DB" "$SRC/traces.jsonl"
   pass
@@ -203,7 +208,7 @@ med() { python3 -c 'import statistics,sys; print(f"{statistics.median(float(x) f
 P=$(med "${T[plain SQL pass]}")
 table="| measured | runs, s | median s | / SQL pass | peak RSS MiB |
 |---|---|---:|---:|---:|"
-for name in "plain SQL pass" "import (new database, aggregates included)" \
+for name in "plain SQL pass" "import (before)" "import (new database, aggregates included)" \
             "report (before)" "report (after)" "report" "diagnose (before)" "diagnose (after)" "diagnose" \
             "report --sample 5000" "diagnose --sample 5000" "report --sample all" "diagnose --sample all" \
             "dashboard start -> first frame with numbers" "dashboard start -> exact frame" \
@@ -218,6 +223,9 @@ for name in "plain SQL pass" "import (new database, aggregates included)" \
 done
 sps=$(python3 -c "print(f'{$SPANS / $(med "${T[import (new database, aggregates included)]}"):,.0f}')")
 head="$(python3 -c "print(f'{$SPANS:,}')") spans, $runs run(s), load average $load0 before, $load1 after (1, 5, 15 min); import $sps spans/s at the median"
+if [ -n "${T[import (before)]:-}" ]; then
+  head+=" ($(python3 -c "print(f'{$SPANS / $(med "${T[import (before)]}"):,.0f}')") spans/s before, same rounds)"
+fi
 echo "$head"
 echo
 echo "$table"

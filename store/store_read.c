@@ -57,7 +57,7 @@ static const char *const rsql[RSTMT_COUNT] = {
 	                      " SELECT " SPAN_COLS("''")
 	                      " FROM t CROSS JOIN spans s ON s.trace_key = t.k",
 	/* every span of the traces that have one above rowid ?1, grouped by
-	 * trace, with "is it above ?1" as column 17. NOT INDEXED: the rowid
+	 * trace, with "is it above ?1" as column 16. NOT INDEXED: the rowid
 	 * range (the new rows), not the identity index, which would give the
 	 * DISTINCT for free but read every span of the store */
 	[RSTMT_TOUCHED] = "WITH t(k) AS MATERIALIZED (SELECT DISTINCT trace_key FROM spans"
