@@ -481,18 +481,6 @@ static void add_trace(Builder *b, Trace *t)
 	}
 }
 
-typedef struct RootedRead {
-	Store *st;
-	int64_t from, to;
-} RootedRead;
-
-static int read_rooted(TraceSink *s, void *ctx, int part, int parts, Err *err)
-{
-	RootedRead *r = ctx;
-	(void)part;
-	(void)parts;
-	return store_spans_scan_rooted(r->st, r->from, r->to, trace_sink_row, s, err);
-}
 
 static void cells_clear(Builder *b)
 {
@@ -527,8 +515,8 @@ static int rebuild(Builder *b, int64_t m0, int64_t m1)
 	/* the rows are read on the feed's thread while this one aggregates
 	 * (bnode's agg_nodes statements share the connection: SQLite
 	 * serialises them with the scan's steps) */
-	RootedRead rr = {b->st, minute_ns(m0), minute_ns(m1)};
-	TraceFeed *f = trace_feed_start(read_rooted, &rr, 1, NULL);
+	TraceFeed *f = trace_feed_scan(b->st, store_spans_scan_rooted, minute_ns(m0), minute_ns(m1),
+	                               NULL);
 	Trace *t;
 	while (b->rc == 0 && (t = trace_feed_next(f, NULL)) != NULL)
 		add_trace(b, t);

@@ -864,19 +864,6 @@ static void take_group(AnalysisState *g, Trace *t)
 	trace_swap(&g->tr, t);
 }
 
-typedef struct SinceRead {
-	Store *st;
-	int64_t after, upto;
-} SinceRead;
-
-static int read_since(TraceSink *s, void *ctx, int part, int parts, Err *err)
-{
-	SinceRead *r = ctx;
-	(void)part;
-	(void)parts;
-	return store_spans_since(r->st, r->after, r->upto, trace_sink_row, s, err);
-}
-
 /* A read shared by several connections (st[part]): chunks of FEED_CHUNK
  * trace keys, chunk c read by part c % parts. */
 enum { FEED_CHUNK = 32 };
@@ -1042,14 +1029,14 @@ int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 	int parts = g->last_rowid == 0 ? feed_parts(st, max, 0, more) : 1;
 	int64_t read_upto = 0;
 	TraceFeed *f = NULL;
-	SinceRead sr = {st, g->last_rowid, g->last_rowid ? max : INT64_MAX};
 	RangeRead rr = {.st = {st, more[0]}, .upto = max};
 	int rc = 0;
 	if (parts > 1 && (rc = store_trace_key_max(st, &rr.max_key, err)) == 0) {
 		f = trace_feed_start(read_ranges, &rr, parts, &g->opt.skew);
 		read_upto = max;
 	} else if (rc == 0) {
-		f = trace_feed_start(read_since, &sr, 1, &g->opt.skew);
+		f = trace_feed_scan(st, store_spans_since, g->last_rowid,
+		                    g->last_rowid ? max : INT64_MAX, &g->opt.skew);
 	}
 	Trace *t;
 	while (f && (t = trace_feed_next(f, NULL)) != NULL)

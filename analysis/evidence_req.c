@@ -419,17 +419,10 @@ int64_t evidence_request_reads(void)
 	return (int64_t)atomic_load(&request_reads);
 }
 
-typedef struct WindowRead {
-	Store *st;
-	int64_t from, to;
-} WindowRead;
-
-static int read_window(TraceSink *s, void *ctx, int part, int parts, Err *err)
+/* store_spans_scan() without attributes, as a TraceFeedScan */
+static int scan_window(Store *st, int64_t from, int64_t to, StoreSpanFn fn, void *ctx, Err *err)
 {
-	WindowRead *r = ctx;
-	(void)part;
-	(void)parts;
-	return store_spans_scan(r->st, r->from, r->to, 0, trace_sink_row, s, err);
+	return store_spans_scan(st, from, to, 0, fn, ctx, err);
 }
 
 int evidence_requests_load(Store *st, const Model *m, const char *root_service,
@@ -456,8 +449,7 @@ int evidence_requests_load(Store *st, const Model *m, const char *root_service,
 	}
 	atomic_fetch_add(&request_reads, 1);
 	/* read on the feed's thread while this one builds the requests */
-	WindowRead wr = {st, from, to};
-	TraceFeed *f = trace_feed_start(read_window, &wr, 1, skew);
+	TraceFeed *f = trace_feed_scan(st, scan_window, from, to, skew);
 	Trace *t;
 	while ((t = trace_feed_next(f, NULL)) != NULL)
 		if (trace_link_request(t, ps.root_svc, ps.root_op))

@@ -57,6 +57,11 @@ struct TraceFeed {
 	TraceFeedRead read;
 	void *ctx;
 	SkewTolerance skew;
+	struct {                   /* trace_feed_scan()'s reading */
+		Store *st;
+		TraceFeedScan fn;
+		int64_t a, b;
+	} scan;
 };
 
 static int64_t at(const TraceSink *s, int64_t i)
@@ -179,7 +184,7 @@ static void *reader(void *p)
 	return NULL;
 }
 
-TraceFeed *trace_feed_start(TraceFeedRead read, void *ctx, int parts, const SkewTolerance *skew)
+static TraceFeed *feed_new(TraceFeedRead read, void *ctx, int parts, const SkewTolerance *skew)
 {
 	TraceFeed *f = xcalloc(1, sizeof *f);
 	if (parts < 1)
@@ -205,6 +210,14 @@ TraceFeed *trace_feed_start(TraceFeedRead read, void *ctx, int parts, const Skew
 		s->tags = xcalloc((size_t)s->cap, sizeof *s->tags);
 		s->mark = xcalloc((size_t)s->cap, 1);
 	}
+	return f;
+}
+
+/* Starts the parts' threads (or reads every part here when no thread can
+ * be started). */
+static void feed_run(TraceFeed *f)
+{
+	int parts = f->parts;
 	int started = 0;
 	for (int p = 0; p < parts; p++) {
 		if (pthread_create(&f->sink[p].th, NULL, reader, &f->sink[p]) != 0)
@@ -234,6 +247,36 @@ TraceFeed *trace_feed_start(TraceFeedRead read, void *ctx, int parts, const Skew
 		for (int p = 0; p < parts; p++)
 			reader(&f->sink[p]);
 	}
+}
+
+TraceFeed *trace_feed_start(TraceFeedRead read, void *ctx, int parts, const SkewTolerance *skew)
+{
+	TraceFeed *f = feed_new(read, ctx, parts, skew);
+	feed_run(f);
+	return f;
+}
+
+static int read_scan(TraceSink *s, void *ctx, int part, int parts, Err *err)
+{
+	TraceFeed *f = ctx;
+	(void)part;
+	(void)parts;
+	return f->scan.fn(f->scan.st, f->scan.a, f->scan.b, trace_sink_row, s, err);
+}
+
+TraceFeed *trace_feed_scan(Store *st, TraceFeedScan scan, int64_t a, int64_t b,
+                           const SkewTolerance *skew)
+{
+	/* the feed is its own reading's context: the scan is set before the
+	 * thread starts (trace_feed_start() with a context filled in after
+	 * it returns would race) */
+	TraceFeed *f = feed_new(read_scan, NULL, 1, skew);
+	f->ctx = f;
+	f->scan.st = st;
+	f->scan.fn = scan;
+	f->scan.a = a;
+	f->scan.b = b;
+	feed_run(f);
 	return f;
 }
 

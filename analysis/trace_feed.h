@@ -43,6 +43,15 @@ typedef int (*TraceFeedRead)(TraceSink *s, void *ctx, int part, int parts, Err *
  * at once on the caller's thread and keep their traces until taken. */
 TraceFeed *trace_feed_start(TraceFeedRead read, void *ctx, int parts, const SkewTolerance *skew);
 
+/* A store scan of the rows between a and b (its own meaning of them):
+ * store_spans_since, store_spans_scan_rooted, ... */
+typedef int (*TraceFeedScan)(Store *st, int64_t a, int64_t b, StoreSpanFn fn, void *ctx,
+                             Err *err);
+
+/* trace_feed_start() for the simplest reading: one scan of st, one part. */
+TraceFeed *trace_feed_scan(Store *st, TraceFeedScan scan, int64_t a, int64_t b,
+                           const SkewTolerance *skew);
+
 /* StoreSpanFn for a part's scans (ctx: its sink). Returns 1, which stops
  * the scan, once the caller has finished the feed early. */
 int trace_sink_row(void *sink, const StoreSpanRow *row);

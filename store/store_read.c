@@ -277,15 +277,21 @@ int store_classes(Store *st, int (*fn)(void *ctx, const char *wclass), void *ctx
 	return 0;
 }
 
-int store_spans_max_rowid(Store *st, int64_t *out, Err *err)
+/* The one integer statement i gives (0 when it gives no row). */
+static int one_int64(Store *st, int i, int64_t *out, const char *what, Err *err)
 {
-	sqlite3_stmt *s = st->rstmt[RSTMT_MAX_ROWID];
+	sqlite3_stmt *s = st->rstmt[i];
 	int rc = sqlite3_step(s);
 	*out = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
 	sqlite3_reset(s);
 	if (rc != SQLITE_ROW)
-		return store_sqlerr(st, err, "reading span count");
+		return store_sqlerr(st, err, what);
 	return 0;
+}
+
+int store_spans_max_rowid(Store *st, int64_t *out, Err *err)
+{
+	return one_int64(st, RSTMT_MAX_ROWID, out, "reading span count", err);
 }
 
 int store_spans_since(Store *st, int64_t after_rowid, int64_t upto_rowid, StoreSpanFn fn,
@@ -365,13 +371,7 @@ int store_spans_key_range(Store *st, int64_t from_key, int64_t to_key, int64_t u
 
 int store_trace_key_max(Store *st, int64_t *out, Err *err)
 {
-	sqlite3_stmt *s = st->rstmt[RSTMT_MAX_TRACE_KEY];
-	int rc = sqlite3_step(s);
-	*out = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-	sqlite3_reset(s);
-	if (rc != SQLITE_ROW)
-		return store_sqlerr(st, err, "reading the largest trace key");
-	return 0;
+	return one_int64(st, RSTMT_MAX_TRACE_KEY, out, "reading the largest trace key", err);
 }
 
 const char *store_path(const Store *st)

@@ -97,6 +97,20 @@ static int on_direct(void *ctx, const StoreSpanRow *r)
 	return 0;
 }
 
+/* Every trace as one thread reads it, into direct. */
+static void read_direct(Env *e, Seen *direct)
+{
+	Err err = {0};
+	memset(direct, 0, sizeof *direct);
+	Direct d = {.seen = direct};
+	trace_init(&d.tr);
+	trace_reset(&d.tr, "");
+	assert_int_equal(store_spans_since(e->st, 0, INT64_MAX, on_direct, &d, &err), 0);
+	direct_flush(&d);
+	trace_fini(&d.tr);
+	assert_int_equal(direct->n, TRACES);
+}
+
 static int read_all(TraceSink *s, void *ctx, int part, int parts, Err *err)
 {
 	(void)part;
@@ -109,15 +123,8 @@ static void feed_gives_what_one_thread_reads(void **state)
 	Env *e = *state;
 	Err err = {0};
 	static Seen direct, fed;
-	memset(&direct, 0, sizeof direct);
+	read_direct(e, &direct);
 	memset(&fed, 0, sizeof fed);
-	Direct d = {.seen = &direct};
-	trace_init(&d.tr);
-	trace_reset(&d.tr, "");
-	assert_int_equal(store_spans_since(e->st, 0, INT64_MAX, on_direct, &d, &err), 0);
-	direct_flush(&d);
-	trace_fini(&d.tr);
-	assert_int_equal(direct.n, TRACES);
 
 	TraceFeed *f = trace_feed_start(read_all, e->st, 1, NULL);
 	Trace *t;
@@ -174,13 +181,7 @@ static void feed_in_parts_gives_the_same_order(void **state)
 	Env *e = *state;
 	Err err = {0};
 	static Seen direct, fed;
-	memset(&direct, 0, sizeof direct);
-	Direct d = {.seen = &direct};
-	trace_init(&d.tr);
-	trace_reset(&d.tr, "");
-	assert_int_equal(store_spans_since(e->st, 0, INT64_MAX, on_direct, &d, &err), 0);
-	direct_flush(&d);
-	trace_fini(&d.tr);
+	read_direct(e, &direct);
 	for (int parts = 1; parts <= 3; parts++) {
 		Parts x = {.st = {e->st}, .chunk = 7, .fail_part = -1};
 		for (int p = 1; p < parts; p++)
