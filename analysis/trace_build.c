@@ -144,13 +144,11 @@ typedef struct SidEntry {
 
 static uint64_t sid_key(const char *s)
 {
-	uint64_t k = 0;
-	for (int i = 0; i < 8; i++) {
-		k <<= 8;
-		if (*s)
-			k |= (unsigned char)*s++;
-	}
-	return k;
+	unsigned char b[8] = {0};
+	memcpy(b, s, strnlen(s, sizeof b));
+	return (uint64_t)b[0] << 56 | (uint64_t)b[1] << 48 | (uint64_t)b[2] << 40 |
+	       (uint64_t)b[3] << 32 | (uint64_t)b[4] << 24 | (uint64_t)b[5] << 16 |
+	       (uint64_t)b[6] << 8 | (uint64_t)b[7];
 }
 
 static _Thread_local const Trace *g_sort_trace; /* qsort has no context argument in C11;
