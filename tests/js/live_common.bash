@@ -9,6 +9,8 @@
 set -euo pipefail
 
 LIVE_JS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# tmux_stop, for the tests that drive the dashboard through tmux
+source "$LIVE_JS_DIR/../sh/tmux_stop.bash"
 LIVE_TMP=$(mktemp -d "${TMPDIR:-/tmp}/tt-live.XXXXXX")
 LIVE_PIDS=()
 

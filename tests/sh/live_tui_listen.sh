@@ -10,7 +10,7 @@ command -v tmux >/dev/null || live_skip "tmux not available and cannot be instal
 
 SOCK="tt-live-$$"
 tmx() { tmux -L "$SOCK" "$@"; }
-trap 'tmx kill-server 2>/dev/null || true; live_cleanup' EXIT
+trap 'tmux_stop "$SOCK"; live_cleanup' EXIT
 
 DB="$LIVE_TMP/tui.db"
 PORT=$(live_free_port)

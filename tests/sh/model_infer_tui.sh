@@ -15,7 +15,7 @@ command -v tmux >/dev/null || live_skip "tmux not available and cannot be instal
 
 SOCK="tt-infer-$$"
 tmx() { tmux -L "$SOCK" "$@"; }
-trap 'tmx kill-server 2>/dev/null || true; live_cleanup' EXIT
+trap 'tmux_stop "$SOCK"; live_cleanup' EXIT
 
 DB="$LIVE_TMP/sdk.db"
 live_serve "$DB"
@@ -63,8 +63,8 @@ for i in $(seq 1 50); do [ -s "$LIVE_TMP/tui.rc" ] && break; sleep 0.1; done
 [ "$(cat "$LIVE_TMP/tui.rc" 2>/dev/null)" = 0 ] || live_fail "tui exited with status $(cat "$LIVE_TMP/tui.rc" 2>/dev/null)"
 grep -q 'no --model: using a model inferred from the data' "$LIVE_TMP/tui.err" ||
   live_fail "tui did not say it uses an inferred model"
-tmx kill-server 2>/dev/null || true
-SOCK="tt-infer2-$$" # a fresh server: the old one may still be exiting
+tmux_stop "$SOCK"
+SOCK="tt-infer2-$$" # a fresh server
 
 # A hand-written model that selects the pricing pool by the label value
 # "pricing" (the SDK says "pricing-grpc") and sizes profile-grpc at 256

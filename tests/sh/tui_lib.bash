@@ -21,8 +21,10 @@ TUI_TMP=$(mktemp -d "${TMPDIR:-/tmp}/tt-tui.XXXXXX")
 TUI_SOCK="tt-tui-$$-$RANDOM"
 TUI_FIXTURE_BIN="$TT_BUILD/tests/test_tui"
 
+source "$TT_SRC/tests/sh/tmux_stop.bash"
+
 tui_cleanup() {
-  tmux -L "$TUI_SOCK" kill-server 2>/dev/null || true
+  tmux_stop "$TUI_SOCK"
   if [ "${TUI_KEEP:-0}" = 1 ]; then
     echo "tui: kept $TUI_TMP" >&2
   else
