@@ -45,6 +45,7 @@
 
 #include "buf.h"
 #include "par.h"
+#include "quantile.h"
 
 #define ATTR_MIN_CLASS 20      /* baseline observations before a class's own draws are used */
 #define ATTR_BOOT 120          /* bootstrap replicates */
@@ -263,48 +264,24 @@ static uint32_t desc_key(float v)
 }
 
 /* v[0 .. n*R) (R values per request), largest first, with their request;
- * equal values stay in request order. A stable radix sort, three passes
- * of 11 bits of desc_key(): a locus's replays are sorted once each, and a
- * comparison sort of them was a tenth of the attribution's time. */
+ * equal values stay in request order. The key is desc_key() above the
+ * value's index, sorted by quant_sort_keys(): a locus's replays are sorted
+ * once each, and a comparison sort of them was a tenth of the
+ * attribution's time. */
 static Item *sorted_items(const float *v, int64_t n, int R)
 {
-	enum { BITS = 11, SIZE = 1 << BITS, PASSES = 3 };
 	int64_t m = n * R;
+	uint64_t *key = xmalloc((size_t)(m ? m : 1) * sizeof *key);
+	for (int64_t i = 0; i < m; i++)
+		key[i] = (uint64_t)desc_key(v[i]) << 32 | (uint64_t)(uint32_t)i;
+	quant_sort_keys(key, m);
 	Item *it = xmalloc((size_t)(m ? m : 1) * sizeof *it);
-	Item *tmp = xmalloc((size_t)(m ? m : 1) * sizeof *tmp);
-	uint32_t *key = xmalloc((size_t)(m ? m : 1) * sizeof *key);
-	uint32_t *key2 = xmalloc((size_t)(m ? m : 1) * sizeof *key2);
-	int64_t(*cnt)[SIZE] = xcalloc(PASSES, sizeof *cnt);
-	for (int64_t i = 0; i < m; i++) {
-		it[i].v = v[i];
-		it[i].owner = (int32_t)(i / R);
-		key[i] = desc_key(v[i]);
-		for (int p = 0; p < PASSES; p++)
-			cnt[p][(key[i] >> (p * BITS)) & (SIZE - 1)]++;
+	for (int64_t j = 0; j < m; j++) {
+		int64_t i = (int64_t)(key[j] & UINT32_MAX);
+		it[j].v = v[i];
+		it[j].owner = (int32_t)(i / R);
 	}
-	for (int p = 0; p < PASSES; p++) {
-		int64_t sum = 0;
-		for (int d = 0; d < SIZE; d++) {
-			int64_t t = cnt[p][d];
-			cnt[p][d] = sum;
-			sum += t;
-		}
-		for (int64_t i = 0; i < m; i++) {
-			int64_t at = cnt[p][(key[i] >> (p * BITS)) & (SIZE - 1)]++;
-			tmp[at] = it[i];
-			key2[at] = key[i];
-		}
-		Item *ti = it;
-		it = tmp;
-		tmp = ti;
-		uint32_t *tk = key;
-		key = key2;
-		key2 = tk;
-	}
-	free(tmp);
 	free(key);
-	free(key2);
-	free(cnt);
 	return it;
 }
 

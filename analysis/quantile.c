@@ -29,39 +29,32 @@ static double dval(uint64_t k)
 #define RADIX_PASSES 6 /* 6 x 11 >= 64 */
 #define RADIX_SIZE (1 << RADIX_BITS)
 
-/* Least-significant-digit radix sort on the keys: linear in n, and a pass
- * is skipped when every key has the same digit (the high digits of times
- * of one magnitude). Small arrays are sorted by insertion. */
-void quant_sort(double *v, int64_t n)
+/* Least-significant-digit radix sort: linear in n, and a pass is skipped
+ * when every key has the same digit (the high digits of times of one
+ * magnitude, the unused high bits of an index). Stable. Small arrays are
+ * sorted by insertion. */
+void quant_sort_keys(uint64_t *k, int64_t n)
 {
 	if (n < 2)
 		return;
 	if (n < 64) {
 		for (int64_t i = 1; i < n; i++) {
-			double x = v[i];
-			uint64_t kx = dkey(x);
+			uint64_t x = k[i];
 			int64_t j = i;
-			for (; j > 0 && dkey(v[j - 1]) > kx; j--)
-				v[j] = v[j - 1];
-			v[j] = x;
+			for (; j > 0 && k[j - 1] > x; j--)
+				k[j] = k[j - 1];
+			k[j] = x;
 		}
 		return;
 	}
-	/* the keys replace the values in v's own storage (through memcpy,
-	 * which aliasing allows), so the sort needs one buffer of n beside it */
-	unsigned char *a = (unsigned char *)v, *b = xmalloc((size_t)n * sizeof(uint64_t));
+	uint64_t *a = k, *b = xmalloc((size_t)n * sizeof *b);
 	int64_t(*cnt)[RADIX_SIZE] = xcalloc(RADIX_PASSES, sizeof *cnt);
-	for (int64_t i = 0; i < n; i++) {
-		uint64_t k = dkey(v[i]);
-		memcpy(a + 8 * i, &k, 8);
+	for (int64_t i = 0; i < n; i++)
 		for (int p = 0; p < RADIX_PASSES; p++)
-			cnt[p][(k >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)]++;
-	}
-	uint64_t k0;
-	memcpy(&k0, a, 8);
+			cnt[p][(k[i] >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)]++;
 	for (int p = 0; p < RADIX_PASSES; p++) {
 		int64_t *c = cnt[p];
-		if (c[(k0 >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)] == n)
+		if (c[(a[0] >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)] == n)
 			continue; /* one digit value: the pass changes nothing */
 		int64_t sum = 0;
 		for (int d = 0; d < RADIX_SIZE; d++) {
@@ -69,22 +62,29 @@ void quant_sort(double *v, int64_t n)
 			c[d] = sum;
 			sum += t;
 		}
-		for (int64_t i = 0; i < n; i++) {
-			uint64_t k;
-			memcpy(&k, a + 8 * i, 8);
-			memcpy(b + 8 * c[(k >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)]++, &k, 8);
-		}
-		unsigned char *t = a;
+		for (int64_t i = 0; i < n; i++)
+			b[c[(a[i] >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)]++] = a[i];
+		uint64_t *t = a;
 		a = b;
 		b = t;
 	}
-	for (int64_t i = 0; i < n; i++) {
-		uint64_t k;
-		memcpy(&k, a + 8 * i, 8);
-		v[i] = dval(k);
-	}
-	free(a == (unsigned char *)v ? b : a);
+	if (a != k)
+		memcpy(k, a, (size_t)n * sizeof *k);
+	free(a == k ? b : a);
 	free(cnt);
+}
+
+void quant_sort(double *v, int64_t n)
+{
+	if (n < 2)
+		return;
+	uint64_t *k = xmalloc((size_t)n * sizeof *k);
+	for (int64_t i = 0; i < n; i++)
+		k[i] = dkey(v[i]);
+	quant_sort_keys(k, n);
+	for (int64_t i = 0; i < n; i++)
+		v[i] = dval(k[i]);
+	free(k);
 }
 
 double quant_rank(const double *v, int64_t n, double p)

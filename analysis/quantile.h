@@ -29,6 +29,11 @@ typedef struct Quant {
 /* Sorts v in place (ascending). */
 void quant_sort(double *v, int64_t n);
 
+/* Sorts unsigned keys in place, ascending and stably (a radix sort, the
+ * one quant_sort uses): for sorting anything else, encode its order in
+ * the high bits and what it is, or where it came from, in the low ones. */
+void quant_sort_keys(uint64_t *k, int64_t n);
+
 /* Nearest-rank p-quantile (0 < p <= 100) of sorted v; NAN when n == 0. */
 double quant_rank(const double *v, int64_t n, double p);
 
