@@ -512,9 +512,9 @@ static int rebuild(Builder *b, int64_t m0, int64_t m1)
 	b->sign = 1;
 	if ((b->rc = store_agg_delete(b->st, m0, m1, b->err)))
 		return b->rc;
-	/* the rows are read on the feed's thread while this one aggregates
-	 * (bnode's agg_nodes statements share the connection: SQLite
-	 * serialises them with the scan's steps) */
+	/* the rows are read on the feed's thread while this one aggregates;
+	 * the nodes' rows are written after the read (the connection is the
+	 * feed's until then, and connections are opened without a mutex) */
 	TraceFeed *f = trace_feed_scan(b->st, store_spans_scan_rooted, minute_ns(m0), minute_ns(m1),
 	                               NULL);
 	Trace *t;

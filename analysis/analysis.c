@@ -1067,12 +1067,13 @@ int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 		g->last_rowid = read_upto;
 		return 0;
 	}
-	/* a first read in one part is unbounded above: rows added meanwhile
-	 * were read too and are not read again */
-	if (store_spans_max_rowid(st, &max, err) == 0 && g->last_rowid == 0)
-		g->last_rowid = max;
-	else
-		g->last_rowid = max;
+	/* a read in one part is unbounded above when it is the first: rows
+	 * added meanwhile were read too and are not read again (on an error
+	 * here, max stays the bound read before) */
+	int64_t now;
+	if (store_spans_max_rowid(st, &now, NULL) == 0)
+		max = now;
+	g->last_rowid = max;
 	return 0;
 }
 
