@@ -888,23 +888,16 @@ typedef struct RangeRead {
 	int64_t max_key, upto;
 } RangeRead;
 
+static int scan_range(void *ctx, int part, int64_t from, int64_t to, TraceSink *s, Err *err)
+{
+	RangeRead *r = ctx;
+	return store_spans_key_range(r->st[part], from, to, r->upto, trace_sink_row, s, err);
+}
+
 static int read_ranges(TraceSink *s, void *ctx, int part, int parts, Err *err)
 {
 	RangeRead *r = ctx;
-	for (int64_t c = part;; c += parts) {
-		int64_t lo = c * FEED_CHUNK, hi = lo + FEED_CHUNK;
-		if (c > 0 && lo > r->max_key)
-			break;
-		int last = hi > r->max_key;
-		int rc = store_spans_key_range(r->st[part], c == 0 ? INT64_MIN : lo,
-		                               last ? INT64_MAX : hi, r->upto, trace_sink_row, s, err);
-		if (rc)
-			return rc;
-		trace_sink_chunk(s);
-		if (last)
-			break;
-	}
-	return 0;
+	return trace_sink_key_chunks(s, part, parts, FEED_CHUNK, r->max_key, scan_range, r, err);
 }
 
 /* How many parts a read of about `work` spans (or traces, when traces)

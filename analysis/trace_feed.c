@@ -169,6 +169,23 @@ void trace_sink_chunk(TraceSink *s)
 	pthread_mutex_unlock(&s->mu);
 }
 
+int trace_sink_key_chunks(TraceSink *s, int part, int parts, int64_t chunk, int64_t max_key,
+                          TraceKeyScan scan, void *ctx, Err *err)
+{
+	for (int64_t c = part;; c += parts) {
+		int64_t lo = c * chunk, hi = lo + chunk;
+		if (c > 0 && lo > max_key)
+			return 0;
+		int last = hi > max_key;
+		int rc = scan(ctx, part, c == 0 ? INT64_MIN : lo, last ? INT64_MAX : hi, s, err);
+		if (rc)
+			return rc;
+		trace_sink_chunk(s);
+		if (last)
+			return 0;
+	}
+}
+
 static void *reader(void *p)
 {
 	TraceSink *s = p;

@@ -66,6 +66,18 @@ void trace_sink_tag(TraceSink *s, int tag);
 /* Ends the trace being assembled and the part's current chunk. */
 void trace_sink_chunk(TraceSink *s);
 
+/* A scan of the trace keys [from, to) for part `part`, into s. */
+typedef int (*TraceKeyScan)(void *ctx, int part, int64_t from, int64_t to, TraceSink *s,
+                            Err *err);
+
+/* The usual reading in parts, over trace keys: part `part` of `parts`
+ * scans chunks part, part + parts, ... of `chunk` keys each (chunk c holds
+ * keys [c * chunk, (c + 1) * chunk); the first is open below, the one
+ * reaching max_key open above), ending each with trace_sink_chunk().
+ * Returns 0 or the first failed scan's result. */
+int trace_sink_key_chunks(TraceSink *s, int part, int parts, int64_t chunk, int64_t max_key,
+                          TraceKeyScan scan, void *ctx, Err *err);
+
 /* The next whole trace, in reading order, and its tag; NULL when the
  * reading is over (or failed: trace_feed_finish() says). The trace is the
  * caller's to read and modify (trace_link()) until the next call. */

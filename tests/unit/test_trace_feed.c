@@ -150,30 +150,23 @@ typedef struct Parts {
 	Store *st[TRACE_FEED_MAX_PARTS];
 	int64_t max_key, chunk;
 	int fail_part;             /* this part fails at its third chunk (-1: none) */
+	int scans[TRACE_FEED_MAX_PARTS]; /* chunks each part has begun */
 } Parts;
+
+static int scan_part(void *ctx, int part, int64_t from, int64_t to, TraceSink *s, Err *err)
+{
+	Parts *x = ctx;
+	if (part == x->fail_part && ++x->scans[part] == 3) {
+		err_set(err, TT_ESTORE, "part %d failed", part);
+		return TT_ESTORE;
+	}
+	return store_spans_key_range(x->st[part], from, to, INT64_MAX, trace_sink_row, s, err);
+}
 
 static int read_parts(TraceSink *s, void *ctx, int part, int parts, Err *err)
 {
 	Parts *x = ctx;
-	int n = 0;
-	for (int64_t c = part;; c += parts) {
-		int64_t lo = c * x->chunk, hi = lo + x->chunk;
-		if (c > 0 && lo > x->max_key)
-			break;
-		if (part == x->fail_part && ++n == 3) {
-			err_set(err, TT_ESTORE, "part %d failed", part);
-			return TT_ESTORE;
-		}
-		int last = hi > x->max_key;
-		int rc = store_spans_key_range(x->st[part], c == 0 ? INT64_MIN : lo,
-		                               last ? INT64_MAX : hi, INT64_MAX, trace_sink_row, s, err);
-		if (rc)
-			return rc;
-		trace_sink_chunk(s);
-		if (last)
-			break;
-	}
-	return 0;
+	return trace_sink_key_chunks(s, part, parts, x->chunk, x->max_key, scan_part, x, err);
 }
 
 static void feed_in_parts_gives_the_same_order(void **state)
