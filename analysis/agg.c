@@ -136,6 +136,7 @@ typedef struct Builder {
 	Err *err;
 	int rc;
 	int64_t m0, m1;           /* minutes being rebuilt */
+	int64_t from, to;         /* the root starts the trace being added may have, ns */
 	int incremental;          /* cells are changes to the stored ones */
 	int sign;                 /* +1: add the trace, -1: take it back */
 	Trace tr;
@@ -427,8 +428,8 @@ static void add_trace(Builder *b, Trace *t)
 		return;
 	const TSpan *root = &t->sp[t->root];
 	int64_t minute = store_agg_minute(root->start);
-	if (minute < b->m0 || minute >= b->m1)
-		return; /* rooted here by an extra root; counted in its own minute */
+	if (minute < b->m0 || minute >= b->m1 || root->start < b->from || root->start >= b->to)
+		return; /* read here for an extra root; counted where its root is */
 	if (b->cap_vote < t->n) {
 		b->cap_vote = t->n * 2;
 		b->vote = xrealloc(b->vote, (size_t)b->cap_vote);
@@ -503,26 +504,102 @@ static int64_t minute_ns(int64_t m)
 	return m * STORE_AGG_MINUTE_NS;
 }
 
-/* Rebuilds minutes [m0, m1). */
+/* A rebuild read in parts: the root starts [from, to) cut into n slices
+ * of about AGG_SLICE_ROOTS roots each, which the parts take in turn (as the
+ * analysis's runs of trace keys), so that neither waits long for the
+ * other. Slice i is the chunk and the tag of its traces. */
+enum { AGG_SLICE_ROOTS = 32 };
+
+typedef struct SliceRead {
+	Store *st[TRACE_FEED_MAX_PARTS];  /* part p's connection */
+	Store *more[TRACE_FEED_MAX_PARTS]; /* those opened for the read */
+	int64_t from, to, width;
+	int64_t n;
+} SliceRead;
+
+static int64_t slice_from(const SliceRead *r, int64_t i)
+{
+	return i == 0 ? r->from : r->from + i * r->width;
+}
+
+static int64_t slice_to(const SliceRead *r, int64_t i)
+{
+	return i == r->n - 1 ? r->to : r->from + (i + 1) * r->width;
+}
+
+static int read_slices(TraceSink *s, void *ctx, int part, int parts, Err *err)
+{
+	SliceRead *r = ctx;
+	for (int64_t i = part; i < r->n; i += parts) {
+		trace_sink_tag(s, (int)i);
+		int rc = store_spans_scan_rooted(r->st[part], slice_from(r, i), slice_to(r, i),
+		                                 trace_sink_row, s, err);
+		if (rc)
+			return rc;
+		trace_sink_chunk(s);
+	}
+	return 0;
+}
+
+/* How the rebuild of root starts [from, to) is read: in one part (one
+ * slice, the whole range), or in two through a second connection (opened
+ * into r->st[1]) when the range holds enough requests for that to pay. */
+static int slices_plan(Builder *b, SliceRead *r, int64_t from, int64_t to)
+{
+	*r = (SliceRead){.st = {b->st}, .from = from, .to = to, .width = to - from, .n = 1};
+	int64_t roots = 0;
+	if (from == INT64_MIN || to == INT64_MAX || to - from < 2 ||
+	    store_roots_count(b->st, from, to, &roots, b->err))
+		return 1;
+	int parts = trace_feed_parts(b->st, roots, 1, r->more);
+	if (parts < 2)
+		return 1;
+	r->st[1] = r->more[0];
+	r->n = roots / AGG_SLICE_ROOTS;
+	if (r->n > INT32_MAX)
+		r->n = INT32_MAX;
+	if (r->n > to - from)
+		r->n = to - from;
+	if (r->n < 2)
+		r->n = 2;
+	r->width = (to - from) / r->n;
+	return parts;
+}
+
+/* Rebuilds minutes [m0, m1): reads the traces rooted in them (the rows
+ * are read on the feed's threads while this one aggregates), then writes
+ * the nodes and cells, after the read: a connection belongs to its
+ * reading thread until then, and connections are opened without a
+ * mutex. */
 static int rebuild(Builder *b, int64_t m0, int64_t m1)
 {
 	b->m0 = m0;
 	b->m1 = m1;
 	b->incremental = 0;
 	b->sign = 1;
-	if ((b->rc = store_agg_delete(b->st, m0, m1, b->err)))
-		return b->rc;
-	/* the rows are read on the feed's thread while this one aggregates;
-	 * the nodes' rows are written after the read (the connection is the
-	 * feed's until then, and connections are opened without a mutex) */
-	TraceFeed *f = trace_feed_scan(b->st, store_spans_scan_rooted, minute_ns(m0), minute_ns(m1),
-	                               NULL);
+	SliceRead sr;
+	int parts = slices_plan(b, &sr, minute_ns(m0), minute_ns(m1));
+	TraceFeed *f = trace_feed_start(read_slices, &sr, parts, NULL);
 	Trace *t;
-	while (b->rc == 0 && (t = trace_feed_next(f, NULL)) != NULL)
+	int tag = 0;
+	while (b->rc == 0 && (t = trace_feed_next(f, &tag)) != NULL) {
+		b->from = slice_from(&sr, tag);
+		b->to = slice_to(&sr, tag);
 		add_trace(b, t);
+	}
 	int rc = trace_feed_finish(f, b->err);
+	trace_feed_parts_close(sr.more);
+	b->from = INT64_MIN;
+	b->to = INT64_MAX;
 	if (rc == 0 && b->rc)
 		rc = b->rc;
+	if (rc == 0)
+		rc = store_agg_batch_begin(b->st, b->err);
+	if (rc != 0) {
+		cells_clear(b);
+		return b->rc = rc;
+	}
+	rc = store_agg_delete(b->st, m0, m1, b->err);
 	if (rc == 0)
 		rc = nodes_store(b);
 	Buf enc;
@@ -541,6 +618,9 @@ static int rebuild(Builder *b, int64_t m0, int64_t m1)
 		rc = store_agg_put(b->st, &sc, b->err);
 	}
 	buf_fini(&enc);
+	int erc = store_agg_batch_end(b->st, rc == 0, b->err);
+	if (rc == 0)
+		rc = erc;
 	cells_clear(b);
 	b->rc = rc;
 	return rc;
@@ -639,10 +719,14 @@ static int update_incremental(Builder *b, int64_t covered, int *mismatch)
 		change_trace(b);
 	if (rc == 0 && b->rc)
 		rc = b->rc;
-	if (rc == 0)
+	if (rc == 0 && (rc = store_agg_batch_begin(b->st, b->err)) == 0) {
 		rc = nodes_store(b);
-	if (rc == 0)
-		rc = apply(b, mismatch);
+		if (rc == 0)
+			rc = apply(b, mismatch);
+		int erc = store_agg_batch_end(b->st, rc == 0, b->err);
+		if (rc == 0)
+			rc = erc;
+	}
 	cells_clear(b);
 	return rc;
 }
@@ -665,7 +749,7 @@ int analysis_agg_update(Store *st, Err *err)
 		return TT_ESTORE;
 	if (max <= covered)
 		return 0;
-	Builder b = {.st = st, .err = err, .sign = 1};
+	Builder b = {.st = st, .err = err, .sign = 1, .from = INT64_MIN, .to = INT64_MAX};
 	trace_init(&b.tr);
 	trace_init(&b.old);
 	int rc = 0;

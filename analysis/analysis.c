@@ -867,22 +867,6 @@ static void take_group(AnalysisState *g, Trace *t)
 /* A read shared by several connections (st[part]): chunks of FEED_CHUNK
  * trace keys, chunk c read by part c % parts. */
 enum { FEED_CHUNK = 32 };
-/* Reading in parts pays from about this many spans (or sampled traces) on:
- * it costs a connection and a thread, about a millisecond. */
-static int64_t split_spans = 100000, split_traces = 4000;
-static atomic_llong split_reads;
-
-void analysis_read_split(int64_t min_spans, int64_t min_traces)
-{
-	split_spans = min_spans;
-	split_traces = min_traces;
-}
-
-int64_t analysis_split_reads(void)
-{
-	return (int64_t)atomic_load(&split_reads);
-}
-
 typedef struct RangeRead {
 	Store *st[TRACE_FEED_MAX_PARTS];
 	int64_t max_key, upto;
@@ -898,33 +882,6 @@ static int read_ranges(TraceSink *s, void *ctx, int part, int parts, Err *err)
 {
 	RangeRead *r = ctx;
 	return trace_sink_key_chunks(s, part, parts, FEED_CHUNK, r->max_key, scan_range, r, err);
-}
-
-/* How many parts a read of about `work` spans (or traces, when traces)
- * is split into, with the extra connections opened into more[]: one per
- * core up to two (the analysis's own thread is then the busiest), none on
- * one core, for a small read, a database not on disk, or a connection in a
- * transaction (what it wrote is not visible to another connection). */
-static int feed_parts(Store *st, int64_t work, int traces, Store **more)
-{
-	const char *path = store_path(st);
-	if (work < (traces ? split_traces : split_spans) ||
-	    sysconf(_SC_NPROCESSORS_ONLN) < 2 || store_in_transaction(st) || path[0] == '\0' ||
-	    strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0)
-		return 1;
-	Err e = {0};
-	if (store_open(path, STORE_READONLY, &more[0], &e))
-		return 1;
-	atomic_fetch_add(&split_reads, 1);
-	return 2;
-}
-
-static void feed_parts_close(Store **more)
-{
-	for (int i = 0; i < TRACE_FEED_MAX_PARTS; i++) {
-		store_close(more[i]);
-		more[i] = NULL;
-	}
 }
 
 static int on_trace_row(void *ctx, const StoreSpanRow *r)
@@ -1019,7 +976,7 @@ int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 	 * reads up to max, which both connections see, and the rows added
 	 * meanwhile are the next update's */
 	Store *more[TRACE_FEED_MAX_PARTS] = {NULL};
-	int parts = g->last_rowid == 0 ? feed_parts(st, max, 0, more) : 1;
+	int parts = g->last_rowid == 0 ? trace_feed_parts(st, max, 0, more) : 1;
 	int64_t read_upto = 0;
 	TraceFeed *f = NULL;
 	RangeRead rr = {.st = {st, more[0]}, .upto = max};
@@ -1036,7 +993,7 @@ int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 		take_group(g, t);
 	if (f)
 		rc = trace_feed_finish(f, err);
-	feed_parts_close(more);
+	trace_feed_parts_close(more);
 	/* a trace read again whole below was passed to the tap as first read */
 	g->tapping = 0;
 	trace_reset(&g->tr, "");
@@ -1244,7 +1201,7 @@ int analysis_state_sample(AnalysisState *g, Store *st, int64_t max_requests, Err
 	}
 	g->once = 1;
 	Store *more[TRACE_FEED_MAX_PARTS] = {NULL};
-	int parts = feed_parts(st, pick.n + slow[0].n + slow[1].n, 1, more);
+	int parts = trace_feed_parts(st, pick.n + slow[0].n + slow[1].n, 1, more);
 	KeysRead kr = {.st = {st, more[0]}, .list = {&pick, &slow[0], &slow[1]}};
 	TraceFeed *f = trace_feed_start(read_keys, &kr, parts, &g->opt.skew);
 	Trace *t;
@@ -1261,7 +1218,7 @@ int analysis_state_sample(AnalysisState *g, Store *st, int64_t max_requests, Err
 		}
 	}
 	rc = trace_feed_finish(f, err);
-	feed_parts_close(more);
+	trace_feed_parts_close(more);
 	trace_reset(&g->tr, "");
 	keys_free(&pick);
 	keys_free(&slow[0]);

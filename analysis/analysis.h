@@ -273,15 +273,6 @@ void analysis_state_tap(AnalysisState *s, AnalysisTraceTap fn, void *ctx);
  * benchmarks read it. Thread-safe. */
 int64_t analysis_full_reads(void);
 
-/* A first read of every span of at least min_spans spans, or a sample of
- * at least min_traces traces, is read in two parts through two
- * connections (README, "Reading on several cores"); the defaults are
- * 100,000 and 4,000. Tests set 0 to split every read that can be split and
- * INT64_MAX to split none. Not to be called while an analysis runs. */
-void analysis_read_split(int64_t min_spans, int64_t min_traces);
-
-/* Reads split in two so far, by every analysis of the process. */
-int64_t analysis_split_reads(void);
 /* Drops one hold on a: frees it when no analysis_ref() holder is left.
  * NULL is a no-op. */
 void analysis_free(Analysis *a);

@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 
@@ -372,4 +373,46 @@ int trace_feed_finish(TraceFeed *f, Err *err)
 	}
 	free(f);
 	return rc;
+}
+
+/* Reading in parts pays from about this many spans (or traces) on: it
+ * costs a connection and a thread, about a millisecond. */
+static int64_t split_spans = 100000, split_traces = 4000;
+enum { TRACE_FEED_PART_CACHE_KIB = 2048 };
+static atomic_llong splits;
+
+void trace_feed_split_at(int64_t min_spans, int64_t min_traces)
+{
+	split_spans = min_spans;
+	split_traces = min_traces;
+}
+
+int64_t trace_feed_splits(void)
+{
+	return (int64_t)atomic_load(&splits);
+}
+
+int trace_feed_parts(Store *st, int64_t work, int traces, Store **more)
+{
+	const char *path = store_path(st);
+	if (work < (traces ? split_traces : split_spans) ||
+	    sysconf(_SC_NPROCESSORS_ONLN) < 2 || store_in_transaction(st) || path[0] == '\0' ||
+	    strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0)
+		return 1;
+	Err e = {0};
+	if (store_open(path, STORE_READONLY, &more[0], &e))
+		return 1;
+	/* it reads each page about once: a small cache keeps the second
+	 * connection from doubling the memory a read takes */
+	store_cache_kib(more[0], TRACE_FEED_PART_CACHE_KIB);
+	atomic_fetch_add(&splits, 1);
+	return 2;
+}
+
+void trace_feed_parts_close(Store **more)
+{
+	for (int i = 0; i < TRACE_FEED_MAX_PARTS; i++) {
+		store_close(more[i]);
+		more[i] = NULL;
+	}
 }

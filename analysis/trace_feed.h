@@ -78,6 +78,28 @@ typedef int (*TraceKeyScan)(void *ctx, int part, int64_t from, int64_t to, Trace
 int trace_sink_key_chunks(TraceSink *s, int part, int parts, int64_t chunk, int64_t max_key,
                           TraceKeyScan scan, void *ctx, Err *err);
 
+/* ---- the connections of a read in parts ---- */
+
+/* How many parts a read of about `work` spans (or traces, when traces) is
+ * split into, with the extra read-only connections opened into more[]
+ * (TRACE_FEED_MAX_PARTS slots, NULL on entry): one part per core up to
+ * two (the caller's thread, which analyses, is then the busiest), and 1
+ * (nothing opened) on one core, for a small read, a database not on disk,
+ * or a connection inside a transaction (what it wrote is not visible to
+ * another connection yet). */
+int trace_feed_parts(Store *st, int64_t work, int traces, Store **more);
+/* Closes what trace_feed_parts() opened (NULL slots are skipped). */
+void trace_feed_parts_close(Store **more);
+
+/* A read of at least min_spans spans, or of at least min_traces traces,
+ * is split (README, "Reading on several cores"); the defaults are 100,000
+ * and 4,000. Tests set 0 to split every read that can be split and
+ * INT64_MAX to split none. Not to be called while a read runs. */
+void trace_feed_split_at(int64_t min_spans, int64_t min_traces);
+
+/* Reads split so far in this process. */
+int64_t trace_feed_splits(void);
+
 /* The next whole trace, in reading order, and its tag; NULL when the
  * reading is over (or failed: trace_feed_finish() says). The trace is the
  * caller's to read and modify (trace_link()) until the next call. */

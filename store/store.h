@@ -53,8 +53,10 @@ void store_rollback(Store *st);
 int64_t store_data_version(Store *st);
 
 /* A function every writing Store of this process runs inside each
- * transaction it commits with store_commit() (just before COMMIT), and
- * inside store_bulk_finish() once the indexes are built: it keeps derived
+ * transaction it commits with store_commit() (just before COMMIT), and in
+ * store_bulk_finish() once the rows and indexes are committed (outside a
+ * transaction there, so that it may read through more connections; its
+ * writes make their own, store_agg_batch_begin/end): it keeps derived
  * tables (the aggregates, store_agg_*) in step with the spans the
  * transaction added. A non-zero return fails the commit (the caller rolls
  * back, as for any failed commit). A bulk load's own commits skip it:
@@ -164,6 +166,12 @@ int store_agg_remove(Store *st, const StoreAggCell *c, Err *err);
 int store_agg_delete(Store *st, int64_t minute_from, int64_t minute_to, Err *err);
 /* Adds (or replaces) one cell. */
 int store_agg_put(Store *st, const StoreAggCell *c, Err *err);
+
+/* Brackets a batch of aggregate writes (a savepoint): inside a
+ * transaction they stay part of it; outside one they commit together at
+ * the end. store_agg_batch_end() with ok 0 takes the batch back. */
+int store_agg_batch_begin(Store *st, Err *err);
+int store_agg_batch_end(Store *st, int ok, Err *err);
 
 /* Every cell of minutes [from, to) (strings and sketch borrowed for the
  * call), in key order. */
@@ -391,6 +399,14 @@ int store_spans_key_range(Store *st, int64_t from_key, int64_t to_key, int64_t u
 
 /* The largest trace key a span has (0 when there are none). */
 int store_trace_key_max(Store *st, int64_t *out, Err *err);
+
+/* How many root spans (parent_id '') start in [from_ns, to_ns). */
+int store_roots_count(Store *st, int64_t from_ns, int64_t to_ns, int64_t *out, Err *err);
+
+/* Sets the connection's page cache to about kib KiB (32 MiB when opened):
+ * a connection that only streams through the file once, like a second
+ * reader of a read in parts, needs little. */
+void store_cache_kib(Store *st, int kib);
 
 /* The path the store was opened with (borrowed, lives as long as st). */
 const char *store_path(const Store *st);

@@ -67,6 +67,21 @@ int store_run_commit_hook(Store *st, int bulk_end, Err *err)
 	return fn(st, err);
 }
 
+int store_agg_batch_begin(Store *st, Err *err)
+{
+	return store_exec(st, "SAVEPOINT agg_batch", err);
+}
+
+int store_agg_batch_end(Store *st, int ok, Err *err)
+{
+	if (!ok) {
+		store_exec(st, "ROLLBACK TO agg_batch", NULL);
+		store_exec(st, "RELEASE agg_batch", NULL);
+		return 0;
+	}
+	return store_exec(st, "RELEASE agg_batch", err);
+}
+
 void store_agg_finalize(Store *st)
 {
 	store_stmts_finalize(st->astmt, STORE_AGG_STMTS);

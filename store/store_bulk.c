@@ -14,9 +14,11 @@
  *  - the non-unique indexes are dropped after the schema is created and
  *    built again at the end, from the rows (unique indexes stay: they are
  *    what makes a span or a point that is stored twice a duplicate);
- *  - at the end: the indexes, WAL mode (recorded in the file header, so
- *    the finished file opens like any other database), one fsync, and a
- *    rename to the final name that refuses to replace an existing file.
+ *  - at the end: the indexes, the aggregates (read through two
+ *    connections when it pays: the exclusive lock is given up for them),
+ *    WAL mode (recorded in the file header, so the finished file opens
+ *    like any other database), one fsync, and a rename to the final name
+ *    that refuses to replace an existing file.
  *
  * Invariants:
  *  - the final name either does not exist or names a complete database:
@@ -204,8 +206,11 @@ int store_bulk_open(const char *path, Store **out, Err *err)
 		store_bulk_free(b);
 		return 0;
 	}
-	/* a leftover of a killed import: start afresh */
-	if (ftruncate(b->lock_fd, 0) != 0) {
+	/* a leftover of a killed import: start afresh. Only then: on ext4, a
+	 * truncation to zero makes the first close of the file after the
+	 * writes flush all of them at once (auto_da_alloc), in the middle of
+	 * the import; the final fsync does that write in any case. */
+	if (fstat(b->lock_fd, &sb) != 0 || (sb.st_size > 0 && ftruncate(b->lock_fd, 0) != 0)) {
 		rc = err_set(err, TT_EIO, "%s: cannot reset %s: %s", path, b->tmp_path,
 		             strerror(errno));
 		goto fail;
@@ -280,16 +285,22 @@ int store_bulk_finish(Store *st, Err *err)
 			store_exec(st, "ROLLBACK", NULL);
 			goto fail_open;
 		}
-	/* derived tables (the aggregates) over everything loaded, with the
-	 * indexes there to read it by */
-	if (store_run_commit_hook(st, 1, err)) {
-		store_exec(st, "ROLLBACK", NULL);
+	if (store_exec(st, "COMMIT", err) || store_exec(st, "PRAGMA temp_store = MEMORY", err))
 		goto fail_open;
-	}
+	/* derived tables (the aggregates) over everything loaded, with the
+	 * indexes there to read it by. The exclusive lock is given up first
+	 * (at the next access after the pragma, the count), so that the hook
+	 * can read the file through more connections than this one (on more
+	 * cores); its writes make their own transactions. Nobody else opens
+	 * the temporary file, and a failure still discards all of it. */
+	if (store_exec(st, "PRAGMA locking_mode = NORMAL", err) ||
+	    store_exec(st, "SELECT count(*) FROM sqlite_schema", err) ||
+	    store_run_commit_hook(st, 1, err))
+		goto fail_open;
 	/* WAL from here on, like every database the store opens; the header
 	 * says so, and closing checkpoints the one page this writes and
 	 * removes the WAL */
-	if (store_exec(st, "COMMIT", err) || store_exec(st, "PRAGMA journal_mode = WAL", err))
+	if (store_exec(st, "PRAGMA journal_mode = WAL", err))
 		goto fail_open;
 	st->bulk = NULL;
 	store_close(st);

@@ -4,6 +4,7 @@
 #include "store.h"
 #include "store_priv.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* DB_SYSTEM: for a CLIENT span (kind 3) whose attributes name a database
@@ -89,6 +90,9 @@ static const char *const rsql[RSTMT_COUNT] = {
 	                    " WHERE s.trace_key >= ?1 AND s.trace_key < ?2 AND s.id <= ?3"
 	                    " ORDER BY s.trace_key",
 	[RSTMT_MAX_TRACE_KEY] = "SELECT coalesce(max(trace_key), 0) FROM spans",
+	/* the partial index on root starts, without the rows */
+	[RSTMT_ROOTS_COUNT] = "SELECT count(*) FROM spans WHERE parent_id = ''"
+	                      " AND start_ns >= ?1 AND start_ns < ?2",
 	/* a traces row exists only with its first span (same transaction) */
 	[RSTMT_STATS] =
 	    "SELECT (SELECT count(*) FROM spans),"
@@ -372,6 +376,20 @@ int store_spans_key_range(Store *st, int64_t from_key, int64_t to_key, int64_t u
 int store_trace_key_max(Store *st, int64_t *out, Err *err)
 {
 	return one_int64(st, RSTMT_MAX_TRACE_KEY, out, "reading the largest trace key", err);
+}
+
+int store_roots_count(Store *st, int64_t from_ns, int64_t to_ns, int64_t *out, Err *err)
+{
+	sqlite3_bind_int64(st->rstmt[RSTMT_ROOTS_COUNT], 1, from_ns);
+	sqlite3_bind_int64(st->rstmt[RSTMT_ROOTS_COUNT], 2, to_ns);
+	return one_int64(st, RSTMT_ROOTS_COUNT, out, "counting root spans", err);
+}
+
+void store_cache_kib(Store *st, int kib)
+{
+	char sql[64];
+	snprintf(sql, sizeof sql, "PRAGMA cache_size = -%d", kib > 0 ? kib : 1);
+	store_exec(st, sql, NULL);
 }
 
 const char *store_path(const Store *st)

@@ -48,6 +48,7 @@
 #include "report.h"
 #include "sim.h"
 #include "sim_gen.h"
+#include "trace_feed.h"
 
 #define MODEL_PATH "../models/mercury-home.model.json"
 
@@ -569,14 +570,14 @@ static void test_split_reading_is_exact(void **state)
 		buf_init(&one);
 		buf_init(&two);
 		Evidence *e1 = NULL, *e2 = NULL;
-		analysis_read_split(INT64_MAX, INT64_MAX);
-		int64_t splits = analysis_split_reads();
+		trace_feed_split_at(INT64_MAX, INT64_MAX);
+		int64_t splits = trace_feed_splits();
 		one_read(&g, m, bound, &one, &e1);
-		assert_int_equal(analysis_split_reads(), splits);
-		analysis_read_split(0, 0);
+		assert_int_equal(trace_feed_splits(), splits);
+		trace_feed_split_at(0, 0);
 		one_read(&g, m, bound, &two, &e2);
 		if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
-			assert_int_equal(analysis_split_reads(), splits + 1);
+			assert_int_equal(trace_feed_splits(), splits + 1);
 		assert_true(one.len > 1000);
 		if (strcmp(buf_str(&one), buf_str(&two)) != 0)
 			fail_msg("%s: the report read in two parts differs from the one read in one",
@@ -587,7 +588,7 @@ static void test_split_reading_is_exact(void **state)
 		buf_fini(&one);
 		buf_fini(&two);
 	}
-	analysis_read_split(100000, 4000);
+	trace_feed_split_at(100000, 4000);
 	gen_free(&g);
 	model_free(m);
 }
