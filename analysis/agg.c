@@ -543,13 +543,14 @@ static int read_slices(TraceSink *s, void *ctx, int part, int parts, Err *err)
 
 /* How the rebuild of root starts [from, to) is read: in one part (one
  * slice, the whole range), or in two through a second connection (opened
- * into r->st[1]) when the range holds enough requests for that to pay. */
+ * into r->more) when the range holds enough requests for that to pay. */
 static int slices_plan(Builder *b, SliceRead *r, int64_t from, int64_t to)
 {
 	*r = (SliceRead){.st = {b->st}, .from = from, .to = to, .width = to - from, .n = 1};
 	int64_t roots = 0;
+	Err e = {0}; /* not counted: read in one part, which reports its own errors */
 	if (from == INT64_MIN || to == INT64_MAX || to - from < 2 ||
-	    store_roots_count(b->st, from, to, &roots, b->err))
+	    store_roots_count(b->st, from, to, &roots, &e))
 		return 1;
 	int parts = trace_feed_parts(b->st, roots, 1, r->more);
 	if (parts < 2)

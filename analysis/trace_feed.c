@@ -378,7 +378,7 @@ int trace_feed_finish(TraceFeed *f, Err *err)
 /* Reading in parts pays from about this many spans (or traces) on: it
  * costs a connection and a thread, about a millisecond. */
 static int64_t split_spans = 100000, split_traces = 4000;
-enum { TRACE_FEED_PART_CACHE_KIB = 2048 };
+enum { TRACE_FEED_PART_CACHE_KIB = 1024 };
 static atomic_llong splits;
 
 void trace_feed_split_at(int64_t min_spans, int64_t min_traces)

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -297,6 +298,12 @@ int cmd_import(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* One malloc arena for the whole import: its phases run on different
+	 * threads (the parser, the writer, the readers of the aggregates'
+	 * pass), and with an arena each, what one phase frees cannot be reused
+	 * by the next, so the peak grows with the threads (1M spans: 63 MB
+	 * against 58, in the same time). */
+	mallopt(M_ARENA_MAX, 1);
 	char **files = argv + optind;
 	int n = argc - optind;
 	Err err = {0};

@@ -569,8 +569,7 @@ int store_open_mode(const char *path, int flags, int bulk, Store **out, Err *err
 	 * once: a larger cache only holds pages that are not read again, and
 	 * costs memory and CPU-cache misses (a 1M-span report ran about 5 %
 	 * faster, in 30 MiB less) */
-	exec(st, (flags & STORE_READONLY) ? "PRAGMA cache_size = -8192" : "PRAGMA cache_size = -32768",
-	     NULL);
+	store_cache_kib(st, (flags & STORE_READONLY) ? STORE_READ_CACHE_KIB : 32768);
 	exec(st, "PRAGMA temp_store = MEMORY", NULL);
 	if (store_prepare_all(st, sql_text, STMT_COUNT, st->stmt, err) ||
 	    store_read_prepare(st, err) || store_metrics_prepare(st, err)) {

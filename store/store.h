@@ -403,9 +403,11 @@ int store_trace_key_max(Store *st, int64_t *out, Err *err);
 /* How many root spans (parent_id '') start in [from_ns, to_ns). */
 int store_roots_count(Store *st, int64_t from_ns, int64_t to_ns, int64_t *out, Err *err);
 
-/* Sets the connection's page cache to about kib KiB (32 MiB when opened):
- * a connection that only streams through the file once, like a second
- * reader of a read in parts, needs little. */
+/* Sets the connection's page cache to about kib KiB. A writing connection
+ * opens with 32 MiB, a reading one with STORE_READ_CACHE_KIB; one that
+ * streams through the file once, like a second reader of a read in parts,
+ * needs even less. */
+#define STORE_READ_CACHE_KIB 8192
 void store_cache_kib(Store *st, int kib);
 
 /* The path the store was opened with (borrowed, lives as long as st). */

@@ -287,6 +287,11 @@ int store_bulk_finish(Store *st, Err *err)
 		}
 	if (store_exec(st, "COMMIT", err) || store_exec(st, "PRAGMA temp_store = MEMORY", err))
 		goto fail_open;
+	/* what is left reads more than it writes: the writer's cache goes back
+	 * to a reader's size, and its pages to the heap the reading takes its
+	 * memory from (so the import's peak stays the writing's) */
+	store_cache_kib(st, STORE_READ_CACHE_KIB);
+	store_exec(st, "PRAGMA shrink_memory", NULL);
 	/* derived tables (the aggregates) over everything loaded, with the
 	 * indexes there to read it by. The exclusive lock is given up first
 	 * (at the next access after the pragma, the count), so that the hook
