@@ -115,7 +115,9 @@ static void usage(FILE *out)
 	      "Imports telemetry files into the database (created when missing). The format\n"
 	      "is detected from the content; --format forces one. Each file is one\n"
 	      "transaction: a file with any error adds nothing. Importing the same data\n"
-	      "twice adds nothing and says so.\n\n"
+	      "twice adds nothing and says so. FILE - is the standard input; an input\n"
+	      "that cannot be read twice (a pipe, <(...)) is first copied to a temporary\n"
+	      "file in $TMPDIR (else /tmp), which is gone when the import ends.\n\n"
 	      "A database that does not exist yet is built under a temporary name\n"
 	      "(.NAME.import beside it) and appears, complete, when every file has been\n"
 	      "read; the lines saying what each file added are printed then. Killed\n"
@@ -185,12 +187,13 @@ static int import_all(Store *st, char **files, int n, ImportOptions *io, int qui
 {
 	int failed = 0;
 	for (int i = 0; i < n; i++) {
-		Progress pg = {.name = files[i], .tty = isatty(2)};
+		const char *name = import_name(files[i]);
+		Progress pg = {.name = name, .tty = isatty(2)};
 		io->progress = progress;
 		io->progress_ctx = &pg;
 		ImportResult res;
 		Err err = {0};
-		current_file = files[i];
+		current_file = name;
 		int rc = import_file(st, files[i], io, &res, &err);
 		current_file = NULL;
 		if (pg.shown)
@@ -198,7 +201,7 @@ static int import_all(Store *st, char **files, int n, ImportOptions *io, int qui
 		progress_shown = 0;
 		if (rc) {
 			say(out, 1, "%s\n", err.msg);
-			say(out, 1, "tailtriage: %s: nothing imported\n", files[i]);
+			say(out, 1, "tailtriage: %s: nothing imported\n", name);
 			failed++;
 			continue;
 		}
@@ -207,7 +210,7 @@ static int import_all(Store *st, char **files, int n, ImportOptions *io, int qui
 		const StoreSourceCounts *k = &res.counts;
 		Buf line;
 		buf_init(&line);
-		buf_printf(&line, "%s: %s:", files[i], res.format);
+		buf_printf(&line, "%s: %s:", name, res.format);
 		int any = 0;
 		if (k->spans_added || k->spans_duplicate) {
 			buf_printf(&line, " %lld spans added, %lld already stored",
@@ -234,7 +237,7 @@ static int import_all(Store *st, char **files, int n, ImportOptions *io, int qui
 		say(out, 0, "%s\n", buf_str(&line));
 		buf_fini(&line);
 		if (res.already)
-			say(out, 0, "%s: same content as %s, imported before: nothing new\n", files[i],
+			say(out, 0, "%s: same content as %s, imported before: nothing new\n", name,
 			    res.already_path);
 	}
 	return failed;

@@ -15,9 +15,11 @@
 #include <errno.h>
 #include <openssl/evp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "formats.h"
 
@@ -288,22 +290,87 @@ fail:
 	return err && err->code ? err->code : TT_EPARSE;
 }
 
+const char *import_name(const char *path)
+{
+	return strcmp(path, "-") == 0 ? "(stdin)" : path;
+}
+
+/* A copy of what is left to read in `in`, in an unnamed temporary file
+ * ($TMPDIR, else /tmp) at its start; NULL with err set. An input that
+ * cannot seek (a pipe, a terminal, process substitution) is read through
+ * one: the format is sniffed from its head and metric formats are hashed
+ * before they are read, each a second pass. */
+static FILE *spool(FILE *in, const char *name, Err *err)
+{
+	const char *dir = getenv("TMPDIR");
+	if (dir == NULL || dir[0] == '\0')
+		dir = "/tmp";
+	char path[4096];
+	snprintf(path, sizeof path, "%s/tailtriage-input-XXXXXX", dir);
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		err_set(err, TT_EIO, "%s: cannot keep a copy of the input in %s: %s", name, dir,
+		        strerror(errno));
+		return NULL;
+	}
+	unlink(path);
+	FILE *out = fdopen(fd, "w+b");
+	if (out == NULL) {
+		close(fd);
+		err_set(err, TT_ENOMEM, "%s: cannot keep a copy of the input", name);
+		return NULL;
+	}
+	char chunk[1 << 16];
+	size_t got;
+	while ((got = fread(chunk, 1, sizeof chunk, in)) > 0)
+		if (fwrite(chunk, 1, got, out) != got)
+			break;
+	if (ferror(in) || ferror(out) || fflush(out) != 0) {
+		err_set(err, TT_EIO, "%s: %s: %s", name,
+		        ferror(in) ? "read error" : "cannot keep a copy of the input", strerror(errno));
+		fclose(out);
+		return NULL;
+	}
+	rewind(out);
+	return out;
+}
+
 int import_file(Store *st, const char *path, const ImportOptions *opt, ImportResult *res,
                 Err *err)
 {
-	FILE *f = fopen(path, "rb");
-	if (f == NULL)
-		return err_set(err, TT_EIO, "%s: %s", path, strerror(errno));
-	struct stat sb;
-	uint64_t total = 0;
-	if (fstat(fileno(f), &sb) == 0) {
-		if (S_ISDIR(sb.st_mode)) {
-			fclose(f);
-			return err_set(err, TT_EIO, "%s: is a directory", path);
-		}
-		total = (uint64_t)sb.st_size;
+	const char *name = import_name(path);
+	memset(res, 0, sizeof *res);
+	FILE *f = NULL;
+	if (strcmp(path, "-") == 0) {
+		int fd = dup(STDIN_FILENO);
+		f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+		if (f == NULL && fd >= 0)
+			close(fd);
+	} else {
+		f = fopen(path, "rb");
 	}
-	int rc = import_stream(st, f, path, total, opt, res, err);
+	if (f == NULL)
+		return err_set(err, TT_EIO, "%s: %s", name, strerror(errno));
+	struct stat sb;
+	if (fstat(fileno(f), &sb) != 0) {
+		int e = errno;
+		fclose(f);
+		return err_set(err, TT_EIO, "%s: %s", name, strerror(e));
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		fclose(f);
+		return err_set(err, TT_EIO, "%s: is a directory", name);
+	}
+	if (!S_ISREG(sb.st_mode) || lseek(fileno(f), 0, SEEK_CUR) < 0) {
+		FILE *copy = spool(f, name, err);
+		fclose(f);
+		if (copy == NULL)
+			return TT_EIO;
+		f = copy;
+		if (fstat(fileno(f), &sb) != 0)
+			sb.st_size = 0;
+	}
+	int rc = import_stream(st, f, name, (uint64_t)sb.st_size, opt, res, err);
 	fclose(f);
 	return rc;
 }

@@ -46,9 +46,16 @@ typedef struct ImportResult {
 	                            * outcome is "unrecognised") */
 } ImportResult;
 
-/* Imports one file. Returns 0 or a negative TT_E* code with err set. */
+/* Imports one file; "-" is the standard input. An input that cannot seek
+ * (a pipe, process substitution, a terminal) is first copied to an unnamed
+ * temporary file in $TMPDIR (else /tmp). Returns 0 or a negative TT_E*
+ * code with err set. */
 int import_file(Store *st, const char *path, const ImportOptions *opt,
                 ImportResult *res, Err *err);
+
+/* The name import_file() gives path in its messages and source rows:
+ * "(stdin)" for "-", else path itself. */
+const char *import_name(const char *path);
 
 /* Imports an in-memory document (e.g. an HTTP request body) named name for
  * error messages. Same transaction and error guarantees as import_file(). */
