@@ -9,9 +9,10 @@
  * to fill, so a part never writes into a slot the caller still reads.
  * Slots keep their buffers from one trace to the next. The caller reads
  * one part's ring until a chunk mark, then the next part's: chunk c is
- * part c % parts's, so the chunks come in order. Without threads
- * (pthread_create failed) the rings simply grow: every trace is kept until
- * taken.
+ * part c % parts's, so the chunks come in order. With fewer threads
+ * than parts, one thread reads everything as a single part; with none
+ * (pthread_create failed every time) the ring simply grows: every trace is
+ * kept until taken.
  */
 #include "trace_feed.h"
 
@@ -51,6 +52,7 @@ struct TraceSink {
 struct TraceFeed {
 	TraceSink sink[TRACE_FEED_MAX_PARTS];
 	int parts;
+	int sinks;                 /* set up; parts may drop to 1 (feed_run) */
 	int threaded;
 	int at;                    /* the part whose ring the caller reads */
 	TraceSink *held;           /* the ring whose slot r the caller holds */
@@ -209,7 +211,7 @@ static TraceFeed *feed_new(TraceFeedRead read, void *ctx, int parts, const SkewT
 		parts = 1;
 	if (parts > TRACE_FEED_MAX_PARTS)
 		parts = TRACE_FEED_MAX_PARTS;
-	f->parts = parts;
+	f->parts = f->sinks = parts;
 	f->read = read;
 	f->ctx = ctx;
 	if (skew)
@@ -231,40 +233,55 @@ static TraceFeed *feed_new(TraceFeedRead read, void *ctx, int parts, const SkewT
 	return f;
 }
 
-/* Starts the parts' threads (or reads every part here when no thread can
- * be started). */
-static void feed_run(TraceFeed *f)
+/* Starts a thread for each part; 1 when all started, else 0 with the
+ * ones that did stopped (they wrote nothing the caller took) and every
+ * ring as new. */
+static int start_threads(TraceFeed *f)
 {
-	int parts = f->parts;
 	int started = 0;
-	for (int p = 0; p < parts; p++) {
+	for (int p = 0; p < f->parts; p++) {
 		if (pthread_create(&f->sink[p].th, NULL, reader, &f->sink[p]) != 0)
 			break;
 		f->sink[p].started = 1;
 		started++;
 	}
-	if (started < parts) {
-		/* no threads after all: stop the ones started (they wrote nothing
-		 * the caller took), then read every part here, rings growing */
-		atomic_store(&f->stop, 1);
-		for (int p = 0; p < started; p++) {
-			TraceSink *s = &f->sink[p];
-			pthread_mutex_lock(&s->mu);
-			pthread_cond_broadcast(&s->freed);
-			pthread_mutex_unlock(&s->mu);
-			pthread_join(s->th, NULL);
-			s->started = 0;
-			s->w = s->r = 0;
-			s->done = 0;
-			s->rc = 0;
-			s->cur = NULL;
-			s->tag = 0;
-		}
-		atomic_store(&f->stop, 0);
-		f->threaded = 0;
-		for (int p = 0; p < parts; p++)
-			reader(&f->sink[p]);
+	if (started == f->parts)
+		return 1;
+	atomic_store(&f->stop, 1);
+	for (int p = 0; p < started; p++) {
+		TraceSink *s = &f->sink[p];
+		pthread_mutex_lock(&s->mu);
+		pthread_cond_broadcast(&s->freed);
+		pthread_mutex_unlock(&s->mu);
+		pthread_join(s->th, NULL);
+		s->started = 0;
+		s->w = s->r = 0;
+		s->done = 0;
+		s->rc = 0;
+		s->cur = NULL;
+		s->tag = 0;
 	}
+	atomic_store(&f->stop, 0);
+	return 0;
+}
+
+/* Starts the parts' threads. When the system gives fewer threads than
+ * parts (a limit on processes, say), one thread reads it all: a reading
+ * told it has one part reads every chunk, in order, through the first
+ * part's connection. Only when not even that one starts are the parts
+ * read here, at once, their rings growing to hold every trace until it is
+ * taken. */
+static void feed_run(TraceFeed *f)
+{
+	if (start_threads(f))
+		return;
+	if (f->parts > 1) {
+		f->parts = 1;
+		if (start_threads(f))
+			return;
+	}
+	f->threaded = 0;
+	reader(&f->sink[0]);
 }
 
 TraceFeed *trace_feed_start(TraceFeedRead read, void *ctx, int parts, const SkewTolerance *skew)
@@ -357,7 +374,7 @@ int trace_feed_finish(TraceFeed *f, Err *err)
 	for (int p = 0; p < f->parts && rc == 0; p++)
 		if ((rc = f->sink[p].rc) != 0 && err)
 			*err = f->sink[p].err;
-	for (int p = 0; p < f->parts; p++) {
+	for (int p = 0; p < f->sinks; p++) {
 		TraceSink *s = &f->sink[p];
 		for (int64_t i = 0; i < s->cap; i++)
 			if (s->slot[i]) {

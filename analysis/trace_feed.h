@@ -39,8 +39,10 @@ typedef int (*TraceFeedRead)(TraceSink *s, void *ctx, int part, int parts, Err *
 
 /* Starts parts (1 to TRACE_FEED_MAX_PARTS) readings, each on a new thread.
  * skew: the tolerance every trace gets (trace_set_skew; NULL: the
- * default). Never fails: when a thread cannot be started, the readings run
- * at once on the caller's thread and keep their traces until taken. */
+ * default). Never fails: when fewer threads than parts can be started, one
+ * thread reads it all as one part (the reading is called with parts 1);
+ * when none can, the reading runs at once on the caller's thread and
+ * keeps its traces until taken. */
 TraceFeed *trace_feed_start(TraceFeedRead read, void *ctx, int parts, const SkewTolerance *skew);
 
 /* A store scan of the rows between a and b (its own meaning of them):

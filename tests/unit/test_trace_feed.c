@@ -2,8 +2,9 @@
  * test_trace_feed.c - whole traces read on a second thread: the same
  * traces, rows and order as one thread reading them, more traces than the
  * feed's ring holds, the same in parts read through several connections,
- * tags and cuts for one-key scans, a caller that stops early, and a
- * reading (or one part of it) that fails part way.
+ * tags and cuts for one-key scans, a caller that stops early, a
+ * reading (or one part of it) that fails part way, and a system that
+ * gives fewer threads than asked for, or none.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,10 +13,27 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
+#include <pthread.h>
+
 #include "buf.h"
 #include "helpers.h"
 #include "store_env.h"
 #include "trace_feed.h"
+
+/* pthread_create as the system gives it (linked with
+ * -Wl,--wrap=pthread_create): calls number refuse_from to refuse_to - 1
+ * (counting from 1) fail with EAGAIN, as under a limit on processes. */
+static int creates, refuse_from, refuse_to;
+int __real_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg);
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg);
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
+{
+	++creates;
+	if (creates >= refuse_from && creates < refuse_to)
+		return EAGAIN;
+	return __real_pthread_create(t, a, fn, arg);
+}
 
 enum { TRACES = 300 }; /* several times the feed's ring */
 
@@ -209,6 +227,49 @@ static void feed_in_parts_gives_the_same_order(void **state)
 	}
 }
 
+/* When the system refuses a thread: with fewer threads than parts, one
+ * thread reads every chunk; with none at all, the caller's thread reads.
+ * Either way every trace comes, in the order one reader gives. */
+static void feed_without_threads(void **state)
+{
+	Env *e = *state;
+	Err err = {0};
+	static Seen direct, fed;
+	read_direct(e, &direct);
+	static const struct {
+		int parts, refuse_from, refuse_to, created;
+	} cases[] = {
+	    {2, 2, 3, 3},   /* the second part's thread is refused, one thread reads */
+	    {3, 3, 4, 4},   /* the third part's */
+	    {2, 1, 100, 2}, /* no thread at all: the caller reads */
+	    {1, 1, 100, 1},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		Parts x = {.st = {e->st}, .chunk = 7, .fail_part = -1};
+		for (int p = 1; p < cases[k].parts; p++)
+			assert_int_equal(store_open(e->db, STORE_READONLY, &x.st[p], &err), 0);
+		assert_int_equal(store_trace_key_max(e->st, &x.max_key, &err), 0);
+		creates = 0;
+		refuse_from = cases[k].refuse_from;
+		refuse_to = cases[k].refuse_to;
+		memset(&fed, 0, sizeof fed);
+		TraceFeed *f = trace_feed_start(read_parts, &x, cases[k].parts, NULL);
+		Trace *t;
+		while ((t = trace_feed_next(f, NULL)) != NULL) {
+			assert_true(fed.n < TRACES);
+			describe(t, fed.key[fed.n++], sizeof fed.key[0]);
+		}
+		assert_int_equal(trace_feed_finish(f, &err), 0);
+		refuse_from = refuse_to = 0;
+		assert_int_equal(creates, cases[k].created);
+		assert_int_equal(fed.n, direct.n);
+		for (int i = 0; i < fed.n; i++)
+			assert_string_equal(fed.key[i], direct.key[i]);
+		for (int p = 1; p < cases[k].parts; p++)
+			store_close(x.st[p]);
+	}
+}
+
 /* One trace key at a time, tagged by key % 3, with a key that has no rows
  * (nothing comes of it) and every trace read twice under two tags. */
 static int read_keys(TraceSink *f, void *ctx, int part, int parts, Err *err)
@@ -297,6 +358,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(feed_in_parts_gives_the_same_order, feed_setup, teardown),
 		cmocka_unit_test_setup_teardown(caller_stops_early, feed_setup, teardown),
 		cmocka_unit_test_setup_teardown(reading_error_reaches_caller, feed_setup, teardown),
+		cmocka_unit_test_setup_teardown(feed_without_threads, feed_setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
