@@ -91,8 +91,8 @@ static const char *const rsql[RSTMT_COUNT] = {
 	                    " ORDER BY s.trace_key",
 	[RSTMT_MAX_TRACE_KEY] = "SELECT coalesce(max(trace_key), 0) FROM spans",
 	/* the partial index on root starts, without the rows */
-	[RSTMT_ROOTS_COUNT] = "SELECT count(*) FROM spans WHERE parent_id = ''"
-	                      " AND start_ns >= ?1 AND start_ns < ?2",
+	[RSTMT_ROOTS_COUNT] = ("SELECT count(*) FROM spans WHERE parent_id = ''"
+	                       " AND start_ns >= ?1 AND start_ns < ?2"),
 	/* a traces row exists only with its first span (same transaction) */
 	[RSTMT_STATS] =
 	    "SELECT (SELECT count(*) FROM spans),"
