@@ -13,6 +13,7 @@
  * imported.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
@@ -182,19 +183,35 @@ static void say_flush(Say *s, int show)
 	fflush(stdout);
 }
 
-/* Imports each file into st; returns how many failed. */
-static int import_all(Store *st, char **files, int n, ImportOptions *io, int quiet, Say *out)
+/* The inputs: what to open and what to call each. */
+typedef struct Inputs {
+	int n;
+	char **path;               /* NULL: the input could not be copied */
+	const char **name;
+	FILE **copy;               /* open copies, which the paths name */
+	char **copy_err;
+} Inputs;
+
+/* Imports each input into st; returns how many failed. */
+static int import_all(Store *st, const Inputs *in, ImportOptions *io, int quiet, Say *out)
 {
 	int failed = 0;
-	for (int i = 0; i < n; i++) {
-		const char *name = import_name(files[i]);
+	for (int i = 0; i < in->n; i++) {
+		const char *name = in->name[i];
+		if (in->path[i] == NULL) {
+			say(out, 1, "%s\n", in->copy_err[i]);
+			say(out, 1, "tailtriage: %s: nothing imported\n", name);
+			failed++;
+			continue;
+		}
+		io->name = name;
 		Progress pg = {.name = name, .tty = isatty(2)};
 		io->progress = progress;
 		io->progress_ctx = &pg;
 		ImportResult res;
 		Err err = {0};
 		current_file = name;
-		int rc = import_file(st, files[i], io, &res, &err);
+		int rc = import_file(st, in->path[i], io, &res, &err);
 		current_file = NULL;
 		if (pg.shown)
 			fputs("\r\033[K", stderr);
@@ -240,23 +257,131 @@ static int import_all(Store *st, char **files, int n, ImportOptions *io, int qui
 			say(out, 0, "%s: same content as %s, imported before: nothing new\n", name,
 			    res.already_path);
 	}
+	io->name = NULL;
 	return failed;
 }
 
+/* The inputs of the command line. One that cannot be read twice (the
+ * standard input, a pipe, <(...)) is copied first into an unnamed
+ * temporary file and opened again through /proc/self/fd: then every
+ * input can be read a second time, as the bulk load wants (should another
+ * program create the database meanwhile), and what is read is what the
+ * pipe gave, under its own name. Where /proc is missing the input is left
+ * to import_file(), which copies it itself. */
+static void inputs_open(Inputs *in, char **files, int n, int quiet)
+{
+	in->n = n;
+	in->path = xcalloc((size_t)n, sizeof *in->path);
+	in->name = xcalloc((size_t)n, sizeof *in->name);
+	in->copy = xcalloc((size_t)n, sizeof *in->copy);
+	in->copy_err = xcalloc((size_t)n, sizeof *in->copy_err);
+	for (int i = 0; i < n; i++) {
+		in->name[i] = import_name(files[i]);
+		in->path[i] = xstrdup(files[i]);
+		if (!import_needs_copy(files[i]) || access("/proc/self/fd", R_OK) != 0)
+			continue;
+		int is_stdin = strcmp(files[i], "-") == 0;
+		if (is_stdin && isatty(STDIN_FILENO) && !quiet)
+			fputs("tailtriage: reading the standard input (end it with Ctrl-D)\n", stderr);
+		int fd = is_stdin ? dup(STDIN_FILENO) : open(files[i], O_RDONLY | O_CLOEXEC);
+		FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+		if (f == NULL) {
+			if (fd >= 0)
+				close(fd);
+			continue; /* import_file() says why */
+		}
+		Err err = {0};
+		in->copy[i] = import_spool(f, in->name[i], &err);
+		fclose(f);
+		free(in->path[i]);
+		in->path[i] = NULL;
+		if (in->copy[i] == NULL) {
+			in->copy_err[i] = xstrdup(err.msg);
+			continue;
+		}
+		char p[64];
+		snprintf(p, sizeof p, "/proc/self/fd/%d", fileno(in->copy[i]));
+		in->path[i] = xstrdup(p);
+	}
+}
+
+static void inputs_close(Inputs *in)
+{
+	for (int i = 0; i < in->n; i++) {
+		free(in->path[i]);
+		free(in->copy_err[i]);
+		if (in->copy[i])
+			fclose(in->copy[i]);
+	}
+	free(in->path);
+	free(in->name);
+	free(in->copy);
+	free(in->copy_err);
+}
+
 /* A new database can be bulk-loaded when it is a plain path that does not
- * exist yet, and every input is a regular file (which could be read a
- * second time, should another program create the database meanwhile). */
-static int want_bulk(const char *db, char **files, int n)
+ * exist yet and every input could be read a second time, should another
+ * program create the database meanwhile: a regular file (or one that
+ * fails the same way twice: missing, a directory). */
+static int want_bulk(const char *db, const Inputs *in)
 {
 	struct stat sb;
 	if (strcmp(db, ":memory:") == 0 || strncmp(db, "file:", 5) == 0 || db[0] == '\0')
 		return 0;
 	if (stat(db, &sb) == 0 || errno != ENOENT)
 		return 0;
-	for (int i = 0; i < n; i++)
-		if (stat(files[i], &sb) != 0 || !S_ISREG(sb.st_mode))
+	for (int i = 0; i < in->n; i++)
+		if (in->path[i] && import_needs_copy(in->path[i]))
 			return 0;
 	return 1;
+}
+
+/* The import proper, once the inputs can be opened by path. */
+static int cmd_import_inputs(const char *db, const Inputs *in, ImportOptions *io, int quiet)
+{
+	Err err = {0};
+	Store *st = NULL;
+	if (want_bulk(db, in) && store_bulk_open(db, &st, &err))
+		return cli_fail("%s", err.msg);
+	if (st) {
+		Say kept = {.keep = 1};
+		char *tmp = store_bulk_temp_path(db);
+		bulk_db = db;
+		bulk_tmp = tmp;
+		int failed = import_all(st, in, io, quiet, &kept);
+		if (failed == in->n) {
+			/* nothing could be imported: the database is not created
+			 * (closing the bulk load removes its temporary file) */
+			store_close(st);
+			bulk_tmp = NULL;
+			bulk_db = NULL;
+			free(tmp);
+			say_flush(&kept, 1);
+			return cli_fail("%s: not created: no file could be imported", db);
+		}
+		bulk_tmp = NULL;  /* from here on, store_bulk_finish() owns the file */
+		bulk_db = NULL;
+		free(tmp);
+		int rc = store_bulk_finish(st, &err);
+		st = NULL;
+		if (rc == 0) {
+			say_flush(&kept, 1);
+			return failed > 0;
+		}
+		say_flush(&kept, 0);
+		if (rc != STORE_BULK_RACED) {
+			cli_fail("%s", err.msg);
+			return cli_fail("%s: nothing imported", db);
+		}
+		/* another program created the database meanwhile: append */
+	}
+	store_bulk_cleanup(db);
+	if (store_open(db, 0, &st, &err))
+		return cli_fail("%s", err.msg);
+	Say direct = {0};
+	int failed = import_all(st, in, io, quiet, &direct);
+	store_close(st);
+	return failed > 0;
 }
 
 int cmd_import(int argc, char **argv)
@@ -309,48 +434,10 @@ int cmd_import(int argc, char **argv)
 	mallopt(M_ARENA_MAX, 1);
 	char **files = argv + optind;
 	int n = argc - optind;
-	Err err = {0};
-	Store *st = NULL;
 	catch_stop_signals();
-	if (want_bulk(db, files, n) && store_bulk_open(db, &st, &err))
-		return cli_fail("%s", err.msg);
-	if (st) {
-		Say kept = {.keep = 1};
-		char *tmp = store_bulk_temp_path(db);
-		bulk_db = db;
-		bulk_tmp = tmp;
-		int failed = import_all(st, files, n, &io, quiet, &kept);
-		if (failed == n) {
-			/* nothing could be imported: the database is not created
-			 * (closing the bulk load removes its temporary file) */
-			store_close(st);
-			bulk_tmp = NULL;
-			bulk_db = NULL;
-			free(tmp);
-			say_flush(&kept, 1);
-			return cli_fail("%s: not created: no file could be imported", db);
-		}
-		bulk_tmp = NULL;  /* from here on, store_bulk_finish() owns the file */
-		bulk_db = NULL;
-		free(tmp);
-		int rc = store_bulk_finish(st, &err);
-		st = NULL;
-		if (rc == 0) {
-			say_flush(&kept, 1);
-			return failed > 0;
-		}
-		say_flush(&kept, 0);
-		if (rc != STORE_BULK_RACED) {
-			cli_fail("%s", err.msg);
-			return cli_fail("%s: nothing imported", db);
-		}
-		/* another program created the database meanwhile: append */
-	}
-	store_bulk_cleanup(db);
-	if (store_open(db, 0, &st, &err))
-		return cli_fail("%s", err.msg);
-	Say direct = {0};
-	int failed = import_all(st, files, n, &io, quiet, &direct);
-	store_close(st);
-	return failed > 0;
+	Inputs in = {0};
+	inputs_open(&in, files, n, quiet);
+	int rc = cmd_import_inputs(db, &in, &io, quiet);
+	inputs_close(&in);
+	return rc;
 }

@@ -295,12 +295,17 @@ const char *import_name(const char *path)
 	return strcmp(path, "-") == 0 ? "(stdin)" : path;
 }
 
-/* A copy of what is left to read in `in`, in an unnamed temporary file
- * ($TMPDIR, else /tmp) at its start; NULL with err set. An input that
- * cannot seek (a pipe, a terminal, process substitution) is read through
- * one: the format is sniffed from its head and metric formats are hashed
- * before they are read, each a second pass. */
-static FILE *spool(FILE *in, const char *name, Err *err)
+int import_needs_copy(const char *path)
+{
+	struct stat sb;
+	return strcmp(path, "-") == 0 || (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) &&
+	                                  !S_ISDIR(sb.st_mode));
+}
+
+/* An input that cannot seek (a pipe, a terminal, process substitution) is
+ * read through a copy: the format is sniffed from its head and metric
+ * formats are hashed before they are read, each a second pass. */
+FILE *import_spool(FILE *in, const char *name, Err *err)
 {
 	const char *dir = getenv("TMPDIR");
 	if (dir == NULL || dir[0] == '\0')
@@ -338,7 +343,7 @@ static FILE *spool(FILE *in, const char *name, Err *err)
 int import_file(Store *st, const char *path, const ImportOptions *opt, ImportResult *res,
                 Err *err)
 {
-	const char *name = import_name(path);
+	const char *name = opt && opt->name ? opt->name : import_name(path);
 	memset(res, 0, sizeof *res);
 	FILE *f = NULL;
 	if (strcmp(path, "-") == 0) {
@@ -362,7 +367,7 @@ int import_file(Store *st, const char *path, const ImportOptions *opt, ImportRes
 		return err_set(err, TT_EIO, "%s: is a directory", name);
 	}
 	if (!S_ISREG(sb.st_mode) || lseek(fileno(f), 0, SEEK_CUR) < 0) {
-		FILE *copy = spool(f, name, err);
+		FILE *copy = import_spool(f, name, err);
 		fclose(f);
 		if (copy == NULL)
 			return TT_EIO;

@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "err.h"
 #include "store.h"
@@ -33,6 +34,8 @@ typedef struct ImportOptions {
 	const char *class_key;     /* NULL: "workload.class" */
 	ImportProgressFn progress; /* may be NULL */
 	void *progress_ctx;
+	const char *name;          /* what messages and the source row call the
+	                            * input; NULL: import_name(path) */
 } ImportOptions;
 
 typedef struct ImportResult {
@@ -56,6 +59,15 @@ int import_file(Store *st, const char *path, const ImportOptions *opt,
 /* The name import_file() gives path in its messages and source rows:
  * "(stdin)" for "-", else path itself. */
 const char *import_name(const char *path);
+
+/* 1 when path cannot be read twice ("-", a pipe, a FIFO, a terminal):
+ * import_file() copies such an input first. */
+int import_needs_copy(const char *path);
+
+/* Reads what is left of in into an unnamed temporary file in $TMPDIR
+ * (else /tmp) and returns it, positioned at its start; NULL with err set
+ * ("NAME: ..."). The file is gone once closed. */
+FILE *import_spool(FILE *in, const char *name, Err *err);
 
 /* Imports an in-memory document (e.g. an HTTP request body) named name for
  * error messages. Same transaction and error guarantees as import_file(). */
