@@ -46,6 +46,14 @@ typedef struct Progress {
 static void progress(void *ctx, uint64_t done, uint64_t total)
 {
 	Progress *p = ctx;
+	if (p->tty && total == 0 && done >= (8u << 20) && done - p->last >= (16u << 20)) {
+		/* an input being copied before its import: its size is not known */
+		p->last = done;
+		fprintf(stderr, "\r%s: reading, %llu MB so far", p->name, (unsigned long long)(done >> 20));
+		p->shown = 1;
+		progress_shown = 1;
+		return;
+	}
 	if (!p->tty || total < (8u << 20))
 		return;
 	if (done - p->last < (4u << 20) && done != total)
@@ -291,8 +299,13 @@ static void inputs_open(Inputs *in, char **files, int n, int quiet)
 			continue; /* import_file() says why */
 		}
 		Err err = {0};
-		in->copy[i] = import_spool(f, in->name[i], &err);
+		Progress pg = {.name = in->name[i], .tty = isatty(2) && !quiet};
+		ImportOptions po = {.progress = progress, .progress_ctx = &pg};
+		in->copy[i] = import_spool(f, in->name[i], &po, &err);
 		fclose(f);
+		if (pg.shown)
+			fputs("\r\033[K", stderr);
+		progress_shown = 0;
 		free(in->path[i]);
 		in->path[i] = NULL;
 		if (in->copy[i] == NULL) {

@@ -305,7 +305,7 @@ int import_needs_copy(const char *path)
 /* An input that cannot seek (a pipe, a terminal, process substitution) is
  * read through a copy: the format is sniffed from its head and metric
  * formats are hashed before they are read, each a second pass. */
-FILE *import_spool(FILE *in, const char *name, Err *err)
+FILE *import_spool(FILE *in, const char *name, const ImportOptions *opt, Err *err)
 {
 	const char *dir = getenv("TMPDIR");
 	if (dir == NULL || dir[0] == '\0')
@@ -327,9 +327,14 @@ FILE *import_spool(FILE *in, const char *name, Err *err)
 	}
 	char chunk[1 << 16];
 	size_t got;
-	while ((got = fread(chunk, 1, sizeof chunk, in)) > 0)
+	uint64_t copied = 0;
+	while ((got = fread(chunk, 1, sizeof chunk, in)) > 0) {
 		if (fwrite(chunk, 1, got, out) != got)
 			break;
+		copied += got;
+		if (opt && opt->progress && copied % (4u << 20) < got)
+			opt->progress(opt->progress_ctx, copied, 0);
+	}
 	if (ferror(in) || ferror(out) || fflush(out) != 0) {
 		err_set(err, TT_EIO, "%s: %s: %s", name,
 		        ferror(in) ? "read error" : "cannot keep a copy of the input", strerror(errno));
@@ -367,7 +372,7 @@ int import_file(Store *st, const char *path, const ImportOptions *opt, ImportRes
 		return err_set(err, TT_EIO, "%s: is a directory", name);
 	}
 	if (!S_ISREG(sb.st_mode) || lseek(fileno(f), 0, SEEK_CUR) < 0) {
-		FILE *copy = import_spool(f, name, err);
+		FILE *copy = import_spool(f, name, opt, err);
 		fclose(f);
 		if (copy == NULL)
 			return TT_EIO;

@@ -66,8 +66,9 @@ int import_needs_copy(const char *path);
 
 /* Reads what is left of in into an unnamed temporary file in $TMPDIR
  * (else /tmp) and returns it, positioned at its start; NULL with err set
- * ("NAME: ..."). The file is gone once closed. */
-FILE *import_spool(FILE *in, const char *name, Err *err);
+ * ("NAME: ..."). The file is gone once closed. opt (may be NULL): its
+ * progress function hears of every 4 MiB copied, with a total of 0. */
+FILE *import_spool(FILE *in, const char *name, const ImportOptions *opt, Err *err);
 
 /* Imports an in-memory document (e.g. an HTTP request body) named name for
  * error messages. Same transaction and error guarantees as import_file(). */
