@@ -13,7 +13,6 @@
  * imported.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
@@ -291,13 +290,9 @@ static void inputs_open(Inputs *in, char **files, int n, int quiet)
 		int is_stdin = strcmp(files[i], "-") == 0;
 		if (is_stdin && isatty(STDIN_FILENO) && !quiet)
 			fputs("tailtriage: reading the standard input (end it with Ctrl-D)\n", stderr);
-		int fd = is_stdin ? dup(STDIN_FILENO) : open(files[i], O_RDONLY | O_CLOEXEC);
-		FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-		if (f == NULL) {
-			if (fd >= 0)
-				close(fd);
+		FILE *f = import_open(files[i]);
+		if (f == NULL)
 			continue; /* import_file() says why */
-		}
 		Err err = {0};
 		Progress pg = {.name = in->name[i], .tty = isatty(2) && !quiet};
 		ImportOptions po = {.progress = progress, .progress_ctx = &pg};

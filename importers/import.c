@@ -295,6 +295,20 @@ const char *import_name(const char *path)
 	return strcmp(path, "-") == 0 ? "(stdin)" : path;
 }
 
+FILE *import_open(const char *path)
+{
+	if (strcmp(path, "-") != 0)
+		return fopen(path, "rb");
+	int fd = dup(STDIN_FILENO); /* closing the stream leaves stdin open */
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+	if (f == NULL && fd >= 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
 int import_needs_copy(const char *path)
 {
 	struct stat sb;
@@ -350,15 +364,7 @@ int import_file(Store *st, const char *path, const ImportOptions *opt, ImportRes
 {
 	const char *name = opt && opt->name ? opt->name : import_name(path);
 	memset(res, 0, sizeof *res);
-	FILE *f = NULL;
-	if (strcmp(path, "-") == 0) {
-		int fd = dup(STDIN_FILENO);
-		f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-		if (f == NULL && fd >= 0)
-			close(fd);
-	} else {
-		f = fopen(path, "rb");
-	}
+	FILE *f = import_open(path);
 	if (f == NULL)
 		return err_set(err, TT_EIO, "%s: %s", name, strerror(errno));
 	struct stat sb;

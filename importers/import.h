@@ -60,6 +60,10 @@ int import_file(Store *st, const char *path, const ImportOptions *opt,
  * "(stdin)" for "-", else path itself. */
 const char *import_name(const char *path);
 
+/* path opened for reading ("-": the standard input, through a
+ * descriptor of its own); NULL with errno set. */
+FILE *import_open(const char *path);
+
 /* 1 when path cannot be read twice ("-", a pipe, a FIFO, a terminal):
  * import_file() copies such an input first. */
 int import_needs_copy(const char *path);

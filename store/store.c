@@ -332,6 +332,13 @@ int store_exec(Store *st, const char *sql, Err *err)
 	return exec(st, sql, err);
 }
 
+void store_cache_kib(Store *st, int kib)
+{
+	char sql[64];
+	snprintf(sql, sizeof sql, "PRAGMA cache_size = -%d", kib > 0 ? kib : 1);
+	exec(st, sql, NULL);
+}
+
 int store_migration_count(void)
 {
 	return N_MIGRATIONS;

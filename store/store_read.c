@@ -4,7 +4,6 @@
 #include "store.h"
 #include "store_priv.h"
 
-#include <stdio.h>
 #include <string.h>
 
 /* DB_SYSTEM: for a CLIENT span (kind 3) whose attributes name a database
@@ -383,13 +382,6 @@ int store_roots_count(Store *st, int64_t from_ns, int64_t to_ns, int64_t *out, E
 	sqlite3_bind_int64(st->rstmt[RSTMT_ROOTS_COUNT], 1, from_ns);
 	sqlite3_bind_int64(st->rstmt[RSTMT_ROOTS_COUNT], 2, to_ns);
 	return one_int64(st, RSTMT_ROOTS_COUNT, out, "counting root spans", err);
-}
-
-void store_cache_kib(Store *st, int kib)
-{
-	char sql[64];
-	snprintf(sql, sizeof sql, "PRAGMA cache_size = -%d", kib > 0 ? kib : 1);
-	store_exec(st, sql, NULL);
 }
 
 const char *store_path(const Store *st)
