@@ -1,14 +1,21 @@
 #!/usr/bin/env python3
-"""db_rows.py DB - every telemetry row of a tailtriage database as sorted
+"""db_rows.py DB [--extremes-by-bucket] - every telemetry row of a tailtriage database as sorted
 text lines, with row ids (and the aggregates' node ids) replaced by the
 content they point at, so two databases that received the same telemetry
 (through different encodings, in a different order) print the same lines. Import bookkeeping (sources,
 source ids) is left out: it differs by design (digest, format, time).
+
+An aggregate cell's sketch is printed decoded. With --extremes-by-bucket its
+smallest and largest value are printed as the bucket they fall in, which is
+all a live receiver promises (see sketch() below); without it, exactly.
 """
+import math
 import sqlite3
+import struct
 import sys
 
 db = sqlite3.connect(sys.argv[1])
+by_bucket = "--extremes-by-bucket" in sys.argv[2:]
 skip_tables = {"sources", "sqlite_sequence", "drill_attempts", "drill_state"}
 tables = [r[0] for r in db.execute(
     "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
@@ -35,6 +42,61 @@ refs = {
 }
 drop = {"id", "source_id", "trace_key"}
 
+# The sketch of analysis/sketch.h: bucket i holds gamma^(i-1) < x <= gamma^i.
+SKETCH_ALPHA = 0.01
+SKETCH_MIN_MS = 1e-9
+LOG_GAMMA = math.log((1 + SKETCH_ALPHA) / (1 - SKETCH_ALPHA))
+
+
+def bucket_of(ms):
+    """The bucket a value falls in ("zero" for the zero bucket)."""
+    if not ms >= SKETCH_MIN_MS:
+        return "zero"
+    return max(-100000, min(100000, math.ceil(math.log(ms) / LOG_GAMMA)))
+
+
+def sketch(blob):
+    """An aggregate cell's sketch (encoding of analysis/sketch.c) as text.
+    Counts and buckets are printed as they are. With --extremes-by-bucket
+    the smallest and largest value are printed as the bucket they fall
+    in: a receiver that commits a
+    trace in parts takes the first part back (sketch_remove), and when that
+    part held an extreme the sketch keeps the next one only as its bucket's
+    estimate (sketch.h), so two receivers that saw the same spans in
+    different batches agree on that bucket, not on the exact value."""
+    p = 0
+
+    def varint():
+        nonlocal p
+        v = shift = 0
+        while True:
+            c = blob[p]
+            p += 1
+            v |= (c & 0x7f) << shift
+            shift += 7
+            if not c & 0x80:
+                return v
+
+    def double():
+        nonlocal p
+        p += 8
+        return struct.unpack("<d", blob[p - 8:p])[0]
+
+    if not blob or blob[0] != 1:
+        return f"<sketch {bytes(blob).hex()}>"
+    p = 1
+    n, zero, mn, mx, nb = varint(), varint(), double(), double(), varint()
+    buckets, prev = [], 0
+    for _ in range(nb):
+        z = varint()
+        prev += (z >> 1) ^ -(z & 1)
+        buckets.append(f"{prev}:{varint()}")
+    if n == 0:
+        return "empty"
+    ext = f"min@{bucket_of(mn)} max@{bucket_of(mx)}" if by_bucket else f"min={mn!r} max={mx!r}"
+    return (f"n={n} zero={zero} {ext} "
+            f"buckets={','.join(buckets)}" + ("" if p == len(blob) else " <trailing bytes>"))
+
 
 def agg_node(nid):
     """An import-time aggregate node by its path from the root (its id is
@@ -59,6 +121,8 @@ def render(t, row):
             v = "{" + canon(refs[k], v) + "}"
         if (t, k) in (("agg_cells", "node"), ("agg_nodes", "parent")):
             v = agg_node(v)
+        if (t, k) == ("agg_cells", "sketch"):
+            v = sketch(v)
         out.append(f"{k}={v!r}")
     return " ".join(out)
 

@@ -6,7 +6,8 @@
 # one per encoding.
 # Every span and metric point must arrive, and the four databases must
 # hold exactly the same rows (tests/js/db_rows.py compares every row of
-# every telemetry table, ids resolved to what they point at).
+# every telemetry table, ids resolved to what they point at; a sketch's
+# smallest and largest value to their bucket, see db_rows.py).
 source "${TT_SRC:?}/tests/js/live_common.bash"
 live_need_node
 
@@ -61,7 +62,7 @@ for enc in json proto gz grpc; do
     grep -q 'POST /v1/metrics 200' "${LOG[$enc]}" || live_fail "$enc: no 200 for /v1/metrics"
   fi
   [ "$(live_sql "$LIVE_TMP/$enc.db" 'select count(*) from spans')" = 480 ] || live_fail "$enc: span count"
-  python3 "$LIVE_JS_DIR/db_rows.py" "$LIVE_TMP/$enc.db" >"$LIVE_TMP/$enc.rows"
+  python3 "$LIVE_JS_DIR/db_rows.py" "$LIVE_TMP/$enc.db" --extremes-by-bucket >"$LIVE_TMP/$enc.rows"
 done
 points=$(live_sql "$LIVE_TMP/proto.db" 'select count(*) from metric_points')
 [ "$points" -gt 0 ] || live_fail "no metric points through protobuf"
