@@ -158,6 +158,8 @@ typedef struct Builder {
 	int cap_vote;
 	int64_t *minutes;
 	int64_t n_minutes, cap_minutes;
+	Store *more[TRACE_FEED_MAX_PARTS]; /* a rebuild's extra connections, kept
+	                                    * for the next run of minutes */
 } Builder;
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -511,8 +513,7 @@ static int64_t minute_ns(int64_t m)
 enum { AGG_SLICE_ROOTS = 32 };
 
 typedef struct SliceRead {
-	Store *st[TRACE_FEED_MAX_PARTS];  /* part p's connection */
-	Store *more[TRACE_FEED_MAX_PARTS]; /* those opened for the read */
+	Store *st[TRACE_FEED_MAX_PARTS]; /* part p's connection */
 	int64_t from, to, width;
 	int64_t n;
 } SliceRead;
@@ -542,8 +543,8 @@ static int read_slices(TraceSink *s, void *ctx, int part, int parts, Err *err)
 }
 
 /* How the rebuild of root starts [from, to) is read: in one part (one
- * slice, the whole range), or in two through a second connection (opened
- * into r->more) when the range holds enough requests for that to pay. */
+ * slice, the whole range), or in two through a second connection (b->more)
+ * when the range holds enough requests for that to pay. */
 static int slices_plan(Builder *b, SliceRead *r, int64_t from, int64_t to)
 {
 	*r = (SliceRead){.st = {b->st}, .from = from, .to = to, .width = to - from, .n = 1};
@@ -552,10 +553,12 @@ static int slices_plan(Builder *b, SliceRead *r, int64_t from, int64_t to)
 	if (from == INT64_MIN || to == INT64_MAX || to - from < 2 ||
 	    store_roots_count(b->st, from, to, &roots, &e))
 		return 1;
-	int parts = trace_feed_parts(b->st, roots, 1, r->more);
+	/* the connection stays open for the next run (closed when the update
+	 * ends): opening one prepares every statement of the store */
+	int parts = trace_feed_parts(b->st, roots, 1, b->more);
 	if (parts < 2)
 		return 1;
-	r->st[1] = r->more[0];
+	r->st[1] = b->more[0];
 	r->n = roots / AGG_SLICE_ROOTS;
 	if (r->n > INT32_MAX)
 		r->n = INT32_MAX;
@@ -589,7 +592,6 @@ static int rebuild(Builder *b, int64_t m0, int64_t m1)
 		add_trace(b, t);
 	}
 	int rc = trace_feed_finish(f, b->err);
-	trace_feed_parts_close(sr.more);
 	b->from = INT64_MIN;
 	b->to = INT64_MAX;
 	if (rc == 0 && b->rc)
@@ -769,16 +771,23 @@ int analysis_agg_update(Store *st, Err *err)
 	}
 	if (rc == 0 && rebuild_minutes)
 		rc = store_agg_dirty_minutes(st, covered, on_minute, &b, err);
-	/* runs of consecutive minutes, a few at a time: one read of the spans
-	 * per chunk, and the cells of one chunk in memory */
+	/* runs of consecutive minutes, each cut into chunks of at most
+	 * AGG_CHUNK_MINUTES: one read of the spans per chunk, and the cells of
+	 * one chunk in memory. The chunks of a run are of even length (10
+	 * minutes: 4, 3, 3, not 4, 4, 2), so that none is too small a read to
+	 * be split across cores. */
 	for (int64_t i = 0; rc == 0 && i < b.n_minutes;) {
 		int64_t j = i + 1;
-		while (j < b.n_minutes && j - i < AGG_CHUNK_MINUTES &&
-		       b.minutes[j] == b.minutes[j - 1] + 1)
+		while (j < b.n_minutes && b.minutes[j] == b.minutes[j - 1] + 1)
 			j++;
-		rc = rebuild(&b, b.minutes[i], b.minutes[j - 1] + 1);
+		int64_t len = j - i, chunks = (len + AGG_CHUNK_MINUTES - 1) / AGG_CHUNK_MINUTES;
+		for (int64_t c = 0; rc == 0 && c < chunks; c++) {
+			int64_t a = i + len * c / chunks, z = i + len * (c + 1) / chunks;
+			rc = rebuild(&b, b.minutes[a], b.minutes[z - 1] + 1);
+		}
 		i = j;
 	}
+	trace_feed_parts_close(b.more);
 	if (rc == 0)
 		rc = store_agg_set_covered(st, max, err);
 	cells_clear(&b);

@@ -416,6 +416,8 @@ int trace_feed_parts(Store *st, int64_t work, int traces, Store **more)
 	    sysconf(_SC_NPROCESSORS_ONLN) < 2 || store_in_transaction(st) || path[0] == '\0' ||
 	    strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0)
 		return 1;
+	if (more[0])
+		return 2; /* opened for an earlier read, still usable */
 	Err e = {0};
 	if (store_open(path, STORE_READONLY, &more[0], &e))
 		return 1;

@@ -84,7 +84,8 @@ int trace_sink_key_chunks(TraceSink *s, int part, int parts, int64_t chunk, int6
 
 /* How many parts a read of about `work` spans (or traces, when traces) is
  * split into, with the extra read-only connections opened into more[]
- * (TRACE_FEED_MAX_PARTS slots, NULL on entry): one part per core up to
+ * (TRACE_FEED_MAX_PARTS slots; a connection already there, from an
+ * earlier read of the same caller, is used again): one part per core up to
  * two (the caller's thread, which analyses, is then the busiest), and 1
  * (nothing opened) on one core, for a small read, a database not on disk,
  * or a connection inside a transaction (what it wrote is not visible to
