@@ -19,7 +19,6 @@
 #include "evidence.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +26,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "wake.h"
 
 struct LiveSession {
 	Store *st;                /* owner's connection */
@@ -47,7 +47,7 @@ struct LiveSession {
 	/* result (under mu) */
 	int has_result;
 	LiveResult res;
-	int pipe_fd[2];
+	Wake wake;                /* a result was published */
 };
 
 static double now_ms(void)
@@ -77,9 +77,7 @@ static void publish(LiveSession *ls, const LiveResult *r)
 		analysis_free(ls->res.a);
 	ls->res = *r;
 	ls->has_result = 1;
-	char b = 1;
-	ssize_t wr = write(ls->pipe_fd[1], &b, 1); /* full pipe: already signalled */
-	(void)wr;
+	wake_signal(&ls->wake);
 }
 
 static void *worker(void *arg)
@@ -167,20 +165,15 @@ int live_open(const char *path, LiveSession **out, Err *err)
 {
 	*out = NULL;
 	LiveSession *ls = xcalloc(1, sizeof *ls);
-	ls->pipe_fd[0] = ls->pipe_fd[1] = -1;
+	ls->wake = WAKE_CLOSED;
 	pthread_mutex_init(&ls->mu, NULL);
 	pthread_cond_init(&ls->cv, NULL);
 	if (store_open(path, STORE_READONLY, &ls->st, err) ||
 	    store_open(path, STORE_READONLY, &ls->wst, err))
 		goto fail;
-	if (pipe(ls->pipe_fd) != 0) {
+	if (wake_open(&ls->wake) != 0) {
 		err_set(err, TT_EIO, "pipe: %s", strerror(errno));
 		goto fail;
-	}
-	for (int i = 0; i < 2; i++) {
-		int fl = fcntl(ls->pipe_fd[i], F_GETFL);
-		fcntl(ls->pipe_fd[i], F_SETFL, fl | O_NONBLOCK);
-		fcntl(ls->pipe_fd[i], F_SETFD, FD_CLOEXEC);
 	}
 	ls->version = store_data_version(ls->st);
 	if (pthread_create(&ls->th, NULL, worker, ls) != 0) {
@@ -211,9 +204,7 @@ void live_close(LiveSession *ls)
 	free(ls->req_class);
 	store_close(ls->st);
 	store_close(ls->wst);
-	for (int i = 0; i < 2; i++)
-		if (ls->pipe_fd[i] >= 0)
-			close(ls->pipe_fd[i]);
+	wake_close(&ls->wake);
 	pthread_mutex_destroy(&ls->mu);
 	pthread_cond_destroy(&ls->cv);
 	free(ls);
@@ -243,9 +234,7 @@ int live_check(LiveSession *ls)
 
 int live_take(LiveSession *ls, LiveResult *res)
 {
-	char drain[64];
-	while (read(ls->pipe_fd[0], drain, sizeof drain) > 0)
-		;
+	wake_drain(&ls->wake);
 	int got = 0;
 	pthread_mutex_lock(&ls->mu);
 	if (ls->has_result) {
@@ -273,7 +262,7 @@ int live_busy(LiveSession *ls)
 
 int live_wait_fd(LiveSession *ls)
 {
-	return ls->pipe_fd[0];
+	return wake_fd(&ls->wake);
 }
 
 int live_trace(LiveSession *ls, const char *trace_id, const SkewTolerance *skew, TraceView **out,

@@ -280,6 +280,12 @@ static int ready_cb(void *ctx)
 	return dx_live_ready(b->live);
 }
 
+static int wait_fd_cb(void *ctx)
+{
+	CliBoard *b = ctx;
+	return dx_live_wait_fd(b->live);
+}
+
 CliBoard *cli_board_open(const char *db_path, const Model *m, Err *err)
 {
 	return cli_board_open_drill(db_path, m, NULL, NULL, err);
@@ -298,6 +304,7 @@ CliBoard *cli_board_open_drill(const char *db_path, const Model *m, const struct
 	b->tb.snapshot = snapshot_cb;
 	b->tb.run_check = check_cb;
 	b->tb.ready = ready_cb;
+	b->tb.wait_fd = wait_fd_cb;
 	b->tb.ctx = b;
 	return b;
 }

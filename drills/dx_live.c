@@ -21,6 +21,7 @@
 
 #include "buf.h"
 #include "evidence.h"
+#include "wake.h"
 
 struct DxLive {
 	DiagnoseOptions base;        /* model, sheet, catalog, decide (borrowed) */
@@ -48,6 +49,7 @@ struct DxLive {
 	DxLiveKey asked_key;
 	int64_t asked_ms;            /* when the last request was queued */
 	char err_copy[512];
+	Wake wake;                   /* a diagnosis (or an error) was handed over */
 };
 
 /* New data for the same window and baseline is diagnosed at most this
@@ -178,6 +180,7 @@ static void *worker(void *arg)
 			l->done = d;
 			l->done_key = k;
 		}
+		wake_signal(&l->wake);
 	}
 	pthread_mutex_unlock(&l->mu);
 	return NULL;
@@ -214,13 +217,16 @@ int dx_live_open_with(const char *db_path, const DiagnoseOptions *base, DxLive *
 	}
 	pthread_mutex_init(&l->mu, NULL);
 	pthread_cond_init(&l->cv, NULL);
-	if (pthread_create(&l->th, NULL, worker, l) != 0) {
+	int woke = wake_open(&l->wake);
+	if (woke != 0 || pthread_create(&l->th, NULL, worker, l) != 0) {
+		wake_close(&l->wake);
 		store_close(l->ui);
 		store_close(l->wk);
 		pthread_mutex_destroy(&l->mu);
 		pthread_cond_destroy(&l->cv);
 		free(l);
-		return err_set(err, TT_EIO, "cannot start the diagnosis thread");
+		return err_set(err, TT_EIO, woke ? "cannot open a pipe for the diagnosis thread"
+		                                 : "cannot start the diagnosis thread");
 	}
 	*out = l;
 	return 0;
@@ -242,11 +248,18 @@ void dx_live_close(DxLive *l)
 	store_close(l->wk);
 	pthread_mutex_destroy(&l->mu);
 	pthread_cond_destroy(&l->cv);
+	wake_close(&l->wake);
 	free(l);
+}
+
+int dx_live_wait_fd(DxLive *l)
+{
+	return wake_fd(&l->wake);
 }
 
 int dx_live_ready(DxLive *l)
 {
+	wake_drain(&l->wake);
 	pthread_mutex_lock(&l->mu);
 	int r = l->done != NULL;
 	pthread_mutex_unlock(&l->mu);

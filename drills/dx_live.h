@@ -91,8 +91,15 @@ void dx_live_counts(DxLive *l, unsigned *reused, unsigned *computed);
 int dx_live_shown(DxLive *l, DxLiveKey *k);
 
 /* 1 when a finished diagnosis waits to be handed over by dx_live_get():
- * the caller should redraw whatever shows it. Cheap; any thread. */
+ * the caller should redraw whatever shows it. Cheap. Also takes the
+ * pending wake-ups of dx_live_wait_fd(), so call it from the thread that
+ * polls that descriptor. */
 int dx_live_ready(DxLive *l);
+
+/* A descriptor that becomes readable (POLLIN) when the worker finishes a
+ * diagnosis or fails one, for a poll() loop: it then calls
+ * dx_live_ready(), which empties it. */
+int dx_live_wait_fd(DxLive *l);
 
 /* Counts the diagnoses dx_live_get() has handed over (changes whenever the
  * returned pointer may have). */

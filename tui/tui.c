@@ -1,6 +1,6 @@
 /*
- * tui.c - the loop: wait for a key, a finished analysis or the tick; let
- * the app react; perform the effects it asks for; draw once.
+ * tui.c - the loop: wait for a key, a finished analysis or diagnosis, or
+ * the tick; let the app react; perform the effects it asks for; draw once.
  *
  * Nothing here waits for an analysis: results arrive from the live
  * session's worker through a pipe that poll() watches with stdin, so a key
@@ -103,9 +103,13 @@ int tui_run(const TuiOptions *opt, Err *err)
 	double answer_ms = 0;
 	double key_at = -1, change_at = -1;
 	char key_name[32] = "";
-	struct pollfd pfd[2] = {
+	/* the keyboard, finished analyses, and finished diagnoses (fd -1,
+	 * which poll() skips, when the board has none) */
+	const TuiBoard *bd = opt->board;
+	struct pollfd pfd[3] = {
 		{.fd = STDIN_FILENO, .events = POLLIN},
 		{.fd = live_wait_fd(ls), .events = POLLIN},
+		{.fd = bd && bd->wait_fd ? bd->wait_fd(bd->ctx) : -1, .events = POLLIN},
 	};
 	for (;;) {
 		if (opt->quit && atomic_load(opt->quit))
@@ -152,7 +156,7 @@ int tui_run(const TuiOptions *opt, Err *err)
 		int timeout = (int)(next_tick - now);
 		if (timeout < 0)
 			timeout = 0;
-		int pr = poll(pfd, 2, timeout);
+		int pr = poll(pfd, 3, timeout);
 		if (pr < 0 && errno != EINTR)
 			break;
 
@@ -206,6 +210,14 @@ int tui_run(const TuiOptions *opt, Err *err)
 			}
 			dirty = 1;
 		}
+		/* a diagnosis finished (or failed): board and budgets, drawn now;
+		 * ready() takes the wake-up */
+		if (pr > 0 && (pfd[2].revents & POLLIN)) {
+			if (bd->ready)
+				bd->ready(bd->ctx);
+			dirty = 1;
+		}
+
 		int busy = live_busy(ls);
 		if (busy != app.computing) {
 			app.computing = busy;
@@ -222,7 +234,7 @@ int tui_run(const TuiOptions *opt, Err *err)
 				app.busy_ms = now - busy_since;
 				dirty = 1;
 			}
-			if (opt->board && opt->board->ready && opt->board->ready(opt->board->ctx))
+			if (bd && bd->ready && bd->ready(bd->ctx))
 				dirty = 1; /* a diagnosis finished: board and budgets */
 			if (opt->status_extra) {
 				char extra[sizeof app.extra] = "";

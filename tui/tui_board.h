@@ -54,9 +54,14 @@ typedef struct TuiBoard {
 	char *(*run_check)(void *ctx, const Analysis *a, const char *name, const char *node,
 	                   const char *wclass, char *err, size_t errsz);
 	/* 1 when a newer diagnosis is ready than the one on screen: the loop
-	 * then redraws on its tick, so the board and the header's budgets
-	 * appear without a key press. May be NULL. */
+	 * then redraws, so the board and the header's budgets appear without a
+	 * key press. May be NULL. */
 	int (*ready)(void *ctx);
+	/* A descriptor that becomes readable when ready() may have changed
+	 * (ready() empties it): the loop polls it with the keyboard, so a
+	 * finished diagnosis is drawn at once, not at the next tick. -1 or a
+	 * NULL callback: ready() is asked on every tick only. */
+	int (*wait_fd)(void *ctx);
 	void *ctx;
 } TuiBoard;
 

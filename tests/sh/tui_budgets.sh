@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # tui_budgets.sh - the header's budgets and the hypothesis board come from a
 # diagnosis computed in the background; when it finishes the screen shows
-# them on its own, without a key press. Data: a small simulated incident
-# with its pool metrics, imported like real telemetry.
+# them on its own, without a key press and without waiting for the next
+# tick (the tick here is a minute: only the finished diagnosis can wake
+# the screen in time). Data: a small simulated incident with its pool
+# metrics, imported like real telemetry.
 source "$(dirname "${BASH_SOURCE[0]}")/tui_lib.bash"
 "$TT_BIN" sim mercury --out "$TUI_TMP/sim" --traces 300 -q || tui_fail "sim failed"
 "$TT_BIN" import -q --db "$TUI_TMP/s.db" "$TUI_TMP/sim/traces.jsonl" "$TUI_TMP/sim/metrics.jsonl" \
   || tui_fail "import failed"
 tui_start 110 32 --db "$TUI_TMP/s.db" --model "$TT_SRC/models/mercury-home.model.json" \
   --window 2026-07-14T18:00:00Z..2026-07-14T18:10:00Z \
-  --baseline 2026-07-14T17:00:00Z..2026-07-14T17:10:00Z --refresh 0.5
+  --baseline 2026-07-14T17:00:00Z..2026-07-14T17:10:00Z --refresh 60
 tui_wait "GET /v2/home" "the dashboard did not open"
 # budgets evaluated on the imported pool metrics, then the board, no keys
 # (the dashboard itself knows only the p99 budget: more than one evaluated
