@@ -36,6 +36,15 @@
 #define AGG_CHUNK_MINUTES 4   /* minutes rebuilt per read of the spans */
 #define AGG_INCREMENTAL_MAX_TRACES 20000 /* more changed traces: rebuild their minutes */
 #define AGG_MAX_CLASSES 64    /* as the exact analysis */
+/* Trace packs (store.h) are written for the traces an update reads. The
+ * connections read through are busy while a read runs, so the packs wait
+ * in memory until it ends: a rebuild reads its slices in groups sized to
+ * fill about AGG_PACK_GROUP bytes of packs, writing them between groups,
+ * and no more than AGG_PACK_BUFFER bytes are held (beyond it a trace gets
+ * no pack, and is read from its spans later). */
+#define AGG_PACK_GROUP (8 << 20)
+#define AGG_PACK_BUFFER (16 << 20)
+#define AGG_GROUP_SLICES 128  /* slices of the first group of a rebuild */
 
 /* ---- string -> index map ----------------------------------------------------- */
 
@@ -160,6 +169,9 @@ typedef struct Builder {
 	int64_t n_minutes, cap_minutes;
 	Store *more[TRACE_FEED_MAX_PARTS]; /* a rebuild's extra connections, kept
 	                                    * for the next run of minutes */
+	Buf packs;                /* packs to write: key, upto, length (int64
+	                           * each), then the bytes; per pack */
+	StorePack pk;             /* incremental: the trace being read */
 } Builder;
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -516,6 +528,7 @@ typedef struct SliceRead {
 	Store *st[TRACE_FEED_MAX_PARTS]; /* part p's connection */
 	int64_t from, to, width;
 	int64_t n;
+	int64_t lo, hi;           /* the group of slices being read */
 } SliceRead;
 
 static int64_t slice_from(const SliceRead *r, int64_t i)
@@ -531,7 +544,7 @@ static int64_t slice_to(const SliceRead *r, int64_t i)
 static int read_slices(TraceSink *s, void *ctx, int part, int parts, Err *err)
 {
 	SliceRead *r = ctx;
-	for (int64_t i = part; i < r->n; i += parts) {
+	for (int64_t i = r->lo + part; i < r->hi; i += parts) {
 		trace_sink_tag(s, (int)i);
 		int rc = store_spans_scan_rooted(r->st[part], slice_from(r, i), slice_to(r, i),
 		                                 trace_sink_row, s, err);
@@ -542,32 +555,88 @@ static int read_slices(TraceSink *s, void *ctx, int part, int parts, Err *err)
 	return 0;
 }
 
-/* How the rebuild of root starts [from, to) is read: in one part (one
- * slice, the whole range), or in two through a second connection (b->more)
- * when the range holds enough requests for that to pay. */
+/* How the rebuild of root starts [from, to) is read: cut into slices of
+ * about AGG_SLICE_ROOTS requests (one slice, the whole range, when the
+ * requests cannot be counted), read in one part, or in two through a
+ * second connection (b->more) when the range holds enough requests for
+ * that to pay. */
 static int slices_plan(Builder *b, SliceRead *r, int64_t from, int64_t to)
 {
 	*r = (SliceRead){.st = {b->st}, .from = from, .to = to, .width = to - from, .n = 1};
 	int64_t roots = 0;
-	Err e = {0}; /* not counted: read in one part, which reports its own errors */
+	Err e = {0}; /* not counted: read in one slice, which reports its own errors */
 	if (from == INT64_MIN || to == INT64_MAX || to - from < 2 ||
 	    store_roots_count(b->st, from, to, &roots, &e))
 		return 1;
 	/* the connection stays open for the next run (closed when the update
 	 * ends): opening one prepares every statement of the store */
 	int parts = trace_feed_parts(b->st, roots, 1, b->more);
-	if (parts < 2)
-		return 1;
-	r->st[1] = b->more[0];
+	if (parts >= 2)
+		r->st[1] = b->more[0];
 	r->n = roots / AGG_SLICE_ROOTS;
 	if (r->n > INT32_MAX)
 		r->n = INT32_MAX;
 	if (r->n > to - from)
 		r->n = to - from;
-	if (r->n < 2)
-		r->n = 2;
+	if (r->n < parts)
+		r->n = parts;
 	r->width = (to - from) / r->n;
 	return parts;
+}
+
+/* Keeps a trace's pack for packs_write() (see AGG_PACK_BUFFER). */
+static void pack_keep(Builder *b, const StorePack *p)
+{
+	if (p == NULL || !store_pack_ok(p) || b->packs.len + p->b.len + 24 > AGG_PACK_BUFFER)
+		return;
+	int64_t h[3] = {p->key, p->upto, (int64_t)p->b.len};
+	buf_add(&b->packs, h, sizeof h);
+	buf_add(&b->packs, p->b.p, p->b.len);
+}
+
+/* Packs a trace as read (before trace_link(): its spans in row order),
+ * here rather than on the reading threads, which are the slower side of
+ * a rebuild. Not a trace whose id was cut (Trace.trace_id). */
+static void pack_trace(Builder *b, const Trace *t)
+{
+	if (t->n == 0 || t->id_cut || t->key <= 0)
+		return;
+	StorePack *p = &b->pk;
+	for (int i = 0; i < t->n; i++) {
+		const TSpan *sp = &t->sp[i];
+		StoreSpanRow r = {
+		    .trace_key = t->key, .rowid = t->upto, .trace_id = t->trace_id,
+		    .span_id = trace_str(t, sp->sid), .parent_id = trace_str(t, sp->pid),
+		    .service = trace_str(t, sp->svc), .host = trace_str(t, sp->host),
+		    .name = trace_str(t, sp->name), .kind = sp->kind, .start_ns = sp->start,
+		    .end_ns = sp->end, .status_code = sp->status, .wclass = trace_str(t, sp->cls),
+		    .has_queue = sp->has_queue, .queue_ns = sp->queue_row,
+		    .db_system = trace_str(t, sp->db), .peer = trace_str(t, sp->peer),
+		};
+		if (i == 0)
+			store_pack_begin(p, &r);
+		else
+			store_pack_row(p, &r);
+	}
+	pack_keep(b, p);
+}
+
+/* Writes the packs kept (on b->st: no read may be running on it). */
+static int packs_write(Builder *b)
+{
+	if (b->packs.len == 0)
+		return 0;
+	int rc = store_agg_batch_begin(b->st, b->err);
+	for (size_t at = 0; rc == 0 && at < b->packs.len;) {
+		int64_t h[3];
+		memcpy(h, b->packs.p + at, sizeof h);
+		at += sizeof h;
+		rc = store_pack_put(b->st, h[0], h[1], b->packs.p + at, (size_t)h[2], b->err);
+		at += (size_t)h[2];
+	}
+	int erc = store_agg_batch_end(b->st, rc == 0, b->err);
+	buf_reset(&b->packs);
+	return rc ? rc : erc;
 }
 
 /* Rebuilds minutes [m0, m1): reads the traces rooted in them (the rows
@@ -583,15 +652,34 @@ static int rebuild(Builder *b, int64_t m0, int64_t m1)
 	b->sign = 1;
 	SliceRead sr;
 	int parts = slices_plan(b, &sr, minute_ns(m0), minute_ns(m1));
-	TraceFeed *f = trace_feed_start(read_slices, &sr, parts, NULL);
-	Trace *t;
-	int tag = 0;
-	while (b->rc == 0 && (t = trace_feed_next(f, &tag)) != NULL) {
-		b->from = slice_from(&sr, tag);
-		b->to = slice_to(&sr, tag);
-		add_trace(b, t);
+	/* the slices in groups, the packs of a group written after its read;
+	 * a group's size follows the bytes of packs a slice gave so far */
+	int rc = 0;
+	int64_t group = AGG_GROUP_SLICES, slices_read = 0;
+	size_t pack_bytes = 0;
+	for (sr.lo = 0; rc == 0 && b->rc == 0 && sr.lo < sr.n; sr.lo = sr.hi) {
+		sr.hi = sr.n - sr.lo > group ? sr.lo + group : sr.n;
+		TraceFeed *f = trace_feed_start(read_slices, &sr, parts, NULL);
+		Trace *t;
+		int tag = 0;
+		while (b->rc == 0 && (t = trace_feed_next(f, &tag)) != NULL) {
+			b->from = slice_from(&sr, tag);
+			b->to = slice_to(&sr, tag);
+			pack_trace(b, t);
+			add_trace(b, t);
+		}
+		rc = trace_feed_finish(f, b->err);
+		slices_read += sr.hi - sr.lo;
+		pack_bytes += b->packs.len;
+		if (rc == 0 && b->rc == 0)
+			rc = packs_write(b);
+		if (pack_bytes > 0) {
+			group = (int64_t)((double)AGG_PACK_GROUP * (double)slices_read / (double)pack_bytes);
+			if (group < 1)
+				group = 1;
+		}
 	}
-	int rc = trace_feed_finish(f, b->err);
+	buf_reset(&b->packs);
 	b->from = INT64_MIN;
 	b->to = INT64_MAX;
 	if (rc == 0 && b->rc)
@@ -644,10 +732,15 @@ static void change_trace(Builder *b)
 static int on_touched(void *ctx, const StoreSpanRow *r, int is_new)
 {
 	Builder *b = ctx;
-	if (strcmp(b->tr.trace_id, r->trace_id) != 0) {
+	if (b->tr.n == 0 || !trace_same(&b->tr, r)) {
 		change_trace(b);
+		if (b->tr.n > 0)
+			pack_keep(b, &b->pk);
 		trace_reset(&b->tr, r->trace_id);
 		trace_reset(&b->old, r->trace_id);
+		store_pack_begin(&b->pk, r);
+	} else {
+		store_pack_row(&b->pk, r);
 	}
 	trace_add(&b->tr, r);
 	if (!is_new)
@@ -718,10 +811,16 @@ static int update_incremental(Builder *b, int64_t covered, int *mismatch)
 	trace_reset(&b->tr, "");
 	trace_reset(&b->old, "");
 	int rc = store_spans_touched(b->st, covered, on_touched, b, b->err);
-	if (rc == 0)
+	if (rc == 0) {
 		change_trace(b);
+		if (b->tr.n > 0)
+			pack_keep(b, &b->pk);
+	}
 	if (rc == 0 && b->rc)
 		rc = b->rc;
+	if (rc == 0)
+		rc = packs_write(b);
+	buf_reset(&b->packs);
 	if (rc == 0 && (rc = store_agg_batch_begin(b->st, b->err)) == 0) {
 		rc = nodes_store(b);
 		if (rc == 0)
@@ -755,6 +854,8 @@ int analysis_agg_update(Store *st, Err *err)
 	Builder b = {.st = st, .err = err, .sign = 1, .from = INT64_MIN, .to = INT64_MAX};
 	trace_init(&b.tr);
 	trace_init(&b.old);
+	buf_init(&b.packs);
+	store_pack_init(&b.pk);
 	int rc = 0;
 	int64_t touched = 0;
 	int rebuild_minutes = covered == 0;
@@ -811,6 +912,8 @@ int analysis_agg_update(Store *st, Err *err)
 	free(b.minutes);
 	trace_fini(&b.tr);
 	trace_fini(&b.old);
+	buf_fini(&b.packs);
+	store_pack_fini(&b.pk);
 	return rc;
 }
 

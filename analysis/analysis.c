@@ -972,21 +972,20 @@ int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 	if (g->last_rowid == 0)
 		atomic_fetch_add(&full_reads, 1);
 	g->tapping = g->tap != NULL && g->last_rowid == 0;
-	/* the first read, of every span, in two parts when that pays; it then
-	 * reads up to max, which both connections see, and the rows added
-	 * meanwhile are the next update's */
+	/* the first read, of every span, by runs of trace keys (so that a
+	 * trace comes from its pack when it has a valid one), in two parts
+	 * when that pays; it reads up to max, which every connection sees, and
+	 * the rows added meanwhile are the next update's. Later ones read the
+	 * new rows. */
 	Store *more[TRACE_FEED_MAX_PARTS] = {NULL};
 	int parts = g->last_rowid == 0 ? trace_feed_parts(st, max, 0, more) : 1;
-	int64_t read_upto = 0;
 	TraceFeed *f = NULL;
 	RangeRead rr = {.st = {st, more[0]}, .upto = max};
 	int rc = 0;
-	if (parts > 1 && (rc = store_trace_key_max(st, &rr.max_key, err)) == 0) {
+	if (g->last_rowid == 0 && (rc = store_trace_key_max(st, &rr.max_key, err)) == 0) {
 		f = trace_feed_start(read_ranges, &rr, parts, &g->opt.skew);
-		read_upto = max;
 	} else if (rc == 0) {
-		f = trace_feed_scan(st, store_spans_since, g->last_rowid,
-		                    g->last_rowid ? max : INT64_MAX, &g->opt.skew);
+		f = trace_feed_scan(st, store_spans_since, g->last_rowid, max, &g->opt.skew);
 	}
 	Trace *t;
 	while (f && (t = trace_feed_next(f, NULL)) != NULL)
@@ -1013,16 +1012,7 @@ int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 	g->n_refetch = 0;
 	if (rc)
 		return rc;
-	if (read_upto > 0) {
-		g->last_rowid = read_upto;
-		return 0;
-	}
-	/* a read in one part is unbounded above when it is the first: rows
-	 * added meanwhile were read too and are not read again (on an error
-	 * here, max stays the bound read before) */
-	int64_t now;
-	if (store_spans_max_rowid(st, &now, NULL) == 0)
-		max = now;
+	/* every read stops at max: rows added meanwhile are the next update's */
 	g->last_rowid = max;
 	return 0;
 }

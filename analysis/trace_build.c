@@ -92,7 +92,18 @@ void trace_reset(Trace *t, const char *trace_id)
 	t->n_clipped = t->n_skew = t->n_outside = t->n_late = 0;
 	t->skew_max_ms = 0;
 	t->cyclic = 0;
+	t->key = 0;
+	t->upto = 0;
 	snprintf(t->trace_id, sizeof t->trace_id, "%s", trace_id);
+	t->id_cut = strlen(trace_id) >= sizeof t->trace_id;
+}
+
+int trace_same(const Trace *t, const StoreSpanRow *r)
+{
+	/* by key: trace_id keeps only the first 32 characters of the id */
+	if (r->trace_key > 0 || t->key > 0)
+		return r->trace_key == t->key;
+	return strcmp(t->trace_id, r->trace_id) == 0;
 }
 
 static size_t put(Trace *t, const char *s)
@@ -110,6 +121,9 @@ void trace_add(Trace *t, const StoreSpanRow *r)
 		t->cap = t->cap ? t->cap * 2 : 64;
 		t->sp = xrealloc(t->sp, (size_t)t->cap * sizeof *t->sp);
 	}
+	t->key = r->trace_key;
+	if (r->rowid > t->upto)
+		t->upto = r->rowid;
 	TSpan *s = &t->sp[t->n++];
 	memset(s, 0, sizeof *s);
 	s->sid = put(t, r->span_id);
@@ -128,6 +142,7 @@ void trace_add(Trace *t, const StoreSpanRow *r)
 	s->status = r->status_code;
 	s->has_queue = r->has_queue;
 	s->queue = r->queue_ns > 0 ? r->queue_ns : 0;
+	s->queue_row = r->queue_ns;
 	s->parent = s->server = s->client = -1;
 	s->first_child = s->next_sibling = -1;
 	s->node = -1;

@@ -22,7 +22,8 @@ typedef struct TSpan {
 	int64_t astart, aend;      /* adjusted: skew-corrected and clipped */
 	int status;
 	int has_queue;
-	int64_t queue;
+	int64_t queue;             /* queue wait, 0 when the row had a negative one */
+	int64_t queue_row;         /* as the row had it */
 	int parent;                /* -1: root or orphan root */
 	int first_child, next_sibling;
 	int server;                /* CLIENT: paired SERVER child, else -1 */
@@ -39,6 +40,7 @@ typedef struct TSpan {
 
 typedef struct Trace {
 	char trace_id[33];
+	int64_t key;               /* its rows' trace key (0: rows without one) */
 	Buf arena;
 	TSpan *sp;
 	int n, cap;
@@ -56,6 +58,8 @@ typedef struct Trace {
 	int attrs_loaded;
 	int64_t tol_abs;           /* skew tolerance between siblings (trace_set_skew) */
 	double tol_frac;
+	int64_t upto;              /* the largest rowid of its rows */
+	int id_cut;                /* trace_id holds only the start of the id */
 } Trace;
 
 /* trace_init() sets the default skew tolerance; trace_reset() keeps it. */
@@ -64,6 +68,9 @@ void trace_fini(Trace *t);
 void trace_reset(Trace *t, const char *trace_id);
 /* Appends a row (strings copied). */
 void trace_add(Trace *t, const StoreSpanRow *r);
+/* 1 when row r belongs to t (which has rows): the same trace key, or for
+ * rows without one, the same trace id. */
+int trace_same(const Trace *t, const StoreSpanRow *r);
 
 static inline const char *trace_str(const Trace *t, size_t off)
 {

@@ -138,7 +138,7 @@ int trace_sink_row(void *sink, const StoreSpanRow *row)
 	TraceSink *s = sink;
 	if (atomic_load_explicit(&s->feed->stop, memory_order_relaxed))
 		return 1;
-	if (s->cur == NULL || s->cur->n == 0 || strcmp(s->cur->trace_id, row->trace_id) != 0) {
+	if (s->cur == NULL || s->cur->n == 0 || !trace_same(s->cur, row)) {
 		publish(s);
 		if (s->cur == NULL && (s->cur = acquire(s)) == NULL)
 			return 1;

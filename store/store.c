@@ -260,6 +260,15 @@ static const char *const migrations[] = {
 	 * take them from attrs as before (store_read.c) */
 	("ALTER TABLE spans ADD COLUMN attr_peer TEXT;"
 	 "ALTER TABLE spans ADD COLUMN attr_db_system TEXT;"),
+	/* 10 (spans): trace packs, a cache of each trace's spans as the
+	 * analysis reads them, one row per trace (store_pack.c): valid while
+	 * upto is still the largest rowid of the trace's spans. Written by the
+	 * aggregates' update for the traces it reads; a database from before
+	 * has none and is read from its spans until then. */
+	("CREATE TABLE trace_packs("
+	 "  trace_key INTEGER PRIMARY KEY,"
+	 "  upto INTEGER NOT NULL,"
+	 "  pack BLOB NOT NULL);"),
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
@@ -599,6 +608,7 @@ void store_close(Store *st)
 	store_metrics_finalize(st);
 	store_drills_finalize(st);
 	store_agg_finalize(st);
+	store_pack_finalize(st);
 	free(st->tkeys.e);
 	sqlite3_close(st->db);
 	store_bulk_free(st->bulk); /* after the close: it may remove the file */

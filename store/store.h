@@ -311,6 +311,8 @@ int store_span_set_class(Store *st, int64_t source_id, int64_t first_rowid,
 /* A span as analysis reads it. Strings are borrowed and valid only during
  * the callback; copy what you keep. */
 typedef struct StoreSpanRow {
+	int64_t trace_key;        /* the traces row of its trace id */
+	int64_t rowid;            /* the spans row; 0 when read from a trace pack */
 	const char *trace_id;
 	const char *span_id;
 	const char *parent_id;    /* "" for none */
@@ -399,6 +401,51 @@ int store_spans_key_range(Store *st, int64_t from_key, int64_t to_key, int64_t u
 
 /* The largest trace key a span has (0 when there are none). */
 int store_trace_key_max(Store *st, int64_t *out, Err *err);
+
+/* ---- trace packs ---------------------------------------------------------
+ * A trace's spans as the analysis reads them, in one row of trace_packs
+ * (migration 10): the columns of StoreSpanRow except attrs and events
+ * (those reads return "" for them), in the order of the identity index,
+ * strings coded against the ones earlier in the same pack. Reading a
+ * trace from its pack is one row instead of one index seek and one row
+ * per span, so store_spans_key_range() and store_trace_key_scan() use a
+ * pack when there is a valid one. A pack is a cache, never the truth:
+ * it names the largest span rowid it holds (upto), spans are never changed
+ * once committed and rowids only grow, so a pack is valid exactly when
+ * the largest rowid among its trace's spans (as far as the reading sees
+ * them) is still its upto. A trace without a valid pack, or with one that
+ * does not decode (a damaged file), is read from its spans; the rows are
+ * the same either way. The aggregates' update (analysis/agg.c) writes the
+ * packs of the traces it reads. */
+
+/* A pack being built from the rows of one trace (the rows of a read that
+ * returns "" for attrs and events: store_spans_scan_rooted(),
+ * store_spans_touched()). */
+typedef struct StorePack {
+	Buf b;
+	int64_t key, upto;        /* the rows' trace key, their largest rowid */
+	int n;                    /* rows */
+	int bad;                  /* rows of more than one trace, or no key */
+	int64_t prev_start;
+	struct StorePackStr *dict; /* open addressing over the strings so far */
+	int n_dict, cap_dict;
+} StorePack;
+
+void store_pack_init(StorePack *p);
+void store_pack_fini(StorePack *p);
+/* Starts the pack of the trace whose first row is r, and adds r. */
+void store_pack_begin(StorePack *p, const StoreSpanRow *r);
+void store_pack_row(StorePack *p, const StoreSpanRow *r);
+/* 1 when the pack holds rows of one stored trace and can be written. */
+int store_pack_ok(const StorePack *p);
+
+/* Writes (replaces) the pack of trace key with the given bytes (from a
+ * StorePack: p->b.p, p->b.len) on a writing store. */
+int store_pack_put(Store *st, int64_t key, int64_t upto, const void *data, size_t len, Err *err);
+
+/* Since the connection opened: traces read from their pack, and traces
+ * whose pack was there but stale or damaged (read from their spans). */
+void store_pack_counts(const Store *st, int64_t *used, int64_t *refused);
 
 /* How many root spans (parent_id '') start in [from_ns, to_ns). */
 int store_roots_count(Store *st, int64_t from_ns, int64_t to_ns, int64_t *out, Err *err);

@@ -125,6 +125,7 @@ typedef struct StoreBulk StoreBulk;
 #define STORE_METRICS_STMTS 32
 #define STORE_DRILLS_STMTS 4
 #define STORE_AGG_STMTS 12
+#define STORE_PACK_STMTS 3
 
 struct Store {
 	sqlite3 *db;
@@ -134,6 +135,11 @@ struct Store {
 	sqlite3_stmt *mstmt[STORE_METRICS_STMTS]; /* owned by store_metrics.c */
 	sqlite3_stmt *dstmt[STORE_DRILLS_STMTS];  /* owned by store_drills.c */
 	sqlite3_stmt *astmt[STORE_AGG_STMTS];     /* owned by store_agg.c */
+	sqlite3_stmt *pstmt[STORE_PACK_STMTS];    /* owned by store_pack.c */
+	StoreSpanRow *pk_rows;    /* store_pack.c: a decoded pack's rows */
+	const char **pk_dict;     /* and its strings */
+	int pk_crows, pk_cdict, pk_ndict;
+	int64_t pk_used, pk_spans;  /* traces read from a pack / with one refused */
 	StoreTraceKeys tkeys;
 	sqlite3_stmt *span_rows;  /* STORE_SPAN_ROWS spans per insert, lazily */
 	StoreBulk *bulk;          /* non-NULL: a bulk load (store_bulk.c) */
@@ -154,6 +160,12 @@ int store_prepare_all(Store *st, const char *const *texts, int n, sqlite3_stmt *
 /* store_read.c */
 int store_read_prepare(Store *st, Err *err);
 void store_read_finalize(Store *st);
+/* Steps s (a span read: the columns of SPAN_COLS), calling fn per row;
+ * *stopped (may be NULL) says whether fn asked to stop. Resets s. */
+int store_run_scan(Store *st, sqlite3_stmt *s, StoreSpanFn fn, void *ctx, int *stopped, Err *err);
+
+/* store_pack.c (its table: migration 10 of store.c) */
+void store_pack_finalize(Store *st);
 
 /* store_metrics.c (its tables: migrations 2 and 3 of store.c) */
 int store_metrics_prepare(Store *st, Err *err);

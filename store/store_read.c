@@ -26,7 +26,7 @@
 #define SPAN_COLS_EV(attrs, events)                                              \
 	"s.trace_id, s.span_id, s.parent_id, s.service, s.host, s.name, s.kind,"     \
 	" s.start_ns, s.end_ns, s.status_code, coalesce(s.wclass, ''), s.queue_ns,"  \
-	" " attrs ", " events ", " DB_SYSTEM ", " PEER
+	" " attrs ", " events ", " DB_SYSTEM ", " PEER ", s.trace_key, s.id"
 #define SPAN_COLS(attrs) SPAN_COLS_EV(attrs, "''")
 
 /* A trace belongs to a window when its root span starts in it; a trace with
@@ -57,7 +57,7 @@ static const char *const rsql[RSTMT_COUNT] = {
 	                      " SELECT " SPAN_COLS("''")
 	                      " FROM t CROSS JOIN spans s ON s.trace_key = t.k",
 	/* every span of the traces that have one above rowid ?1, grouped by
-	 * trace, with "is it above ?1" as column 16. NOT INDEXED: the rowid
+	 * trace, with "is it above ?1" as column 18. NOT INDEXED: the rowid
 	 * range (the new rows), not the identity index, which would give the
 	 * DISTINCT for free but read every span of the store */
 	[RSTMT_TOUCHED] = "WITH t(k) AS MATERIALIZED (SELECT DISTINCT trace_key FROM spans"
@@ -112,11 +112,11 @@ void store_read_finalize(Store *st)
 		sqlite3_finalize(st->rstmt[i]);
 }
 
-/* fn_new, when given instead of fn, also gets column 17 (non-zero: a row
+/* fn_new, when given instead of fn, also gets column 18 (non-zero: a row
  * stored after the rowid the statement was given). */
 static int run_scan_ex(Store *st, sqlite3_stmt *s, StoreSpanFn fn,
                        int (*fn_new)(void *ctx, const StoreSpanRow *row, int is_new), void *ctx,
-                       Err *err)
+                       int *stopped_out, Err *err)
 {
 	int rc;
 	int stopped = 0;
@@ -139,10 +139,14 @@ static int run_scan_ex(Store *st, sqlite3_stmt *s, StoreSpanFn fn,
 		r.events_json = store_col_text(s, 13);
 		r.db_system = store_col_text(s, 14);
 		r.peer = store_col_text(s, 15);
-		stopped = fn_new ? fn_new(ctx, &r, sqlite3_column_int(s, 16)) : fn(ctx, &r);
+		r.trace_key = sqlite3_column_int64(s, 16);
+		r.rowid = sqlite3_column_int64(s, 17);
+		stopped = fn_new ? fn_new(ctx, &r, sqlite3_column_int(s, 18)) : fn(ctx, &r);
 	}
 	if (stopped)
 		rc = SQLITE_DONE;
+	if (stopped_out)
+		*stopped_out = stopped;
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
 	if (rc != SQLITE_DONE)
@@ -152,7 +156,12 @@ static int run_scan_ex(Store *st, sqlite3_stmt *s, StoreSpanFn fn,
 
 static int run_scan(Store *st, sqlite3_stmt *s, StoreSpanFn fn, void *ctx, Err *err)
 {
-	return run_scan_ex(st, s, fn, NULL, ctx, err);
+	return run_scan_ex(st, s, fn, NULL, ctx, NULL, err);
+}
+
+int store_run_scan(Store *st, sqlite3_stmt *s, StoreSpanFn fn, void *ctx, int *stopped, Err *err)
+{
+	return run_scan_ex(st, s, fn, NULL, ctx, stopped, err);
 }
 
 int store_spans_scan(Store *st, int64_t from_ns, int64_t to_ns, int flags, StoreSpanFn fn,
@@ -183,7 +192,7 @@ int store_spans_touched(Store *st, int64_t after_rowid,
 {
 	sqlite3_stmt *s = st->rstmt[RSTMT_TOUCHED];
 	sqlite3_bind_int64(s, 1, after_rowid);
-	return run_scan_ex(st, s, NULL, fn, ctx, err);
+	return run_scan_ex(st, s, NULL, fn, ctx, NULL, err);
 }
 
 int store_spans_touched_count(Store *st, int64_t after_rowid, int64_t *out, Err *err)
@@ -362,16 +371,6 @@ int store_root_keys(Store *st, const char *service, const char *name, int64_t fr
 	return 0;
 }
 
-int store_spans_key_range(Store *st, int64_t from_key, int64_t to_key, int64_t upto_rowid,
-                          StoreSpanFn fn, void *ctx, Err *err)
-{
-	sqlite3_stmt *s = st->rstmt[RSTMT_KEY_RANGE];
-	sqlite3_bind_int64(s, 1, from_key);
-	sqlite3_bind_int64(s, 2, to_key);
-	sqlite3_bind_int64(s, 3, upto_rowid);
-	return run_scan(st, s, fn, ctx, err);
-}
-
 int store_trace_key_max(Store *st, int64_t *out, Err *err)
 {
 	return one_int64(st, RSTMT_MAX_TRACE_KEY, out, "reading the largest trace key", err);
@@ -394,9 +393,3 @@ int store_in_transaction(const Store *st)
 	return !sqlite3_get_autocommit(st->db);
 }
 
-int store_trace_key_scan(Store *st, int64_t trace_key, StoreSpanFn fn, void *ctx, Err *err)
-{
-	sqlite3_stmt *s = st->rstmt[RSTMT_TRACE_KEY];
-	sqlite3_bind_int64(s, 1, trace_key);
-	return run_scan(st, s, fn, ctx, err);
-}
