@@ -9,7 +9,9 @@
 # 2. import: RUNS times, the JSON Lines trace file into a new database
 #    (the bulk path, aggregates included), wall time and peak RSS from
 #    /usr/bin/time (with TT_BIN_BEFORE set, that binary's import too, in
-#    the same rounds); then the metrics file into it (not timed);
+#    the same rounds, into a database of its own beside it, which its
+#    report and diagnose then read: a binary may not read a newer schema);
+#    then the metrics file into each (not timed);
 # 3. RUNS rounds of: the plain SQL pass (the sqlite3 shell summing the span
 #    fields the analysis reads), `report` and `diagnose` with
 #    --model mercury-home, the simulator's window and baseline (wall time,
@@ -93,17 +95,18 @@ pass() {
   t1=$(date +%s%N)
   add "plain SQL pass" "$(python3 -c "print(f'{($t1 - $t0) / 1e9:.3f}')")"
 }
-wipe() { rm -f "$DB" "$DB-wal" "$DB-shm"; }
+DBB=$OUT/scale-$TRACES.before.db
+wipe() { rm -f "$1" "$1-wal" "$1-shm"; }
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- import -------------------------------------------------------------------
 for ((r = 0; r < runs; r++)); do
   echo "== import, run $((r + 1)) of $runs" >&2
   if [ -n "${TT_BIN_BEFORE:-}" ]; then
-    wipe; sync
-    timed "import (before)" "$TT_BIN_BEFORE" import -q --db "$DB" "$SRC/traces.jsonl"
+    wipe "$DBB"; sync
+    timed "import (before)" "$TT_BIN_BEFORE" import -q --db "$DBB" "$SRC/traces.jsonl"
   fi
-  wipe; sync
+  wipe "$DB"; sync
   timed "import (new database, aggregates included)" "$TT_BIN" import -q --db "$DB" "$SRC/traces.jsonl"
   pass
 done
@@ -111,24 +114,27 @@ done
 [ "$(sqlite3 "$DB" "SELECT covered = (SELECT max(id) FROM spans) FROM agg_meta")" = 1 ] ||
   { echo "scale: the import did not build the aggregates" >&2; exit 1; }
 "$TT_BIN" import -q --db "$DB" "$SRC/metrics.jsonl"
+[ -z "${TT_BIN_BEFORE:-}" ] || "$TT_BIN_BEFORE" import -q --db "$DBB" "$SRC/metrics.jsonl"
 
 # ---- report, diagnose ------------------------------------------------------------
-bins=("after:$TT_BIN")
-[ -n "${TT_BIN_BEFORE:-}" ] && bins=("before:$TT_BIN_BEFORE" "${bins[@]}")
+bins=("after:$TT_BIN:$DB")
+[ -n "${TT_BIN_BEFORE:-}" ] && bins=("before:$TT_BIN_BEFORE:$DBB" "${bins[@]}")
 for ((r = 0; r < runs; r++)); do
   echo "== report, diagnose, run $((r + 1)) of $runs" >&2
   pass
   for b in "${bins[@]}"; do
-    tag=${b%%:*} bin=${b#*:}
+    IFS=: read -r tag bin db <<<"$b"
     sfx=""; [ ${#bins[@]} -gt 1 ] && sfx=" ($tag)"
-    timed "report$sfx" "$bin" report --db "$DB" --model mercury-home --window "$WIN" --baseline "$BASE"
-    timed "diagnose$sfx" "$bin" diagnose --db "$DB" --model mercury-home --window "$WIN" --baseline "$BASE"
+    timed "report$sfx" "$bin" report --db "$db" --model mercury-home --window "$WIN" --baseline "$BASE"
+    timed "diagnose$sfx" "$bin" diagnose --db "$db" --model mercury-home --window "$WIN" --baseline "$BASE"
   done
   for n in 5000 all; do
     timed "report --sample $n" "$TT_BIN" report --db "$DB" --model mercury-home --window "$WIN" --baseline "$BASE" --sample $n
     timed "diagnose --sample $n" "$TT_BIN" diagnose --db "$DB" --model mercury-home --window "$WIN" --baseline "$BASE" --sample $n
   done
 done
+
+[ -z "${TT_BIN_BEFORE:-}" ] || wipe "$DBB"
 
 # ---- the dashboard -------------------------------------------------------------
 # wait_line N PATTERN: until the latency log has N lines matching PATTERN

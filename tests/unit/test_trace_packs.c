@@ -233,8 +233,8 @@ static void test_stale_and_damaged(void **state)
 	    "UPDATE trace_packs SET pack = substr(pack, 1, length(pack) / 2) WHERE trace_key = 1",
 	    "UPDATE trace_packs SET pack = x'02' || substr(pack, 2) WHERE trace_key = 1",
 	    "UPDATE trace_packs SET pack = substr(pack, 1, length(pack) - 1) WHERE trace_key = 1",
-	    "UPDATE trace_packs SET pack = substr(pack, 1, length(pack) - 4) || x'09000000'"
-	    " WHERE trace_key = 1",
+	    ("UPDATE trace_packs SET pack = substr(pack, 1, length(pack) - 4) || x'09000000'"
+	     " WHERE trace_key = 1"),
 	    "UPDATE trace_packs SET pack = x'01' || zeroblob(60) WHERE trace_key = 1",
 	    "UPDATE trace_packs SET pack = x'' WHERE trace_key = 1",
 	};
