@@ -13,6 +13,7 @@
  * per bucket the zigzag varint of the index delta and the varint count.
  */
 #include "sketch.h"
+#include "varint.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -197,18 +198,6 @@ void sketch_quant(const Sketch *s, Quant *q)
 
 /* ---- encoding --------------------------------------------------------------- */
 
-static void put_varint(Buf *b, uint64_t v)
-{
-	unsigned char t[10];
-	int n = 0;
-	do {
-		unsigned char c = v & 0x7f;
-		v >>= 7;
-		t[n++] = c | (v ? 0x80 : 0);
-	} while (v);
-	buf_add(b, t, (size_t)n);
-}
-
 static void put_double(Buf *b, double d)
 {
 	uint64_t u;
@@ -222,43 +211,21 @@ static void put_double(Buf *b, double d)
 void sketch_encode(const Sketch *s, Buf *b)
 {
 	buf_addc(b, 1);
-	put_varint(b, (uint64_t)s->n);
-	put_varint(b, (uint64_t)s->zero);
+	var_put(b, (uint64_t)s->n);
+	var_put(b, (uint64_t)s->zero);
 	put_double(b, s->min);
 	put_double(b, s->max);
-	put_varint(b, (uint64_t)s->nb);
+	var_put(b, (uint64_t)s->nb);
 	int64_t prev = 0;
 	for (int k = 0; k < s->nb; k++) {
 		int64_t d = (int64_t)s->idx[k] - prev;
 		prev = s->idx[k];
-		put_varint(b, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
-		put_varint(b, (uint64_t)s->cnt[k]);
+		var_put(b, var_zigzag((uint64_t)d));
+		var_put(b, (uint64_t)s->cnt[k]);
 	}
 }
 
-typedef struct Rd {
-	const unsigned char *p, *end;
-	int bad;
-} Rd;
-
-static uint64_t get_varint(Rd *r)
-{
-	uint64_t v = 0;
-	for (int shift = 0; shift < 64; shift += 7) {
-		if (r->p >= r->end) {
-			r->bad = 1;
-			return 0;
-		}
-		unsigned char c = *r->p++;
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return v;
-	}
-	r->bad = 1;
-	return 0;
-}
-
-static double get_double(Rd *r)
+static double get_double(VarReader *r)
 {
 	if (r->end - r->p < 8) {
 		r->bad = 1;
@@ -275,20 +242,20 @@ static double get_double(Rd *r)
 
 int sketch_decode_merge(Sketch *s, const void *p, size_t len)
 {
-	Rd r = {p, (const unsigned char *)p + len, 0};
+	VarReader r = {p, (const unsigned char *)p + len, 0};
 	if (len < 1 || *r.p++ != 1)
 		return -1;
 	Sketch t;
 	sketch_init(&t);
-	uint64_t n = get_varint(&r), zero = get_varint(&r);
+	uint64_t n = var_get(&r), zero = var_get(&r);
 	double mn = get_double(&r), mx = get_double(&r);
-	uint64_t nb = get_varint(&r);
+	uint64_t nb = var_get(&r);
 	if (r.bad || n > INT64_MAX || zero > n || nb > n || nb > 1000000)
 		return -1;
 	int64_t prev = 0;
 	uint64_t sum = zero;
 	for (uint64_t k = 0; k < nb && !r.bad; k++) {
-		uint64_t z = get_varint(&r), c = get_varint(&r);
+		uint64_t z = var_get(&r), c = var_get(&r);
 		int64_t d = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
 		int64_t i = prev + d;
 		if ((k > 0 && d <= 0) || i < INT32_MIN || i > INT32_MAX || c == 0 || c > n - sum) {

@@ -21,6 +21,7 @@
  */
 #include "store.h"
 #include "store_priv.h"
+#include "varint.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -82,19 +83,9 @@ static uint64_t hash_bytes(const char *s, size_t n)
 }
 
 /* Writers into room reserved beforehand (buf_reserve): no check per byte. */
-static unsigned char *w_varint(unsigned char *o, uint64_t v)
-{
-	while (v >= 0x80) {
-		*o++ = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	*o++ = (unsigned char)v;
-	return o;
-}
-
 static unsigned char *w_zigzag(unsigned char *o, uint64_t v)
 {
-	return w_varint(o, (v << 1) ^ (uint64_t)-(int64_t)(v >> 63));
+	return var_write(o, var_zigzag(v));
 }
 
 static void dict_clear(StorePack *p)
@@ -138,7 +129,7 @@ static unsigned char *w_str(StorePack *p, unsigned char *o, const char *s, size_
 		for (j = (int)(h & (uint64_t)mask); p->dict[j].idx >= 0; j = (j + 1) & mask) {
 			const char *d = p->b.p + p->dict[j].off;
 			if (p->dict[j].hash == h && memcmp(d, s, n) == 0 && d[n] == '\0')
-				return w_varint(o, (uint64_t)p->dict[j].idx + 2);
+				return var_write(o, (uint64_t)p->dict[j].idx + 2);
 		}
 	}
 	*o++ = 1;
@@ -206,7 +197,7 @@ void store_pack_row(StorePack *p, const StoreSpanRow *r)
 	/* a growing dictionary never moves the buffer: the room is there */
 	for (int i = 0; i < PACK_FIELDS; i++)
 		o = w_str(p, o, f[i], len[i]);
-	o = w_varint(o, (uint64_t)(int64_t)r->kind);
+	o = var_write(o, (uint64_t)(int64_t)r->kind);
 	o = w_zigzag(o, (uint64_t)(int64_t)r->status_code);
 	o = w_zigzag(o, (uint64_t)r->start_ns - (uint64_t)p->prev_start);
 	o = w_zigzag(o, (uint64_t)r->end_ns - (uint64_t)r->start_ns);
@@ -244,36 +235,8 @@ int store_pack_put(Store *st, int64_t key, int64_t upto, const void *data, size_
 
 /* ---- reading ---------------------------------------------------------------- */
 
-typedef struct Rd {
-	const unsigned char *p, *end;
-	int bad;
-} Rd;
-
-static uint64_t get_varint(Rd *r)
-{
-	uint64_t v = 0;
-	for (int shift = 0; shift < 64; shift += 7) {
-		if (r->p >= r->end) {
-			r->bad = 1;
-			return 0;
-		}
-		unsigned char c = *r->p++;
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return v;
-	}
-	r->bad = 1;
-	return 0;
-}
-
-static uint64_t get_zigzag(Rd *r)
-{
-	uint64_t z = get_varint(r);
-	return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
-}
-
 /* A NUL-terminated string at r->p, within the blob. */
-static const char *get_cstr(Rd *r)
+static const char *get_cstr(VarReader *r)
 {
 	const unsigned char *nul = r->p < r->end ? memchr(r->p, 0, (size_t)(r->end - r->p)) : NULL;
 	if (nul == NULL) {
@@ -285,9 +248,9 @@ static const char *get_cstr(Rd *r)
 	return s;
 }
 
-static const char *get_str(Store *st, Rd *r)
+static const char *get_str(Store *st, VarReader *r)
 {
-	uint64_t tag = get_varint(r);
+	uint64_t tag = var_get(r);
 	if (r->bad || tag == 0)
 		return "";
 	if (tag == 1) {
@@ -315,7 +278,7 @@ static int decode(Store *st, const void *blob, int len)
 	if (blob == NULL || len < 7)
 		return -1;
 	const unsigned char *b = blob;
-	Rd r = {b, b + len - 4, 0};
+	VarReader r = {b, b + len - 4, 0};
 	uint32_t want = (uint32_t)b[len - 4] | (uint32_t)b[len - 3] << 8 |
 	                (uint32_t)b[len - 2] << 16 | (uint32_t)b[len - 1] << 24;
 	if (*r.p++ != PACK_VERSION || want == 0 || want > (1u << 24))
@@ -342,9 +305,9 @@ static int decode(Store *st, const void *blob, int len)
 		w->wclass = get_str(st, &r);
 		w->db_system = get_str(st, &r);
 		w->peer = get_str(st, &r);
-		uint64_t kind = get_varint(&r), status = get_zigzag(&r);
-		start += get_zigzag(&r);
-		uint64_t dur = get_zigzag(&r);
+		uint64_t kind = var_get(&r), status = var_get_zigzag(&r);
+		start += var_get_zigzag(&r);
+		uint64_t dur = var_get_zigzag(&r);
 		if (r.p >= r.end) {
 			r.bad = 1;
 			break;
@@ -359,7 +322,7 @@ static int decode(Store *st, const void *blob, int len)
 		w->start_ns = (int64_t)start;
 		w->end_ns = (int64_t)(start + dur);
 		w->has_queue = q;
-		w->queue_ns = q ? (int64_t)get_zigzag(&r) : 0;
+		w->queue_ns = q ? (int64_t)var_get_zigzag(&r) : 0;
 		w->attrs_json = w->events_json = "";
 		n++;
 	}

@@ -123,6 +123,12 @@ def render(t, row):
             v = agg_node(v)
         if (t, k) == ("agg_cells", "sketch"):
             v = sketch(v)
+        if (t, k) == ("trace_packs", "upto"):
+            # a rowid: what it says is whether the pack is still valid
+            # (store.h, "trace packs"), which every receiver must agree on
+            k = "fresh"
+            v = v == db.execute("SELECT max(id) FROM spans WHERE trace_key = ?",
+                                (row["trace_key"],)).fetchone()[0]
         out.append(f"{k}={v!r}")
     return " ".join(out)
 
