@@ -16,6 +16,7 @@
 #include "store.h"
 #include "store_priv.h"
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -474,9 +475,22 @@ int store_open(const char *path, int flags, Store **out, Err *err)
 	return store_open_mode(path, flags, 0, out, err);
 }
 
+/* SQLite keeps memory statistics by default, which takes a global mutex
+ * on every allocation of every connection (the import's writer and
+ * reading threads allocate for every row); nothing here reads them. Set
+ * before SQLite's first use in the process, else SQLite refuses it and it
+ * stays as it was. */
+static pthread_once_t sqlite_tuned = PTHREAD_ONCE_INIT;
+
+static void sqlite_tune(void)
+{
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 int store_open_mode(const char *path, int flags, int bulk, Store **out, Err *err)
 {
 	*out = NULL;
+	pthread_once(&sqlite_tuned, sqlite_tune);
 	struct stat sb;
 	int exists = path[0] != ':' && stat(path, &sb) == 0;
 	if (exists && S_ISDIR(sb.st_mode))

@@ -65,21 +65,16 @@ static sqlite3_stmt *stmt(Store *st, int i, Err *err)
 
 /* ---- writing ---------------------------------------------------------------- */
 
-/* A string's hash, eight bytes at a time (ids are 16 hex digits or more). */
+/* A string's hash from its length and its first and last eight bytes (ids
+ * differ there; equal hashes are compared in full anyway). */
 static uint64_t hash_bytes(const char *s, size_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-		memcpy(&w, s + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
-	uint64_t w = 0;
-	memcpy(&w, s + i, n - i);
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 29);
+	uint64_t a = 0, z = 0;
+	memcpy(&a, s, n < 8 ? n : 8);
+	if (n > 8)
+		memcpy(&z, s + n - 8, 8);
+	uint64_t h = (a ^ (z * 0x9e3779b97f4a7c15ULL) ^ n) * 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 31);
 }
 
 /* Writers into room reserved beforehand (buf_reserve): no check per byte. */
