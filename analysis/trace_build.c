@@ -79,6 +79,7 @@ void trace_fini(Trace *t)
 {
 	buf_fini(&t->arena);
 	free(t->sp);
+	free(t->scratch);
 	memset(t, 0, sizeof *t);
 }
 
@@ -324,7 +325,15 @@ void trace_link(Trace *t)
 	t->root = -1;
 	if (t->n == 0)
 		return;
-	SidEntry *ix = xmalloc((size_t)t->n * sizeof *ix);
+	/* the span-id index and the reached-from-a-root flags, in memory the
+	 * trace keeps for the next one (no allocation per trace) */
+	size_t need = (size_t)t->n * (sizeof(SidEntry) + 1);
+	if (t->scratch_cap < need) {
+		free(t->scratch);
+		t->scratch_cap = need * 2;
+		t->scratch = xmalloc(t->scratch_cap);
+	}
+	SidEntry *ix = t->scratch;
 	for (int i = 0; i < t->n; i++)
 		ix[i] = (SidEntry){sid_key(trace_str(t, t->sp[i].sid)), i};
 	g_sort_trace = t;
@@ -365,7 +374,8 @@ void trace_link(Trace *t)
 			add_child(t, t->sp[i].parent, i);
 
 	/* everything must hang from the root or an orphan root */
-	char *seen = xcalloc((size_t)t->n, 1);
+	char *seen = (char *)(ix + t->n);
+	memset(seen, 0, (size_t)t->n);
 	for (int i = 0; i < t->n; i++) {
 		if (i == t->root || t->sp[i].orphan) {
 			seen[i] = 1;
@@ -375,8 +385,6 @@ void trace_link(Trace *t)
 	for (int i = 0; i < t->n; i++)
 		if (!seen[i])
 			t->cyclic = 1;
-	free(seen);
-	free(ix);
 	if (t->cyclic)
 		return;
 	if (t->root >= 0)

@@ -60,6 +60,8 @@ typedef struct Trace {
 	double tol_frac;
 	int64_t upto;              /* the largest rowid of its rows */
 	int id_cut;                /* trace_id holds only the start of the id */
+	void *scratch;             /* trace_link()'s working memory, kept */
+	size_t scratch_cap;
 } Trace;
 
 /* trace_init() sets the default skew tolerance; trace_reset() keeps it. */

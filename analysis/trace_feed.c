@@ -54,6 +54,7 @@ struct TraceFeed {
 	int parts;
 	int sinks;                 /* set up; parts may drop to 1 (feed_run) */
 	int threaded;
+	TracePool *pool;           /* where its traces come from and go back to */
 	int at;                    /* the part whose ring the caller reads */
 	TraceSink *held;           /* the ring whose slot r the caller holds */
 	atomic_int stop;           /* the caller finished early */
@@ -291,6 +292,36 @@ TraceFeed *trace_feed_start(TraceFeedRead read, void *ctx, int parts, const Skew
 	return f;
 }
 
+TraceFeed *trace_feed_start_pooled(TraceFeedRead read, void *ctx, int parts,
+                                   const SkewTolerance *skew, TracePool *pool)
+{
+	TraceFeed *f = feed_new(read, ctx, parts, skew);
+	f->pool = pool;
+	/* the slots filled before the threads start: they see them as their
+	 * own (the pool is the caller's) */
+	for (int p = 0; p < f->parts && pool->n > 0; p++) {
+		TraceSink *s = &f->sink[p];
+		for (int64_t i = 0; i < s->cap && pool->n > 0; i++) {
+			Trace *t = pool->t[--pool->n];
+			trace_reset(t, "");
+			trace_set_skew(t, &f->skew);
+			s->slot[i] = t;
+		}
+	}
+	feed_run(f);
+	return f;
+}
+
+void trace_pool_free(TracePool *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		trace_fini(p->t[i]);
+		free(p->t[i]);
+	}
+	free(p->t);
+	memset(p, 0, sizeof *p);
+}
+
 static int read_scan(TraceSink *s, void *ctx, int part, int parts, Err *err)
 {
 	TraceFeed *f = ctx;
@@ -376,11 +407,21 @@ int trace_feed_finish(TraceFeed *f, Err *err)
 			*err = f->sink[p].err;
 	for (int p = 0; p < f->sinks; p++) {
 		TraceSink *s = &f->sink[p];
-		for (int64_t i = 0; i < s->cap; i++)
-			if (s->slot[i]) {
+		for (int64_t i = 0; i < s->cap; i++) {
+			if (s->slot[i] == NULL)
+				continue;
+			TracePool *pool = f->pool;
+			if (pool) {
+				if (pool->n == pool->cap) {
+					pool->cap = pool->cap ? pool->cap * 2 : 256;
+					pool->t = xrealloc(pool->t, (size_t)pool->cap * sizeof *pool->t);
+				}
+				pool->t[pool->n++] = s->slot[i];
+			} else {
 				trace_fini(s->slot[i]);
 				free(s->slot[i]);
 			}
+		}
 		free(s->slot);
 		free(s->tags);
 		free(s->mark);

@@ -45,6 +45,20 @@ typedef int (*TraceFeedRead)(TraceSink *s, void *ctx, int part, int parts, Err *
  * keeps its traces until taken. */
 TraceFeed *trace_feed_start(TraceFeedRead read, void *ctx, int parts, const SkewTolerance *skew);
 
+/* Traces a caller keeps from one feed to the next (their buffers grown
+ * already), for a caller that starts many feeds one after another: zeroed
+ * to start, trace_pool_free() at the end. */
+typedef struct TracePool {
+	Trace **t;
+	int n, cap;
+} TracePool;
+void trace_pool_free(TracePool *p);
+
+/* trace_feed_start(), the feed's traces taken from pool and given back to
+ * it by trace_feed_finish() (the pool must outlive the feed). */
+TraceFeed *trace_feed_start_pooled(TraceFeedRead read, void *ctx, int parts,
+                                   const SkewTolerance *skew, TracePool *pool);
+
 /* A store scan of the rows between a and b (its own meaning of them):
  * store_spans_since, store_spans_scan_rooted, ... */
 typedef int (*TraceFeedScan)(Store *st, int64_t a, int64_t b, StoreSpanFn fn, void *ctx,
