@@ -62,8 +62,8 @@ grep -qx wal "$TMP/bulk.dump" || fail "bulk database not in WAL mode: $(cat "$TM
 grep -qx ok "$TMP/bulk.dump" || fail "integrity: $(cat "$TMP/bulk.dump")"
 n=$(sqlite3 "$TMP/bulk.db" "SELECT count(*) FROM spans")
 [ "$n" = "$SPANS" ] || fail "bulk stored $n spans, expected $SPANS"
-# each file's digest is its SHA-256 (a trace file's is computed on a
-# thread of its own while the importer reads it, a metrics file's first)
+# each file's digest is its SHA-256 (a trace file's is computed from the
+# bytes as the importer reads them, a metrics file's in a pass before)
 for f in "$TR" "$MT"; do
   want=$(sha256sum "$f" | cut -c1-64)
   got=$(sqlite3 "$TMP/bulk.db" "SELECT sha256 FROM sources WHERE path = '$f'")

@@ -3,7 +3,11 @@
  * the file appears only when finished, in WAL mode with every index; a
  * failed file inside the load is rolled back; an abandoned load leaves
  * nothing; a file that appeared meanwhile is never replaced; a leftover of
- * a killed load is cleaned up.
+ * a killed load is cleaned up; a disk that cannot sync the file fails the
+ * load, which then leaves nothing.
+ *
+ * fdatasync() and fsync() are wrapped (-Wl,--wrap, tests/CMakeLists.txt):
+ * sync_fail makes the next calls fail as a disk with a write error does.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,11 +16,38 @@
 
 #include <cmocka.h>
 #include <sqlite3.h>
+#include <errno.h>
 #include <sys/stat.h>
 
 #include "buf.h"
 #include "helpers.h"
 #include "store_env.h"
+
+/* 1: fdatasync() fails, 2: fsync() fails (with EIO); 0: both work. The
+ * store's own calls only: SQLite's go to the C library directly. */
+static int sync_fail;
+int __real_fdatasync(int fd);
+int __real_fsync(int fd);
+int __wrap_fdatasync(int fd);
+int __wrap_fsync(int fd);
+
+int __wrap_fdatasync(int fd)
+{
+	if (sync_fail == 1) {
+		errno = EIO;
+		return -1;
+	}
+	return __real_fdatasync(fd);
+}
+
+int __wrap_fsync(int fd)
+{
+	if (sync_fail == 2) {
+		errno = EIO;
+		return -1;
+	}
+	return __real_fsync(fd);
+}
 
 typedef struct Dir {
 	char dir[64];
@@ -157,6 +188,37 @@ static void test_finish_puts_complete_file_in_place(void **state)
 	assert_string_equal(mode, "ok");
 }
 
+/* A write error found while syncing the file, early (the rows, while the
+ * aggregates are computed) or at the end, fails the load with the error
+ * named: no database appears and nothing is left beside it. An early
+ * failure must not be lost: the final fsync on the same descriptor does
+ * not report it again. */
+static void test_sync_failure_fails_the_load(void **state)
+{
+	Dir *d = *state;
+	for (int mode = 1; mode <= 2; mode++) {
+		Err err = {0};
+		Store *st = NULL;
+		assert_int_equal(store_bulk_open(d->db, &st, &err), 0);
+		assert_int_equal(add_file(st, "a", 1, 300, 0), 0);
+		sync_fail = mode;
+		int rc = store_bulk_finish(st, &err);
+		sync_fail = 0;
+		assert_int_equal(rc, TT_EIO);
+		assert_non_null(strstr(err.msg, "syncing"));
+		assert_non_null(strstr(err.msg, "Input/output error"));
+		assert_false(exists(d->db));
+		assert_false(exists(d->tmp));
+	}
+	/* and the next load of the same database works */
+	Err err = {0};
+	Store *st = NULL;
+	assert_int_equal(store_bulk_open(d->db, &st, &err), 0);
+	assert_int_equal(add_file(st, "a", 1, 30, 0), 0);
+	assert_int_equal(store_bulk_finish(st, &err), 0);
+	assert_int_equal(q_int(d->db, "SELECT count(*) FROM spans"), 30);
+}
+
 /* A database that exists already is not bulk-loaded: the caller appends. */
 static void test_existing_database_is_not_bulk_loaded(void **state)
 {
@@ -252,6 +314,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_finish_puts_complete_file_in_place, dsetup, dteardown),
+	    cmocka_unit_test_setup_teardown(test_sync_failure_fails_the_load, dsetup, dteardown),
 	    cmocka_unit_test_setup_teardown(test_existing_database_is_not_bulk_loaded, dsetup, dteardown),
 	    cmocka_unit_test_setup_teardown(test_abandoned_load_leaves_nothing, dsetup, dteardown),
 	    cmocka_unit_test_setup_teardown(test_file_created_meanwhile_is_not_replaced, dsetup,
