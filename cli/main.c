@@ -3,7 +3,9 @@
  */
 #include <malloc.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis.h"
 #include "cli.h"
@@ -12,7 +14,7 @@ typedef struct Command {
 	const char *name;
 	int (*run)(int argc, char **argv);
 	const char *what;
-	int analyses;   /* reads and analyses a window: see keep_freed_memory() */
+	int analyses;   /* reads and analyses a window: see analysis_memory() */
 } Command;
 
 static const Command commands[] = {
@@ -31,18 +33,36 @@ static const Command commands[] = {
 
 /* A command that analyses allocates and frees its big arrays (the traces
  * read, the observations, the quantiles' keys) over and over, on several
- * threads. By default glibc hands large freed blocks back to the system
- * (munmap, mremap, trimming the heaps), and the next allocation faults the
- * pages in again; every unmapping also has to flush the other cores' TLBs.
- * On a virtual machine where that is dear, `report` at a million spans
- * spent about a quarter of its time there (1.17 to 1.55 s; 1.0 s with
- * this). Such a command runs for seconds, or holds one analysis at a time
- * (the dashboard), so its freed memory is kept for reuse: blocks up to
- * 32 MiB come from the heap, and heaps are not trimmed. The cost is a peak
- * RSS about an eighth higher. Not for the import (its 64 MB bound) or the
- * long-running receivers. */
-static void keep_freed_memory(void)
+ * threads, and touches every page of them once. By default glibc hands
+ * large freed blocks back to the system (munmap, trimming the heaps), the
+ * next allocation faults the pages in again, and every page is faulted in
+ * 4 KiB at a time. On a virtual machine where a page fault and an
+ * unmapping are dear, `report` at a million spans spent about a third of
+ * its time there (31,000 faults, 1.06 to 1.41 s; 0.86 to 1.20 s with 4,500
+ * faults with this; bench/README.md). Such a command runs for seconds, or
+ * holds one analysis at a time (the dashboard), so:
+ *  - its freed memory is kept for reuse: blocks up to 32 MiB come from the
+ *    heap, and heaps are not trimmed;
+ *  - its heaps are given transparent huge pages where the system offers
+ *    them on request (madvise).
+ * glibc reads the last setting only from GLIBC_TUNABLES, at start-up, so
+ * the command starts itself again once with them set; a user's own
+ * GLIBC_TUNABLES is left alone, and when the new start fails, the first
+ * two settings are made here instead. The cost is a peak RSS about a
+ * seventh higher. Not for the import (its 64 MB bound) or the receivers,
+ * which run for days. */
+#define ANALYSIS_TUNABLES                                                     \
+	"glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:"           \
+	"glibc.malloc.trim_threshold=1073741824"
+
+static void analysis_memory(char **argv)
 {
+	if (getenv("GLIBC_TUNABLES") != NULL)
+		return;
+	if (setenv("GLIBC_TUNABLES", ANALYSIS_TUNABLES, 1) == 0) {
+		execv("/proc/self/exe", argv);
+		unsetenv("GLIBC_TUNABLES"); /* no new start: go on in this one */
+	}
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
@@ -77,7 +97,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		if (strcmp(argv[1], commands[i].name) == 0) {
 			if (commands[i].analyses)
-				keep_freed_memory();
+				analysis_memory(argv);
 			return commands[i].run(argc - 1, argv + 1);
 		}
 	fprintf(stderr, "tailtriage: unknown command '%s'\n", argv[1]);
