@@ -59,8 +59,13 @@ static void analysis_memory(char **argv)
 {
 	if (getenv("GLIBC_TUNABLES") != NULL)
 		return;
-	if (setenv("GLIBC_TUNABLES", ANALYSIS_TUNABLES, 1) == 0) {
-		execv("/proc/self/exe", argv);
+	/* the file itself, not /proc/self/exe: the process's name (ps, top,
+	 * pkill) comes from the path started */
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0 && setenv("GLIBC_TUNABLES", ANALYSIS_TUNABLES, 1) == 0) {
+		self[n] = '\0';
+		execv(self, argv);
 		unsetenv("GLIBC_TUNABLES"); /* no new start: go on in this one */
 	}
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);

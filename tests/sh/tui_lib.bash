@@ -50,14 +50,21 @@ tui_fixture() {
 }
 
 # tui_start W H ARGS...: starts `tailtriage tui ARGS` in a detached session
-# of W x H; its exit status lands in $TUI_TMP/tui.rc.
+# of W x H; its exit status lands in $TUI_TMP/tui.rc. TUI_ENV, when set,
+# is one more NAME=VALUE for its environment.
 tui_start() {
   local w=$1 h=$2
   shift 2
-  local args="" a
+  local args="" a env=""
   for a in "$@"; do args+=" '$a'"; done
+  [ -z "${TUI_ENV:-}" ] || env="env '$TUI_ENV' "
   tmx new-session -d -s t -x "$w" -y "$h" \
-    "LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color '$TT_BIN' tui$args 2>'$TUI_TMP/tui.err'; echo \$? >'$TUI_TMP/tui.rc'; sleep 60"
+    "LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color $env'$TT_BIN' tui$args 2>'$TUI_TMP/tui.err'; echo \$? >'$TUI_TMP/tui.rc'; sleep 60"
+}
+
+# tui_pid: the process id of the dashboard (the pane's shell's child).
+tui_pid() {
+  pgrep -P "$(tmx display-message -p -t t '#{pane_pid}')" | head -1
 }
 
 tui_screen() { tmx capture-pane -p -t t; }
