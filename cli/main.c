@@ -38,8 +38,8 @@ static const Command commands[] = {
  * next allocation faults the pages in again, and every page is faulted in
  * 4 KiB at a time. On a virtual machine where a page fault and an
  * unmapping are dear, `report` at a million spans spent about a third of
- * its time there (31,000 faults, 1.06 to 1.41 s; 0.86 to 1.20 s with 4,500
- * faults with this; bench/README.md). Such a command runs for seconds, or
+ * its time there (31,000 faults and 1.17 to 1.55 s; with this, 5,700
+ * faults and 0.90 to 1.28 s; bench/README.md). Such a command runs for seconds, or
  * holds one analysis at a time (the dashboard), so:
  *  - its freed memory is kept for reuse: blocks up to 32 MiB come from the
  *    heap, and heaps are not trimmed;
@@ -49,8 +49,9 @@ static const Command commands[] = {
  * the command starts itself again once with them set; a user's own
  * GLIBC_TUNABLES is left alone, and when the new start fails, the first
  * two settings are made here instead. The cost is a peak RSS about a
- * seventh higher. Not for the import (its 64 MB bound) or the receivers,
- * which run for days. */
+ * sixth higher. Not for the import (its 64 MB bound, which huge pages
+ * alone brought within 1 MB of at 10M spans) or the receivers, which run
+ * for days. */
 #define ANALYSIS_TUNABLES                                                     \
 	"glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:"           \
 	"glibc.malloc.trim_threshold=1073741824"
