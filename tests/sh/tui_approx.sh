@@ -19,27 +19,30 @@ source "$(dirname "${BASH_SOURCE[0]}")/tui_lib.bash"
 WIN=2026-07-14T18:00:00.000Z..2026-07-14T18:10:00.000Z
 BASE=2026-07-14T17:00:00.000Z..2026-07-14T17:10:00.000Z
 
-# p99 NUMBER of the screen's objective row (the "~" kept when shown)
-p99_of() { tui_screen | sed -n 's/^p99 \(~\{0,1\}[0-9.]*\) ms.*/\1/p' | head -1; }
+# p99 NUMBER of the objective row of the screen on stdin (the "~" kept)
+p99_of() { sed -n 's/^p99 \(~\{0,1\}[0-9.]*\) ms.*/\1/p' | head -1; }
 
 # wait_approx_then_exact WHAT: sees the marked frame, remembers its p99,
-# waits for the exact one, checks the mark is gone and 1 % agreement
+# waits for the exact one, checks the mark is gone and 1 % agreement.
+# Everything about the marked frame is read from one capture of it: the
+# exact one may replace it at any moment.
 wait_approx_then_exact() {
-  local what=$1 i approx="" exact=""
+  local what=$1 i scr="" approx="" exact=""
   for ((i = 0; i < 400; i++)); do
-    if tui_screen | grep -q "~ approximate"; then
-      approx=$(p99_of)
+    scr=$(tui_screen)
+    if grep -q "~ approximate" <<<"$scr"; then
+      approx=$(p99_of <<<"$scr")
       break
     fi
     sleep 0.01
   done
   [ -n "$approx" ] || tui_fail "$what: no frame marked approximate"
   case $approx in "~"*) ;; *) tui_fail "$what: the p99 '$approx' is not marked" ;; esac
-  tui_screen | grep -q " | ~ approximate (aggregates, within 1 %): exact computing" ||
+  grep -q " | ~ approximate (aggregates, within 1 %): exact computing" <<<"$scr" ||
     tui_fail "$what: the status line does not say the figures are approximate"
   tui_gone "~ approximate" "$what: the exact analysis did not replace the approximate one" 30
   tui_screen | grep -q "~" && tui_fail "$what: a '~' mark is left after the exact analysis"
-  exact=$(p99_of)
+  exact=$(tui_screen | p99_of)
   python3 - "${approx#\~}" "$exact" "$what" <<'EOF' || tui_fail "$what: approximate p99 $approx vs exact $exact"
 import sys
 a, e = float(sys.argv[1]), float(sys.argv[2])
