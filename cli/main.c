@@ -52,9 +52,13 @@ static const Command commands[] = {
  * sixth higher. Not for the import (its 64 MB bound, which huge pages
  * alone brought within 1 MB of at 10M spans) or the receivers, which run
  * for days. */
+#define KEEP_MMAP_THRESHOLD 33554432    /* 32 MiB */
+#define KEEP_TRIM_THRESHOLD 1073741824  /* 1 GiB */
+#define STR_(x) #x
+#define STR(x) STR_(x)
 #define ANALYSIS_TUNABLES                                                     \
-	"glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:"           \
-	"glibc.malloc.trim_threshold=1073741824"
+	"glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=" STR(KEEP_MMAP_THRESHOLD) \
+	":glibc.malloc.trim_threshold=" STR(KEEP_TRIM_THRESHOLD)
 
 static void analysis_memory(char **argv)
 {
@@ -69,8 +73,8 @@ static void analysis_memory(char **argv)
 		execv(self, argv);
 		unsetenv("GLIBC_TUNABLES"); /* no new start: go on in this one */
 	}
-	mallopt(M_MMAP_THRESHOLD, 32 << 20);
-	mallopt(M_TRIM_THRESHOLD, 1 << 30);
+	mallopt(M_MMAP_THRESHOLD, KEEP_MMAP_THRESHOLD);
+	mallopt(M_TRIM_THRESHOLD, KEEP_TRIM_THRESHOLD);
 }
 
 static void usage(FILE *out)
