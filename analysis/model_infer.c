@@ -555,12 +555,13 @@ static void attr_add(AttrList *ra, const char *k, const char *v)
 		if (strcmp(ra->a[i].key, k) == 0)
 			a = &ra->a[i];
 	if (a == NULL) {
-		if (ra->n >= 64 || strlen(k) >= sizeof a->key)
+		size_t klen = strlen(k);
+		if (ra->n >= 64 || klen >= sizeof a->key)
 			return;
 		ra->a = xrealloc(ra->a, (size_t)(ra->n + 1) * sizeof *ra->a);
 		a = &ra->a[ra->n++];
 		memset(a, 0, sizeof *a);
-		snprintf(a->key, sizeof a->key, "%s", k);
+		memcpy(a->key, k, klen + 1);
 	}
 	a->present++;
 	if (a->n_vals > CLASS_MAX_VALUES)

@@ -331,7 +331,7 @@ static void test_classes_and_windows(void **state)
 {
 	(void)state;
 	TSpanSpec sp[40];
-	char tags[40][8];
+	char tags[40][16];
 	int n = 0;
 	for (int i = 0; i < 20; i++) {
 		snprintf(tags[i], sizeof tags[i], "w%02d", i);

@@ -43,7 +43,7 @@ static Store *build(char *path, size_t sz)
 	Err err = {0};
 	assert_int_equal(store_open(path, 0, &st, &err), 0);
 	TSpanSpec sp[20 * 7];
-	static char tags[20][8];
+	static char tags[20][16];
 	int n = 0;
 	for (int i = 0; i < 20; i++) {
 		int win = i >= 10;
