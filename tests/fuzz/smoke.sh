@@ -33,30 +33,48 @@ HARNESSES=(
   "fuzz_import_otlp_proto otlp_proto"
 )
 
-failed=0
-for h in "${HARNESSES[@]}"; do
-  read -r name corpus <<< "$h"
-  bin=$BUILD/tests/fuzz/$name
-  [ -x "$bin" ] || { echo "fuzz smoke: $bin is missing" >&2; exit 2; }
-  dir=$WORK/$name
+# one harness: its verdict on stdout, its failure details on stderr
+run_one() {
+  local name=$1 corpus=$2 bin=$BUILD/tests/fuzz/$1 dir=$WORK/$1 start=$SECONDS
   mkdir -p "$dir/corpus" "$dir/found" "$dir/tmp"
   find "$FIX/$corpus" -type f -size -64k -exec cp {} "$dir/corpus/" \;
-  dict=()
+  local dict=()
   case $name in *otlp*) dict=(-dict="$SRC/tests/fuzz/otlp.dict") ;; esac
-  start=$SECONDS
   if (cd "$dir/found" && TMPDIR="$dir/tmp" "$bin" -seed=1 -runs="$RUNS" -max_len=65536 -timeout=10 \
         -rss_limit_mb=1024 -print_final_stats=0 "${dict[@]}" "$dir/corpus" \
         > "$dir/log" 2>&1); then
     echo "fuzz smoke: $name: $RUNS inputs from $corpus, ok ($((SECONDS - start)) s)"
     if [ -n "$(ls -A "$dir/tmp")" ]; then
       echo "fuzz smoke: $name left temporary files behind: $(ls -A "$dir/tmp" | tr '\n' ' ')" >&2
-      failed=1
+      return 1
     fi
   else
     echo "fuzz smoke: $name FAILED; input and log in $dir" >&2
     tail -40 "$dir/log" >&2
-    failed=1
+    return 1
   fi
+}
+
+for h in "${HARNESSES[@]}"; do
+  read -r name _ <<< "$h"
+  [ -x "$BUILD/tests/fuzz/$name" ] || { echo "fuzz smoke: $BUILD/tests/fuzz/$name is missing" >&2; exit 2; }
+done
+
+# Each harness is one process on one core: run as many at once as there
+# are cores (the longest first, so the short ones fill in beside them).
+jobs=$(nproc)
+failed=0 running=0
+for h in "${HARNESSES[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || failed=1
+    running=$((running - 1))
+  fi
+  run_one $h &
+  running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || failed=1
+  running=$((running - 1))
 done
 [ $failed = 0 ] && rm -rf "$WORK"
 exit $failed
