@@ -27,6 +27,7 @@ extern "C" {
 namespace {
 
 constexpr size_t kMaxDepth = 256;  // deeper values go to yajl (which refuses them)
+constexpr size_t kFirstCapacity = 64 << 10;  // the parser's first room, grown by doubling
 
 struct Walk {
 	const char *base;
@@ -478,8 +479,16 @@ extern "C" int otlp_simd_walk(OtlpSimd *s, const char *buf, size_t len,
 	if (len > s->max_len || !precheck(buf, len, &plain))
 		return OTLP_SIMD_REJECTED;
 	try {
-		if (!s->allocated) {
-			if (s->od.allocate(s->max_len, kMaxDepth))
+		// Room for this line, doubled from 64 KiB as longer lines come:
+		// one request to a receiver or a small file does not pay for
+		// max_len (about 5 bytes of index and string room per byte).
+		if (!s->allocated || s->od.capacity() < len) {
+			size_t cap = kFirstCapacity;
+			while (cap < len)
+				cap *= 2;
+			if (cap > s->max_len)
+				cap = s->max_len;
+			if (s->od.allocate(cap, kMaxDepth))
 				return OTLP_SIMD_REJECTED;
 			s->allocated = true;
 		}

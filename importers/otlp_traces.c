@@ -59,6 +59,7 @@
  *    field); a store error is "file: byte N: message"; the caller rolls
  *    the transaction back.
  */
+#include <stddef.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -469,10 +470,14 @@ static void *sink_main(void *arg)
 
 static Pipe *pipe_new(ImportCtx *ctx)
 {
-	Pipe *pp = xcalloc(1, sizeof *pp);
+	/* Only the head is zeroed: the batches' records (700 KB) are written
+	 * before they are read, and a small input touches few of them. */
+	Pipe *pp = xmalloc(sizeof *pp);
+	memset(pp, 0, offsetof(Pipe, batches));
 	pthread_mutex_init(&pp->mu, NULL);
 	pthread_cond_init(&pp->cv, NULL);
 	for (int i = 0; i < N_BATCHES; i++) {
+		pp->batches[i].n = 0;
 		buf_init(&pp->batches[i].arena);
 		pp->free_b[pp->n_free++] = &pp->batches[i];
 	}
