@@ -296,7 +296,7 @@ static const char *const sql_text[STMT_COUNT] = {
 	    "SELECT id FROM scopes WHERE name = ?1 AND version = ?2 AND attrs = ?3",
 	[STMT_SCOPE_ADD] = "INSERT INTO scopes(name, version, attrs) VALUES (?1, ?2, ?3)",
 	[STMT_TRACE_FIND] = "SELECT id FROM traces WHERE trace_id = ?1",
-	[STMT_TRACE_ADD] = "INSERT INTO traces(trace_id) VALUES (?1)",
+	[STMT_TRACE_ADD] = "INSERT OR IGNORE INTO traces(trace_id) VALUES (?1)",
 	[STMT_SPAN_ADD] = SPAN_INSERT
 	    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
 	    " ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
@@ -797,6 +797,30 @@ static int intern(Store *st, sqlite3_stmt *find, sqlite3_stmt *add, int64_t *id,
 	return 0;
 }
 
+/* The same as intern() for a table whose add is INSERT OR IGNORE: the add
+ * goes first, and the find runs only when the row was already there. For
+ * trace ids a miss in the cache is almost always a new trace, so this is
+ * one index search instead of two. */
+static int intern_add_first(Store *st, sqlite3_stmt *find, sqlite3_stmt *add, int64_t *id,
+                            Err *err, const char *what)
+{
+	if (step_done(st, add, err, what))
+		return TT_ESTORE;
+	if (sqlite3_changes(st->db) > 0) {
+		*id = sqlite3_last_insert_rowid(st->db);
+		return 0;
+	}
+	int rc = sqlite3_step(find);
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(find, 0);
+	sqlite3_reset(find);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc == SQLITE_DONE)  /* ignored for another constraint than the key's */
+		return err_set(err, TT_ESTORE, "%s: the row was neither added nor found", what);
+	return store_sqlerr(st, err, what);
+}
+
 int store_resource_intern(Store *st, const char *service, const char *host,
                           const char *attrs_json, int64_t *id, Err *err)
 {
@@ -850,7 +874,7 @@ static int trace_key(Store *st, const char *id, int64_t *key, Err *err)
 	sqlite3_stmt *f = st->stmt[STMT_TRACE_FIND], *a = st->stmt[STMT_TRACE_ADD];
 	sqlite3_bind_text(f, 1, id, (int)len, SQLITE_STATIC);
 	sqlite3_bind_text(a, 1, id, (int)len, SQLITE_STATIC);
-	int rc = intern(st, f, a, key, err, "storing trace");
+	int rc = intern_add_first(st, f, a, key, err, "storing trace");
 	sqlite3_clear_bindings(f);
 	sqlite3_clear_bindings(a);
 	if (rc)
