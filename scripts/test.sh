@@ -32,4 +32,7 @@ tt_install_packages clang libclang-rt-14-dev
 cmake -S "$TT_ROOT" -B "$TT_ROOT/build-fuzz-smoke" -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++ -DTT_FUZZ=ON -DTT_WERROR=ON >/dev/null
 cmake --build "$TT_ROOT/build-fuzz-smoke" -j"$jobs" --target fuzz_all
-bash "$TT_ROOT/tests/fuzz/smoke.sh" "$TT_ROOT/build-fuzz-smoke"
+# the same lighter stacks and quarantine as the sanitized pass (libFuzzer
+# looks for leaks itself)
+ASAN_OPTIONS=malloc_context_size=8:quarantine_size_mb=64 \
+  bash "$TT_ROOT/tests/fuzz/smoke.sh" "$TT_ROOT/build-fuzz-smoke"
