@@ -634,6 +634,39 @@ static void test_long_token(void **state)
 	free(doc);
 }
 
+/* JSON Lines whose lines grow past the fast parser's first room (64 KiB)
+ * and shrink again: every line's spans land whole, whichever size came
+ * before it. */
+static void test_growing_lines(void **state)
+{
+	Fx *fx = *state;
+	static const size_t names[] = {10, 200 * 1024, 20, 90 * 1024, 700 * 1024, 5};
+	enum { N = sizeof names / sizeof names[0] };
+	Buf doc;
+	buf_init(&doc);
+	for (int i = 0; i < N; i++) {
+		buf_printf(&doc, "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[{"
+		                 "\"traceId\":\"%032x\",\"spanId\":\"%016x\","
+		                 "\"startTimeUnixNano\":1,\"endTimeUnixNano\":2,\"name\":\"",
+		           i + 1, i + 1);
+		for (size_t k = 0; k < names[i]; k++)
+			buf_addc(&doc, (char)('a' + i));
+		buf_adds(&doc, "\"}]}]}]}\n");
+	}
+	ImportResult res;
+	import_ok(fx, write_file(fx, "growing.jsonl", doc.p, doc.len), &res);
+	assert_int_equal(res.counts.spans_added, N);
+	for (int i = 0; i < N; i++) {
+		char q[160];
+		snprintf(q, sizeof q,
+		         "SELECT length(name) FROM spans WHERE span_id = '%016x'"
+		         " AND replace(name, '%c', '') = ''",
+		         i + 1, 'a' + i);
+		assert_int_equal(q_int(fx, q), (int64_t)names[i]);
+	}
+	buf_fini(&doc);
+}
+
 static void test_bom_and_crlf(void **state)
 {
 	Fx *fx = *state;
@@ -974,6 +1007,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_large_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_token, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_growing_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bom_and_crlf, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_progress_reported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unrecognised_request, setup, teardown),
