@@ -779,16 +779,23 @@ const char *span_kind_name(int kind)
 	}
 }
 
+/* Steps a one-row id lookup: SQLITE_ROW with *id, SQLITE_DONE (not
+ * there) or an error code; the statement is reset either way. */
+static int find_id(sqlite3_stmt *find, int64_t *id)
+{
+	int rc = sqlite3_step(find);
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(find, 0);
+	sqlite3_reset(find);
+	return rc;
+}
+
 static int intern(Store *st, sqlite3_stmt *find, sqlite3_stmt *add, int64_t *id, Err *err,
                   const char *what)
 {
-	int rc = sqlite3_step(find);
-	if (rc == SQLITE_ROW) {
-		*id = sqlite3_column_int64(find, 0);
-		sqlite3_reset(find);
+	int rc = find_id(find, id);
+	if (rc == SQLITE_ROW)
 		return 0;
-	}
-	sqlite3_reset(find);
 	if (rc != SQLITE_DONE)
 		return store_sqlerr(st, err, what);
 	if (step_done(st, add, err, what))
@@ -810,10 +817,7 @@ static int intern_add_first(Store *st, sqlite3_stmt *find, sqlite3_stmt *add, in
 		*id = sqlite3_last_insert_rowid(st->db);
 		return 0;
 	}
-	int rc = sqlite3_step(find);
-	if (rc == SQLITE_ROW)
-		*id = sqlite3_column_int64(find, 0);
-	sqlite3_reset(find);
+	int rc = find_id(find, id);
 	if (rc == SQLITE_ROW)
 		return 0;
 	if (rc == SQLITE_DONE)  /* ignored for another constraint than the key's */
