@@ -363,6 +363,38 @@ static void test_sheet_without_model(void **state)
 }
 
 
+/* A database call that ran alone on the request path in both windows, once
+ * per request, got slower (a hand-made sheet with names no model or
+ * simulator has). Its call graph did not change, so serial-hop, which is
+ * about a changed edge, counts against itself and cannot rival
+ * dependency-slowdown, even when the dependency's attribution is missing
+ * (SDK data where it could not be told). */
+static void test_serial_unchanged_edge(void **state)
+{
+	(void)state;
+	Sheet *sh = NULL;
+	Err err = {0};
+	if (sheet_load("fixtures/sheets/serial-db-slower.sheet.json", &sh, &err))
+		fail_msg("%s", err.msg);
+	DiagnoseOptions o = {.period.win = TIME_RANGE_ALL, .sheet = sh};
+	Diagnosis *d = NULL;
+	if (diagnose_run(NULL, &o, &d, &err))
+		fail_msg("%s", err.msg);
+	print_top(d);
+	assert_string_equal(d->hyp[0].id, "dependency-slowdown");
+	assert_string_equal(d->hyp[0].node, "orders_db");
+	const DxHypothesis *s = diagnosis_hypothesis(d, "serial-hop");
+	assert_non_null(s);
+	assert_string_equal(s->node, "orders_db");
+	assert_true(s->score < d->hyp[0].score);
+	int unchanged = 0;
+	for (int i = 0; i < s->n_contradicted_by; i++)
+		unchanged |= strcmp(s->contradicted_by[i], "dep.orders_db.serial_ratio@baseline") == 0;
+	assert_true(unchanged);
+	diagnosis_free(d);
+	sheet_free(sh);
+}
+
 /* A per-node decision asked for by name gets a verdict even when no
  * leading hypothesis blames that node: degrading a core node is refused;
  * a node neither the model nor the data knows is judged unsupported (the
@@ -646,6 +678,7 @@ int main(void)
 		cmocka_unit_test(test_needs_input),
 		cmocka_unit_test(test_matched_peak_sheet),
 		cmocka_unit_test(test_sheet_without_model),
+		cmocka_unit_test(test_serial_unchanged_edge),
 		cmocka_unit_test(test_decide_by_name),
 		cmocka_unit_test(test_quiet_window),
 		cmocka_unit_test(test_client_pool_wait),
