@@ -395,6 +395,27 @@ static void test_serial_unchanged_edge(void **state)
 	sheet_free(sh);
 }
 
+/* The Board's line on how much of the rise a locus explains: a share above
+ * one says what it means instead of reading like a mistake. */
+static void test_explained_text(void **state)
+{
+	(void)state;
+	Evidence *e = evidence_new();
+	evidence_supply(e, "dep.a.explained", 1.4, "ratio", EV_SRC_SHEET, "test");
+	evidence_supply(e, "dep.b.explained", 0.56, "ratio", EV_SRC_SHEET, "test");
+	evidence_finish(e);
+	Diagnosis d = {.evidence = e};
+	DxHypothesis h = {.explains = "dep.a.explained"};
+	char out[256];
+	diagnosis_format_explained(&d, &h, out, sizeof out);
+	assert_non_null(strstr(out, "explains 140 % of the rise"));
+	assert_non_null(strstr(out, "more than the whole rise"));
+	h.explains = "dep.b.explained";
+	diagnosis_format_explained(&d, &h, out, sizeof out);
+	assert_string_equal(out, "explains 56 % of the rise");
+	evidence_free(e);
+}
+
 /* A per-node decision asked for by name gets a verdict even when no
  * leading hypothesis blames that node: degrading a core node is refused;
  * a node neither the model nor the data knows is judged unsupported (the
@@ -679,6 +700,7 @@ int main(void)
 		cmocka_unit_test(test_matched_peak_sheet),
 		cmocka_unit_test(test_sheet_without_model),
 		cmocka_unit_test(test_serial_unchanged_edge),
+		cmocka_unit_test(test_explained_text),
 		cmocka_unit_test(test_decide_by_name),
 		cmocka_unit_test(test_quiet_window),
 		cmocka_unit_test(test_client_pool_wait),
