@@ -244,18 +244,27 @@ static void test_retry_amplification(void **state)
 
 /* ---- the case's matched-peak sheet, no database ------------------------- */
 
+/* Loads the sheet at path (failing the test when it does not load) and
+ * diagnoses it without a database. */
+static Diagnosis *diagnose_sheet(const char *path, Model *m, Sheet **sh)
+{
+	Err err = {0};
+	*sh = NULL;
+	if (sheet_load(path, sh, &err))
+		fail_msg("%s", err.msg);
+	DiagnoseOptions o = {.model = m, .period.win = TIME_RANGE_ALL, .sheet = *sh};
+	Diagnosis *d = NULL;
+	if (diagnose_run(NULL, &o, &d, &err))
+		fail_msg("%s", err.msg);
+	return d;
+}
+
 static void test_matched_peak_sheet(void **state)
 {
 	(void)state;
 	Model *m = load_model();
-	Sheet *sh = NULL;
-	Err err = {0};
-	if (sheet_load(SHEET_PATH, &sh, &err))
-		fail_msg("%s", err.msg);
-	DiagnoseOptions o = {.model = m, .period.win = TIME_RANGE_ALL, .sheet = sh};
-	Diagnosis *d = NULL;
-	if (diagnose_run(NULL, &o, &d, &err))
-		fail_msg("%s", err.msg);
+	Sheet *sh;
+	Diagnosis *d = diagnose_sheet(SHEET_PATH, m, &sh);
 	print_top(d);
 	assert_string_equal(d->hyp[0].id, "client-pool-wait");
 	assert_string_equal(d->hyp[0].node, "pricing");
@@ -347,12 +356,8 @@ static void test_matched_peak_sheet(void **state)
 static void test_sheet_without_model(void **state)
 {
 	(void)state;
-	Sheet *sh = NULL;
-	Err err = {0};
-	assert_int_equal(sheet_load(SHEET_PATH, &sh, &err), 0);
-	DiagnoseOptions o = {.period.win = TIME_RANGE_ALL, .sheet = sh};
-	Diagnosis *d = NULL;
-	assert_int_equal(diagnose_run(NULL, &o, &d, &err), 0);
+	Sheet *sh;
+	Diagnosis *d = diagnose_sheet(SHEET_PATH, NULL, &sh);
 	assert_string_equal(d->hyp[0].id, "client-pool-wait");
 	const DxDecision *x = diagnosis_decision(d, "degrade:pricing");
 	assert_non_null(x);
@@ -372,14 +377,8 @@ static void test_sheet_without_model(void **state)
 static void test_serial_unchanged_edge(void **state)
 {
 	(void)state;
-	Sheet *sh = NULL;
-	Err err = {0};
-	if (sheet_load("fixtures/sheets/serial-db-slower.sheet.json", &sh, &err))
-		fail_msg("%s", err.msg);
-	DiagnoseOptions o = {.period.win = TIME_RANGE_ALL, .sheet = sh};
-	Diagnosis *d = NULL;
-	if (diagnose_run(NULL, &o, &d, &err))
-		fail_msg("%s", err.msg);
+	Sheet *sh;
+	Diagnosis *d = diagnose_sheet("fixtures/sheets/serial-db-slower.sheet.json", NULL, &sh);
 	print_top(d);
 	assert_string_equal(d->hyp[0].id, "dependency-slowdown");
 	assert_string_equal(d->hyp[0].node, "orders_db");
