@@ -310,6 +310,11 @@ static void hold(Out *o, const Evidence *e, const DxHypothesis *hyp, int n_hyp)
 		if (!val(e, "ingress.p99_ms", &p99))
 			add(o, id, DX_UNSUPPORTED,
 			    "the endpoint's p99 is not known and no budget is breached: no evidence to hold for");
+		else if (!val(e, "objective.p99_ms", &obj))
+			add(o, id, DX_UNSUPPORTED,
+			    "no objective is known (p99 %.1f ms) and no budget is breached: nothing says the "
+			    "p99 is too slow; a model with an objective would judge it",
+			    p99);
 		else
 			add(o, id, DX_UNSUPPORTED,
 			    "the objective is met (p99 %.1f ms) and no budget is breached: nothing to hold for",

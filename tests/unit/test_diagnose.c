@@ -363,6 +363,13 @@ static void test_sheet_without_model(void **state)
 	assert_non_null(x);
 	assert_int_equal(x->verdict, DX_UNSUPPORTED);
 	assert_null(evidence_get(d->evidence, "objective.p99_ms"));
+	/* with no objective, holding is not supported, and the reason does not
+	 * pretend an objective was met */
+	x = diagnosis_decision(d, "hold-rollout");
+	assert_non_null(x);
+	assert_int_equal(x->verdict, DX_UNSUPPORTED);
+	assert_null(strstr(x->reason, "objective is met"));
+	assert_non_null(strstr(x->reason, "no objective is known"));
 	diagnosis_free(d);
 	sheet_free(sh);
 }
