@@ -610,7 +610,7 @@ typedef struct Queue {
 	X(sc_name) X(sc_version) X(sc_attrs)                                    \
 	X(sp_name) X(sp_state) X(sp_msg) X(sp_attrs) X(sp_events) X(sp_links)   \
 	X(sp_class) X(ev_name) X(ev_attrs) X(lk_state) X(lk_attrs)               \
-	X(sp_nm0) X(sp_nm1) X(sp_nm2) X(sp_nm3)
+	X(sp_nm0) X(sp_nm1) X(sp_nm2) X(sp_nm3) X(sp_nm4)
 
 typedef struct Parser {
 	ImportCtx *ctx;
@@ -640,7 +640,7 @@ typedef struct Parser {
 	/* the current span */
 	StoreSpan sp;
 	int sp_has_class;
-	unsigned char sp_nm_st[4]; /* NAMED attributes: NM_ABSENT, NM_STRING (in
+	unsigned char sp_nm_st[5]; /* NAMED attributes: NM_ABSENT, NM_STRING (in
 	                           * sp_nm<i>) or NM_OTHER (not a string, or
 	                           * given twice: left to the readers) */
 	Queue sp_q;
@@ -871,21 +871,23 @@ static const char *class_value(const OtlpKv *kv, Buf *out, int *has)
 
 /* The span attributes that name a call's other end, taken while they are
  * read so that no reader parses the attributes for them (store.h,
- * StoreSpan.attr_peer): peer.service, else server.address; db.system.name,
- * else db.system (before semantic conventions 1.26). */
-static const char *const NAMED[4] = {"peer.service", "server.address", "db.system.name",
-                                     "db.system"};
+ * StoreSpan.attr_peer): peer.service, else server.address, else
+ * net.peer.name (before semantic conventions 1.21); db.system.name, else
+ * db.system (before 1.26). */
+static const char *const NAMED[5] = {"peer.service", "server.address", "net.peer.name",
+                                     "db.system.name", "db.system"};
+enum { NM_PEER = 0, NM_PEER_KEYS = 3, NM_DB = 3, NM_DB_KEYS = 2 };
 enum { NM_ABSENT, NM_STRING, NM_OTHER };
 
 static Buf *named_buf(Parser *p, int i)
 {
-	Buf *b[4] = {&p->sp_nm0, &p->sp_nm1, &p->sp_nm2, &p->sp_nm3};
+	Buf *b[5] = {&p->sp_nm0, &p->sp_nm1, &p->sp_nm2, &p->sp_nm3, &p->sp_nm4};
 	return b[i];
 }
 
 static void named_attr(Parser *p, const OtlpKv *kv)
 {
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		if (!key_is_str(kv, NAMED[i], strlen(NAMED[i])))
 			continue;
 		if (p->sp_nm_st[i] != NM_ABSENT || kv->type != OTLP_AV_STRING ||
@@ -900,12 +902,12 @@ static void named_attr(Parser *p, const OtlpKv *kv)
 	}
 }
 
-/* The value of NAMED[first], else NAMED[first + 1], else "" into slot;
- * nothing (the readers decide) when the one that counts is not a plain
- * string. */
-static void named_pick(Parser *p, Rec *r, int first, int slot)
+/* The value of the first of NAMED[first], ..., NAMED[first + n - 1] the
+ * span has, else "", into slot; nothing (the readers decide) when the one
+ * that counts is not a plain string. */
+static void named_pick(Parser *p, Rec *r, int first, int n, int slot)
 {
-	for (int i = first; i < first + 2; i++) {
+	for (int i = first; i < first + n; i++) {
 		if (p->sp_nm_st[i] == NM_OTHER)
 			return;
 		if (p->sp_nm_st[i] == NM_STRING) {
@@ -1140,8 +1142,8 @@ static int end_span(Parser *p, const Frame *f)
 	}
 	if (p->sp_has_class)
 		pipe_str(pp, r, S_CLASS, p->sp_class.p, p->sp_class.len);
-	named_pick(p, r, 0, S_PEER);
-	named_pick(p, r, 2, S_DB);
+	named_pick(p, r, NM_PEER, NM_PEER_KEYS, S_PEER);
+	named_pick(p, r, NM_DB, NM_DB_KEYS, S_DB);
 	return 1;
 }
 

@@ -961,12 +961,13 @@ static int attr_cmp(const void *pa, const void *pb)
 }
 
 /* The keys tj_attrs_names() reads, in TjAttrs.named order. */
-static const char *const NAMED_KEYS[4] = {"peer.service", "server.address", "db.system.name",
-                                          "db.system"};
+static const char *const NAMED_KEYS[TJ_NAMED] = {"peer.service", "server.address",
+                                                 "net.peer.name", "db.system.name",
+                                                 "db.system"};
 
 void tj_attrs_write(TjAttrs *a, Buf *out)
 {
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < TJ_NAMED; k++)
 		a->named[k] = -1;
 	buf_addc(out, '{');
 	if (a->n) {
@@ -982,7 +983,7 @@ void tj_attrs_write(TjAttrs *a, Buf *out)
 			if (!first)
 				buf_addc(out, ',');
 			first = 0;
-			for (int k = 0; k < 4; k++)
+			for (int k = 0; k < TJ_NAMED; k++)
 				if (e->klen == strlen(NAMED_KEYS[k]) &&
 				    memcmp(a->text.p + e->koff, NAMED_KEYS[k], e->klen) == 0)
 					a->named[k] = (long)i;
@@ -994,12 +995,15 @@ void tj_attrs_write(TjAttrs *a, Buf *out)
 	buf_addc(out, '}');
 }
 
-/* The first of keys named[k1], named[k2] written, as a plain string into
- * out ("" for neither); NULL for a value of another kind or with escapes. */
-static const char *named_value(const TjAttrs *a, int k1, int k2, Buf *out)
+/* The first of keys named[first], ..., named[first + keys - 1] written, as a
+ * plain string into out ("" for none); NULL for a value of another kind or
+ * with escapes. */
+static const char *named_value(const TjAttrs *a, int first, int keys, Buf *out)
 {
 	buf_reset(out);
-	long i = a->named[k1] >= 0 ? a->named[k1] : a->named[k2];
+	long i = -1;
+	for (int k = first; k < first + keys && i < 0; k++)
+		i = a->named[k];
 	if (i < 0)
 		return buf_str(out);
 	const char *v = a->text.p + a->v[i].voff;
@@ -1013,8 +1017,8 @@ static const char *named_value(const TjAttrs *a, int k1, int k2, Buf *out)
 void tj_attrs_names(const TjAttrs *a, Buf *peer, Buf *db, const char **peer_out,
                     const char **db_out)
 {
-	*peer_out = named_value(a, 0, 1, peer);
-	*db_out = named_value(a, 2, 3, db);
+	*peer_out = named_value(a, 0, 3, peer);
+	*db_out = named_value(a, 3, 2, db);
 }
 
 const char *tj_quote(const char *s, size_t n, char *out, size_t outsz)

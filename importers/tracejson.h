@@ -177,11 +177,13 @@ int tj_child_of_server(const char *child_svc, const char *server_svc, const char
 
 /* Collects key -> JSON value pairs and writes them as one JSON object with
  * keys sorted and, for a key given more than once, the last value kept. */
+enum { TJ_NAMED = 5 };       /* keys tj_attrs_names() reads */
+
 typedef struct TjAttrs {
 	Buf text;                 /* keys and values, back to back */
 	struct TjAttr *v;
 	size_t n, cap;
-	long named[4];            /* the last write's value of each of the keys
+	long named[TJ_NAMED];     /* the last write's value of each of the keys
 	                           * tj_attrs_names() reads: an index in v, or -1 */
 } TjAttrs;
 
@@ -197,8 +199,8 @@ void tj_attrs_write(TjAttrs *a, Buf *out);
 
 /* After tj_attrs_write(): what the object written names a call's other end
  * and its database system by, as StoreSpan.attr_peer and attr_db_system
- * want them (peer.service, else server.address; db.system.name, else
- * db.system; "" for neither), copied into peer and db. *peer_out or
+ * want them (peer.service, else server.address, else net.peer.name;
+ * db.system.name, else db.system; "" for none), copied into peer and db. *peer_out or
  * *db_out is NULL (not taken: readers parse the attributes) when the value
  * is not a JSON string without escapes; else it points into peer or db. */
 void tj_attrs_names(const TjAttrs *a, Buf *peer, Buf *db, const char **peer_out,

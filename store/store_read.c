@@ -15,14 +15,17 @@
 	" WHEN instr(coalesce(s.attrs, ''), '\"db.system') > 0"                              \
 	" AND json_valid(s.attrs) THEN coalesce(json_extract(s.attrs, '$.\"db.system.name\"'),"  \
 	" json_extract(s.attrs, '$.\"db.system\"'), '') ELSE '' END"
-/* PEER: for a CLIENT span, its peer.service or else server.address. Both
- * come from the column the importer filled (migration 9) when it did. */
+/* PEER: for a CLIENT span, its peer.service, else server.address, else
+ * net.peer.name (semantic conventions before 1.21). All come from the
+ * column the importer filled (migration 9) when it did. */
 #define PEER                                                                        \
 	"CASE WHEN s.kind <> 3 THEN '' WHEN s.attr_peer IS NOT NULL THEN s.attr_peer"        \
 	" WHEN (instr(coalesce(s.attrs, ''), '\"peer.service\"') > 0"                        \
-	" OR instr(coalesce(s.attrs, ''), '\"server.address\"') > 0) AND json_valid(s.attrs)"  \
+	" OR instr(coalesce(s.attrs, ''), '\"server.address\"') > 0"                         \
+	" OR instr(coalesce(s.attrs, ''), '\"net.peer.name\"') > 0) AND json_valid(s.attrs)"  \
 	" THEN coalesce(json_extract(s.attrs, '$.\"peer.service\"'),"                        \
-	" json_extract(s.attrs, '$.\"server.address\"'), '') ELSE '' END"
+	" json_extract(s.attrs, '$.\"server.address\"'),"                                    \
+	" json_extract(s.attrs, '$.\"net.peer.name\"'), '') ELSE '' END"
 #define SPAN_COLS_EV(attrs, events)                                              \
 	"s.trace_id, s.span_id, s.parent_id, s.service, s.host, s.name, s.kind,"     \
 	" s.start_ns, s.end_ns, s.status_code, coalesce(s.wclass, ''), s.queue_ns,"  \
