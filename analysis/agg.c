@@ -134,6 +134,7 @@ typedef struct BNode {
 	int64_t parent;           /* the parent's index in Builder.nodes, -1 for a root */
 	int type;
 	char *svc, *op;
+	char *callee;             /* trace_callee() of a call, else "" */
 	char *dep, *db, *peer;    /* the first names seen, or NULL */
 	uint64_t hash;
 	int stored;               /* id is set and the names seen are written */
@@ -192,9 +193,11 @@ static int64_t *table_new(int64_t cap)
 	return t;
 }
 
-static uint64_t node_hash(int64_t parent, int type, const char *svc, const char *op)
+static uint64_t node_hash(int64_t parent, int type, const char *svc, const char *op,
+                          const char *callee)
 {
-	return mix(mix(mix((uint64_t)parent, (uint64_t)type), hash_bytes(svc)), hash_bytes(op));
+	return mix(mix(mix(mix((uint64_t)parent, (uint64_t)type), hash_bytes(svc)), hash_bytes(op)),
+	           hash_bytes(callee));
 }
 
 static void nodes_rehash(Builder *b)
@@ -211,20 +214,20 @@ static void nodes_rehash(Builder *b)
 	}
 }
 
-/* The builder's index of node (parent node index, type, service, op);
- * dep, dbs, peer: the names this call gives it (NULL or ""). */
+/* The builder's index of node (parent node index, type, service, op,
+ * callee); dep, dbs, peer: the names this call gives it (NULL or ""). */
 static int64_t bnode(Builder *b, int64_t parent, int type, const char *svc, const char *op,
-                     const char *dep, const char *dbs, const char *peer)
+                     const char *callee, const char *dep, const char *dbs, const char *peer)
 {
 	if (b->n_nodes * 2 >= b->nhash_cap)
 		nodes_rehash(b);
-	uint64_t h = node_hash(parent, type, svc, op);
+	uint64_t h = node_hash(parent, type, svc, op, callee);
 	uint64_t x = h & (uint64_t)(b->nhash_cap - 1);
 	BNode *n = NULL;
 	for (; b->nhash[x] >= 0; x = (x + 1) & (uint64_t)(b->nhash_cap - 1)) {
 		BNode *c = &b->nodes[b->nhash[x]];
 		if (c->hash == h && c->parent == parent && c->type == type && strcmp(c->svc, svc) == 0 &&
-		    strcmp(c->op, op) == 0) {
+		    strcmp(c->op, op) == 0 && strcmp(c->callee, callee) == 0) {
 			n = c;
 			break;
 		}
@@ -237,7 +240,7 @@ static int64_t bnode(Builder *b, int64_t parent, int type, const char *svc, cons
 		b->nhash[x] = b->n_nodes;
 		n = &b->nodes[b->n_nodes++];
 		*n = (BNode){.parent = parent, .type = type, .svc = xstrdup(svc), .op = xstrdup(op),
-		             .hash = h, .last_seq = -1};
+		             .callee = xstrdup(callee), .hash = h, .last_seq = -1};
 	}
 	/* a name met for the first time: the stored row gains it */
 	char **have[3] = {&n->dep, &n->db, &n->peer};
@@ -258,9 +261,12 @@ static int nodes_store(Builder *b)
 		BNode *n = &b->nodes[i];
 		if (n->stored)
 			continue;
-		int64_t parent = n->parent >= 0 ? b->nodes[n->parent].id : 0;
-		b->rc = store_agg_node(b->st, parent, n->type, n->svc, n->op, n->dep, n->db, n->peer,
-		                       &n->id, b->err);
+		StoreAggNode sn = {
+		    .parent = n->parent >= 0 ? b->nodes[n->parent].id : 0, .type = n->type,
+		    .service = n->svc, .operation = n->op, .callee = n->callee, .dependency = n->dep,
+		    .db_system = n->db, .peer = n->peer,
+		};
+		b->rc = store_agg_node(b->st, &sn, &n->id, b->err);
 		n->stored = b->rc == 0;
 	}
 	return b->rc;
@@ -401,8 +407,8 @@ static void walk(Builder *b, Trace *t, int s, int64_t parent, int depth)
 		dbs = trace_str(t, sp->db);
 	else if (type == NODE_CALL && sp->peer)
 		peer = trace_str(t, sp->peer);
-	int64_t node = bnode(b, parent, type, trace_str(t, sp->svc), trace_str(t, sp->name), dep, dbs,
-	                     peer);
+	int64_t node = bnode(b, parent, type, trace_str(t, sp->svc), trace_str(t, sp->name),
+	                     type == NODE_CALL ? trace_callee(t, s) : "", dep, dbs, peer);
 	sp->node = (int)node;
 	unit_push(b, s);
 	if (depth > 256)
@@ -464,7 +470,7 @@ static void add_trace(Builder *b, Trace *t)
 	b->seq++;
 	walk(b, t, t->root, -1, 0);
 	if (t->n_orphans + t->n_extra_roots > 0) {
-		int64_t on = bnode(b, t->sp[t->root].node, NODE_ORPHANS, "", "(missing parent)", NULL,
+		int64_t on = bnode(b, t->sp[t->root].node, NODE_ORPHANS, "", "(missing parent)", "", NULL,
 		                   NULL, NULL);
 		for (int i = 0; i < t->n; i++)
 			if (t->sp[i].orphan)
@@ -915,6 +921,7 @@ int analysis_agg_update(Store *st, Err *err)
 		free(b.nodes[i].db);
 		free(b.nodes[i].peer);
 		free(b.nodes[i].op);
+		free(b.nodes[i].callee);
 	}
 	free(b.nodes);
 	free(b.nhash);
@@ -983,6 +990,7 @@ static int on_node(void *ctx, const StoreAggNode *n)
 	x->n = *n;
 	x->n.service = xstrdup(n->service);
 	x->n.operation = xstrdup(n->operation);
+	x->n.callee = xstrdup(n->callee);
 	x->n.dependency = xstrdup(n->dependency);
 	x->n.db_system = xstrdup(n->db_system);
 	x->n.peer = xstrdup(n->peer);
@@ -1119,7 +1127,9 @@ static int cmp_kid(const void *x, const void *y)
 	if (oa != ob)
 		return oa < ob ? -1 : 1;
 	int c = strcmp(a->n.service, b->n.service);
-	return c ? c : strcmp(a->n.operation, b->n.operation);
+	if (c == 0)
+		c = strcmp(a->n.operation, b->n.operation);
+	return c ? c : strcmp(a->n.callee, b->n.callee);
 }
 
 /* Pre-order of the nodes under i that a population uses (calls, or a
@@ -1186,6 +1196,7 @@ static void reader_free(Reader *r)
 		RNode *x = &r->nodes[i];
 		free((char *)x->n.service);
 		free((char *)x->n.operation);
+		free((char *)x->n.callee);
 		free((char *)x->n.dependency);
 		free((char *)x->n.db_system);
 		free((char *)x->n.peer);

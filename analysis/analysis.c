@@ -139,8 +139,9 @@ typedef struct PopNode {
 typedef struct TmpNode {
 	int parent;
 	int type;
-	uint64_t hash;             /* node_hash() of (parent, type, service, operation) */
+	uint64_t hash;             /* node_hash() of (parent, type, service, operation, callee) */
 	char *service, *operation, *dependency;
+	char *callee;             /* a call's trace_callee(), else "" */
 	char *db_system;          /* a database call's system (db.system.name), or NULL */
 	char *peer;               /* an uninstrumented call's peer (server.address), or NULL */
 	PopNode pop[2];
@@ -248,9 +249,10 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-static uint64_t node_hash(int parent, int type, const char *svc, const char *op)
+static uint64_t node_hash(int parent, int type, const char *svc, const char *op,
+                          const char *callee)
 {
-	uint64_t h = hash_str(svc) * 31 + hash_str(op);
+	uint64_t h = (hash_str(svc) * 31 + hash_str(op)) * 31 + hash_str(callee);
 	h ^= ((uint64_t)(uint32_t)parent << 8 | (uint64_t)(uint32_t)type) * 0x9e3779b97f4a7c15ULL;
 	return h ^ (h >> 29);
 }
@@ -272,17 +274,19 @@ static void node_hash_grow(AnalysisState *g)
 	g->hash_cap = cap;
 }
 
-static int node_get(AnalysisState *g, int parent, int type, const char *svc, const char *op)
+static int node_get(AnalysisState *g, int parent, int type, const char *svc, const char *op,
+                    const char *callee)
 {
 	if (g->n_nodes * 2 >= g->hash_cap)
 		node_hash_grow(g);
-	uint64_t hv = node_hash(parent, type, svc, op);
+	uint64_t hv = node_hash(parent, type, svc, op, callee);
 	uint64_t x = hv & (uint64_t)(g->hash_cap - 1);
 	while (g->hash[x] >= 0) {
 		int id = g->hash[x];
 		const TmpNode *c = &g->nodes[id];
 		if (c->hash == hv && c->parent == parent && c->type == type &&
-		    strcmp(c->service, svc) == 0 && strcmp(c->operation, op) == 0)
+		    strcmp(c->service, svc) == 0 && strcmp(c->operation, op) == 0 &&
+		    strcmp(c->callee, callee) == 0)
 			return id;
 		x = (x + 1) & (uint64_t)(g->hash_cap - 1);
 	}
@@ -298,6 +302,7 @@ static int node_get(AnalysisState *g, int parent, int type, const char *svc, con
 	n->hash = hv;
 	n->service = xstrdup(svc);
 	n->operation = xstrdup(op);
+	n->callee = xstrdup(callee);
 	n->group = -1;
 	n->last_seq = -1;
 	g->hash[x] = id;
@@ -621,7 +626,8 @@ static void assign_nodes(AnalysisState *g, Trace *t, int s, int parent_node, int
 	int type = sp->kind == SPAN_KIND_CLIENT ? NODE_CALL : NODE_LOCAL;
 	if (parent_node < 0)
 		type = NODE_ROOT;
-	int node = node_get(g, parent_node, type, trace_str(t, sp->svc), trace_str(t, sp->name));
+	int node = node_get(g, parent_node, type, trace_str(t, sp->svc), trace_str(t, sp->name),
+	                    type == NODE_CALL ? trace_callee(t, s) : "");
 	sp->node = node;
 	if (type == NODE_CALL && sp->server >= 0) {
 		TSpan *sv = &t->sp[sp->server];
@@ -797,7 +803,7 @@ static void process_trace(AnalysisState *g, TraceRec *rec)
 	assign_nodes(g, t, t->root, -1, 0, &u);
 	if (t->n_orphans + t->n_extra_roots > 0) {
 		/* orphan subtrees are kept under one marker node, off the path */
-		int on = node_get(g, t->sp[t->root].node, NODE_ORPHANS, "", "(missing parent)");
+		int on = node_get(g, t->sp[t->root].node, NODE_ORPHANS, "", "(missing parent)", "");
 		for (int i = 0; i < t->n; i++)
 			if (t->sp[i].orphan)
 				assign_nodes(g, t, i, on, 1, &u);
@@ -1247,7 +1253,9 @@ static int cmp_child_time(const void *x, const void *y)
 	if (oa != ob)
 		return oa < ob ? -1 : 1;
 	int c = strcmp(a->service, b->service);
-	return c ? c : strcmp(a->operation, b->operation);
+	if (c == 0)
+		c = strcmp(a->operation, b->operation);
+	return c ? c : strcmp(a->callee, b->callee);
 }
 
 /* Pre-order numbering with children in time order. Nodes that no request
@@ -1393,25 +1401,47 @@ void analysis_link_children(Analysis *a)
 	}
 }
 
-void analysis_node_semantics(const Model *m, DagNode *d)
+const char *analysis_call_target(const DagNode *d)
 {
-	/* a call is named in the model by its dependency, or by the
+	if (d->type != NODE_CALL)
+		return NULL;
+	if (d->dependency)
+		return d->dependency;
+	return d->db_system ? NULL : d->peer;
+}
+
+const ModelNode *analysis_model_node(const Model *m, const DagNode *d)
+{
+	/* a call is named in the model by what it is made to, or by the
 	 * caller's service and the client span name */
-	const ModelNode *mn = NULL;
-	if (d->type == NODE_CALL && d->dependency)
-		mn = model_find_node(m, d->dependency, NULL);
-	if (mn == NULL)
-		mn = model_find_node(m, d->service, d->operation);
+	const char *to = analysis_call_target(d);
+	const ModelNode *mn = to ? model_find_node(m, to, NULL) : NULL;
+	if (mn)
+		return mn;
+	mn = model_find_node(m, d->service, d->operation);
 	if (mn && d->type == NODE_CALL && mn->operation == NULL && d->dependency == NULL)
 		mn = NULL; /* "any operation of the caller" is not this call */
+	return mn;
+}
+
+void analysis_node_semantics(const Model *m, DagNode *d)
+{
+	const ModelNode *mn = analysis_model_node(m, d);
 	d->mandatory = mn ? mn->mandatory : MODEL_UNKNOWN;
 	d->core = mn ? mn->core : MODEL_UNKNOWN;
 	if (mn && mn->label)
 		d->label = xstrdup(mn->label);
-	else if (d->type == NODE_CALL)
-		d->label = xstrdup(d->dependency ? d->dependency : d->operation);
-	else
+	else if (d->type == NODE_CALL && d->dependency)
+		d->label = xstrdup(d->dependency);
+	else if (analysis_call_target(d) && !strstr(d->operation, d->peer)) {
+		/* a call to something that sends no spans, under a span name
+		 * that may be the method alone ("GET"): the peer says where */
+		size_t n = strlen(d->operation) + strlen(d->peer) + 2;
+		d->label = xmalloc(n);
+		snprintf(d->label, n, "%s %s", d->operation, d->peer);
+	} else {
 		d->label = xstrdup(d->operation);
+	}
 }
 
 Analysis *analysis_state_result(AnalysisState *g, Store *st)
@@ -1522,6 +1552,7 @@ void analysis_state_free(AnalysisState *g)
 		TmpNode *n = &g->nodes[i];
 		free(n->service);
 		free(n->operation);
+		free(n->callee);
 		free(n->dependency);
 		free(n->db_system);
 		free(n->peer);

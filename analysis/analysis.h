@@ -324,6 +324,17 @@ int analysis_from_aggregates(Store *st, const AnalysisOptions *opt, Analysis **o
 /* Index of class name in a->classes, or -1. */
 int analysis_class_index(const Analysis *a, const char *name);
 
+/* What call d is made to, as a model names it: its dependency (the service
+ * of its server spans), else, for a call to something that sends no spans,
+ * the peer its client spans name (a database call is named by the caller's
+ * service and span name instead); NULL for any other node. */
+const char *analysis_call_target(const DagNode *d);
+
+/* The model node that describes d, or NULL: the one named by d's call
+ * target, else by d's service and operation (never the caller's "any
+ * operation" entry for a call without a dependency). */
+const ModelNode *analysis_model_node(const Model *m, const DagNode *d);
+
 /* ---- one trace, for the waterfall ------------------------------------ */
 
 typedef struct TraceSpan {

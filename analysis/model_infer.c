@@ -764,8 +764,9 @@ static void infer_nodes(Model *m, const Analysis *a, const EvRequestSet *rs)
 		const DagNode *d = &a->nodes[i];
 		if (d->type != NODE_CALL && d->type != NODE_LOCAL)
 			continue;
-		const char *svc = d->type == NODE_CALL && d->dependency ? d->dependency : d->service;
-		const char *op = d->type == NODE_CALL && d->dependency ? NULL : d->operation;
+		const char *to = analysis_call_target(d);
+		const char *svc = to ? to : d->service;
+		const char *op = to ? NULL : d->operation;
 		/* the same service called from several places is one model node */
 		int64_t present = d->pop[0].requests;
 		ModelNode *dup = NULL;
@@ -778,11 +779,10 @@ static void infer_nodes(Model *m, const Analysis *a, const EvRequestSet *rs)
 			continue;
 		for (int k = i + 1; k < a->n_nodes; k++) {
 			const DagNode *o = &a->nodes[k];
-			int same = op == NULL ? (o->type == NODE_CALL && o->dependency &&
-			                         strcmp(o->dependency, svc) == 0)
+			const char *oto = analysis_call_target(o);
+			int same = op == NULL ? (oto && strcmp(oto, svc) == 0)
 			                      : (strcmp(o->service, svc) == 0 && o->operation &&
-			                         strcmp(o->operation, op) == 0 &&
-			                         !(o->type == NODE_CALL && o->dependency));
+			                         strcmp(o->operation, op) == 0 && oto == NULL);
 			if (same && o->pop[0].requests > present)
 				present = o->pop[0].requests;
 		}
@@ -805,8 +805,9 @@ static void infer_nodes(Model *m, const Analysis *a, const EvRequestSet *rs)
 			         "db.system.name: a leaf)", d->operation, d->service);
 			decide_mandatory(mn, what, present, 0, requests, 0);
 		} else if (d->type == NODE_CALL) {
-			snprintf(what, sizeof what, "client span '%s' of %s with no server span (the called "
-			         "service does not report traces)", d->operation, d->service);
+			snprintf(what, sizeof what, "client span '%s' of %s%s%s with no server span (the "
+			         "called service does not report traces)", d->operation, d->service,
+			         to ? " to " : "", to ? to : "");
 			decide_mandatory(mn, what, present, 0, requests, 0);
 		} else {
 			snprintf(what, sizeof what, "local span '%s' of %s", d->operation, d->service);
@@ -1332,8 +1333,9 @@ int model_check_with(Store *st, const Model *m, const Analysis *given, int64_t f
 				const DagNode *d = &a->nodes[k];
 				if (!node_in_window(a, k, 0))
 					continue;
+				const char *target = analysis_call_target(d);
 				if (mn->operation == NULL)
-					found = (d->dependency && strcmp(d->dependency, mn->service) == 0) ||
+					found = (target && strcmp(target, mn->service) == 0) ||
 					        strcmp(d->service, mn->service) == 0;
 				else
 					found = strcmp(d->service, mn->service) == 0 && d->operation &&

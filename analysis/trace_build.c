@@ -610,3 +610,32 @@ void trace_critical_path(Trace *t)
 	if (r->has_queue)
 		r->crit_queue = r->queue;
 }
+
+const char *trace_callee(const Trace *t, int s)
+{
+	const TSpan *sp = &t->sp[s];
+	if (sp->kind != SPAN_KIND_CLIENT)
+		return "";
+	if (sp->peer)
+		return trace_str(t, sp->peer);
+	if (sp->db)
+		return trace_str(t, sp->db);
+	/* a call that names nothing takes what its siblings of the same
+	 * service and name call, when they agree (instrumentation that sets
+	 * the attribute on some calls only) */
+	const char *got = NULL;
+	if (sp->parent < 0)
+		return "";
+	for (int c = t->sp[sp->parent].first_child; c >= 0; c = t->sp[c].next_sibling) {
+		const TSpan *o = &t->sp[c];
+		if (c == s || o->kind != SPAN_KIND_CLIENT || (!o->peer && !o->db) ||
+		    strcmp(trace_str(t, o->svc), trace_str(t, sp->svc)) != 0 ||
+		    strcmp(trace_str(t, o->name), trace_str(t, sp->name)) != 0)
+			continue;
+		const char *x = trace_str(t, o->peer ? o->peer : o->db);
+		if (got && strcmp(got, x) != 0)
+			return "";
+		got = x;
+	}
+	return got ? got : "";
+}

@@ -129,4 +129,16 @@ enum { TRACE_F_TOTAL, TRACE_F_WAIT, TRACE_F_SERVICE, TRACE_F_QUEUE, TRACE_F_COUN
 enum { TRACE_SPLIT_UNKNOWN = 2, TRACE_SPLIT_DB = 4 };
 int trace_unit_split(const Trace *t, int s, int type, double f[TRACE_F_COUNT]);
 
+/* What call s (a CLIENT span) is made to, as its own attributes name it:
+ * its peer (peer.service, server.address, net.peer.name), else its
+ * database system; for a call that names neither, what the calls of the
+ * same service and span name under the same parent name, when they all
+ * name the same; else "" (and for any other span). A DAG node is
+ * (parent node, type, service, span name, this): an HTTP client names its
+ * spans after the method alone ("GET"), so without it the calls one
+ * service makes to two dependencies would be one node. Not the paired
+ * server span's service: a call whose server span is missing, or arrives
+ * in a later export, would then move from one node to another. */
+const char *trace_callee(const Trace *t, int s);
+
 #endif

@@ -270,6 +270,26 @@ static const char *const migrations[] = {
 	 "  trace_key INTEGER PRIMARY KEY,"
 	 "  upto INTEGER NOT NULL,"
 	 "  pack BLOB NOT NULL);"),
+	/* 11 (aggregates): a call's node is also told apart by what it is made
+	 * to (its callee: the peer or database system its attributes name;
+	 * analysis/trace_build.h, trace_callee()), as HTTP clients name their spans
+	 * after the method alone. The nodes and cells built before merged such
+	 * calls: they are dropped, and covered goes back to 0, so the next
+	 * writer builds them again (readers use the spans until then). */
+	("DELETE FROM agg_cells;"
+	 "DROP TABLE agg_nodes;"
+	 "CREATE TABLE agg_nodes("
+	 "  id INTEGER PRIMARY KEY,"
+	 "  parent INTEGER NOT NULL,"
+	 "  type INTEGER NOT NULL,"
+	 "  service TEXT NOT NULL,"
+	 "  operation TEXT NOT NULL,"
+	 "  callee TEXT NOT NULL,"
+	 "  dependency TEXT,"
+	 "  db_system TEXT,"
+	 "  peer TEXT,"
+	 "  UNIQUE(parent, type, service, operation, callee));"
+	 "UPDATE agg_meta SET covered = 0;"),
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

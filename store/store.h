@@ -121,19 +121,19 @@ int64_t store_agg_minute(int64_t ns);
 int store_agg_covered(Store *st, int64_t *out, Err *err);
 int store_agg_set_covered(Store *st, int64_t rowid, Err *err);
 
-/* The id of the aggregate node (parent, type, service, operation), added
- * when new (parent 0: a root). dependency, db_system and peer (each may be
- * NULL or "") are recorded when the node has none yet. */
-int store_agg_node(Store *st, int64_t parent, int type, const char *service,
-                   const char *operation, const char *dependency, const char *db_system,
-                   const char *peer, int64_t *id, Err *err);
-
 typedef struct StoreAggNode {
 	int64_t id, parent;
 	int type;
 	const char *service, *operation;
+	const char *callee;       /* what a call is made to (trace_build.h), else "" */
 	const char *dependency, *db_system, *peer; /* "" when none */
 } StoreAggNode;
+
+/* The id of the aggregate node (n's parent, type, service, operation,
+ * callee; n->id is not read), added when new (parent 0: a root).
+ * dependency, db_system and peer (each may be NULL or "") are recorded when
+ * the node has none yet. */
+int store_agg_node(Store *st, const StoreAggNode *n, int64_t *id, Err *err);
 
 /* Every aggregate node, by id (strings borrowed for the call). */
 int store_agg_nodes_scan(Store *st, int (*fn)(void *ctx, const StoreAggNode *n), void *ctx,

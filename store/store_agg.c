@@ -32,9 +32,9 @@ static const char *const asql[STORE_AGG_STMTS] = {
 	[ASTMT_SET_COVERED] = "UPDATE agg_meta SET covered = ?1 WHERE id = 1",
 	[ASTMT_NODE_FIND] = "SELECT id, dependency IS NULL, db_system IS NULL, peer IS NULL"
 	                    " FROM agg_nodes WHERE parent = ?1 AND type = ?2 AND service = ?3"
-	                    " AND operation = ?4",
+	                    " AND operation = ?4 AND callee = ?5",
 	[ASTMT_NODE_ADD] = "INSERT INTO agg_nodes(parent, type, service, operation, dependency,"
-	                   " db_system, peer) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	                   " db_system, peer, callee) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 	[ASTMT_NODE_SET] = "UPDATE agg_nodes SET dependency = coalesce(dependency, ?2),"
 	                   " db_system = coalesce(db_system, ?3), peer = coalesce(peer, ?4)"
 	                   " WHERE id = ?1",
@@ -140,18 +140,18 @@ static void bind_opt(sqlite3_stmt *s, int i, const char *v)
 		sqlite3_bind_null(s, i);
 }
 
-int store_agg_node(Store *st, int64_t parent, int type, const char *service,
-                   const char *operation, const char *dependency, const char *db_system,
-                   const char *peer, int64_t *id, Err *err)
+int store_agg_node(Store *st, const StoreAggNode *n, int64_t *id, Err *err)
 {
 	*id = 0;
+	const char *dependency = n->dependency, *db_system = n->db_system, *peer = n->peer;
 	sqlite3_stmt *f = stmt(st, ASTMT_NODE_FIND, err);
 	if (f == NULL)
 		return TT_ESTORE;
-	sqlite3_bind_int64(f, 1, parent);
-	sqlite3_bind_int(f, 2, type);
-	sqlite3_bind_text(f, 3, service, -1, SQLITE_STATIC);
-	sqlite3_bind_text(f, 4, operation, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(f, 1, n->parent);
+	sqlite3_bind_int(f, 2, n->type);
+	sqlite3_bind_text(f, 3, n->service, -1, SQLITE_STATIC);
+	sqlite3_bind_text(f, 4, n->operation, -1, SQLITE_STATIC);
+	sqlite3_bind_text(f, 5, store_nz(n->callee), -1, SQLITE_STATIC);
 	int rc = sqlite3_step(f);
 	int missing = 0;
 	if (rc == SQLITE_ROW) {
@@ -178,13 +178,14 @@ int store_agg_node(Store *st, int64_t parent, int type, const char *service,
 	sqlite3_stmt *a = stmt(st, ASTMT_NODE_ADD, err);
 	if (a == NULL)
 		return TT_ESTORE;
-	sqlite3_bind_int64(a, 1, parent);
-	sqlite3_bind_int(a, 2, type);
-	sqlite3_bind_text(a, 3, service, -1, SQLITE_STATIC);
-	sqlite3_bind_text(a, 4, operation, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(a, 1, n->parent);
+	sqlite3_bind_int(a, 2, n->type);
+	sqlite3_bind_text(a, 3, n->service, -1, SQLITE_STATIC);
+	sqlite3_bind_text(a, 4, n->operation, -1, SQLITE_STATIC);
 	bind_opt(a, 5, dependency);
 	bind_opt(a, 6, db_system);
 	bind_opt(a, 7, peer);
+	sqlite3_bind_text(a, 8, store_nz(n->callee), -1, SQLITE_STATIC);
 	if (run_done(st, a, err, "adding an aggregate node"))
 		return TT_ESTORE;
 	*id = sqlite3_last_insert_rowid(st->db);
@@ -197,7 +198,7 @@ int store_agg_nodes_scan(Store *st, int (*fn)(void *ctx, const StoreAggNode *n),
 	sqlite3_stmt *s = NULL;
 	if (sqlite3_prepare_v2(st->db,
 	                       "SELECT id, parent, type, service, operation, dependency, db_system,"
-	                       " peer FROM agg_nodes ORDER BY id",
+	                       " peer, callee FROM agg_nodes ORDER BY id",
 	                       -1, &s, NULL) != SQLITE_OK)
 		return store_sqlerr(st, err, "reading aggregate nodes");
 	int rc, stop = 0;
@@ -207,6 +208,7 @@ int store_agg_nodes_scan(Store *st, int (*fn)(void *ctx, const StoreAggNode *n),
 		    .type = sqlite3_column_int(s, 2), .service = store_col_text(s, 3),
 		    .operation = store_col_text(s, 4), .dependency = store_col_text(s, 5),
 		    .db_system = store_col_text(s, 6), .peer = store_col_text(s, 7),
+		    .callee = store_col_text(s, 8),
 		};
 		stop = fn(ctx, &n);
 	}

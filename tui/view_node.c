@@ -470,13 +470,7 @@ static int node_pools(const NodeCtx *c, int y)
 	const DagNode *d = c->d;
 	int w = c->r.w, bottom = c->bottom;
 	char buf[256];
-	const ModelNode *mn = NULL;
-	if (app->model) {
-		if (d->type == NODE_CALL && d->dependency)
-			mn = model_find_node(app->model, d->dependency, NULL);
-		if (mn == NULL)
-			mn = model_find_node(app->model, d->service, d->operation);
-	}
+	const ModelNode *mn = app->model ? analysis_model_node(app->model, d) : NULL;
 	const ModelPool *pool = NULL;
 	for (int i = 0; mn && mn->pool && app->model && i < app->model->n_pools; i++)
 		if (app->model->pools[i].name && strcmp(app->model->pools[i].name, mn->pool) == 0)

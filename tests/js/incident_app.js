@@ -28,7 +28,12 @@
 // It prints the two windows as JSON ({"baseline": "A..B", "incident": "A..B",
 // "spans": N}) once every span is exported.
 //
-// Usage: node incident_app.js ENDPOINT CAUSE [REQUESTS_PER_PHASE] [SEED]
+// NAMES (argv[6]) "http" names the calls as the SDK's HTTP instrumentation
+// does: every client span "POST" with http.request.method, server.address,
+// server.port and url.full (no peer.service), every server span
+// "POST /<callee>"; the default gives each call a name of its own.
+//
+// Usage: node incident_app.js ENDPOINT CAUSE [REQUESTS_PER_PHASE] [SEED] [NAMES]
 'use strict';
 
 const api = require('@opentelemetry/api');
@@ -40,9 +45,10 @@ const endpoint = process.argv[2];
 const cause = process.argv[3];
 const perPhase = parseInt(process.argv[4] || '800', 10);
 let seed = parseInt(process.argv[5] || '7', 10) >>> 0;
+const httpNames = process.argv[6] === 'http';
 const causes = ['none', 'pool', 'slow', 'serial', 'mix', 'retry', 'host', 'db', 'timeout', 'external'];
 if (!endpoint || !causes.includes(cause)) {
-  console.error(`usage: node incident_app.js ENDPOINT ${causes.join('|')} [REQUESTS_PER_PHASE] [SEED]`);
+  console.error(`usage: node incident_app.js ENDPOINT ${causes.join('|')} [REQUESTS_PER_PHASE] [SEED] [http]`);
   process.exit(2);
 }
 
@@ -102,11 +108,16 @@ const ms = (t) => [Math.floor(t / 1000), Math.round((t % 1000) * 1e6)]; // HrTim
 // wait: time between the client span's start and the server's start
 // (connection acquisition, network); back: network on the way back.
 function call(tr, parentCtx, name, t, wait, service, back, fail, incident) {
-  const client = tr.startSpan(`${name} call`, { kind: api.SpanKind.CLIENT, startTime: ms(t),
-    attributes: { 'server.address': `${name}.internal`, 'peer.service': name } }, parentCtx);
+  const attributes = httpNames
+    ? { 'http.request.method': 'POST', 'server.address': `${name}.internal`, 'server.port': 8080,
+        'url.full': `http://${name}.internal:8080/${name}` }
+    : { 'server.address': `${name}.internal`, 'peer.service': name };
+  const client = tr.startSpan(httpNames ? 'POST' : `${name} call`,
+    { kind: api.SpanKind.CLIENT, startTime: ms(t), attributes }, parentCtx);
   const cctx = api.trace.setSpan(parentCtx, client);
   const s0 = t + wait;
-  const server = callee[name].startSpan(`${name}.handle`, { kind: api.SpanKind.SERVER, startTime: ms(s0) }, cctx);
+  const server = callee[name].startSpan(httpNames ? `POST /${name}` : `${name}.handle`,
+    { kind: api.SpanKind.SERVER, startTime: ms(s0) }, cctx);
   if (name === 'quote') {
     // quote asks a third-party tax API: only the client span exists
     const sctx = api.trace.setSpan(cctx, server);

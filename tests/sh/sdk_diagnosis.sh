@@ -9,11 +9,11 @@
 source "${TT_SRC:?}/tests/js/live_common.bash"
 live_need_node
 
-check() { # cause want_id want_node [seed]
-  local cause=$1 want=$2 node=$3 seed=${4:-7}
-  local db="$LIVE_TMP/$cause-$seed.db"
+check() { # cause want_id want_node [seed [names]]
+  local cause=$1 want=$2 node=$3 seed=${4:-7} names=${5:-}
+  local db="$LIVE_TMP/$cause-$seed$names.db"
   live_serve "$db"
-  node "$LIVE_JS_DIR/incident_app.js" "http://127.0.0.1:$LIVE_PORT" "$cause" 800 "$seed" >"$LIVE_TMP/$cause.win" ||
+  node "$LIVE_JS_DIR/incident_app.js" "http://127.0.0.1:$LIVE_PORT" "$cause" 800 "$seed" $names >"$LIVE_TMP/$cause.win" ||
     live_fail "incident_app.js $cause failed"
   live_serve_stop
   read -r W B < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["incident"], d["baseline"])' "$LIVE_TMP/$cause.win")
@@ -66,4 +66,9 @@ check db dependency-slowdown postgresql
 check db dependency-slowdown postgresql 23
 check timeout optional-branch-blocking reviews
 check external dependency-slowdown tax.example.net
+# named as HTTP instrumentations name them: every call from storefront is
+# "POST", told apart only by server.address (merged, one node would carry
+# the calls to all four services and the blame could not be placed)
+check pool client-pool-wait quote 7 http
+check serial serial-hop reviews 7 http
 echo "sdk diagnosis: ok"

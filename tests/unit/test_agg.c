@@ -125,11 +125,16 @@ static void import(Store *st, const char *path)
 
 /* ---- comparing ------------------------------------------------------------ */
 
+/* A node by its path from the root; a call also by what it is made to
+ * (two calls can share a span name: HTTP clients name theirs "GET"). */
 static void path_of(const Analysis *a, int i, Buf *b)
 {
-	if (a->nodes[i].parent >= 0)
-		path_of(a, a->nodes[i].parent, b);
-	buf_printf(b, "/%d:%s:%s", a->nodes[i].type, a->nodes[i].service, a->nodes[i].operation);
+	const DagNode *d = &a->nodes[i];
+	if (d->parent >= 0)
+		path_of(a, d->parent, b);
+	buf_printf(b, "/%d:%s:%s", d->type, d->service, d->operation);
+	if (d->dependency || d->peer)
+		buf_printf(b, ">%s", d->dependency ? d->dependency : d->peer);
 }
 
 static int find(const Analysis *a, const char *path)
@@ -422,6 +427,49 @@ static void test_split_counts_extra_roots_once(void **state)
 	rm_db(b);
 }
 
+/* An HTTP client names its spans after the method alone: api's calls to
+ * pricing, to inventory and to a third-party API that sends no spans are
+ * all "GET". They are three DAG nodes, told apart by the peer each names
+ * (server.address; net.peer.name, from semantic conventions before 1.21,
+ * for the other two), in the exact analysis and in the aggregates alike;
+ * merged, one node would carry the calls of two or three. */
+static void test_generic_call_names_split_by_peer(void **state)
+{
+	(void)state;
+	char db[128];
+	snprintf(db, sizeof db, "%s/generic.db", D.dir);
+	Store *st = NULL;
+	Err err = {0};
+	assert_int_equal(store_open(db, 0, &st, &err), 0);
+	import(st, "fixtures/otlp/generic_client_names.jsonl");
+	assert_int_equal(analysis_agg_ready(st, &err), 1);
+	AnalysisOptions o = {.period.win = TIME_RANGE_ALL};
+	Analysis *ex = NULL, *ap = NULL;
+	assert_int_equal(analysis_run(st, &o, &ex, &err), 0);
+	assert_int_equal(analysis_from_aggregates(st, &o, &ap, &err), 0);
+	const Analysis *both[2] = {ex, ap};
+	for (int k = 0; k < 2; k++) {
+		const Analysis *a = both[k];
+		int seen = 0;
+		for (int i = 0; i < a->n_nodes; i++) {
+			const DagNode *d = &a->nodes[i];
+			if (d->type != NODE_CALL)
+				continue;
+			assert_string_equal(d->operation, "GET");
+			assert_int_equal(d->pop[0].calls, 24);
+			const char *to = d->dependency ? d->dependency : d->peer ? d->peer : "";
+			seen |= strcmp(to, "pricing") == 0 ? 1 : strcmp(to, "inventory") == 0 ? 2
+			        : strcmp(to, "rates.example.net") == 0 ? 4 : 8;
+		}
+		assert_int_equal(seen, 7);
+	}
+	compare(ex, ap);
+	analysis_free(ex);
+	analysis_free(ap);
+	store_close(st);
+	rm_db(db);
+}
+
 static void test_stale_refused_then_caught_up(void **state)
 {
 	(void)state;
@@ -547,6 +595,7 @@ int main(void)
 	    cmocka_unit_test(test_aggregates_match_exact),
 	    cmocka_unit_test(test_bulk_equals_append),
 	    cmocka_unit_test(test_split_counts_extra_roots_once),
+	    cmocka_unit_test(test_generic_call_names_split_by_peer),
 	    cmocka_unit_test(test_stale_refused_then_caught_up),
 	    cmocka_unit_test(test_traces_completed_later),
 	};

@@ -172,7 +172,7 @@ static void test_database_calls(void **state)
 	assert_int_equal(pg->pop[0].client_wait.n, 0);
 	assert_int_equal(rd->pop[0].db_calls, 1);
 	assert_float_equal(rd->pop[0].service.p99, 4, 1e-6);
-	const DagNode *cg = node(f->a, "cache.Get");
+	const DagNode *cg = node(f->a, "cache.Get db.systemless"); /* labelled with its peer */
 	assert_int_equal(cg->pop[0].unknown_split, 1);
 	assert_int_equal(cg->pop[0].db_calls, 0);
 	/* the waterfall says so too */
