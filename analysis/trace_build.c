@@ -616,10 +616,12 @@ const char *trace_callee(const Trace *t, int s)
 	const TSpan *sp = &t->sp[s];
 	if (sp->kind != SPAN_KIND_CLIENT)
 		return "";
-	if (sp->peer)
-		return trace_str(t, sp->peer);
+	/* a database call by its system, not by its server.address, which
+	 * often names one replica or cluster member of many */
 	if (sp->db)
 		return trace_str(t, sp->db);
+	if (sp->peer)
+		return trace_str(t, sp->peer);
 	/* a call that names nothing takes what its siblings of the same
 	 * service and name call, when they agree (instrumentation that sets
 	 * the attribute on some calls only) */
@@ -632,7 +634,7 @@ const char *trace_callee(const Trace *t, int s)
 		    strcmp(trace_str(t, o->svc), trace_str(t, sp->svc)) != 0 ||
 		    strcmp(trace_str(t, o->name), trace_str(t, sp->name)) != 0)
 			continue;
-		const char *x = trace_str(t, o->peer ? o->peer : o->db);
+		const char *x = trace_str(t, o->db ? o->db : o->peer);
 		if (got && strcmp(got, x) != 0)
 			return "";
 		got = x;

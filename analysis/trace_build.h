@@ -130,8 +130,9 @@ enum { TRACE_SPLIT_UNKNOWN = 2, TRACE_SPLIT_DB = 4 };
 int trace_unit_split(const Trace *t, int s, int type, double f[TRACE_F_COUNT]);
 
 /* What call s (a CLIENT span) is made to, as its own attributes name it:
- * its peer (peer.service, server.address, net.peer.name), else its
- * database system; for a call that names neither, what the calls of the
+ * its database system (a database call's server.address often names one
+ * replica of many), else its peer (peer.service, server.address,
+ * net.peer.name); for a call that names neither, what the calls of the
  * same service and span name under the same parent name, when they all
  * name the same; else "" (and for any other span). A DAG node is
  * (parent node, type, service, span name, this): an HTTP client names its

@@ -271,7 +271,7 @@ static const char *const migrations[] = {
 	 "  upto INTEGER NOT NULL,"
 	 "  pack BLOB NOT NULL);"),
 	/* 11 (aggregates): a call's node is also told apart by what it is made
-	 * to (its callee: the peer or database system its attributes name;
+	 * to (its callee: the database system or peer its attributes name;
 	 * analysis/trace_build.h, trace_callee()), as HTTP clients name their spans
 	 * after the method alone. The nodes and cells built before merged such
 	 * calls: they are dropped, and covered goes back to 0, so the next
