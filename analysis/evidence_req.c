@@ -253,12 +253,10 @@ static void add_request(Pass *ps, const Trace *t)
 		int64_t dur = sp->end - sp->start;
 		c.total_ms = (float)ms(dur);
 		if (sp->server >= 0) {
-			const TSpan *sv = &t->sp[sp->server];
 			int64_t sdur = trace_server_in_call_ns(t, i);
 			c.service_ms = (float)ms(sdur);
 			c.wait_ms = (float)ms(dur - sdur);
-			int64_t over = sv->end - sp->end;
-			c.late = sv->start >= sp->start && over > 0 && (double)over > 0.01 * (double)dur;
+			c.late = t->sp[sp->server].late;
 		} else if (sp->db) {
 			/* a database call is a leaf: its client time is the
 			 * database's time, as in the aggregate analysis */

@@ -9,8 +9,12 @@
  *  - a trace whose spans are not all reachable from the root or an orphan
  *    root has a parent cycle and is flagged, not analysed;
  *  - astart/aend are the times used for overlap and the critical path: a
- *    server span that overruns its client by up to 1 % is clipped into it;
- *    a larger overrun is clock skew, counted, and the server subtree is
+ *    server span that overruns its client by up to 1 % is clipped into it,
+ *    and so is one that started inside a call which got its answer (no
+ *    error) and ended after it by less than the call took to reach it; a
+ *    server that outlives a call which failed (the caller gave up) is late
+ *    work (sv->late); any other overrun is clock skew, counted, and the
+ *    server subtree is
  *    shifted to sit centred in its client (Zipkin's symmetric-network
  *    correction).
  *
@@ -281,11 +285,21 @@ static void pair_down(Trace *t, int s, int depth)
 			if (over > 0) {
 				if ((double)over <= 0.01 * (double)cdur) {
 					t->n_clipped++;
-				} else if (early == 0) {
-					/* started inside the call and outlived it: the
-					 * caller gave up (timeout, cancel) while the server
-					 * kept working. Late work, not clock skew. */
+				} else if (early == 0 && sp->status == 2) {
+					/* started inside the call and outlived it, and the
+					 * call failed: the caller gave up (timeout, cancel)
+					 * while the server kept working. Late work, not
+					 * clock skew. */
 					t->n_late++;
+					sv->late = 1;
+				} else if (early == 0 && late <= sv->astart - sp->astart) {
+					/* a call that got its answer, whose server span
+					 * ended after it by less than the request took to
+					 * reach the server: the answer's trip back and
+					 * where each side takes its end time (an HTTP
+					 * server span ends after the response is flushed),
+					 * not work after the caller left */
+					t->n_clipped++;
 				} else {
 					t->n_skew++;
 					double ms = (double)over / 1e6;

@@ -30,6 +30,8 @@ typedef struct TSpan {
 	int client;                /* SERVER: the client it is paired with, else -1 */
 	int orphan;                /* subtree root whose parent is missing */
 	int outside;               /* wholly outside its parent: off the path */
+	int late;                  /* SERVER: outlived its call, which failed: late
+	                            * work (the caller gave up; trace_link) */
 	int excluded;              /* under an orphan root */
 	int node;                  /* aggregate node id (set by the caller) */
 	int comp;                  /* COMP_WAIT for a client span, else COMP_SERVICE */

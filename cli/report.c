@@ -274,7 +274,7 @@ void report_text(const Analysis *a, Buf *o)
 	DQ(orphan_spans, "spans whose parent is missing (kept under '(missing parent)', off the critical path)")
 	DQ(extra_roots, "extra parentless spans in a trace (kept as orphans)")
 	DQ(unpaired_calls, "client calls without a server span (split unknown)")
-	DQ(clipped, "server spans overrunning their client by <= 1 % (clipped)")
+	DQ(clipped, "server spans ending just after their client (timing, not work; clipped)")
 	DQ(outside_parent, "spans wholly outside their parent (off the critical path)")
 	DQ(late_server, "server spans still running after their caller gave up (late work; clipped to the call)")
 	DQ(skew_serial, "sibling pairs overlapping within the skew tolerance (taken as serial; "

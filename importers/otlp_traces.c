@@ -640,6 +640,7 @@ typedef struct Parser {
 	/* the current span */
 	StoreSpan sp;
 	int sp_has_class;
+	int64_t sp_port[2];     /* server.port, net.peer.port (0: none) */
 	unsigned char sp_nm_st[5]; /* NAMED attributes: NM_ABSENT, NM_STRING (in
 	                           * sp_nm<i>) or NM_OTHER (not a string, or
 	                           * given twice: left to the readers) */
@@ -877,6 +878,11 @@ static const char *class_value(const OtlpKv *kv, Buf *out, int *has)
 static const char *const NAMED[5] = {"peer.service", "server.address", "net.peer.name",
                                      "db.system.name", "db.system"};
 enum { NM_PEER = 0, NM_PEER_KEYS = 3, NM_DB = 3, NM_DB_KEYS = 2 };
+/* the port that goes with an address (index into Parser.sp_port, or -1):
+ * services on one host (loopback, one node, a compose file) differ only
+ * by it, so the peer is "address:port" when the span has both */
+static const char *const PORT_KEYS[2] = {"server.port", "net.peer.port"};
+static const int NAMED_PORT[5] = {-1, 0, 1, -1, -1};
 enum { NM_ABSENT, NM_STRING, NM_OTHER };
 
 static Buf *named_buf(Parser *p, int i)
@@ -887,6 +893,18 @@ static Buf *named_buf(Parser *p, int i)
 
 static void named_attr(Parser *p, const OtlpKv *kv)
 {
+	for (int i = 0; i < 2; i++) {
+		if (!key_is_str(kv, PORT_KEYS[i], strlen(PORT_KEYS[i])))
+			continue;
+		int64_t v = 0;
+		if (kv->type == OTLP_AV_INT)
+			v = kv->i;
+		else if (kv->type == OTLP_AV_STRING && kv->text_len > 0 && kv->text_len <= 5)
+			for (size_t k = 0; k < kv->text_len && v >= 0; k++)
+				v = kv->text[k] >= '0' && kv->text[k] <= '9' ? v * 10 + (kv->text[k] - '0') : -1;
+		p->sp_port[i] = v > 0 && v < 65536 ? v : 0;
+		return;
+	}
 	for (int i = 0; i < 5; i++) {
 		if (!key_is_str(kv, NAMED[i], strlen(NAMED[i])))
 			continue;
@@ -911,7 +929,10 @@ static void named_pick(Parser *p, Rec *r, int first, int n, int slot)
 		if (p->sp_nm_st[i] == NM_OTHER)
 			return;
 		if (p->sp_nm_st[i] == NM_STRING) {
-			pipe_str(p->pipe, r, slot, named_buf(p, i)->p, named_buf(p, i)->len);
+			Buf *b = named_buf(p, i);
+			if (NAMED_PORT[i] >= 0 && p->sp_port[NAMED_PORT[i]] > 0 && !memchr(b->p, ':', b->len))
+				buf_printf(b, ":%lld", (long long)p->sp_port[NAMED_PORT[i]]);
+			pipe_str(p->pipe, r, slot, b->p, b->len);
 			return;
 		}
 	}
@@ -999,6 +1020,7 @@ static int push(Parser *p, int type)
 		buf_reset(&p->sp_links);
 		p->sp_has_class = 0;
 		memset(p->sp_nm_st, 0, sizeof p->sp_nm_st);
+		memset(p->sp_port, 0, sizeof p->sp_port);
 		memset(&p->sp_q, 0, sizeof p->sp_q);
 		p->q_total = 0;
 		p->q_has = 0;

@@ -963,7 +963,8 @@ static int attr_cmp(const void *pa, const void *pb)
 /* The keys tj_attrs_names() reads, in TjAttrs.named order. */
 static const char *const NAMED_KEYS[TJ_NAMED] = {"peer.service", "server.address",
                                                  "net.peer.name", "db.system.name",
-                                                 "db.system"};
+                                                 "db.system", "server.port",
+                                                 "net.peer.port"};
 
 void tj_attrs_write(TjAttrs *a, Buf *out)
 {
@@ -1014,11 +1015,40 @@ static const char *named_value(const TjAttrs *a, int first, int keys, Buf *out)
 	return buf_str(out);
 }
 
+/* The port written under key named[k] (a number or a string of digits,
+ * 1 to 65535), or 0. */
+static long named_port(const TjAttrs *a, int k)
+{
+	if (a->named[k] < 0)
+		return 0;
+	const char *v = a->text.p + a->v[a->named[k]].voff;
+	size_t n = a->v[a->named[k]].vlen;
+	if (n >= 2 && v[0] == '"' && v[n - 1] == '"') {
+		v++;
+		n -= 2;
+	}
+	long port = 0;
+	for (size_t i = 0; i < n && n <= 5; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return 0;
+		port = port * 10 + (v[i] - '0');
+	}
+	return n <= 5 && port < 65536 ? port : 0;
+}
+
 void tj_attrs_names(const TjAttrs *a, Buf *peer, Buf *db, const char **peer_out,
                     const char **db_out)
 {
 	*peer_out = named_value(a, 0, 3, peer);
 	*db_out = named_value(a, 3, 2, db);
+	/* an address with its port (server.port, net.peer.port), as the
+	 * services of one host differ only by it */
+	int addr = a->named[0] >= 0 ? 0 : a->named[1] >= 0 ? 1 : a->named[2] >= 0 ? 2 : 0;
+	long port = addr == 1 ? named_port(a, 5) : addr == 2 ? named_port(a, 6) : 0;
+	if (*peer_out && port > 0 && !strchr(peer->p, ':')) {
+		buf_printf(peer, ":%ld", port);
+		*peer_out = buf_str(peer);
+	}
 }
 
 const char *tj_quote(const char *s, size_t n, char *out, size_t outsz)

@@ -60,8 +60,10 @@ static inline void rm_db(const char *path)
 	unlink(p);
 }
 
-/* Adds specs as one committed source. Returns 0 on success. */
-static inline int add_spans(Store *st, const TSpanSpec *sp, int n, int64_t t0)
+/* Adds specs as one committed source, span i with status code status[i]
+ * (status NULL: every span unset). Returns 0 on success. */
+static inline int add_spans_status(Store *st, const TSpanSpec *sp, int n, int64_t t0,
+                                   const int *status)
 {
 	Err err = {0};
 	int64_t src;
@@ -83,6 +85,7 @@ static inline int add_spans(Store *st, const TSpanSpec *sp, int n, int64_t t0)
 		s.start_ns = t0 + MS(sp[i].start_ms);
 		s.end_ns = t0 + MS(sp[i].end_ms);
 		s.wclass = sp[i].wclass;
+		s.status_code = status ? status[i] : 0;
 		if (sp[i].queue_ms > 0) {
 			s.has_queue = 1;
 			s.queue_ns = MS(sp[i].queue_ms);
@@ -99,6 +102,12 @@ static inline int add_spans(Store *st, const TSpanSpec *sp, int n, int64_t t0)
 	if (store_source_finish(st, src, &c, "imported", &err) || store_commit(st, &err))
 		return -1;
 	return 0;
+}
+
+/* Adds specs as one committed source. Returns 0 on success. */
+static inline int add_spans(Store *st, const TSpanSpec *sp, int n, int64_t t0)
+{
+	return add_spans_status(st, sp, n, t0, NULL);
 }
 
 #endif
