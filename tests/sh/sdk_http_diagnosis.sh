@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# sdk_http_diagnosis.sh - telemetry as the OpenTelemetry JS SDK's HTTP
+# auto-instrumentation makes it (tests/js/http_app.js: five real HTTP
+# services on loopback, each its own process, real requests, no span made
+# by hand), sent to `tailtriage serve`, read with no model. Such data names
+# every call "GET", names its peer only by net.peer.name 127.0.0.1 and
+# net.peer.port, and ends server spans just after their client on about
+# half of the calls. The DAG must still have one node per dependency with
+# one call per request each, the calls that got their answer must not be
+# taken for late work (which made every dependency optional), and when
+# catalog slows down the Board must blame it, strictly ahead.
+source "${TT_SRC:?}/tests/js/live_common.bash"
+live_need_node
+
+db="$LIVE_TMP/http.db"
+live_serve "$db"
+node "$LIVE_JS_DIR/http_app.js" "http://127.0.0.1:$LIVE_PORT" slow 40 6 >"$LIVE_TMP/win.json" ||
+  live_fail "http_app.js failed"
+live_serve_stop
+read -r W B < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["incident"], d["baseline"])' "$LIVE_TMP/win.json")
+
+"$TT_BIN" report --db "$db" --window "$W" --baseline "$B" --format json >"$LIVE_TMP/report.json" \
+  2>"$LIVE_TMP/report.err" || live_fail "report failed: $(cat "$LIVE_TMP/report.err")"
+python3 - "$LIVE_TMP/report.json" <<'EOF' || live_fail "the DAG of auto-instrumented HTTP calls is wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+nodes = d["nodes"]
+req = d["window"]["requests"]
+calls = {n["dependency"]: n for n in nodes if n["type"] == "call"}
+print("  calls:", {k: (v["operation"], v["calls"]) for k, v in calls.items()})
+# four dependencies, each its own node although every client span is "GET"
+assert sorted(calls) == ["catalog", "quote", "reviews", "session"], calls
+for dep, n in calls.items():
+    assert n["operation"] == "GET", n
+    assert n["calls"] == req, (dep, n["calls"], req)
+    # always called and answered: mandatory, not "cut short"
+    assert n["mandatory"] is True, (dep, n["mandatory"])
+dq = d["data_quality"]
+print("  data quality: late work %d, clipped %d, skew %d" % (dq["late_server"], dq["clipped"], dq["clock_skew"]))
+assert dq["late_server"] == 0, dq
+EOF
+
+"$TT_BIN" diagnose --db "$db" --window "$W" --baseline "$B" --format json >"$LIVE_TMP/diag.json" \
+  2>"$LIVE_TMP/diag.err" || live_fail "diagnose failed: $(cat "$LIVE_TMP/diag.err")"
+python3 - "$LIVE_TMP/diag.json" <<'EOF' || live_fail "the Board does not blame catalog"
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = d["hypotheses"]
+print("  #1 %s on %s (%+.1f), #2 %s on %s (%+.1f)" % (h[0]["id"], h[0]["node"], h[0]["score"],
+      h[1]["id"], h[1]["node"], h[1]["score"]))
+assert (h[0]["id"], h[0]["node"]) == ("dependency-slowdown", "catalog"), h[:3]
+assert h[0]["score"] > h[1]["score"], h[:2]
+EOF
+echo "sdk http diagnosis: ok"
