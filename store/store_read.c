@@ -15,17 +15,26 @@
 	" WHEN instr(coalesce(s.attrs, ''), '\"db.system') > 0"                              \
 	" AND json_valid(s.attrs) THEN coalesce(json_extract(s.attrs, '$.\"db.system.name\"'),"  \
 	" json_extract(s.attrs, '$.\"db.system\"'), '') ELSE '' END"
+/* ADDR_PORT(a, p): address attribute a followed by ":" and port attribute
+ * p when p is a whole number 1..65535 and a has no ':' (as the importers
+ * write attr_peer). */
+#define ADDR_PORT(a, p)                                                             \
+	"(json_extract(s.attrs, '$.\"" a "\"') || CASE WHEN instr(json_extract(s.attrs,"   \
+	" '$.\"" a "\"'), ':') = 0 AND json_type(s.attrs, '$.\"" p "\"') = 'integer'"    \
+	" AND json_extract(s.attrs, '$.\"" p "\"') BETWEEN 1 AND 65535"                    \
+	" THEN ':' || json_extract(s.attrs, '$.\"" p "\"') ELSE '' END)"
 /* PEER: for a CLIENT span, its peer.service, else server.address, else
- * net.peer.name (semantic conventions before 1.21). All come from the
- * column the importer filled (migration 9) when it did. */
+ * net.peer.name (semantic conventions before 1.21), an address with its
+ * port. All come from the column the importer filled (migration 9) when
+ * it did. */
 #define PEER                                                                        \
 	"CASE WHEN s.kind <> 3 THEN '' WHEN s.attr_peer IS NOT NULL THEN s.attr_peer"        \
 	" WHEN (instr(coalesce(s.attrs, ''), '\"peer.service\"') > 0"                        \
 	" OR instr(coalesce(s.attrs, ''), '\"server.address\"') > 0"                         \
 	" OR instr(coalesce(s.attrs, ''), '\"net.peer.name\"') > 0) AND json_valid(s.attrs)"  \
-	" THEN coalesce(json_extract(s.attrs, '$.\"peer.service\"'),"                        \
-	" json_extract(s.attrs, '$.\"server.address\"'),"                                    \
-	" json_extract(s.attrs, '$.\"net.peer.name\"'), '') ELSE '' END"
+	" THEN coalesce(json_extract(s.attrs, '$.\"peer.service\"'), "                       \
+	ADDR_PORT("server.address", "server.port") ", "                                    \
+	ADDR_PORT("net.peer.name", "net.peer.port") ", '') ELSE '' END"
 #define SPAN_COLS_EV(attrs, events)                                              \
 	"s.trace_id, s.span_id, s.parent_id, s.service, s.host, s.name, s.kind,"     \
 	" s.start_ns, s.end_ns, s.status_code, coalesce(s.wclass, ''), s.queue_ns,"  \

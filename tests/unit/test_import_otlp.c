@@ -105,17 +105,18 @@ static const char *write_file(Fx *fx, const char *name, const char *data, size_t
 }
 
 typedef struct NamedSeen {
-	char peer[9][32], db[9][32];
+	char peer[18][32], db[18][32];
 	int n;
 } NamedSeen;
 
-/* Keeps what the reader gives for spans ...a1 to ...a9, by that digit. */
+/* Keeps what the reader gives for spans ...a1 to ...a9 (0 to 8) and ...b1
+ * to ...b9 (9 to 17), by that letter and digit. */
 static int on_named(void *ctx, const StoreSpanRow *r)
 {
 	NamedSeen *s = ctx;
 	size_t l = strlen(r->span_id);
-	int i = l ? r->span_id[l - 1] - '1' : -1;
-	if (i >= 0 && i < 9) {
+	int i = l >= 2 ? (r->span_id[l - 2] == 'b' ? 9 : 0) + r->span_id[l - 1] - '1' : -1;
+	if (i >= 0 && i < 18) {
 		snprintf(s->peer[i], sizeof s->peer[i], "%s", r->peer);
 		snprintf(s->db[i], sizeof s->db[i], "%s", r->db_system);
 		s->n++;
@@ -420,7 +421,8 @@ static void test_class_key_option(void **state)
 }
 
 /* The names a span's attributes give its call's other end (peer.service,
- * else server.address; db.system.name, else db.system) are taken while the
+ * else server.address, else net.peer.name, an address with its port;
+ * db.system.name, else db.system) are taken while the
  * attributes are read (attr_peer, attr_db_system) and are what the readers
  * took from the stored attributes before; a value that is not a plain
  * string, or a key given twice, is left NULL for the readers to take from
@@ -432,6 +434,7 @@ static void test_named_attributes(void **state)
 	"{\"traceId\":\"b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3b3\",\"spanId\":\"00000000000000" id "\","  \
 	"\"kind\":" kind ",\"startTimeUnixNano\":1,\"endTimeUnixNano\":2,\"attributes\":[" attrs "]}"
 #define STR(k, v) "{\"key\":\"" k "\",\"value\":{\"stringValue\":\"" v "\"}}"
+#define INT(k, v) "{\"key\":\"" k "\",\"value\":{\"intValue\":\"" v "\"}}"
 	static const char doc[] =
 	    "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":["
 	    SPAN("a1", "3", STR("peer.service", "pricing") "," STR("server.address", "10.0.0.1")) ","
@@ -442,9 +445,16 @@ static void test_named_attributes(void **state)
 	    SPAN("a6", "3", STR("peer.service", "a") "," STR("peer.service", "b")) ","
 	    SPAN("a7", "3", STR("http.method", "GET")) ","
 	    SPAN("a8", "2", STR("peer.service", "caller")) ","
-	    SPAN("a9", "3", STR("peer.service", "")) "]}]}]}";
+	    SPAN("a9", "3", STR("peer.service", "")) ","
+	    SPAN("b1", "3", STR("server.address", "127.0.0.1") "," INT("server.port", "7101")) ","
+	    SPAN("b2", "3", STR("net.peer.name", "127.0.0.1") "," INT("net.peer.port", "7102")) ","
+	    SPAN("b3", "3", STR("peer.service", "quote") "," INT("server.port", "7103")) ","
+	    SPAN("b4", "3", STR("server.address", "::1") "," INT("server.port", "7104")) ","
+	    SPAN("b5", "3", STR("server.address", "pg") "," INT("net.peer.port", "5432")) ","
+	    SPAN("b6", "3", INT("server.address", "7") "," INT("server.port", "80")) "]}]}]}";
 #undef SPAN
 #undef STR
+#undef INT
 	ImportResult res;
 	import_ok(fx, write_file(fx, "named.json", doc, sizeof doc - 1), &res);
 	assert_row(fx, "SELECT attr_peer, attr_db_system FROM spans WHERE span_id LIKE '%a1'",
@@ -457,10 +467,19 @@ static void test_named_attributes(void **state)
 	assert_row(fx, "SELECT attr_peer FROM spans WHERE span_id LIKE '%a6'", "NULL");
 	assert_row(fx, "SELECT attr_peer, attr_db_system FROM spans WHERE span_id LIKE '%a7'", "|");
 	assert_row(fx, "SELECT attr_peer FROM spans WHERE span_id LIKE '%a9'", "");
+	/* services of one host differ by port: an address has it (not a
+	 * logical peer.service, not an IPv6 address, not another key's) */
+	assert_row(fx, "SELECT attr_peer FROM spans WHERE span_id LIKE '%b1'", "127.0.0.1:7101");
+	assert_row(fx, "SELECT attr_peer FROM spans WHERE span_id LIKE '%b2'", "127.0.0.1:7102");
+	assert_row(fx, "SELECT attr_peer FROM spans WHERE span_id LIKE '%b3'", "quote");
+	assert_row(fx, "SELECT attr_peer FROM spans WHERE span_id LIKE '%b4'", "::1");
+	assert_row(fx, "SELECT attr_peer FROM spans WHERE span_id LIKE '%b5'", "pg");
 	/* every value taken is the one the stored attributes give */
 	assert_int_equal(q_int(fx, "SELECT count(*) FROM spans WHERE attr_peer IS NOT NULL AND"
 	                           " attr_peer <> coalesce(json_extract(attrs, '$.\"peer.service\"'),"
-	                           " json_extract(attrs, '$.\"server.address\"'), '')"),
+	                           " json_extract(attrs, '$.\"server.address\"'),"
+	                           " json_extract(attrs, '$.\"net.peer.name\"'), '')"
+	                           " AND span_id NOT LIKE '%b1' AND span_id NOT LIKE '%b2'"),
 	                 0);
 	assert_int_equal(q_int(fx, "SELECT count(*) FROM spans WHERE attr_db_system IS NOT NULL AND"
 	                           " attr_db_system <> coalesce(json_extract(attrs,"
@@ -474,7 +493,7 @@ static void test_named_attributes(void **state)
 	NamedSeen seen = {0};
 	assert_int_equal(store_spans_scan(st, INT64_MIN, INT64_MAX, 0, on_named, &seen, &err), 0);
 	store_close(st);
-	assert_int_equal(seen.n, 9);
+	assert_int_equal(seen.n, 15);
 	assert_string_equal(seen.peer[0], "pricing");
 	assert_string_equal(seen.peer[1], "api.example.com");
 	assert_string_equal(seen.db[2], "postgresql");
@@ -482,6 +501,11 @@ static void test_named_attributes(void **state)
 	assert_string_equal(seen.peer[4], "7");
 	assert_string_equal(seen.peer[7], "");
 	assert_string_equal(seen.peer[8], "");
+	assert_string_equal(seen.peer[9], "127.0.0.1:7101");
+	assert_string_equal(seen.peer[10], "127.0.0.1:7102");
+	/* not a plain string: the readers take it, with the port, as the
+	 * importer would */
+	assert_string_equal(seen.peer[14], "7:80");
 }
 
 static void test_reimport_is_idempotent(void **state)
