@@ -93,4 +93,11 @@ int otlp_proto_metrics_run(ImportCtx *ctx, FILE *f);
 int sheet_sniff(const char *head, size_t len);
 int sheet_run(ImportCtx *ctx, FILE *f);
 
+/* The authority of URL text u (n bytes, not NUL-terminated): what follows
+ * "scheme://" up to the path, query or fragment, without a "user@" part.
+ * Sets *out into u and returns its length; 0 when u has no "://" or the
+ * authority is empty. What a call's url.full or http.url says it calls,
+ * when no attribute names its peer. */
+size_t import_url_authority(const char *u, size_t n, const char **out);
+
 #endif

@@ -94,6 +94,24 @@ const char *import_sniff(const char *head, size_t len)
 	return f ? f->name : NULL;
 }
 
+size_t import_url_authority(const char *u, size_t n, const char **out)
+{
+	*out = u;
+	size_t i = 0;
+	while (i + 2 < n && !(u[i] == ':' && u[i + 1] == '/' && u[i + 2] == '/'))
+		i++;
+	if (i + 2 >= n)
+		return 0;
+	size_t a = i + 3, e = a;
+	while (e < n && u[e] != '/' && u[e] != '?' && u[e] != '#')
+		e++;
+	for (size_t k = a; k < e; k++)
+		if (u[k] == '@')
+			a = k + 1;
+	*out = u + a;
+	return e - a;
+}
+
 void import_progress(ImportCtx *ctx, uint64_t done)
 {
 	if (ctx->opt->progress)

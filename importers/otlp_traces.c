@@ -610,7 +610,7 @@ typedef struct Queue {
 	X(sc_name) X(sc_version) X(sc_attrs)                                    \
 	X(sp_name) X(sp_state) X(sp_msg) X(sp_attrs) X(sp_events) X(sp_links)   \
 	X(sp_class) X(ev_name) X(ev_attrs) X(lk_state) X(lk_attrs)               \
-	X(sp_nm0) X(sp_nm1) X(sp_nm2) X(sp_nm3) X(sp_nm4)
+	X(sp_nm0) X(sp_nm1) X(sp_nm2) X(sp_nm3) X(sp_nm4) X(sp_nm5) X(sp_nm6)
 
 typedef struct Parser {
 	ImportCtx *ctx;
@@ -641,7 +641,7 @@ typedef struct Parser {
 	StoreSpan sp;
 	int sp_has_class;
 	int64_t sp_port[2];     /* server.port, net.peer.port (0: none) */
-	unsigned char sp_nm_st[5]; /* NAMED attributes: NM_ABSENT, NM_STRING (in
+	unsigned char sp_nm_st[7]; /* NAMED attributes: NM_ABSENT, NM_STRING (in
 	                           * sp_nm<i>) or NM_OTHER (not a string, or
 	                           * given twice: left to the readers) */
 	Queue sp_q;
@@ -873,21 +873,24 @@ static const char *class_value(const OtlpKv *kv, Buf *out, int *has)
 /* The span attributes that name a call's other end, taken while they are
  * read so that no reader parses the attributes for them (store.h,
  * StoreSpan.attr_peer): peer.service, else server.address, else
- * net.peer.name (before semantic conventions 1.21); db.system.name, else
- * db.system (before 1.26). */
-static const char *const NAMED[5] = {"peer.service", "server.address", "net.peer.name",
-                                     "db.system.name", "db.system"};
-enum { NM_PEER = 0, NM_PEER_KEYS = 3, NM_DB = 3, NM_DB_KEYS = 2 };
+ * net.peer.name (before semantic conventions 1.21), else the authority of
+ * url.full or http.url (an HTTP client that names no peer: the older
+ * Python requests instrumentation); db.system.name, else db.system (before
+ * 1.26). */
+static const char *const NAMED[7] = {"peer.service", "server.address", "net.peer.name",
+                                     "url.full", "http.url", "db.system.name", "db.system"};
+enum { NM_PEER = 0, NM_PEER_KEYS = 5, NM_URL = 3, NM_DB = 5, NM_DB_KEYS = 2 };
 /* the port that goes with an address (index into Parser.sp_port, or -1):
  * services on one host (loopback, one node, a compose file) differ only
  * by it, so the peer is "address:port" when the span has both */
 static const char *const PORT_KEYS[2] = {"server.port", "net.peer.port"};
-static const int NAMED_PORT[5] = {-1, 0, 1, -1, -1};
+static const int NAMED_PORT[7] = {-1, 0, 1, -1, -1, -1, -1};
 enum { NM_ABSENT, NM_STRING, NM_OTHER };
 
 static Buf *named_buf(Parser *p, int i)
 {
-	Buf *b[5] = {&p->sp_nm0, &p->sp_nm1, &p->sp_nm2, &p->sp_nm3, &p->sp_nm4};
+	Buf *b[7] = {&p->sp_nm0, &p->sp_nm1, &p->sp_nm2, &p->sp_nm3,
+	             &p->sp_nm4, &p->sp_nm5, &p->sp_nm6};
 	return b[i];
 }
 
@@ -905,7 +908,7 @@ static void named_attr(Parser *p, const OtlpKv *kv)
 		p->sp_port[i] = v > 0 && v < 65536 ? v : 0;
 		return;
 	}
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 7; i++) {
 		if (!key_is_str(kv, NAMED[i], strlen(NAMED[i])))
 			continue;
 		if (p->sp_nm_st[i] != NM_ABSENT || kv->type != OTLP_AV_STRING ||
@@ -930,6 +933,12 @@ static void named_pick(Parser *p, Rec *r, int first, int n, int slot)
 			return;
 		if (p->sp_nm_st[i] == NM_STRING) {
 			Buf *b = named_buf(p, i);
+			if (i >= NM_URL && i < NM_URL + 2) {
+				const char *a;
+				size_t alen = import_url_authority(b->p, b->len, &a);
+				pipe_str(p->pipe, r, slot, a, alen);
+				return;
+			}
 			if (NAMED_PORT[i] >= 0 && p->sp_port[NAMED_PORT[i]] > 0 && !memchr(b->p, ':', b->len))
 				buf_printf(b, ":%lld", (long long)p->sp_port[NAMED_PORT[i]]);
 			pipe_str(p->pipe, r, slot, b->p, b->len);

@@ -964,7 +964,7 @@ static int attr_cmp(const void *pa, const void *pb)
 static const char *const NAMED_KEYS[TJ_NAMED] = {"peer.service", "server.address",
                                                  "net.peer.name", "db.system.name",
                                                  "db.system", "server.port",
-                                                 "net.peer.port"};
+                                                 "net.peer.port", "url.full", "http.url"};
 
 void tj_attrs_write(TjAttrs *a, Buf *out)
 {
@@ -1048,6 +1048,18 @@ void tj_attrs_names(const TjAttrs *a, Buf *peer, Buf *db, const char **peer_out,
 	if (*peer_out && port > 0 && !strchr(peer->p, ':')) {
 		buf_printf(peer, ":%ld", port);
 		*peer_out = buf_str(peer);
+	}
+	/* no attribute names the peer: the authority of the URL called */
+	if (*peer_out && !**peer_out && (a->named[7] >= 0 || a->named[8] >= 0)) {
+		Buf url;
+		buf_init(&url);
+		const char *u = named_value(a, 7, 2, &url);
+		const char *at;
+		size_t n = u ? import_url_authority(u, strlen(u), &at) : 0;
+		buf_reset(peer);
+		buf_add(peer, at, n);
+		*peer_out = u ? buf_str(peer) : NULL;
+		buf_fini(&url);
 	}
 }
 

@@ -177,7 +177,7 @@ int tj_child_of_server(const char *child_svc, const char *server_svc, const char
 
 /* Collects key -> JSON value pairs and writes them as one JSON object with
  * keys sorted and, for a key given more than once, the last value kept. */
-enum { TJ_NAMED = 7 };       /* keys tj_attrs_names() reads */
+enum { TJ_NAMED = 9 };       /* keys tj_attrs_names() reads */
 
 typedef struct TjAttrs {
 	Buf text;                 /* keys and values, back to back */
@@ -201,7 +201,8 @@ void tj_attrs_write(TjAttrs *a, Buf *out);
  * and its database system by, as StoreSpan.attr_peer and attr_db_system
  * want them (peer.service, else server.address, else net.peer.name, an
  * address followed by ":port" when server.port or net.peer.port goes with
- * it; db.system.name, else db.system; "" for none), copied into peer and db. *peer_out or
+ * it, else the authority of url.full or http.url; db.system.name, else
+ * db.system; "" for none), copied into peer and db. *peer_out or
  * *db_out is NULL (not taken: readers parse the attributes) when the value
  * is not a JSON string without escapes; else it points into peer or db. */
 void tj_attrs_names(const TjAttrs *a, Buf *peer, Buf *db, const char **peer_out,

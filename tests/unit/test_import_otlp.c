@@ -451,7 +451,10 @@ static void test_named_attributes(void **state)
 	    SPAN("b3", "3", STR("peer.service", "quote") "," INT("server.port", "7103")) ","
 	    SPAN("b4", "3", STR("server.address", "::1") "," INT("server.port", "7104")) ","
 	    SPAN("b5", "3", STR("server.address", "pg") "," INT("net.peer.port", "5432")) ","
-	    SPAN("b6", "3", INT("server.address", "7") "," INT("server.port", "80")) "]}]}]}";
+	    SPAN("b6", "3", INT("server.address", "7") "," INT("server.port", "80")) ","
+	    SPAN("b7", "3", STR("url.full", "http://pricing:8080/price?q=1")) ","
+	    SPAN("b8", "3", STR("http.url", "https://u@api.example.com/v1#x")) ","
+	    SPAN("b9", "3", STR("http.url", "/relative") "," STR("server.address", "q")) "]}]}]}";
 #undef SPAN
 #undef STR
 #undef INT
@@ -474,12 +477,18 @@ static void test_named_attributes(void **state)
 	assert_row(fx, "SELECT attr_peer FROM spans WHERE span_id LIKE '%b3'", "quote");
 	assert_row(fx, "SELECT attr_peer FROM spans WHERE span_id LIKE '%b4'", "::1");
 	assert_row(fx, "SELECT attr_peer FROM spans WHERE span_id LIKE '%b5'", "pg");
+	/* no peer attribute: the authority of the URL called (the older
+	 * Python requests instrumentation names none) */
+	assert_row(fx, "SELECT attr_peer FROM spans WHERE span_id LIKE '%b7'", "pricing:8080");
+	assert_row(fx, "SELECT attr_peer FROM spans WHERE span_id LIKE '%b8'", "api.example.com");
+	assert_row(fx, "SELECT attr_peer FROM spans WHERE span_id LIKE '%b9'", "q");
 	/* every value taken is the one the stored attributes give */
 	assert_int_equal(q_int(fx, "SELECT count(*) FROM spans WHERE attr_peer IS NOT NULL AND"
 	                           " attr_peer <> coalesce(json_extract(attrs, '$.\"peer.service\"'),"
 	                           " json_extract(attrs, '$.\"server.address\"'),"
 	                           " json_extract(attrs, '$.\"net.peer.name\"'), '')"
-	                           " AND span_id NOT LIKE '%b1' AND span_id NOT LIKE '%b2'"),
+	                           " AND span_id NOT LIKE '%b1' AND span_id NOT LIKE '%b2'"
+	                           " AND span_id NOT LIKE '%b7' AND span_id NOT LIKE '%b8'"),
 	                 0);
 	assert_int_equal(q_int(fx, "SELECT count(*) FROM spans WHERE attr_db_system IS NOT NULL AND"
 	                           " attr_db_system <> coalesce(json_extract(attrs,"
@@ -493,7 +502,7 @@ static void test_named_attributes(void **state)
 	NamedSeen seen = {0};
 	assert_int_equal(store_spans_scan(st, INT64_MIN, INT64_MAX, 0, on_named, &seen, &err), 0);
 	store_close(st);
-	assert_int_equal(seen.n, 15);
+	assert_int_equal(seen.n, 18);
 	assert_string_equal(seen.peer[0], "pricing");
 	assert_string_equal(seen.peer[1], "api.example.com");
 	assert_string_equal(seen.db[2], "postgresql");
