@@ -877,13 +877,20 @@ static const char *class_value(const OtlpKv *kv, Buf *out, int *has)
  * url.full or http.url (an HTTP client that names no peer: the older
  * Python requests instrumentation); db.system.name, else db.system (before
  * 1.26). */
-static const char *const NAMED[7] = {"peer.service", "server.address", "net.peer.name",
-                                     "url.full", "http.url", "db.system.name", "db.system"};
+typedef struct NamedKey {
+	const char *k;
+	size_t n;
+} NamedKey;
+#define NK(s) {s, sizeof s - 1}
+static const NamedKey NAMED[7] = {NK("peer.service"), NK("server.address"), NK("net.peer.name"),
+                                  NK("url.full"), NK("http.url"), NK("db.system.name"),
+                                  NK("db.system")};
 enum { NM_PEER = 0, NM_PEER_KEYS = 5, NM_URL = 3, NM_DB = 5, NM_DB_KEYS = 2 };
 /* the port that goes with an address (index into Parser.sp_port, or -1):
  * services on one host (loopback, one node, a compose file) differ only
  * by it, so the peer is "address:port" when the span has both */
-static const char *const PORT_KEYS[2] = {"server.port", "net.peer.port"};
+static const NamedKey PORT_KEYS[2] = {NK("server.port"), NK("net.peer.port")};
+#undef NK
 static const int NAMED_PORT[7] = {-1, 0, 1, -1, -1, -1, -1};
 enum { NM_ABSENT, NM_STRING, NM_OTHER };
 
@@ -897,7 +904,7 @@ static Buf *named_buf(Parser *p, int i)
 static void named_attr(Parser *p, const OtlpKv *kv)
 {
 	for (int i = 0; i < 2; i++) {
-		if (!key_is_str(kv, PORT_KEYS[i], strlen(PORT_KEYS[i])))
+		if (!key_is_str(kv, PORT_KEYS[i].k, PORT_KEYS[i].n))
 			continue;
 		int64_t v = 0;
 		if (kv->type == OTLP_AV_INT)
@@ -909,7 +916,7 @@ static void named_attr(Parser *p, const OtlpKv *kv)
 		return;
 	}
 	for (int i = 0; i < 7; i++) {
-		if (!key_is_str(kv, NAMED[i], strlen(NAMED[i])))
+		if (!key_is_str(kv, NAMED[i].k, NAMED[i].n))
 			continue;
 		if (p->sp_nm_st[i] != NM_ABSENT || kv->type != OTLP_AV_STRING ||
 		    memchr(kv->text, '\0', kv->text_len)) {
