@@ -9,14 +9,19 @@
 // by port.
 //
 // GET /cart on storefront calls session, then catalog, quote and reviews
-// in parallel. Load runs open-loop at RATE requests/s: a baseline phase,
+// in parallel. Load runs open-loop, Poisson arrivals at RATE requests/s
+// (so calls overlap as they would; evenly spaced ones never queue): a
+// baseline phase,
 // then an incident phase of the same length with CAUSE:
 //   none   nothing changes
 //   slow   catalog's own handling gets slower (40 ms more on average)
+//   pool   storefront's connection pool to quote shrinks to one socket:
+//          calls queue in the Node HTTP agent, inside the client span,
+//          before quote's server span starts
 // It prints {"baseline": "A..B", "incident": "A..B", "requests": N} (epoch
 // ms) once every service has flushed its spans.
 //
-// Usage: node http_app.js ENDPOINT none|slow [RATE] [SECONDS_PER_PHASE]
+// Usage: node http_app.js ENDPOINT none|slow|pool [RATE] [SECONDS_PER_PHASE]
 //        (a service process: node http_app.js --service NAME PORT ENDPOINT)
 'use strict';
 
@@ -42,15 +47,22 @@ function service(name, port, endpoint) {
   registerInstrumentations({ instrumentations: [new HttpInstrumentation()] });
   const h = require('http'); // patched from here on
   const agent = new h.Agent({ keepAlive: true, maxSockets: 256 });
+  let quoteAgent = agent;
   const peers = JSON.parse(process.env.HTTP_APP_PORTS || '{}');
   let slow = false;
   const get = (p, path) => new Promise((resolve) => {
-    const r = h.get({ host: '127.0.0.1', port: p, path, agent }, (m) => { m.resume(); m.on('end', resolve); });
+    const a = p === peers.quote ? quoteAgent : agent;
+    const r = h.get({ host: '127.0.0.1', port: p, path, agent: a }, (m) => { m.resume(); m.on('end', resolve); });
     r.on('error', resolve);
   });
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const server = h.createServer(async (req, res) => {
     if (req.url === '/_slow') { slow = true; res.end('ok'); return; }
+    if (req.url === '/_pool') {
+      quoteAgent = new h.Agent({ keepAlive: true, maxSockets: 1 });
+      res.end('ok');
+      return;
+    }
     if (req.url === '/_flush') { await provider.forceFlush(); res.end('ok'); return; }
     await sleep(WORK[name] * (1 + Math.random()) + (slow ? 80 * Math.random() : 0));
     if (name === 'storefront') {
@@ -74,8 +86,8 @@ async function main() {
   const [endpoint, cause] = [process.argv[2], process.argv[3]];
   const rate = parseFloat(process.argv[4] || '40');
   const seconds = parseFloat(process.argv[5] || '6');
-  if (!endpoint || !['none', 'slow'].includes(cause)) {
-    console.error('usage: node http_app.js ENDPOINT none|slow [RATE] [SECONDS_PER_PHASE]');
+  if (!endpoint || !['none', 'slow', 'pool'].includes(cause)) {
+    console.error('usage: node http_app.js ENDPOINT none|slow|pool [RATE] [SECONDS_PER_PHASE]');
     process.exit(2);
   }
   const kids = [];
@@ -94,9 +106,10 @@ async function main() {
     const phase = async () => {
       const t0 = Date.now();
       const all = [];
-      for (let i = 0; Date.now() - t0 < seconds * 1000; i++) {
+      let next = t0;
+      while (Date.now() - t0 < seconds * 1000) {
         all.push(hit(PORTS.storefront, '/cart', agent));
-        const next = t0 + ((i + 1) * 1000) / rate;
+        next += (-Math.log(1 - Math.random()) * 1000) / rate;
         await new Promise((r) => setTimeout(r, Math.max(0, next - Date.now())));
       }
       await Promise.all(all);
@@ -104,6 +117,7 @@ async function main() {
     };
     const [b0, b1, nb] = await phase();
     if (cause === 'slow') await hit(PORTS.catalog, '/_slow', agent);
+    if (cause === 'pool') await hit(PORTS.storefront, '/_pool', agent);
     const [i0, i1, ni] = await phase();
     await Promise.all(Object.values(PORTS).map((p) => hit(p, '/_flush', agent)));
     console.log(JSON.stringify({ baseline: `${b0}..${b1}`, incident: `${i0}..${i1}`, requests: nb + ni }));
