@@ -435,6 +435,45 @@ static void dep_nodes_stats(const Analysis *a, const char *dep, int p, NodeStats
 	*wait_crit = crit_total > 0 ? *wait_crit / crit_total : NAN;
 }
 
+/* dep.D.wait_rise_alone: 1 when D's client wait rose at the p90 while no
+ * other dependency's did (each other one's p90 wait rose by less than
+ * half or 5 ms, at its point estimate), 0 when another's did too. A pool
+ * in front of one dependency makes only its calls wait; a process that
+ * is short of threads or CPU makes all of its calls start late, so the
+ * waits of every dependency rise together. Absent without a baseline,
+ * without D's p90 wait in both windows, or without another dependency. */
+static void wait_rise_alone(Evidence *e)
+{
+	char name[256], seg[96];
+	for (int k = 0; k < e->n_deps; k++) {
+		evidence_segment(e->deps[k], seg, sizeof seg);
+		snprintf(name, sizeof name, "dep.%s.client_wait.p90_ms", seg);
+		if (evidence_rose(e, name, 10, 2) != 1)
+			continue;
+		int others = 0, rose = 0;
+		for (int j = 0; j < e->n_deps; j++) {
+			if (j == k)
+				continue;
+			char oseg[96], oname[256];
+			evidence_segment(e->deps[j], oseg, sizeof oseg);
+			snprintf(oname, sizeof oname, "dep.%s.client_wait.p90_ms", oseg);
+			int r = evidence_rose(e, oname, 5, 1.5);
+			if (r < 0 && evidence_get(e, oname) == NULL)
+				continue;
+			others++;
+			rose |= r != 0;
+		}
+		if (others == 0)
+			continue; /* nothing to set it against */
+		snprintf(name, sizeof name, "dep.%s.wait_rise_alone", seg);
+		ev_put(e, name, rose ? 0 : 1, "flag", EV_SRC_SPANS, EV_Q_NONE, others, 0,
+		       "spans: its client wait's p90 doubled; of the %d other dependencies with "
+		       "client waits, %s", others,
+		       rose ? "at least one's p90 wait rose by half or more too"
+		            : "none's p90 wait rose by half or by 5 ms");
+	}
+}
+
 static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 {
 	char name[256], seg[96];
@@ -597,6 +636,7 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 			}
 		}
 	}
+	wait_rise_alone(e);
 	(void)m;
 }
 
