@@ -14,9 +14,8 @@
  *    error) and ended after it by less than the call took to reach it; a
  *    server that outlives a call which failed (the caller gave up) is late
  *    work (sv->late); any other overrun is clock skew, counted, and the
- *    server subtree is
- *    shifted to sit centred in its client (Zipkin's symmetric-network
- *    correction).
+ *    server subtree is shifted to sit centred in its client (Zipkin's
+ *    symmetric-network correction).
  *
  * The critical path (trace_critical_path) walks back from the end of each
  * span on the path: the last child to finish, then the latest sibling that

@@ -100,4 +100,8 @@ int sheet_run(ImportCtx *ctx, FILE *f);
  * when no attribute names its peer. */
 size_t import_url_authority(const char *u, size_t n, const char **out);
 
+/* The port written as text s (n bytes, not NUL-terminated): a whole
+ * number 1..65535 in decimal digits only; else 0. */
+long import_port(const char *s, size_t n);
+
 #endif

@@ -94,6 +94,19 @@ const char *import_sniff(const char *head, size_t len)
 	return f ? f->name : NULL;
 }
 
+long import_port(const char *s, size_t n)
+{
+	if (n == 0 || n > 5)
+		return 0;
+	long port = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		port = port * 10 + (s[i] - '0');
+	}
+	return port < 65536 ? port : 0;
+}
+
 size_t import_url_authority(const char *u, size_t n, const char **out)
 {
 	*out = u;

@@ -906,12 +906,9 @@ static void named_attr(Parser *p, const OtlpKv *kv)
 	for (int i = 0; i < 2; i++) {
 		if (!key_is_str(kv, PORT_KEYS[i].k, PORT_KEYS[i].n))
 			continue;
-		int64_t v = 0;
-		if (kv->type == OTLP_AV_INT)
-			v = kv->i;
-		else if (kv->type == OTLP_AV_STRING && kv->text_len > 0 && kv->text_len <= 5)
-			for (size_t k = 0; k < kv->text_len && v >= 0; k++)
-				v = kv->text[k] >= '0' && kv->text[k] <= '9' ? v * 10 + (kv->text[k] - '0') : -1;
+		int64_t v = kv->type == OTLP_AV_INT      ? kv->i
+		            : kv->type == OTLP_AV_STRING ? import_port(kv->text, kv->text_len)
+		                                         : 0;
 		p->sp_port[i] = v > 0 && v < 65536 ? v : 0;
 		return;
 	}

@@ -1027,13 +1027,7 @@ static long named_port(const TjAttrs *a, int k)
 		v++;
 		n -= 2;
 	}
-	long port = 0;
-	for (size_t i = 0; i < n && n <= 5; i++) {
-		if (v[i] < '0' || v[i] > '9')
-			return 0;
-		port = port * 10 + (v[i] - '0');
-	}
-	return n <= 5 && port < 65536 ? port : 0;
+	return import_port(v, n);
 }
 
 void tj_attrs_names(const TjAttrs *a, Buf *peer, Buf *db, const char **peer_out,
@@ -1054,7 +1048,7 @@ void tj_attrs_names(const TjAttrs *a, Buf *peer, Buf *db, const char **peer_out,
 		Buf url;
 		buf_init(&url);
 		const char *u = named_value(a, 7, 2, &url);
-		const char *at;
+		const char *at = "";
 		size_t n = u ? import_url_authority(u, strlen(u), &at) : 0;
 		buf_reset(peer);
 		buf_add(peer, at, n);
