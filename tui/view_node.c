@@ -54,8 +54,14 @@ static void describe(const DagNode *d, char *out, size_t sz)
 {
 	switch (d->type) {
 	case NODE_CALL:
-		snprintf(out, sz, "call %s -> %s (%s)", d->service ? d->service : "?",
-		         d->dependency ? d->dependency : "no server span seen", d->operation ? d->operation : "");
+		if (d->dependency || !analysis_call_target(d))
+			snprintf(out, sz, "call %s -> %s (%s)", d->service ? d->service : "?",
+			         d->dependency ? d->dependency : "no server span seen",
+			         d->operation ? d->operation : "");
+		else /* a peer that sends no spans: name it */
+			snprintf(out, sz, "call %s -> %s, no server span seen (%s)",
+			         d->service ? d->service : "?", analysis_call_target(d),
+			         d->operation ? d->operation : "");
 		break;
 	case NODE_ROOT:
 		snprintf(out, sz, "ingress %s %s", d->service ? d->service : "", d->operation ? d->operation : "");
