@@ -104,4 +104,10 @@ size_t import_url_authority(const char *u, size_t n, const char **out);
  * number 1..65535 in decimal digits only; else 0. */
 long import_port(const char *s, size_t n);
 
+/* Appends ":port" to the address in b when port is 1..65535: services on
+ * one host (loopback, one node, a compose file) differ only by it. An
+ * IPv6 address is bracketed first ("[::1]:8080"); an address that already
+ * has a port ("host:80", "[::1]:80") is left alone. */
+void import_addr_port(Buf *b, long port);
+
 #endif

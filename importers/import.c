@@ -107,6 +107,26 @@ long import_port(const char *s, size_t n)
 	return port < 65536 ? port : 0;
 }
 
+void import_addr_port(Buf *b, long port)
+{
+	if (port <= 0 || port > 65535 || b->len == 0)
+		return;
+	const char *a = b->p;
+	const char *colon = memchr(a, ':', b->len);
+	if (a[0] == '[' || (colon && memchr(colon + 1, ':', b->len - (size_t)(colon + 1 - a)) == NULL))
+		return; /* "[v6]..." or "host:port": bracketed, or a port already */
+	if (colon) {
+		/* an IPv6 address: two colons or more */
+		Buf v6;
+		buf_init(&v6);
+		buf_printf(&v6, "[%.*s]", (int)b->len, a);
+		buf_reset(b);
+		buf_add(b, v6.p, v6.len);
+		buf_fini(&v6);
+	}
+	buf_printf(b, ":%ld", port);
+}
+
 size_t import_url_authority(const char *u, size_t n, const char **out)
 {
 	*out = u;

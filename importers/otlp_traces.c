@@ -943,8 +943,8 @@ static void named_pick(Parser *p, Rec *r, int first, int n, int slot)
 				pipe_str(p->pipe, r, slot, a, alen);
 				return;
 			}
-			if (NAMED_PORT[i] >= 0 && p->sp_port[NAMED_PORT[i]] > 0 && !memchr(b->p, ':', b->len))
-				buf_printf(b, ":%lld", (long long)p->sp_port[NAMED_PORT[i]]);
+			if (NAMED_PORT[i] >= 0)
+				import_addr_port(b, (long)p->sp_port[NAMED_PORT[i]]);
 			pipe_str(p->pipe, r, slot, b->p, b->len);
 			return;
 		}

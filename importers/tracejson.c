@@ -1039,8 +1039,8 @@ void tj_attrs_names(const TjAttrs *a, Buf *peer, Buf *db, const char **peer_out,
 	 * services of one host differ only by it */
 	int addr = a->named[0] >= 0 ? 0 : a->named[1] >= 0 ? 1 : a->named[2] >= 0 ? 2 : 0;
 	long port = addr == 1 ? named_port(a, 5) : addr == 2 ? named_port(a, 6) : 0;
-	if (*peer_out && port > 0 && !strchr(peer->p, ':')) {
-		buf_printf(peer, ":%ld", port);
+	if (*peer_out && port > 0) {
+		import_addr_port(peer, port);
 		*peer_out = buf_str(peer);
 	}
 	/* no attribute names the peer: the authority of the URL called */

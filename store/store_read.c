@@ -16,13 +16,18 @@
 	" AND json_valid(s.attrs) THEN coalesce(json_extract(s.attrs, '$.\"db.system.name\"'),"  \
 	" json_extract(s.attrs, '$.\"db.system\"'), '') ELSE '' END"
 /* ADDR_PORT(a, p): address attribute a followed by ":" and port attribute
- * p when p is a whole number 1..65535 and a has no ':' (as the importers
- * write attr_peer). */
+ * p when p is a whole number 1..65535 and a has no port yet; an IPv6
+ * address (two colons or more, unbracketed) as "[a]:p" (as the importers
+ * write attr_peer, import_addr_port()). */
+#define ADDR_A(a) "json_extract(s.attrs, '$.\"" a "\"')"
+#define ADDR_P(p) "json_extract(s.attrs, '$.\"" p "\"')"
 #define ADDR_PORT(a, p)                                                             \
-	"(json_extract(s.attrs, '$.\"" a "\"') || CASE WHEN instr(json_extract(s.attrs,"   \
-	" '$.\"" a "\"'), ':') = 0 AND json_type(s.attrs, '$.\"" p "\"') = 'integer'"    \
-	" AND json_extract(s.attrs, '$.\"" p "\"') BETWEEN 1 AND 65535"                    \
-	" THEN ':' || json_extract(s.attrs, '$.\"" p "\"') ELSE '' END)"
+	"(CASE WHEN json_type(s.attrs, '$.\"" p "\"') IS NOT 'integer' OR " ADDR_P(p)     \
+	" NOT BETWEEN 1 AND 65535 THEN " ADDR_A(a)                                        \
+	" WHEN instr(" ADDR_A(a) ", ':') = 0 THEN " ADDR_A(a) " || ':' || " ADDR_P(p)      \
+	" WHEN substr(" ADDR_A(a) ", 1, 1) <> '[' AND instr(substr(" ADDR_A(a) ","          \
+	" instr(" ADDR_A(a) ", ':') + 1), ':') > 0 THEN '[' || " ADDR_A(a) " || ']:' || "  \
+	ADDR_P(p) " ELSE " ADDR_A(a) " END)"
 /* PEER: for a CLIENT span, its peer.service, else server.address, else
  * net.peer.name (semantic conventions before 1.21), an address with its
  * port. All come from the column the importer filled (migration 9) when

@@ -409,19 +409,23 @@ static const char named_zipkin[] =
 	ZSPAN("b4", "1700000000000003", "") ","
 	ZSPAN("b5", "1700000000000004", ",\"tags\":{\"http.url\":\"http://quote:9000/q?a=1\"}") ","
 	ZSPAN("b6", "1700000000000005",
-	      ",\"tags\":{\"net.peer.name\":\"inventory\",\"net.peer.port\":\"7000\"}")
+	      ",\"tags\":{\"net.peer.name\":\"inventory\",\"net.peer.port\":\"7000\"}") ","
+	ZSPAN("b7", "1700000000000006",
+	      ",\"tags\":{\"server.address\":\"fe80::1\",\"server.port\":\"7001\"}")
 	"]";
 #undef ZSPAN
 
 /* Every taken name is the one the stored attributes give (the spans that
- * name a peer only by net.peer.name or a URL aside); what is not a plain
+ * name a peer only by net.peer.name or a URL, or by an address with a
+ * port, aside); what is not a plain
  * string is left to the readers (NULL). */
 static void named_agree(Db *d)
 {
 	ASSERT_Q(d, "SELECT count(*) FROM spans WHERE attr_peer IS NOT NULL AND attr_peer <>"
 	            " coalesce(json_extract(attrs, '$.\"peer.service\"'),"
 	            " json_extract(attrs, '$.\"server.address\"'), '')"
-	            " AND span_id NOT LIKE '%b5' AND span_id NOT LIKE '%b6'", NULL, "0");
+	            " AND span_id NOT LIKE '%b5' AND span_id NOT LIKE '%b6'"
+	            " AND span_id NOT LIKE '%b7'", NULL, "0");
 	ASSERT_Q(d, "SELECT count(*) FROM spans WHERE attr_db_system IS NOT NULL AND attr_db_system <>"
 	            " coalesce(json_extract(attrs, '$.\"db.system.name\"'),"
 	            " json_extract(attrs, '$.\"db.system\"'), '')", NULL, "0");
@@ -449,6 +453,7 @@ static void test_named_attributes(void **state)
 	/* a peer by the older net.peer.name with its port, or by the URL */
 	ASSERT_Q(d, NAMES, "%b5", "quote:9000|");
 	ASSERT_Q(d, NAMES, "%b6", "inventory:7000|");
+	ASSERT_Q(d, NAMES, "%b7", "[fe80::1]:7001|"); /* IPv6: bracketed */
 #undef NAMES
 	named_agree(d);
 	/* the bundled fixtures too */
