@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "sketch.h"
@@ -45,6 +46,9 @@
 #define AGG_PACK_GROUP (8 << 20)
 #define AGG_PACK_BUFFER (16 << 20)
 #define AGG_GROUP_SLICES 128  /* slices of the first group of a rebuild */
+/* Read from a bulk load's spool, nothing holds the connection: packs are
+ * written as this much fills (less memory held than AGG_PACK_GROUP). */
+#define AGG_PACK_SPOOL (1 << 20)
 
 /* ---- string -> index map ----------------------------------------------------- */
 
@@ -658,6 +662,53 @@ static int packs_write(Builder *b)
 	return rc ? rc : erc;
 }
 
+static int cells_write(Builder *b, int rc);
+
+/* rebuild() at the end of a bulk load: the load's spool (store.h) holds
+ * every span, which the feed's threads read (no SQLite: the builder's
+ * connection stays free, and packs are written as they fill) while this
+ * one aggregates. */
+typedef struct SpoolRead {
+	Store *st;
+	int64_t n;                /* buckets */
+	int64_t from, to;         /* root starts */
+} SpoolRead;
+
+static int read_spool(TraceSink *s, void *ctx, int part, int parts, Err *err)
+{
+	SpoolRead *r = ctx;
+	for (int64_t i = part; i < r->n; i += parts) {
+		int rc = store_spool_read(r->st, i, r->from, r->to, trace_sink_row, s, err);
+		if (rc)
+			return rc;
+		trace_sink_chunk(s);
+	}
+	return 0;
+}
+
+static int rebuild_spool(Builder *b)
+{
+	SpoolRead sr = {.st = b->st, .n = store_spool_buckets(b->st), .from = minute_ns(b->m0),
+	                .to = minute_ns(b->m1)};
+	int parts = sr.n >= 2 && sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1;
+	TraceFeed *f = trace_feed_start_pooled(read_spool, &sr, parts, NULL, &b->pool);
+	Trace *t;
+	int tag = 0, rc = 0;
+	while (b->rc == 0 && rc == 0 && (t = trace_feed_next(f, &tag)) != NULL) {
+		pack_trace(b, t);
+		add_trace(b, t);
+		if (b->packs.len >= AGG_PACK_SPOOL)
+			rc = packs_write(b);
+	}
+	int frc = trace_feed_finish(f, b->err);
+	if (rc == 0)
+		rc = frc;
+	if (rc == 0 && b->rc == 0)
+		rc = packs_write(b);
+	buf_reset(&b->packs);
+	return cells_write(b, rc);
+}
+
 /* Rebuilds minutes [m0, m1): reads the traces rooted in them (the rows
  * are read on the feed's threads while this one aggregates), then writes
  * the nodes and cells, after the read: a connection belongs to its
@@ -669,6 +720,8 @@ static int rebuild(Builder *b, int64_t m0, int64_t m1)
 	b->m1 = m1;
 	b->incremental = 0;
 	b->sign = 1;
+	if (store_spool_buckets(b->st) > 0)
+		return rebuild_spool(b);
 	SliceRead sr;
 	int parts = slices_plan(b, &sr, minute_ns(m0), minute_ns(m1));
 	/* the slices in groups, the packs of a group written after its read;
@@ -699,6 +752,14 @@ static int rebuild(Builder *b, int64_t m0, int64_t m1)
 		}
 	}
 	buf_reset(&b->packs);
+	return cells_write(b, rc);
+}
+
+/* Ends a rebuild of minutes [b->m0, b->m1) whose read ended with rc:
+ * replaces their stored cells with the ones built (when rc and b->rc are
+ * 0) and empties the builder's cells. */
+static int cells_write(Builder *b, int rc)
+{
 	b->from = INT64_MIN;
 	b->to = INT64_MAX;
 	if (rc == 0 && b->rc)
@@ -709,7 +770,7 @@ static int rebuild(Builder *b, int64_t m0, int64_t m1)
 		cells_clear(b);
 		return b->rc = rc;
 	}
-	rc = store_agg_delete(b->st, m0, m1, b->err);
+	rc = store_agg_delete(b->st, b->m0, b->m1, b->err);
 	if (rc == 0)
 		rc = nodes_store(b);
 	Buf enc;
@@ -891,6 +952,7 @@ int analysis_agg_update(Store *st, Err *err)
 	}
 	if (rc == 0 && rebuild_minutes)
 		rc = store_agg_dirty_minutes(st, covered, on_minute, &b, err);
+
 	/* runs of consecutive minutes, each cut into chunks of at most
 	 * AGG_CHUNK_MINUTES: one read of the spans per chunk, and the cells of
 	 * one chunk in memory. The chunks of a run are of even length (10

@@ -646,6 +646,7 @@ void store_close(Store *st)
 	free(st->tkeys.e);
 	sqlite3_close(st->db);
 	store_bulk_free(st->bulk); /* after the close: it may remove the file */
+	store_spool_free(st->spool);
 	free(st->path);
 	free(st);
 }
@@ -696,6 +697,7 @@ int store_commit(Store *st, Err *err)
 void store_rollback(Store *st)
 {
 	tkeys_forget(&st->tkeys);
+	store_spool_break(st->spool); /* it holds the rows rolled back */
 	if (!sqlite3_get_autocommit(st->db))
 		step_done(st, st->stmt[STMT_ROLLBACK], NULL, "rollback");
 }
@@ -998,8 +1000,16 @@ int store_spans_add(Store *st, int64_t source_id, const StoreSpan *const *sp, in
 		/* An INSERT gives each new row the largest rowid plus one, so the
 		 * rows this statement added are the last `changes` rowids. */
 		int changes = sqlite3_changes(st->db);
+		int64_t first = sqlite3_last_insert_rowid(st->db) - changes + 1;
 		if (changes > 0 && *first_rowid == 0)
-			*first_rowid = sqlite3_last_insert_rowid(st->db) - changes + 1;
+			*first_rowid = first;
+		if (st->spool) {
+			/* a duplicate among them: which row it was is not known */
+			if (changes != rows)
+				store_spool_break(st->spool);
+			for (int r = 0; r < changes && changes == rows; r++)
+				store_spool_add(st->spool, sp[i + r], tkey[r], first + r);
+		}
 		*n_added += changes;
 		i += rows;
 	}
@@ -1023,6 +1033,7 @@ int store_span_set_resource(Store *st, int64_t source_id, int64_t first_rowid,
                             int64_t resource_id, const char *service, const char *host,
                             Err *err)
 {
+	store_spool_break(st->spool); /* its records have the old names */
 	sqlite3_stmt *s = st->stmt[STMT_SPAN_SET_RESOURCE];
 	sqlite3_bind_int64(s, 1, source_id);
 	sqlite3_bind_int64(s, 2, first_rowid);
@@ -1049,6 +1060,7 @@ int store_span_set_scope(Store *st, int64_t source_id, int64_t first_rowid, int6
 int store_span_set_class(Store *st, int64_t source_id, int64_t first_rowid, const char *wclass,
                          Err *err)
 {
+	store_spool_break(st->spool);
 	sqlite3_stmt *s = st->stmt[STMT_SPAN_SET_CLASS];
 	sqlite3_bind_int64(s, 1, source_id);
 	sqlite3_bind_int64(s, 2, first_rowid);

@@ -338,6 +338,23 @@ typedef struct StoreSpanRow {
 /* Called for each span. Return non-zero to stop. */
 typedef int (*StoreSpanFn)(void *ctx, const StoreSpanRow *row);
 
+/* A bulk load's spool (store_spool.c): beside the rows it stores, a bulk
+ * load keeps a copy of what a span read gives of each span, in buckets of
+ * consecutive trace keys, for the aggregates' pass that ends it. While
+ * that pass runs (the commit hook of store_bulk_finish()),
+ * store_spool_buckets() is the number of buckets, or 0 when the spool was
+ * given up (store_spool.c says when) or st is no bulk load: then read
+ * SQLite. store_spool_read() calls fn for every span of the traces of
+ * bucket i that have a root span starting in [from_ns, to_ns), grouped by
+ * trace, traces by ascending key, each trace's spans in span id order:
+ * what store_spans_scan_rooted() gives for them, attributes and events
+ * aside. Different buckets may be read on different threads at once. */
+int64_t store_spool_buckets(const Store *st);
+int store_spool_read(Store *st, int64_t i, int64_t from_ns, int64_t to_ns, StoreSpanFn fn,
+                     void *ctx, Err *err);
+/* Buckets loaded by store_spool_read() in this process (for tests). */
+int64_t store_spool_loads(void);
+
 enum {
 	STORE_SPANS_ATTRS = 1 << 0,  /* also load attrs_json */
 };

@@ -18,9 +18,11 @@
  *    whole table (0.15 s at a million spans for the root spans' index),
  *    kept it costs an insert for each row it holds, a few per cent of
  *    the rows;
- *  - at the end: the indexes, the aggregates (read through two
- *    connections when it pays: the exclusive lock is given up for them;
- *    meanwhile a thread makes the rows durable), WAL mode (recorded in the
+ *  - at the end: the indexes, the aggregates (from the spool, the copy of
+ *    the spans the load kept as it stored them, store_spool.c; when that
+ *    was given up, read through two connections when it pays: the
+ *    exclusive lock is given up for them; meanwhile a thread makes the
+ *    rows durable), WAL mode (recorded in the
  *    file header, so the finished file opens like any other database), a
  *    last fsync, and a rename to the final name that refuses to replace
  *    an existing file.
@@ -227,6 +229,7 @@ int store_bulk_open(const char *path, Store **out, Err *err)
 	if (rc)
 		goto fail;
 	st->bulk = b;
+	st->spool = store_spool_new(st->bulk->tmp_path); /* none: SQLite is read */
 	b = NULL;
 	rc = defer_indexes(st, st->bulk, err);
 	if (rc)
@@ -340,9 +343,15 @@ int store_bulk_finish(Store *st, Err *err)
 	 * can read the file through more connections than this one (on more
 	 * cores); its writes make their own transactions. Nobody else opens
 	 * the temporary file, and a failure still discards all of it. */
+	if (store_spool_seal(st->spool) != 0) {
+		store_spool_free(st->spool); /* given up: the hook reads SQLite */
+		st->spool = NULL;
+	}
 	int hooked = store_exec(st, "PRAGMA locking_mode = NORMAL", err) == 0 &&
 	             store_exec(st, "SELECT count(*) FROM sqlite_schema", err) == 0 &&
 	             store_run_commit_hook(st, 1, err) == 0;
+	store_spool_free(st->spool); /* read: its file goes */
+	st->spool = NULL;
 	if (wb_started)
 		pthread_join(wb, NULL); /* before anything may close the descriptor */
 	if (!hooked)

@@ -121,6 +121,7 @@ typedef struct StoreTraceKeys {
 } StoreTraceKeys;
 
 typedef struct StoreBulk StoreBulk;
+typedef struct StoreSpool StoreSpool;
 
 #define STORE_METRICS_STMTS 32
 #define STORE_DRILLS_STMTS 4
@@ -143,6 +144,8 @@ struct Store {
 	StoreTraceKeys tkeys;
 	sqlite3_stmt *span_rows;  /* STORE_SPAN_ROWS spans per insert, lazily */
 	StoreBulk *bulk;          /* non-NULL: a bulk load (store_bulk.c) */
+	StoreSpool *spool;        /* a bulk load's copy of its spans for the
+	                           * aggregates' pass (store_spool.c), or NULL */
 };
 
 int store_sqlerr(Store *st, Err *err, const char *what);
@@ -156,6 +159,17 @@ int store_open_mode(const char *path, int flags, int bulk, Store **out, Err *err
 void store_bulk_free(StoreBulk *b);
 void store_bind_text(sqlite3_stmt *s, int i, const char *v);
 int store_prepare_all(Store *st, const char *const *texts, int n, sqlite3_stmt **out, Err *err);
+
+/* store_spool.c: a spool in an unlinked file in the directory of
+ * near_path (NULL when none can be made); its records (a span as stored,
+ * with its trace key and rowid); giving it up; writing out what is
+ * buffered once the last span is in (-1: given up). NULL is a spool that
+ * was given up. */
+StoreSpool *store_spool_new(const char *near_path);
+void store_spool_free(StoreSpool *sp);
+void store_spool_add(StoreSpool *sp, const StoreSpan *s, int64_t key, int64_t rowid);
+void store_spool_break(StoreSpool *sp);
+int store_spool_seal(StoreSpool *sp);
 
 /* store_read.c */
 int store_read_prepare(Store *st, Err *err);
