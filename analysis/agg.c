@@ -11,8 +11,10 @@
  * tree building as the exact analysis (trace_build.c: pairing, skew,
  * clipping, orphans) and the same per-unit numbers (trace_unit_split()),
  * and is given nodes by the same rule: (parent node, type, service, span
- * name), a call's server children under the call, orphan subtrees under
- * one "(missing parent)" node. What differs is only what is kept: per
+ * name, and for a call its callee), a call's server children under the
+ * call, orphan subtrees under one "(missing parent)" node. At the end of a
+ * bulk load the rows come from the load's spool (store.h), not from
+ * SQLite: the same rows of the same traces in the same order. What differs is only what is kept: per
  * (minute, node, component, class, host) a count and a sketch instead of
  * every observation, so an answer costs the number of cells, not spans.
  *
@@ -677,13 +679,15 @@ typedef struct SpoolRead {
 static int read_spool(TraceSink *s, void *ctx, int part, int parts, Err *err)
 {
 	SpoolRead *r = ctx;
-	for (int64_t i = part; i < r->n; i += parts) {
-		int rc = store_spool_read(r->st, i, r->from, r->to, trace_sink_row, s, err);
-		if (rc)
-			return rc;
-		trace_sink_chunk(s);
+	StoreSpoolCursor *c = store_spool_cursor_new();
+	int rc = 0;
+	for (int64_t i = part; rc == 0 && i < r->n; i += parts) {
+		rc = store_spool_read(r->st, c, i, r->from, r->to, trace_sink_row, s, err);
+		if (rc == 0)
+			trace_sink_chunk(s);
 	}
-	return 0;
+	store_spool_cursor_free(c);
+	return rc;
 }
 
 static int rebuild_spool(Builder *b)
@@ -952,7 +956,6 @@ int analysis_agg_update(Store *st, Err *err)
 	}
 	if (rc == 0 && rebuild_minutes)
 		rc = store_agg_dirty_minutes(st, covered, on_minute, &b, err);
-
 	/* runs of consecutive minutes, each cut into chunks of at most
 	 * AGG_CHUNK_MINUTES: one read of the spans per chunk, and the cells of
 	 * one chunk in memory. The chunks of a run are of even length (10

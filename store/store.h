@@ -348,10 +348,16 @@ typedef int (*StoreSpanFn)(void *ctx, const StoreSpanRow *row);
  * bucket i that have a root span starting in [from_ns, to_ns), grouped by
  * trace, traces by ascending key, each trace's spans in span id order:
  * what store_spans_scan_rooted() gives for them, attributes and events
- * aside. Different buckets may be read on different threads at once. */
+ * aside. Different buckets may be read on different threads at once,
+ * each thread with a cursor of its own (its memory, kept from one bucket
+ * to the next: loading buckets into fresh allocations on two threads
+ * fragments the heap of the import's one malloc arena). */
+typedef struct StoreSpoolCursor StoreSpoolCursor;
 int64_t store_spool_buckets(const Store *st);
-int store_spool_read(Store *st, int64_t i, int64_t from_ns, int64_t to_ns, StoreSpanFn fn,
-                     void *ctx, Err *err);
+StoreSpoolCursor *store_spool_cursor_new(void);
+void store_spool_cursor_free(StoreSpoolCursor *c);
+int store_spool_read(Store *st, StoreSpoolCursor *c, int64_t i, int64_t from_ns, int64_t to_ns,
+                     StoreSpanFn fn, void *ctx, Err *err);
 /* Buckets loaded by store_spool_read() in this process (for tests). */
 int64_t store_spool_loads(void);
 

@@ -349,8 +349,59 @@ static void rec_strings(const char *p, const SpoolHead *h, Buf *t, const char *o
 		out[i] = t->p + at[i];
 }
 
-int store_spool_read(Store *st, int64_t bucket, int64_t from_ns, int64_t to_ns, StoreSpanFn fn,
-                     void *ctx, Err *err)
+struct StoreSpoolCursor {
+	char *bytes;              /* the bucket loaded */
+	size_t cap;
+	SpoolRec *rec;            /* its records, sorted */
+	int64_t cap_rec;
+	Buf t;                    /* one record's strings */
+};
+
+StoreSpoolCursor *store_spool_cursor_new(void)
+{
+	StoreSpoolCursor *c = xcalloc(1, sizeof *c);
+	buf_init(&c->t);
+	return c;
+}
+
+void store_spool_cursor_free(StoreSpoolCursor *c)
+{
+	if (c == NULL)
+		return;
+	free(c->bytes);
+	free(c->rec);
+	buf_fini(&c->t);
+	free(c);
+}
+
+/* Reads bucket k into c->bytes. */
+static int load(const StoreSpool *sp, const SpoolBucket *k, StoreSpoolCursor *c, Err *err)
+{
+	if ((size_t)k->bytes > c->cap) {
+		c->cap = (size_t)k->bytes + (size_t)k->bytes / 4;
+		free(c->bytes);
+		c->bytes = xmalloc(c->cap);
+	}
+	size_t len = 0;
+	for (int64_t i = 0; i < k->n_blocks; i++) {
+		size_t done = 0;
+		while (done < k->blocks[i].len) {
+			ssize_t r = pread(sp->fd, c->bytes + len + done, k->blocks[i].len - done,
+			                  k->blocks[i].off + (int64_t)done);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				return err_set(err, TT_EIO, "reading the import's spool: %s",
+				               r < 0 ? strerror(errno) : "short read");
+			done += (size_t)r;
+		}
+		len += done;
+	}
+	return 0;
+}
+
+int store_spool_read(Store *st, StoreSpoolCursor *c, int64_t bucket, int64_t from_ns,
+                     int64_t to_ns, StoreSpanFn fn, void *ctx, Err *err)
 {
 	const StoreSpool *sp = st->spool;
 	if (bucket < 0 || bucket >= store_spool_buckets(st))
@@ -359,43 +410,28 @@ int store_spool_read(Store *st, int64_t bucket, int64_t from_ns, int64_t to_ns, 
 	if (k->root_hi < from_ns || k->root_lo >= to_ns || k->bytes == 0)
 		return 0; /* no root of it starts in the range */
 	atomic_fetch_add(&loads, 1);
-	char *bytes = xmalloc((size_t)k->bytes);
-	size_t len = 0;
-	for (int64_t i = 0; i < k->n_blocks; i++) {
-		size_t done = 0;
-		while (done < k->blocks[i].len) {
-			ssize_t r = pread(sp->fd, bytes + len + done, k->blocks[i].len - done,
-			                  k->blocks[i].off + (int64_t)done);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0) {
-				free(bytes);
-				return err_set(err, TT_EIO, "reading the import's spool: %s",
-				               r < 0 ? strerror(errno) : "short read");
-			}
-			done += (size_t)r;
-		}
-		len += done;
-	}
+	int rc = load(sp, k, c, err);
+	if (rc)
+		return rc;
 	/* index the records, then sort them into traces */
-	int64_t n = 0, cap = 1024;
-	SpoolRec *rec = xmalloc((size_t)cap * sizeof *rec);
+	const char *bytes = c->bytes;
+	size_t len = (size_t)k->bytes;
+	int64_t n = 0;
 	for (size_t at = 0; at + sizeof(SpoolHead) <= len;) {
 		SpoolHead h;
 		memcpy(&h, bytes + at, sizeof h);
-		if (n == cap) {
-			cap *= 2;
-			rec = xrealloc(rec, (size_t)cap * sizeof *rec);
+		if (n == c->cap_rec) {
+			c->cap_rec = c->cap_rec ? c->cap_rec * 2 : 4096;
+			c->rec = xrealloc(c->rec, (size_t)c->cap_rec * sizeof *c->rec);
 		}
-		rec[n++] = (SpoolRec){.key = h.key,
-		                      .sid = bytes + at + sizeof h + h.len[SP_TRACE],
-		                      .sid_len = h.len[SP_SPAN],
-		                      .off = (uint32_t)at};
+		c->rec[n++] = (SpoolRec){.key = h.key,
+		                         .sid = bytes + at + sizeof h + h.len[SP_TRACE],
+		                         .sid_len = h.len[SP_SPAN],
+		                         .off = (uint32_t)at};
 		at += h.size;
 	}
+	SpoolRec *rec = c->rec;
 	qsort(rec, (size_t)n, sizeof *rec, cmp_rec);
-	Buf t;
-	buf_init(&t);
 	int stop = 0;
 	for (int64_t i = 0; i < n && !stop;) {
 		int64_t j = i;
@@ -409,7 +445,7 @@ int store_spool_read(Store *st, int64_t bucket, int64_t from_ns, int64_t to_ns, 
 			SpoolHead h;
 			memcpy(&h, bytes + rec[x].off, sizeof h);
 			const char *s[SP_STRS];
-			rec_strings(bytes + rec[x].off, &h, &t, s);
+			rec_strings(bytes + rec[x].off, &h, &c->t, s);
 			StoreSpanRow r = {
 			    .trace_key = h.key, .rowid = h.rowid, .trace_id = s[SP_TRACE],
 			    .span_id = s[SP_SPAN], .parent_id = s[SP_PARENT], .service = s[SP_SERVICE],
@@ -422,8 +458,5 @@ int store_spool_read(Store *st, int64_t bucket, int64_t from_ns, int64_t to_ns, 
 		}
 		i = j;
 	}
-	buf_fini(&t);
-	free(rec);
-	free(bytes);
 	return 0;
 }
