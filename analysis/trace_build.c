@@ -333,6 +333,57 @@ static void pair_down(Trace *t, int s, int depth)
 	}
 }
 
+/* Whether client spans a and b have the same service and span name. */
+static int same_call(const Trace *t, const TSpan *a, const TSpan *b)
+{
+	return strcmp(trace_str(t, a->svc), trace_str(t, b->svc)) == 0 &&
+	       strcmp(trace_str(t, a->name), trace_str(t, b->name)) == 0;
+}
+
+/* Sets TSpan.callee of every client span (trace_callee()). A call that
+ * names neither a database system nor a peer takes what its siblings of
+ * the same service and name call, when they agree: each group of such
+ * siblings is settled with one look at its parent's children, so a
+ * parent with thousands of unnamed calls costs thousands, not millions,
+ * of comparisons. */
+static void callees(Trace *t)
+{
+	for (int i = 0; i < t->n; i++) {
+		TSpan *sp = &t->sp[i];
+		/* a database call by its system, not by its server.address,
+		 * which often names one replica or cluster member of many */
+		sp->callee = sp->kind != SPAN_KIND_CLIENT ? 0 : sp->db ? sp->db : sp->peer;
+	}
+	char *done = NULL;
+	for (int i = 0; i < t->n; i++) {
+		TSpan *sp = &t->sp[i];
+		if (sp->kind != SPAN_KIND_CLIENT || sp->callee || sp->parent < 0 || (done && done[i]))
+			continue;
+		if (done == NULL)
+			done = xcalloc((size_t)t->n, 1);
+		const TSpan *p = &t->sp[sp->parent];
+		size_t got = 0;
+		int agree = 1;
+		for (int c = p->first_child; c >= 0 && agree; c = t->sp[c].next_sibling) {
+			const TSpan *o = &t->sp[c];
+			if (o->kind != SPAN_KIND_CLIENT || (!o->db && !o->peer) || !same_call(t, o, sp))
+				continue;
+			if (got && strcmp(trace_str(t, got), trace_str(t, o->callee)) != 0)
+				agree = 0;
+			got = o->callee;
+		}
+		for (int c = p->first_child; c >= 0; c = t->sp[c].next_sibling) {
+			TSpan *o = &t->sp[c];
+			if (o->kind == SPAN_KIND_CLIENT && !o->db && !o->peer && !done[c] &&
+			    same_call(t, o, sp)) {
+				done[c] = 1;
+				o->callee = agree ? got : 0;
+			}
+		}
+	}
+	free(done);
+}
+
 void trace_link(Trace *t)
 {
 	t->root = -1;
@@ -385,6 +436,7 @@ void trace_link(Trace *t)
 	for (int i = 0; i < t->n; i++)
 		if (t->sp[i].parent >= 0)
 			add_child(t, t->sp[i].parent, i);
+	callees(t);
 
 	/* everything must hang from the root or an orphan root */
 	char *seen = (char *)(ix + t->n);
@@ -627,30 +679,5 @@ void trace_critical_path(Trace *t)
 const char *trace_callee(const Trace *t, int s)
 {
 	const TSpan *sp = &t->sp[s];
-	if (sp->kind != SPAN_KIND_CLIENT)
-		return "";
-	/* a database call by its system, not by its server.address, which
-	 * often names one replica or cluster member of many */
-	if (sp->db)
-		return trace_str(t, sp->db);
-	if (sp->peer)
-		return trace_str(t, sp->peer);
-	/* a call that names nothing takes what its siblings of the same
-	 * service and name call, when they agree (instrumentation that sets
-	 * the attribute on some calls only) */
-	const char *got = NULL;
-	if (sp->parent < 0)
-		return "";
-	for (int c = t->sp[sp->parent].first_child; c >= 0; c = t->sp[c].next_sibling) {
-		const TSpan *o = &t->sp[c];
-		if (c == s || o->kind != SPAN_KIND_CLIENT || (!o->peer && !o->db) ||
-		    strcmp(trace_str(t, o->svc), trace_str(t, sp->svc)) != 0 ||
-		    strcmp(trace_str(t, o->name), trace_str(t, sp->name)) != 0)
-			continue;
-		const char *x = trace_str(t, o->db ? o->db : o->peer);
-		if (got && strcmp(got, x) != 0)
-			return "";
-		got = x;
-	}
-	return got ? got : "";
+	return sp->kind == SPAN_KIND_CLIENT ? trace_str(t, sp->callee) : "";
 }

@@ -17,6 +17,7 @@ typedef struct TSpan {
 	size_t sid, pid, svc, name, host, cls, attrs, events; /* arena offsets */
 	size_t db;                 /* db system of a database client span, or 0 */
 	size_t peer;               /* a client span's peer.service / server.address, or 0 */
+	size_t callee;             /* CLIENT: trace_callee(), set by trace_link(), or 0 */
 	int kind;
 	int64_t start, end;        /* as recorded */
 	int64_t astart, aend;      /* adjusted: skew-corrected and clipped */

@@ -11,6 +11,7 @@
 
 #include "analysis.h"
 #include "helpers.h"
+#include "trace_build.h"
 
 enum { S = SPAN_KIND_SERVER, C = SPAN_KIND_CLIENT, I = SPAN_KIND_INTERNAL };
 
@@ -313,6 +314,63 @@ static void test_orphans_and_cycles(void **state)
 }
 
 /* Nearest rank over 1..100 ms: p50 = 50, p90 = 90, p99 = 99. */
+/* One span of trace "t" for callee_trace(): a CLIENT span of svc named
+ * name under parent, with the peer it names ("" for none). */
+static void callee_span(Trace *t, const char *id, const char *parent, const char *svc,
+                        const char *name, int kind, const char *peer)
+{
+	StoreSpanRow r = {.trace_id = "t", .span_id = id, .parent_id = parent, .service = svc,
+	                  .host = "", .name = name, .kind = kind, .start_ns = 1, .end_ns = 2,
+	                  .wclass = "", .attrs_json = "", .db_system = "", .peer = peer,
+	                  .events_json = ""};
+	trace_add(t, &r);
+}
+
+/* A call that names no peer goes to the node of its siblings of the same
+ * service and name when they all name one peer, and to a node of its own
+ * when they disagree or none names one; other services' calls and other
+ * names do not count. A parent with thousands of unnamed calls is settled
+ * too (one look per group of siblings, not one per call). */
+static void test_unnamed_call_takes_siblings_peer(void **state)
+{
+	(void)state;
+	Trace t;
+	trace_init(&t);
+	trace_reset(&t, "t");
+	callee_span(&t, "r", "", "api", "GET /", 2, "");
+	callee_span(&t, "a1", "r", "api", "GET", 3, "pricing:80");
+	callee_span(&t, "a2", "r", "api", "GET", 3, "pricing:80");
+	callee_span(&t, "a3", "r", "api", "GET", 3, "");          /* -> pricing:80 */
+	callee_span(&t, "b1", "r", "api", "POST", 3, "quote:81");
+	callee_span(&t, "b2", "r", "api", "POST", 3, "stock:82");
+	callee_span(&t, "b3", "r", "api", "POST", 3, "");         /* they disagree */
+	callee_span(&t, "c1", "r", "api", "PUT", 3, "");          /* nobody names one */
+	callee_span(&t, "c2", "r", "api", "PUT", 3, "");
+	callee_span(&t, "l1", "r", "api", "work", 1, "");         /* not a call */
+	trace_link(&t);
+	static const char *const want[] = {"", "pricing:80", "pricing:80", "pricing:80", "quote:81",
+	                                   "stock:82", "", "", "", ""};
+	for (int i = 0; i < t.n; i++)
+		if (strcmp(trace_callee(&t, i), want[i]) != 0)
+			fail_msg("span %d: callee '%s', want '%s'", i, trace_callee(&t, i), want[i]);
+	/* 20,000 unnamed calls and one named under one parent */
+	enum { FAN = 20000 };
+	trace_reset(&t, "t");
+	callee_span(&t, "r", "", "api", "GET /", 2, "");
+	callee_span(&t, "n", "r", "api", "GET", 3, "pricing:80");
+	for (int i = 0; i < FAN; i++) {
+		char id[16];
+		snprintf(id, sizeof id, "u%d", i);
+		callee_span(&t, id, "r", "api", "GET", 3, "");
+	}
+	trace_link(&t);
+	int to_pricing = 0;
+	for (int i = 0; i < t.n; i++)
+		to_pricing += strcmp(trace_callee(&t, i), "pricing:80") == 0;
+	assert_int_equal(to_pricing, FAN + 1);
+	trace_fini(&t);
+}
+
 static void test_quantiles_nearest_rank(void **state)
 {
 	(void)state;
@@ -475,6 +533,7 @@ int main(void)
 		cmocka_unit_test(test_critical_path),
 		cmocka_unit_test(test_clock_skew_and_late_work),
 		cmocka_unit_test(test_orphans_and_cycles),
+		cmocka_unit_test(test_unnamed_call_takes_siblings_peer),
 		cmocka_unit_test(test_quantiles_nearest_rank),
 		cmocka_unit_test(test_classes_and_windows),
 		cmocka_unit_test(test_trace_view),
