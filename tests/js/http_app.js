@@ -18,10 +18,14 @@
 //   pool   storefront's connection pool to quote shrinks to one socket:
 //          calls queue in the Node HTTP agent, inside the client span,
 //          before quote's server span starts
+//   cpu    catalog does CPU-bound work (18 ms on average, its event loop
+//          blocked meanwhile: about 70 % busy at 40 requests/s): its
+//          spans grow, and calls wait before its server span opens, in
+//          its socket, while the loop is busy with another request
 // It prints {"baseline": "A..B", "incident": "A..B", "requests": N} (epoch
 // ms) once every service has flushed its spans.
 //
-// Usage: node http_app.js ENDPOINT none|slow|pool [RATE] [SECONDS_PER_PHASE]
+// Usage: node http_app.js ENDPOINT none|slow|pool|cpu [RATE] [SECONDS_PER_PHASE]
 //        (a service process: node http_app.js --service NAME PORT ENDPOINT)
 'use strict';
 
@@ -49,7 +53,7 @@ function service(name, port, endpoint) {
   const agent = new h.Agent({ keepAlive: true, maxSockets: 256 });
   let quoteAgent = agent;
   const peers = JSON.parse(process.env.HTTP_APP_PORTS || '{}');
-  let slow = false;
+  let slow = false, cpu = false;
   const get = (p, path) => new Promise((resolve) => {
     const a = p === peers.quote ? quoteAgent : agent;
     const r = h.get({ host: '127.0.0.1', port: p, path, agent: a }, (m) => { m.resume(); m.on('end', resolve); });
@@ -58,6 +62,11 @@ function service(name, port, endpoint) {
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const server = h.createServer(async (req, res) => {
     if (req.url === '/_slow') { slow = true; res.end('ok'); return; }
+    if (req.url === '/_cpu') { cpu = true; res.end('ok'); return; }
+    if (cpu) { // busy, not asleep: nothing else runs in this process meanwhile
+      const until = Date.now() + 36 * Math.random();
+      while (Date.now() < until);
+    }
     if (req.url === '/_pool') {
       quoteAgent = new h.Agent({ keepAlive: true, maxSockets: 1 });
       res.end('ok');
@@ -86,8 +95,8 @@ async function main() {
   const [endpoint, cause] = [process.argv[2], process.argv[3]];
   const rate = parseFloat(process.argv[4] || '40');
   const seconds = parseFloat(process.argv[5] || '6');
-  if (!endpoint || !['none', 'slow', 'pool'].includes(cause)) {
-    console.error('usage: node http_app.js ENDPOINT none|slow|pool [RATE] [SECONDS_PER_PHASE]');
+  if (!endpoint || !['none', 'slow', 'pool', 'cpu'].includes(cause)) {
+    console.error('usage: node http_app.js ENDPOINT none|slow|pool|cpu [RATE] [SECONDS_PER_PHASE]');
     process.exit(2);
   }
   const kids = [];
@@ -123,6 +132,7 @@ async function main() {
     await pause();
     if (cause === 'slow') await hit(PORTS.catalog, '/_slow', agent);
     if (cause === 'pool') await hit(PORTS.storefront, '/_pool', agent);
+    if (cause === 'cpu') await hit(PORTS.catalog, '/_cpu', agent);
     await pause();
     const [i0, i1, ni] = await phase();
     await pause();

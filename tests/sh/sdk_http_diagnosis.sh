@@ -9,7 +9,10 @@
 # one call per request each, the calls that got their answer must not be
 # taken for late work (which made every dependency optional), and when
 # catalog slows down, or storefront's connection pool to quote shrinks to
-# one socket, the Board must blame it, strictly ahead.
+# one socket, the Board must blame it, strictly ahead. When catalog is
+# CPU-bound, calls to it also wait before its server span opens, as they
+# do in front of a short pool: the Board must blame catalog itself
+# (its own time rose with the wait), not the caller's pool.
 source "${TT_SRC:?}/tests/js/live_common.bash"
 live_need_node
 
@@ -61,4 +64,5 @@ run slow dependency-slowdown catalog
 # (its upper bound lies past the sample), so the Board must find the pool
 # from the p90 of quote's wait, which rose while no other dependency's did
 run pool client-pool-wait quote
+run cpu dependency-slowdown catalog
 echo "sdk http diagnosis: ok"
