@@ -37,7 +37,7 @@ struct CliBoard {
 	TuiBoardHyp *hyps;
 	TuiBoardDecision *decs;
 	const char **lines;          /* all hypotheses' lines, one array */
-	char note[300];
+	char note[600];
 };
 
 static int under_bound(const Analysis *a)
@@ -232,7 +232,16 @@ static const TuiBoardSnapshot *snapshot_cb(void *ctx, const Analysis *a)
 	const Diagnosis *d = current(b, a, &fresh);
 	if (d == NULL) {
 		snap_clear(b);
-		return NULL;
+		/* the engine refused this window and baseline (no request in
+		 * the baseline, say): the Board says so with the engine's words,
+		 * as `diagnose` does, instead of waiting for nothing */
+		DxLiveKey k = dx_live_key(a);
+		const char *why = a->approx && under_bound(a) ? NULL : dx_live_failed(b->live, &k);
+		if (why == NULL)
+			return NULL;
+		snprintf(b->note, sizeof b->note, "%s", why);
+		b->snap.error = b->note;
+		return &b->snap;
 	}
 	if (!b->has_snap || b->snap_gen != dx_live_generation(b->live))
 		snap_build(b, d);

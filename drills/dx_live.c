@@ -40,6 +40,8 @@ struct DxLive {
 	Diagnosis *done;             /* finished, not yet taken (owned) */
 	DxLiveKey done_key;
 	char err[512];               /* worker's last error */
+	DxLiveKey err_key;           /* the request it failed (when err[0]) */
+	unsigned err_gen;            /* incremented per failure */
 	/* caller side */
 	Diagnosis *shown;            /* handed to the caller (owned) */
 	unsigned gen;                /* incremented per hand-over */
@@ -48,6 +50,7 @@ struct DxLive {
 	int asked;
 	DxLiveKey asked_key;
 	int64_t asked_ms;            /* when the last request was queued */
+	unsigned err_seen;           /* err_gen the caller last looked at */
 	char err_copy[512];
 	Wake wake;                   /* a diagnosis (or an error) was handed over */
 };
@@ -171,7 +174,9 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&l->mu);
 		l->running = 0;
 		if (rc) {
-			snprintf(l->err, sizeof l->err, "%s", err.msg);
+			snprintf(l->err, sizeof l->err, "%s", err.msg[0] ? err.msg : "the diagnosis failed");
+			l->err_key = k;
+			l->err_gen++;
 		} else {
 			l->err[0] = '\0';
 			/* an untaken older result is replaced (freed here: the caller
@@ -261,7 +266,8 @@ int dx_live_ready(DxLive *l)
 {
 	wake_drain(&l->wake);
 	pthread_mutex_lock(&l->mu);
-	int r = l->done != NULL;
+	/* a failure is news too: the screen says why nothing came */
+	int r = l->done != NULL || l->err_gen != l->err_seen;
 	pthread_mutex_unlock(&l->mu);
 	return r;
 }
@@ -277,6 +283,7 @@ const Diagnosis *dx_live_get(DxLive *l, const DxLiveKey *k, const Analysis *a, i
 		l->done = NULL;
 		l->gen++;
 	}
+	l->err_seen = l->err_gen;
 	int have = l->has_shown && same(&l->shown_key, k);
 	int coming = (l->running && same(&l->running_key, k)) ||
 	             (l->has_pending && same(&l->pending, k));
@@ -312,6 +319,16 @@ int dx_live_shown(DxLive *l, DxLiveKey *k)
 		return 0;
 	*k = l->shown_key;
 	return 1;
+}
+
+const char *dx_live_failed(DxLive *l, const DxLiveKey *k)
+{
+	pthread_mutex_lock(&l->mu);
+	int f = l->err[0] && dx_live_same_range(&l->err_key, k);
+	if (f)
+		snprintf(l->err_copy, sizeof l->err_copy, "%s", l->err);
+	pthread_mutex_unlock(&l->mu);
+	return f ? l->err_copy : NULL;
 }
 
 const char *dx_live_error(DxLive *l)

@@ -90,8 +90,9 @@ void dx_live_counts(DxLive *l, unsigned *reused, unsigned *computed);
  * when it returned NULL. */
 int dx_live_shown(DxLive *l, DxLiveKey *k);
 
-/* 1 when a finished diagnosis waits to be handed over by dx_live_get():
- * the caller should redraw whatever shows it. Cheap. Also takes the
+/* 1 when a finished diagnosis waits to be handed over by dx_live_get(),
+ * or a diagnosis failed since the last dx_live_get(): the caller should
+ * redraw whatever shows it. Cheap. Also takes the
  * pending wake-ups of dx_live_wait_fd(), so call it from the thread that
  * polls that descriptor. */
 int dx_live_ready(DxLive *l);
@@ -107,6 +108,13 @@ unsigned dx_live_generation(DxLive *l);
 
 /* The last error of the worker ("" when none). Valid until the next call. */
 const char *dx_live_error(DxLive *l);
+
+/* Why the latest diagnosis of k's window and baseline failed (the
+ * engine's message, such as the refusal of a baseline without requests),
+ * or NULL when it did not fail or none was asked for. A failure is kept
+ * until a diagnosis of any range succeeds; dx_live_ready() reports it
+ * once, so the screen can say it at once. Valid until the next call. */
+const char *dx_live_failed(DxLive *l, const DxLiveKey *k);
 
 /* 1 while a diagnosis is being computed. */
 int dx_live_busy(DxLive *l);

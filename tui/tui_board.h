@@ -42,6 +42,8 @@ typedef struct TuiBoardSnapshot {
 	int n_decisions;
 	int stale;                 /* computed for an earlier window or data */
 	const char *note;          /* e.g. "updating", an error, or NULL */
+	const char *error;         /* no diagnosis of the window on screen:
+	                            * why (the engine refused it), or NULL */
 } TuiBoardSnapshot;
 
 typedef struct TuiBoard {

@@ -163,6 +163,15 @@ static void board_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 		            "diagnosing the window (evidence, hypotheses, decisions)...");
 		return;
 	}
+	if (s->error) {
+		/* refused: the engine's reason, whole, and what to do about it */
+		canvas_text(cv, 1, y, r.w - 2, ROLE_TITLE, "no diagnosis of this window and baseline");
+		int n = wrap(cv, 1, y + 2, r.w - 2, r.y + r.h, 0, ROLE_ERROR, s->error);
+		if (y + 3 + n < r.y + r.h)
+			wrap(cv, 1, y + 3 + n, r.w - 2, r.y + r.h, 0, ROLE_DIM,
+			     "b sets the baseline (A..B, before, none), w the window");
+		return;
+	}
 	char buf[256];
 	snprintf(buf, sizeof buf, "hypotheses, most likely first%s%s%s", s->stale ? "  (updating)" : "",
 	         s->note ? "  " : "", s->note ? s->note : "");

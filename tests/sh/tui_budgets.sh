@@ -3,7 +3,8 @@
 # diagnosis computed in the background; when it finishes the screen shows
 # them on its own, without a key press and without waiting for the next
 # tick (the tick here is a minute: only the finished diagnosis can wake
-# the screen in time). Data: a small simulated incident with its pool
+# the screen in time). A refused diagnosis (a baseline without requests)
+# wakes it too, and the Board says why. Data: a small simulated incident with its pool
 # metrics, imported like real telemetry.
 source "$(dirname "${BASH_SOURCE[0]}")/tui_lib.bash"
 "$TT_BIN" sim mercury --out "$TUI_TMP/sim" --traces 300 -q || tui_fail "sim failed"
@@ -32,5 +33,18 @@ tui_wait "pool pricing \(client, [^)]*slots[^)]*\): occupancy [0-9.]+%" "the poo
 tui_keys 6
 tui_wait "hypotheses, most likely first" "the board did not open"
 tui_wait " 1 [a-z-]+ " "the board shows no ranked hypothesis"
+# the baseline the header suggests, 'before' (17:50-18:00), holds no
+# request: the engine refuses it, and the Board says so on its own (no
+# key, no tick) with the range and the counts, as `diagnose` does
+tui_keys b
+tui_keys before Enter
+tui_wait "^baseline .*17:50:00\.\.18:00:00Z" "b before did not set the baseline"
+tui_wait "no diagnosis of this window and baseline" "the Board did not say why it has no diagnosis" 30
+tui_wait "holds no request of the endpoint" "the Board does not give the engine's reason"
+tui_screen | grep -q "diagnosing the window" && tui_fail "the Board still says it is diagnosing"
+# and back to a baseline with requests: the ranking returns
+tui_keys b
+tui_keys 2026-07-14T17:00:00Z..2026-07-14T17:10:00Z Enter
+tui_wait " 1 [a-z-]+ " "the ranking did not come back with a usable baseline" 30
 tui_quit
 echo "tui_budgets: ok"

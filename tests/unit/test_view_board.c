@@ -20,6 +20,7 @@
 #include "board.h"
 #include "canvas.h"
 #include "test_tui_fixture.h"
+#include "tui_board.h"
 #include "view.h"
 
 typedef struct Env {
@@ -31,7 +32,8 @@ typedef struct Env {
 	Canvas cv;
 } Env;
 
-static Env *env_new(int w, int h)
+/* The fixture's window; the baseline base_from..base_to. */
+static Env *env_new_base(int w, int h, int64_t base_from, int64_t base_to)
 {
 	Env *e = calloc(1, sizeof *e);
 	tmp_db_path(e->path, sizeof e->path);
@@ -49,8 +51,8 @@ static Env *env_new(int w, int h)
 	o.period.win.from = FX_WIN_FROM;
 	o.period.win.to = FX_WIN_FROM + (int64_t)600 * 1000000000;
 	o.period.has_baseline = 1;
-	o.period.base.from = FX_BASE_FROM;
-	o.period.base.to = FX_WIN_FROM;
+	o.period.base.from = base_from;
+	o.period.base.to = base_to;
 	o.refresh_ms = 1000;
 	o.ascii = 1;
 	cli_board_wire(e->board, &o);
@@ -63,6 +65,11 @@ static Env *env_new(int w, int h)
 	a->data_version = store_data_version(e->st);
 	app_set_analysis(&e->app, a, e->app.opt_gen);
 	return e;
+}
+
+static Env *env_new(int w, int h)
+{
+	return env_new_base(w, h, FX_BASE_FROM, FX_WIN_FROM);
 }
 
 static void env_free(Env *e)
@@ -295,6 +302,37 @@ static void test_board_decisions_in_full(void **state)
 	env_free(e);
 }
 
+/* A baseline without a request: the engine refuses it, and the Board
+ * says so at once, with the engine's words (range and counts), instead
+ * of "diagnosing..." for ever. The loop is told (ready()), so the
+ * message is drawn without a key press. */
+static void test_board_refused_baseline(void **state)
+{
+	(void)state;
+	Env *e = env_new_base(100, 30, FX_BASE_FROM - (int64_t)600 * 1000000000, FX_BASE_FROM);
+	app_open_pane(&e->app, PANE_BOARD);
+	char *s = screen(e);   /* asks for the diagnosis */
+	free(s);
+	const TuiBoard *tb = e->app.board;
+	assert_non_null(tb);
+	int told = 0;
+	for (int i = 0; i < 400 && !told; i++) {
+		struct timespec ts = {0, 50 * 1000000};
+		nanosleep(&ts, NULL);
+		told = tb->ready(tb->ctx);
+	}
+	if (!told)
+		fail_msg("the loop was never told that the diagnosis failed");
+	s = screen(e);
+	HAS(s, "no diagnosis of this window and baseline");
+	HAS(s, "holds no request of the endpoint");
+	HAS(s, "(the window holds 40,");
+	HAS(s, "b sets the baseline");
+	assert_null(strstr(s, "diagnosing the window"));
+	free(s);
+	env_free(e);
+}
+
 /* Without a board the pane is not offered and Tab skips it. */
 static void test_no_board(void **state)
 {
@@ -321,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_header_evaluating),
 		cmocka_unit_test(test_board_decisions_in_full),
 		cmocka_unit_test(test_board_shares_the_analysis),
+		cmocka_unit_test(test_board_refused_baseline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
