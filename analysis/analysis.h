@@ -111,7 +111,8 @@ typedef struct DagNode {
 } DagNode;
 
 /* How much two serial siblings may overlap and still count as serial:
- * abs_ns plus frac times the shorter sibling's duration. A sibling that
+ * abs_ns, capped at ANALYSIS_SKEW_ABS_CAP of the shorter sibling's
+ * duration, plus frac times that duration. A sibling that
  * starts first and ends first, overlapping the other by more than 0 and at
  * most that, is serial for the critical path (the overlap is split at its
  * midpoint) and for the edge vote. */
@@ -123,6 +124,9 @@ typedef struct SkewTolerance {
 
 #define ANALYSIS_SKEW_ABS_NS 50000 /* 50 µs */
 #define ANALYSIS_SKEW_FRAC 0.01    /* 1 % */
+/* The absolute part never exceeds this share of the shorter sibling, set
+ * or default: an overlap covering most of a span is not clock skew. */
+#define ANALYSIS_SKEW_ABS_CAP 0.25
 
 typedef struct DataQuality {
 	int64_t traces;            /* traces read */

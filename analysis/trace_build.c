@@ -60,13 +60,25 @@ void trace_set_skew(Trace *t, const SkewTolerance *skew)
 	}
 }
 
+/* The overlap a serial predecessor may have with a sibling when the
+ * shorter of the two lasts `shorter` ns. The absolute part stands for
+ * clock skew and rounding, which do not shrink with the spans; but an
+ * overlap that covers much of the shorter span is concurrency whatever
+ * the clocks say, so that part is capped at ANALYSIS_SKEW_ABS_CAP of it
+ * (two 20 us siblings overlapping by 15 us run in parallel). */
+static double skew_tol(const Trace *t, int64_t shorter)
+{
+	double d = (double)shorter, cap = ANALYSIS_SKEW_ABS_CAP * d;
+	double abs = (double)t->tol_abs < cap ? (double)t->tol_abs : cap;
+	return abs + t->tol_frac * d;
+}
+
 int trace_skew_serial(const Trace *t, int64_t as, int64_t ae, int64_t bs, int64_t be)
 {
 	if (!(as < bs && ae < be && ae > bs))
 		return 0;
 	int64_t da = ae - as, db = be - bs;
-	double tol = (double)t->tol_abs + t->tol_frac * (double)(da < db ? da : db);
-	return (double)(ae - bs) <= tol;
+	return (double)(ae - bs) <= skew_tol(t, da < db ? da : db);
 }
 
 int trace_siblings_parallel(const Trace *t, int a, int b)
@@ -624,9 +636,9 @@ static void cp_walk(Trace *t, int s, int64_t lo, int64_t hi, int depth)
 				pick = i;
 				break;
 			}
-			/* cur only moves back: a child too far past it stays out */
-			if (i == first &&
-			    (double)(ke - cur) > (double)t->tol_abs + t->tol_frac * (double)(ke - ks))
+			/* cur only moves back: a child too far past it stays out
+			 * (no pair with it can allow more than its own length does) */
+			if (i == first && (double)(ke - cur) > skew_tol(t, ke - ks))
 				first++;
 		}
 		if (pick < 0)

@@ -87,7 +87,8 @@ void trace_set_skew(Trace *t, const SkewTolerance *skew);
 
 /* Is the interval [as, ae] a serial predecessor of [bs, be] whose overlap
  * is within the tolerance? True when a starts before b, ends before b
- * ends, and 0 < ae - bs <= tol_abs + tol_frac * (the shorter duration). */
+ * ends, and 0 < ae - bs <= min(tol_abs, ANALYSIS_SKEW_ABS_CAP * d) +
+ * tol_frac * d, d the shorter duration. */
 int trace_skew_serial(const Trace *t, int64_t as, int64_t ae, int64_t bs, int64_t be);
 
 /* Do siblings a and b (span indexes) run in parallel? They overlap in

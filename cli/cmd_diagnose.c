@@ -45,7 +45,8 @@ static void usage(FILE *out)
 	      "                   rounding) and still be serial on the critical path, in the\n"
 	      "                   DAG and for serial-call evidence: ABS+PCT%, e.g. 50us+1%\n"
 	      "                   (the default: 50 us plus 1 % of the shorter sibling), 2ms,\n"
-	      "                   5%, or 0 for none\n"
+	      "                   5%, or 0 for none; ABS is capped at a quarter of the\n"
+	      "                   shorter sibling\n"
 	      CLI_SAMPLE_HELP
 	      "  --format F       text (default) or json (docs/diagnosis.md)\n"
 	      "  --decide ID      also judge this per-node decision, e.g. degrade:pricing or\n"

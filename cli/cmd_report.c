@@ -35,7 +35,8 @@ static void usage(FILE *out)
 	      "  --skew-tolerance T  how far serial siblings may overlap (clock skew,\n"
 	      "                   rounding) and still be serial on the critical path and in\n"
 	      "                   the DAG: ABS+PCT%, e.g. 50us+1% (the default: 50 us plus\n"
-	      "                   1 % of the shorter sibling), 2ms, 5%, or 0 for none\n"
+	      "                   1 % of the shorter sibling), 2ms, 5%, or 0 for none; ABS\n"
+	      "                   is capped at a quarter of the shorter sibling\n"
 	      CLI_SAMPLE_HELP
 	      "  --format F       text (default) or json (schema: docs/report-json.md)\n",
 	      out);

@@ -149,6 +149,69 @@ static void test_parallel_siblings_stay_parallel(void **state)
 	fx_free(f);
 }
 
+/* Microsecond siblings. a 2..22 us and b 7..27 us overlap by 15 us: with
+ * the absolute part alone (50 us) that would be "serial", yet the overlap
+ * covers three quarters of each; the absolute part is capped at a quarter
+ * of the shorter sibling (5 us, plus 1 % = 5.2 us), so they run in
+ * parallel: b ends last and is on the path (20 us), a is off it, the root
+ * owns 0..7 and 27..30 (10 us). A set tolerance of 1 ms is capped the
+ * same way. c 41..45 and d 44.5..48.5 (4 us each) overlap by 0.5 us,
+ * under the cap (1 us + 0.04 us): serial, split at 44.75 (3.75 us each),
+ * so the second trace's path is root 4.5 + c 3.75 + d 3.75 = 12 us. */
+static void test_microsecond_siblings(void **state)
+{
+	(void)state;
+	static const TSpanSpec par[] = {
+		{"m1", "r", "", "api", "GET /m", S, 0, US(30), NULL, 0},
+		{"m1", "a", "r", "api", "a", I, US(2), US(22), NULL, 0},
+		{"m1", "b", "r", "api", "b", I, US(7), US(27), NULL, 0},
+	};
+	Fx *f = fx_new(par, 3);
+	fx_run(f, NULL);
+	const Analysis *a = f->a;
+	assert_int_equal(node(a, "a")->edge, EDGE_PARALLEL);
+	assert_int_equal(node(a, "b")->edge, EDGE_PARALLEL);
+	assert_float_equal(crit_ms(a, "b"), US(20), 1e-6);
+	assert_float_equal(crit_ms(a, "a"), 0, 1e-9);
+	assert_float_equal(crit_ms(a, "GET /m"), US(10), 1e-6);
+	assert_int_equal(a->dq.skew_serial, 0);
+	SkewTolerance wide = {.set = 1, .abs_ns = 1000000};
+	fx_run(f, &wide);
+	a = f->a;
+	assert_int_equal(node(a, "a")->edge, EDGE_PARALLEL);
+	assert_float_equal(crit_ms(a, "a"), 0, 1e-9);
+	fx_free(f);
+
+	static const TSpanSpec ser[] = {
+		{"m2", "r", "", "api", "GET /n", S, US(40), US(52), NULL, 0},
+		{"m2", "c", "r", "api", "c", I, US(41), US(45), NULL, 0},
+		{"m2", "d", "r", "api", "d", I, US(44.5), US(48.5), NULL, 0},
+	};
+	f = fx_new(ser, 3);
+	fx_run(f, NULL);
+	a = f->a;
+	assert_int_equal(node(a, "c")->edge, EDGE_SERIAL);
+	assert_int_equal(node(a, "d")->edge, EDGE_SERIAL);
+	assert_float_equal(crit_ms(a, "c"), US(3.75), 1e-6);
+	assert_float_equal(crit_ms(a, "d"), US(3.75), 1e-6);
+	assert_float_equal(crit_ms(a, "GET /n"), US(4.5), 1e-6);
+	assert_int_equal(a->dq.skew_serial, 1);
+	/* a 2 us overlap (half of each) is past the cap: parallel */
+	fx_free(f);
+	static const TSpanSpec half[] = {
+		{"m3", "r", "", "api", "GET /h", S, US(40), US(52), NULL, 0},
+		{"m3", "c", "r", "api", "c", I, US(41), US(45), NULL, 0},
+		{"m3", "d", "r", "api", "d", I, US(43), US(47), NULL, 0},
+	};
+	f = fx_new(half, 3);
+	fx_run(f, NULL);
+	a = f->a;
+	assert_int_equal(node(a, "c")->edge, EDGE_PARALLEL);
+	assert_float_equal(crit_ms(a, "c"), 0, 1e-9);
+	assert_int_equal(a->dq.skew_serial, 0);
+	fx_free(f);
+}
+
 /* Nested skew. Call A 0..50.03 ms (server 0.01..50.02, whose children x
  * 1..30 and y 29.99..50.02 overlap by 10 us) and call B 50..100 (server
  * 50.01..99.99). A and B overlap by 30 us: serial, split at 50.015. The
@@ -345,6 +408,7 @@ int main(void)
 		cmocka_unit_test(test_skewed_serial_siblings),
 		cmocka_unit_test(test_parallel_siblings_stay_parallel),
 		cmocka_unit_test(test_nested_skew),
+		cmocka_unit_test(test_microsecond_siblings),
 		cmocka_unit_test(test_path_adds_up_on_random_trees),
 		cmocka_unit_test(test_tolerance_option),
 	};
