@@ -209,12 +209,19 @@ static void snap_build(CliBoard *b, const Diagnosis *d)
 		t->check_class = h->check_class ? keep(b, h->check_class) : NULL;
 		t->check_why = h->check_why ? keep(b, h->check_why) : NULL;
 	}
+	/* the supported decisions first (then the engine's order): on a short
+	 * screen the one to act on is never the one scrolled away */
 	b->decs = xcalloc((size_t)(d->n_dec ? d->n_dec : 1), sizeof *b->decs);
-	for (int i = 0; i < d->n_dec; i++) {
-		b->decs[i].id = keep(b, d->dec[i].id);
-		b->decs[i].verdict = keep(b, dx_verdict_name(d->dec[i].verdict));
-		b->decs[i].reason = keep(b, d->dec[i].reason);
-	}
+	int nd = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < d->n_dec; i++) {
+			if ((d->dec[i].verdict == DX_SUPPORTED) != (pass == 0))
+				continue;
+			b->decs[nd].id = keep(b, d->dec[i].id);
+			b->decs[nd].verdict = keep(b, dx_verdict_name(d->dec[i].verdict));
+			b->decs[nd].reason = keep(b, d->dec[i].reason);
+			nd++;
+		}
 	b->snap.hyps = b->hyps;
 	b->snap.n_hyps = d->n_hyp;
 	b->snap.decisions = b->decs;

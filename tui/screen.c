@@ -370,6 +370,8 @@ typedef struct HelpLine {
 	int kind;                /* HL_* */
 	char keys[48];
 	const char *text;
+	int text_len;            /* bytes of text on this line (a long text
+	                          * goes on over continuation lines) */
 	char heading[96];
 	int glyph;               /* HL_GLYPHS: which legend row */
 } HelpLine;
@@ -378,30 +380,62 @@ enum { HL_KEY, HL_HEADING, HL_BLANK, HL_GLYPHS };
 
 #define HELP_MAX 160
 
-static void help_key_line(HelpLine *l, int *n, const TuiApp *app, Action act, const char *text)
+/* Bytes of text's longest prefix of whole words within tw columns (at
+ * least one word, so a word wider than tw is cut rather than looped on). */
+static int help_fit(const char *text, int tw)
 {
-	if (*n >= HELP_MAX)
-		return;
-	HelpLine *h = &l[(*n)++];
-	memset(h, 0, sizeof *h);
-	h->kind = HL_KEY;
-	if (act == ACT_GOTO_PANE)
-		snprintf(h->keys, sizeof h->keys, "1-%d", PANE_COUNT);
-	else
-		keymap_keys_for(act, app->ascii, h->keys, sizeof h->keys);
-	h->text = text;
+	int end = 0, i = 0;
+	char word[256];
+	while (text[i]) {
+		int j = i;
+		while (text[j] == ' ')
+			j++;
+		while (text[j] && text[j] != ' ')
+			j++;
+		int len = j < (int)sizeof word ? j : (int)sizeof word - 1;
+		memcpy(word, text, (size_t)len);
+		word[len] = '\0';
+		if (end > 0 && san_width(word) > tw)
+			break;
+		end = j;
+		i = j;
+	}
+	return end;
+}
+
+/* One key's line, and as many continuation lines (no keys) as its text
+ * needs at tw columns: a long explanation is wrapped, never cut. */
+static void help_key_line(HelpLine *l, int *n, const TuiApp *app, Action act, const char *text,
+                          int tw)
+{
+	const char *p = text;
+	for (int first = 1; *p && *n < HELP_MAX; first = 0) {
+		HelpLine *h = &l[(*n)++];
+		memset(h, 0, sizeof *h);
+		h->kind = HL_KEY;
+		if (first && act == ACT_GOTO_PANE)
+			snprintf(h->keys, sizeof h->keys, "1-%d", PANE_COUNT);
+		else if (first)
+			keymap_keys_for(act, app->ascii, h->keys, sizeof h->keys);
+		int len = help_fit(p, first ? tw : tw - 2);
+		h->text = p;
+		h->text_len = len;
+		p += len;
+		while (*p == ' ')
+			p++;
+	}
 }
 
 /* The keys every pane shares (from keymap.c), then, for every pane of
  * app.c's pane table, what its own keys do (ViewOps.keys), then the glyph
  * legend. Panes that are not open now are listed too, marked as such. */
-static int help_lines(const TuiApp *app, HelpLine *l)
+static int help_lines(const TuiApp *app, HelpLine *l, int tw)
 {
 	int n = 0, na;
 	const ActionInfo *acts = keymap_actions(&na);
 	for (int i = 0; i < na; i++)
 		if (!acts[i].per_pane)
-			help_key_line(l, &n, app, acts[i].action, acts[i].help);
+			help_key_line(l, &n, app, acts[i].action, acts[i].help, tw);
 	for (int p = 0; p < PANE_COUNT && n < HELP_MAX - 2; p++) {
 		const ViewOps *ops = app->views[p]->ops;
 		l[n].kind = HL_BLANK;
@@ -412,7 +446,7 @@ static int help_lines(const TuiApp *app, HelpLine *l)
 		snprintf(h->heading, sizeof h->heading, "%d %s%s", p + 1, ops->title,
 		         app_pane_available(app, p) ? "" : " (not open now)");
 		for (const PaneKey *k = ops->keys; k && k->action != ACT_NONE; k++)
-			help_key_line(l, &n, app, k->action, k->help);
+			help_key_line(l, &n, app, k->action, k->help, tw);
 	}
 	for (int g = 0; g < 6 && n < HELP_MAX; g++) {
 		l[n].kind = g == 0 ? HL_BLANK : HL_GLYPHS;
@@ -426,8 +460,8 @@ static void draw_help(TuiApp *app, Canvas *cv)
 {
 	const Glyphs *g = cv->g;
 	static HelpLine hl[HELP_MAX];
-	int lines = help_lines(app, hl);
 	int w = cv->w - 4 < 78 ? cv->w - 4 : 78;
+	int lines = help_lines(app, hl, w - 16);
 	int h = cv->h - 2 < lines + 2 ? cv->h - 2 : lines + 2;
 	int x0 = (cv->w - w) / 2, y0 = (cv->h - h) / 2;
 	draw_box(cv, x0, y0, w, h);
@@ -443,7 +477,13 @@ static void draw_help(TuiApp *app, Canvas *cv)
 		switch (l->kind) {
 		case HL_KEY:
 			canvas_text(cv, x, y, 11, ROLE_KEY, l->keys);
-			canvas_text(cv, x + 12, y, w - 16, ROLE_NORMAL, l->text);
+			{
+				char t[512];
+				snprintf(t, sizeof t, "%.*s", l->text_len, l->text);
+				/* a continuation is indented by two */
+				int ind = l->keys[0] ? 0 : 2;
+				canvas_text(cv, x + 12 + ind, y, w - 16 - ind, ROLE_NORMAL, t);
+			}
 			break;
 		case HL_HEADING:
 			canvas_text(cv, x, y, w - 4, ROLE_HEADING, l->heading);

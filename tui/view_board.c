@@ -178,22 +178,40 @@ static void board_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 	canvas_text(cv, 1, y, r.w - 2, ROLE_TITLE, buf);
 	y++;
 
+	/* every decision has its line while the hypotheses keep six rows
+	 * (at 80x24 that is all five); on a shorter pane a third of it, the
+	 * supported ones first (cli/board.c orders them) */
 	int dec_h = s->n_decisions + 1;
-	if (dec_h > r.h / 3)
-		dec_h = r.h / 3;
+	if (dec_h > r.h - 1 - 1 - 6)
+		dec_h = r.h / 3 > r.h - 1 - 1 - 6 ? r.h / 3 : r.h - 1 - 1 - 6;
 	if (dec_h < 2)
 		dec_h = 2;
 	int body_h = r.h - 1 - dec_h - 1;
 	if (body_h < 3)
 		body_h = 3;
-	/* rank, id, node, score: 2+1+idw+1+nodew+1+5 columns */
-	int idw = r.w >= 100 ? 26 : 20, nodew = r.w >= 100 ? 14 : 10;
-	int list_w = 2 + 1 + idw + 1 + nodew + 1 + 5 + 2;
-	if (list_w > r.w / 2) {
-		list_w = r.w / 2;
-		idw = list_w - (2 + 1 + 1 + nodew + 1 + 5 + 2);
-		if (idw < 8)
-			idw = 8;
+	/* rank, id, node, score: 2+1+idw+1+nodew+1+5 columns. A hypothesis's
+	 * id is never cut: the id column is as wide as the longest id on the
+	 * board, and the list takes up to 55 % of the width for it; what it
+	 * blames (a node or class from the data) gives way first */
+	int idw = 8, nodew = 6;
+	for (int i = 0; i < s->n_hyps; i++) {
+		int wi = san_width(s->hyps[i].id), wn = san_width(s->hyps[i].node);
+		if (wi > idw)
+			idw = wi;
+		if (wn > nodew)
+			nodew = wn;
+	}
+	if (nodew > 14)
+		nodew = 14;
+	const int fixed = 2 + 1 + 1 + 1 + 5 + 2;
+	int list_w = fixed + idw + nodew, most = r.w >= 100 ? r.w / 2 : r.w * 11 / 20;
+	if (list_w > most) {
+		list_w = most;
+		nodew = list_w - fixed - idw;
+		if (nodew < 6) {
+			nodew = 6;
+			idw = list_w - fixed - nodew;
+		}
 	}
 
 	/* a check's table takes the whole width until Left closes it */

@@ -459,6 +459,34 @@ static void test_help_lists_every_pane(void **state)
 	env_free(e);
 }
 
+/* No line of the help is lost to the box's width: a long explanation
+ * goes on over a second line instead of ending in an ellipsis, at every
+ * width (the box is 78 columns at most, so 120 columns cut like 80 did). */
+static void test_help_wraps_long_lines(void **state)
+{
+	(void)state;
+	static const int dims[][2] = {{80, 24}, {100, 30}, {120, 40}};
+	for (size_t z = 0; z < sizeof dims / sizeof dims[0]; z++) {
+		Env *e = env_new(1, 1, dims[z][0], dims[z][1], 0);
+		env_compute(e);
+		env_key(e, '?');
+		int saw_wrap = 0;
+		for (int page = 0; page < 12; page++) {
+			char *s = screen(e);
+			for (const char *p = strstr(s, "\u2026 \u2502"); p; p = strstr(p + 1, "\u2026 \u2502"))
+				fail_msg("a help line is cut at %dx%d:\n%s", dims[z][0], dims[z][1], s);
+			if (strstr(s, "Left goes") && strstr(s, "back "))
+				saw_wrap = 1;
+			free(s);
+			env_key(e, TK_PGDN);
+		}
+		if (!saw_wrap)
+			fail_msg("the Board's Right key is not explained whole at %dx%d", dims[z][0],
+			         dims[z][1]);
+		env_free(e);
+	}
+}
+
 /* A node name too long for its tab is cut with an ellipsis, like every
  * other cut name, never silently. */
 static void test_long_name_in_tab_ends_in_ellipsis(void **state)
@@ -1087,6 +1115,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_budgets_evaluating),
 		cmocka_unit_test(test_golden_percent_budget),
 		cmocka_unit_test(test_help_lists_every_pane),
+		cmocka_unit_test(test_help_wraps_long_lines),
 		cmocka_unit_test(test_long_name_in_tab_ends_in_ellipsis),
 		cmocka_unit_test(test_span_detail_scrolls_to_every_event),
 		cmocka_unit_test(test_trace_id_prompt),

@@ -333,6 +333,46 @@ static void test_board_refused_baseline(void **state)
 	env_free(e);
 }
 
+/* At 80x24 every decision has its line, the supported ones first (the
+ * one to act on is never scrolled away), and no hypothesis's id is cut:
+ * each id shown is whole, with its rank in front. */
+static void test_board_80x24_whole(void **state)
+{
+	(void)state;
+	Env *e = env_new(80, 24);
+	app_open_pane(&e->app, PANE_BOARD);
+	char *s = screen_when_ready(e, "most likely first");
+	const TuiBoardSnapshot *sn = e->app.board->snapshot(e->app.board->ctx, e->app.a);
+	assert_non_null(sn);
+	assert_true(sn->n_decisions >= 5);
+	const char *dec = strstr(s, "decisions (Right marks them)");
+	assert_non_null(dec);
+	if (strstr(dec, "/5") != NULL || strstr(dec, "/6") != NULL)
+		fail_msg("the decisions scroll at 80x24:\n%s", s);
+	int seen_other = 0;
+	for (int i = 0; i < sn->n_decisions; i++) {
+		int sup = strcmp(sn->decisions[i].verdict, "supported") == 0;
+		if (sup && seen_other)
+			fail_msg("a supported decision comes after another verdict");
+		seen_other |= !sup;
+		char line[128];
+		snprintf(line, sizeof line, "%-11s %s:", sn->decisions[i].verdict, sn->decisions[i].id);
+		if (strstr(dec, line) == NULL)
+			fail_msg("decision '%s' is not on screen:\n%s", line, s);
+	}
+	HAS(dec, "supported   hold-rollout:");
+	int shown = 0;
+	for (int i = 0; i < sn->n_hyps; i++) {
+		char row[128];
+		snprintf(row, sizeof row, "%2d %s ", sn->hyps[i].rank, sn->hyps[i].id);
+		shown += strstr(s, row) != NULL;
+	}
+	if (shown < 6)
+		fail_msg("only %d hypotheses are shown whole at 80x24:\n%s", shown, s);
+	free(s);
+	env_free(e);
+}
+
 /* Without a board the pane is not offered and Tab skips it. */
 static void test_no_board(void **state)
 {
@@ -360,6 +400,7 @@ int main(void)
 		cmocka_unit_test(test_board_decisions_in_full),
 		cmocka_unit_test(test_board_shares_the_analysis),
 		cmocka_unit_test(test_board_refused_baseline),
+		cmocka_unit_test(test_board_80x24_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
