@@ -253,64 +253,288 @@ int evidence_change(const Evidence *e, const char *name, EvChange *c)
 	return 1;
 }
 
-int evidence_rose(const Evidence *e, const char *name, double min_abs, double min_factor)
+/* ---- the three-valued tests, each with the reason it could not tell ------- */
+
+/* What a count behind name is of: calls for a dependency, requests for the
+ * endpoint and its classes, observations otherwise. */
+static const char *noun_of(const char *name)
+{
+	if (strncmp(name, "dep.", 4) == 0)
+		return "calls";
+	if (strncmp(name, "ingress.", 8) == 0 || strncmp(name, "class.", 6) == 0 ||
+	    strncmp(name, "mix.", 4) == 0 || strncmp(name, "endpoint.", 9) == 0)
+		return "requests";
+	return "observations";
+}
+
+/* "the p99", "the p90" or "the value" for a name. */
+static void stat_of(const char *name, char *out, size_t sz)
+{
+	const char *p = strstr(name, ".p");
+	while (p && !(p[2] >= '0' && p[2] <= '9'))
+		p = strstr(p + 2, ".p");
+	if (p) {
+		size_t n = strspn(p + 1, "p0123456789");
+		snprintf(out, sz, "the %.*s", (int)n, p + 1);
+	} else {
+		snprintf(out, sz, "the value");
+	}
+}
+
+static void fmtv(const EvValue *v, double x, char *out, size_t sz)
+{
+	evidence_format(x, v->unit, out, (unsigned)sz);
+}
+
+/* A side of v's interval that is unbounded: "the baseline's 250 calls
+ * give the p99 no upper bound". Returns 1 when it wrote one. */
+static int why_unbounded(const EvValue *v, int upper, char *why, size_t sz)
+{
+	if (!v->has_ci || !(upper ? isinf(v->hi) : isinf(v->lo)))
+		return 0;
+	char st[32];
+	stat_of(v->name, st, sizeof st);
+	if (why)
+		snprintf(why, sz, "the %s's %lld %s give %s no %s bound",
+		         strstr(v->name, "@baseline") ? "baseline" : "window", (long long)v->n,
+		         noun_of(v->name), st, upper ? "upper" : "lower");
+	return 1;
+}
+
+/* The reason a missing value gives: "<name> is missing (<provenance>)". */
+static void why_missing(const Evidence *e, const char *name, char *why, size_t sz)
+{
+	if (why == NULL)
+		return;
+	const EvValue *v = evidence_get(e, name);
+	if (v == NULL)
+		snprintf(why, sz, "%s is not known", name);
+	else
+		snprintf(why, sz, "%s is missing (%s)", name, v->provenance);
+}
+
+/* For a comparison: 0 and a reason when name or name@baseline is
+ * missing. */
+static int change_or_why(const Evidence *e, const char *name, EvChange *c, char *why, size_t sz)
+{
+	if (evidence_change(e, name, c))
+		return 1;
+	char bn[320];
+	snprintf(bn, sizeof bn, "%s@baseline", name);
+	const EvValue *w = evidence_get(e, name);
+	why_missing(e, w == NULL || w->missing ? name : bn, why, sz);
+	return 0;
+}
+
+/* Why a difference's interval missed the asked side: an unbounded side of
+ * the window or the baseline, else the interval itself. low: the lower
+ * bound of w - b is what mattered (a rise), else the upper (a fall, or a
+ * rise that must be excluded). */
+static void why_change(const Evidence *e, const char *name, const EvChange *c, int low,
+                       const char *what, char *why, size_t sz)
+{
+	if (why == NULL)
+		return;
+	char bn[320];
+	snprintf(bn, sizeof bn, "%s@baseline", name);
+	const EvValue *w = evidence_get(e, name), *b = evidence_get(e, bn);
+	/* a rise's lower bound needs the window's lower and the baseline's
+	 * upper bound; its upper bound the other two */
+	if (why_unbounded(b, low, why, sz) || why_unbounded(w, !low, why, sz))
+		return;
+	char d[48], lo[48], hi[48];
+	fmtv(w, c->d, d, sizeof d);
+	fmtv(w, c->d_lo, lo, sizeof lo);
+	fmtv(w, c->d_hi, hi, sizeof hi);
+	snprintf(why, sz, "%s (the change %s%s, 95 %% interval %s%s to %s%s)", what,
+	         c->d >= 0 ? "+" : "", d, c->d_lo >= 0 ? "+" : "", lo, c->d_hi >= 0 ? "+" : "", hi);
+}
+
+/* The bar a rise must reach: "10 ms and x2" (a factor of 0 or less is
+ * not asked). */
+static void bar_text(const EvValue *v, double min_abs, double min_factor, char *out, size_t sz)
+{
+	char a[48];
+	fmtv(v, min_abs, a, sizeof a);
+	if (min_factor > 0 && min_abs > 0)
+		snprintf(out, sz, "%s and x%.2g", a, min_factor);
+	else if (min_factor > 0)
+		snprintf(out, sz, "x%.2g", min_factor);
+	else
+		snprintf(out, sz, "%s", a);
+}
+
+static int t_rose(const Evidence *e, const char *name, double min_abs, double min_factor,
+                  char *why, size_t sz)
 {
 	EvChange c;
-	if (!evidence_change(e, name, &c))
+	if (!change_or_why(e, name, &c, why, sz))
 		return -1;
 	if (c.d < min_abs || (min_factor > 0 && !(c.r >= min_factor)))
 		return 0;
-	return c.d_lo > 0 ? 1 : -1;
+	if (c.d_lo > 0)
+		return 1;
+	why_change(e, name, &c, 1, "the rise's interval reaches 0", why, sz);
+	return -1;
 }
 
-int evidence_fell(const Evidence *e, const char *name, double min_abs, double min_factor)
+static int t_fell(const Evidence *e, const char *name, double min_abs, double min_factor,
+                  char *why, size_t sz)
 {
 	EvChange c;
-	if (!evidence_change(e, name, &c))
+	if (!change_or_why(e, name, &c, why, sz))
 		return -1;
 	if (-c.d < min_abs || (min_factor > 0 && !(c.r <= 1 / min_factor)))
 		return 0;
-	return c.d_hi < 0 ? 1 : -1;
+	if (c.d_hi < 0)
+		return 1;
+	why_change(e, name, &c, 0, "the fall's interval reaches 0", why, sz);
+	return -1;
 }
 
-int evidence_steady(const Evidence *e, const char *name, double tol)
+/* The equivalence test: the interval excludes a rise of the asked size
+ * (its upper bound is under min_abs, or its ratio's under min_factor). */
+static int t_flat(const Evidence *e, const char *name, double min_abs, double min_factor,
+                  char *why, size_t sz)
 {
 	EvChange c;
-	if (!evidence_change(e, name, &c) || isnan(c.r))
+	if (!change_or_why(e, name, &c, why, sz))
 		return -1;
+	if (c.d_hi < min_abs || (min_factor > 0 && c.r_hi < min_factor))
+		return 1;
+	if (t_rose(e, name, min_abs, min_factor, NULL, 0) == 1)
+		return 0;
+	if (why) {
+		char bar[64], what[128];
+		bar_text(evidence_get(e, name), min_abs, min_factor, bar, sizeof bar);
+		snprintf(what, sizeof what, "a rise of %s is inside the interval", bar);
+		why_change(e, name, &c, 0, what, why, sz);
+	}
+	return -1;
+}
+
+static int t_steady(const Evidence *e, const char *name, double tol, char *why, size_t sz)
+{
+	EvChange c;
+	if (!change_or_why(e, name, &c, why, sz))
+		return -1;
+	if (isnan(c.r)) {
+		if (why)
+			snprintf(why, sz, "%s@baseline is 0: no ratio", name);
+		return -1;
+	}
 	double up = 1 + tol, down = 1 / (1 + tol);
 	if (c.r_lo >= down && c.r_hi <= up)
 		return 1;
 	if (c.r_lo > up || c.r_hi < down)
 		return 0;
+	if (why) {
+		char bn[320];
+		snprintf(bn, sizeof bn, "%s@baseline", name);
+		const EvValue *w = evidence_get(e, name), *b = evidence_get(e, bn);
+		int low = c.r_lo < down; /* which side reached past the band */
+		if (why_unbounded(b, low, why, sz) || why_unbounded(w, !low, why, sz))
+			return -1;
+		snprintf(why, sz, "the ratio's 95 %% interval x%.2f to x%.2f reaches past x%.2f",
+		         c.r_lo, c.r_hi, low ? down : up);
+	}
 	return -1;
 }
 
 /* Where the value's interval lies against t: 1 wholly on the asked side
  * (above: lo > t; below: hi < t), 0 wholly on the other, -1 straddling or
  * missing. */
-static int beyond(const Evidence *e, const char *name, double t, int above)
+static int t_beyond(const Evidence *e, const char *name, double t, int above, char *why, size_t sz)
 {
 	const EvValue *v = evidence_get(e, name);
-	if (v == NULL || v->missing)
+	if (v == NULL || v->missing) {
+		why_missing(e, name, why, sz);
 		return -1;
+	}
 	double lo, hi;
 	bounds(v, &lo, &hi);
 	if (above ? lo > t : hi < t)
 		return 1;
 	if (above ? hi <= t : lo >= t)
 		return 0;
+	if (why && !why_unbounded(v, !above, why, sz)) {
+		char b[48], tt[48];
+		fmtv(v, above ? lo : hi, b, sizeof b);
+		fmtv(v, t, tt, sizeof tt);
+		snprintf(why, sz, "the 95 %% interval's %s bound %s is %s %s", above ? "lower" : "upper",
+		         b, above ? "under" : "over", tt);
+	}
 	return -1;
+}
+
+int evidence_test(const Evidence *e, const char *op, const char *name, double a, double b,
+                  char *why, size_t sz)
+{
+	if (why && sz)
+		*why = '\0';
+	if (strcmp(op, "rose") == 0)
+		return t_rose(e, name, a, b, why, sz);
+	if (strcmp(op, "fell") == 0)
+		return t_fell(e, name, a, b, why, sz);
+	if (strcmp(op, "flat") == 0)
+		return t_flat(e, name, a, b, why, sz);
+	if (strcmp(op, "steady") == 0)
+		return t_steady(e, name, a, why, sz);
+	if (strcmp(op, "above") == 0)
+		return t_beyond(e, name, a, 1, why, sz);
+	if (strcmp(op, "below") == 0)
+		return t_beyond(e, name, a, 0, why, sz);
+	if (why)
+		snprintf(why, sz, "no test named %s", op);
+	return -1;
+}
+
+int evidence_rose(const Evidence *e, const char *name, double min_abs, double min_factor)
+{
+	return t_rose(e, name, min_abs, min_factor, NULL, 0);
+}
+
+int evidence_fell(const Evidence *e, const char *name, double min_abs, double min_factor)
+{
+	return t_fell(e, name, min_abs, min_factor, NULL, 0);
+}
+
+int evidence_flat(const Evidence *e, const char *name, double min_abs, double min_factor)
+{
+	return t_flat(e, name, min_abs, min_factor, NULL, 0);
+}
+
+int evidence_steady(const Evidence *e, const char *name, double tol)
+{
+	return t_steady(e, name, tol, NULL, 0);
 }
 
 int evidence_above(const Evidence *e, const char *name, double t)
 {
-	return beyond(e, name, t, 1);
+	return t_beyond(e, name, t, 1, NULL, 0);
 }
 
 int evidence_below(const Evidence *e, const char *name, double t)
 {
-	return beyond(e, name, t, 0);
+	return t_beyond(e, name, t, 0, NULL, 0);
+}
+
+int evidence_bound(const Evidence *e, const char *name, int upper, double *out, char *why,
+                   size_t sz)
+{
+	if (why && sz)
+		*why = '\0';
+	const EvValue *v = evidence_get(e, name);
+	if (v == NULL || v->missing) {
+		why_missing(e, name, why, sz);
+		return 0;
+	}
+	*out = !v->has_ci ? v->value : upper ? v->hi : v->lo;
+	if (isinf(*out)) {
+		why_unbounded(v, upper, why, sz);
+		return 0;
+	}
+	return 1;
 }
 
 void ev_missing(Evidence *e, const char *name, const char *unit, const char *why)

@@ -24,6 +24,7 @@
 #ifndef TT_EVIDENCE_H
 #define TT_EVIDENCE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "analysis.h"
@@ -153,12 +154,39 @@ int evidence_change(const Evidence *e, const char *name, EvChange *c);
 
 /* Verdicts of a comparison, three-valued like the predicates that use
  * them: 1 holds, 0 does not hold, -1 cannot tell (the samples are too
- * small to decide, or a value is missing). See docs/diagnosis.md. */
+ * small to decide, or a value is missing). See docs/diagnosis.md.
+ *  rose:   w - b >= min_abs, w / b >= min_factor (0: not asked) and the
+ *          difference's lower bound above 0; 0 when the point change is
+ *          smaller than asked
+ *  fell:   the mirror image
+ *  flat:   the equivalence test: the difference's upper bound is under
+ *          min_abs, or the ratio's under min_factor (no rise of the asked
+ *          size fits the interval); 0 when rose() holds with the same bar
+ *  steady: the ratio's interval inside 1/(1+tol) .. 1+tol; 0 wholly outside
+ *  above / below: the value's interval wholly above / below threshold */
 int evidence_rose(const Evidence *e, const char *name, double min_abs, double min_factor);
 int evidence_fell(const Evidence *e, const char *name, double min_abs, double min_factor);
+int evidence_flat(const Evidence *e, const char *name, double min_abs, double min_factor);
 int evidence_steady(const Evidence *e, const char *name, double tol);
 int evidence_above(const Evidence *e, const char *name, double threshold);
 int evidence_below(const Evidence *e, const char *name, double threshold);
+
+/* The same tests by name (op: "rose", "fell", "flat", "steady", "above",
+ * "below"; a and b their numbers, b unused by the one-number tests), and
+ * when the answer is -1, why, in one clause, into why (sz bytes; may be
+ * NULL): the interval bound that missed the bar ("the 95 % interval's
+ * lower bound 28.0 % is under 33.0 %"), the sample that leaves a
+ * percentile unbounded ("the baseline's 250 calls give the p99 no upper
+ * bound") or the value that is missing, with its provenance. The reason is
+ * made here, where the test is decided, so every screen says the same. */
+int evidence_test(const Evidence *e, const char *op, const char *name, double a, double b,
+                  char *why, size_t sz);
+
+/* A bound of name's interval (upper: 1 the upper, 0 the lower; the value
+ * itself when it carries no interval): 1 and *out, or 0 with why when the
+ * value is missing or that side is unbounded. */
+int evidence_bound(const Evidence *e, const char *name, int upper, double *out, char *why,
+                   size_t sz);
 
 /* Wilson score interval of k successes in n trials at QUANT_CI_LEVEL. */
 void evidence_wilson(double k, double n, double *lo, double *hi);

@@ -123,7 +123,7 @@ static void snap_build(CliBoard *b, const Diagnosis *d)
 	snap_clear(b);
 	int total = 0;
 	for (int i = 0; i < d->n_hyp; i++) {
-		total += d->hyp[i].n_preds + 1 + 3 + d->n_warnings;
+		total += 2 * d->hyp[i].n_preds + 1 + 3 + d->n_warnings;
 		for (int k = 0; k < d->hyp[i].n_preds; k++)
 			total += d->hyp[i].preds[k].n_names;
 	}
@@ -170,6 +170,12 @@ static void snap_build(CliBoard *b, const Diagnosis *d)
 				buf_printf(&l, "? cannot tell: %s", p->text);
 			b->lines[li++] = keep(b, buf_str(&l));
 			buf_fini(&l);
+			if (p->reason) {
+				buf_init(&l);
+				buf_printf(&l, "  why: %s", p->reason);
+				b->lines[li++] = keep(b, buf_str(&l));
+				buf_fini(&l);
+			}
 			/* the values it read, with their n and interval */
 			for (int j = 0; j < p->n_names; j++) {
 				const EvValue *v = evidence_get(d->evidence, p->names[j]);

@@ -458,6 +458,10 @@ void diagnosis_json(const Diagnosis *d, const Model *m, Buf *out)
 			cJSON_AddStringToObject(po, "expr", p->expr);
 			if (p->why)
 				cJSON_AddStringToObject(po, "why", p->why);
+			if (p->reason)
+				cJSON_AddStringToObject(po, "reason", p->reason);
+			else
+				cJSON_AddNullToObject(po, "reason");
 			cJSON_AddItemToObject(po, "evidence", strv_json(p->names, p->n_names));
 			cJSON_AddItemToArray(ps, po);
 		}
@@ -563,6 +567,11 @@ void diagnosis_text(const Diagnosis *d, const Model *m, Buf *out)
 			char mark = p->outcome == DX_MISSING ? '?' : p->against ? '-' : '+';
 			buf_printf(out, "    %c %s%s\n", mark, p->outcome == DX_MISSING ? "cannot tell: " : "",
 			           p->text);
+			if (p->reason) {
+				char why[700];
+				clean(why, sizeof why, p->reason);
+				buf_printf(out, "      why: %s\n", why);
+			}
 		}
 		if (h->n_missing > 0) {
 			buf_adds(out, "      missing:");

@@ -69,6 +69,10 @@ typedef struct DxPredicate {
 	char **names;                /* evidence names the expression read */
 	int n_names;
 	char *why;                   /* why its thresholds are what they are, or NULL */
+	char *reason;                /* DX_MISSING: why it cannot tell, one clause (the
+	                              * interval bound that missed the bar, the sample
+	                              * that leaves a percentile unbounded, the missing
+	                              * value); NULL otherwise */
 } DxPredicate;
 
 typedef struct DxHypothesis {

@@ -435,18 +435,43 @@ static char *subst_params(const char *tmpl, const Inst *in)
 	return s;
 }
 
+/* What one expression read: the names with a value and those missing,
+ * and why it could not tell. A reason comes from where the test was
+ * decided (evidence_test()), or, for a plain ev() of a missing value, from
+ * that value's provenance; a test's reason is preferred, then the first. */
 typedef struct Reads {
 	const Evidence *e;
 	char **names;
 	int n;
 	char **missing;
 	int n_missing;
+	char why[320];
+	int why_rank;               /* 0: none yet, 1: a missing value's, 2: a test's */
 } Reads;
+
+static void add_why(Reads *r, const char *why, int rank)
+{
+	if (why && *why && rank > r->why_rank) {
+		snprintf(r->why, sizeof r->why, "%s", why);
+		r->why_rank = rank;
+	}
+}
 
 static int lookup(void *ctx, const char *name, double *out)
 {
 	Reads *r = ctx;
-	int have = evidence_value(r->e, name, out);
+	double v;
+	int have = evidence_value(r->e, name, out ? out : &v);
+	if (!have && out) {
+		/* ev() of a missing value: the predicate is NULL because of it */
+		const EvValue *ev = evidence_get(r->e, name);
+		char why[320];
+		if (ev)
+			snprintf(why, sizeof why, "%s is missing (%s)", name, ev->provenance);
+		else
+			snprintf(why, sizeof why, "%s is not known", name);
+		add_why(r, why, 1);
+	}
 	char ***list = have ? &r->names : &r->missing;
 	int *n = have ? &r->n : &r->n_missing;
 	for (int i = 0; i < *n; i++)
@@ -458,40 +483,31 @@ static int lookup(void *ctx, const char *name, double *out)
 }
 
 /* The interval-aware tests of the predicates (store_expr.h): each reads
- * name (and name@baseline for comparisons) and is recorded like ev(). */
+ * name (and name@baseline for comparisons), is recorded like ev(), and
+ * when it cannot tell leaves its reason. */
 static int test(void *ctx, const char *op, const char *name, double a, double b, double *out)
 {
 	Reads *r = ctx;
-	double v;
-	int have = lookup(r, name, &v);
-	int cmp = strcmp(op, "rose") == 0 || strcmp(op, "fell") == 0 || strcmp(op, "steady") == 0;
+	int cmp = strcmp(op, "rose") == 0 || strcmp(op, "fell") == 0 || strcmp(op, "flat") == 0 ||
+	          strcmp(op, "steady") == 0;
+	lookup(r, name, NULL);
 	if (cmp) {
 		char bn[320];
 		snprintf(bn, sizeof bn, "%s@baseline", name);
-		have &= lookup(r, bn, &v);
+		lookup(r, bn, NULL);
 	}
-	if (!have)
-		return 0;
-	int t;
+	char why[320];
 	if (strcmp(op, "lo") == 0 || strcmp(op, "hi") == 0) {
-		const EvValue *ev = evidence_get(r->e, name);
-		*out = !ev->has_ci ? ev->value : op[0] == 'l' ? ev->lo : ev->hi;
-		return !isinf(*out);
+		if (evidence_bound(r->e, name, op[0] == 'h', out, why, sizeof why))
+			return 1;
+		add_why(r, why, 2);
+		return 0;
 	}
-	if (strcmp(op, "rose") == 0)
-		t = evidence_rose(r->e, name, a, b);
-	else if (strcmp(op, "fell") == 0)
-		t = evidence_fell(r->e, name, a, b);
-	else if (strcmp(op, "steady") == 0)
-		t = evidence_steady(r->e, name, a);
-	else if (strcmp(op, "above") == 0)
-		t = evidence_above(r->e, name, a);
-	else if (strcmp(op, "below") == 0)
-		t = evidence_below(r->e, name, a);
-	else
+	int t = evidence_test(r->e, op, name, a, b, why, sizeof why);
+	if (t < 0) {
+		add_why(r, why, 2);
 		return 0;
-	if (t < 0)
-		return 0;
+	}
 	*out = t;
 	return 1;
 }
@@ -530,6 +546,7 @@ void dx_hypothesis_fini(DxHypothesis *h)
 		free(h->preds[i].text);
 		free(h->preds[i].expr);
 		free(h->preds[i].why);
+		free(h->preds[i].reason);
 		strv_free_n(h->preds[i].names, h->preds[i].n_names);
 	}
 	free(h->preds);
@@ -622,6 +639,8 @@ static int eval_instance(const CatHyp *ch, const Inst *in, const Evidence *e, St
 			return rc;
 		}
 		p->outcome = isnan(v) ? DX_MISSING : v != 0 ? DX_HOLDS : DX_NOT;
+		if (p->outcome == DX_MISSING)
+			p->reason = xstrdup(r.why_rank ? r.why : "a division by zero, or a value out of range");
 		for (int i = 0; i < r.n; i++)
 			strv_add(&p->names, &p->n_names, r.names[i]);
 		for (int i = 0; i < r.n_missing; i++)

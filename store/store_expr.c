@@ -31,13 +31,14 @@ static const struct {
 	const char *name;
 	int nargs;
 } TESTS[] = {
-	{"rose", 2}, {"fell", 2}, {"steady", 1}, {"above", 1}, {"below", 1}, {"lo", 0}, {"hi", 0},
+	{"rose", 2}, {"fell", 2}, {"flat", 2},  {"steady", 1},
+	{"above", 1}, {"below", 1}, {"lo", 0}, {"hi", 0},
 };
 #define N_TESTS ((int)(sizeof TESTS / sizeof TESTS[0]))
 
 static const char *const ALLOWED_FUNCS[] = {
 	"ev", "has", "abs", "min", "max", "coalesce", "ifnull", "iif", "nullif", "round",
-	"rose", "fell", "steady", "above", "below", "lo", "hi", NULL,
+	"rose", "fell", "flat", "steady", "above", "below", "lo", "hi", NULL,
 };
 
 static int authorize(void *ud, int action, const char *a1, const char *a2, const char *a3,
@@ -83,8 +84,7 @@ static void fn_has(sqlite3_context *cx, int argc, sqlite3_value **argv)
 		return;
 	}
 	const char *name = (const char *)sqlite3_value_text(argv[0]);
-	double v;
-	sqlite3_result_int(cx, name && c->fn(c->ctx, name, &v) && !isnan(v));
+	sqlite3_result_int(cx, name && c->fn(c->ctx, name, NULL));
 }
 
 typedef struct TestCtx {

@@ -16,6 +16,8 @@
  * that know each value's sampling interval (docs/diagnosis.md):
  *     rose(name, min_abs, min_factor)  window above baseline, significantly
  *     fell(name, min_abs, min_factor)  window below baseline, significantly
+ *     flat(name, min_abs, min_factor)  no rise of that size fits the interval
+ *                                      (0 when rose() holds)
  *     steady(name, tol)                the ratio's interval inside 1 +- tol
  *     above(name, t), below(name, t)   the value's interval beyond t
  *     lo(name), hi(name)               the bounds of the value's interval
@@ -30,10 +32,11 @@
 #include "store.h"
 
 /* Looks up evidence: returns 1 and sets *out when name has a value, 0 when
- * it is missing. */
+ * it is missing (or its value is NAN). out is NULL for has(), which only
+ * asks whether the value is there. */
 typedef int (*StoreEvLookupFn)(void *ctx, const char *name, double *out);
 
-/* A test over the evidence: op is one of "rose", "fell", "steady",
+/* A test over the evidence: op is one of "rose", "fell", "flat", "steady",
  * "above", "below", "lo", "hi"; a and b are its numeric arguments (NAN
  * when not given). Returns 1 with *out (1 or 0 for a test, the bound for
  * lo/hi) or 0 for "cannot tell" / missing (the SQL value is NULL). */

@@ -27,6 +27,7 @@
 
 #include "diagnose.h"
 #include "drills_priv.h"
+#include "evidence_priv.h"
 #include "import.h"
 #include "model_json.h"
 #include "sheet.h"
@@ -422,6 +423,101 @@ static void test_explained_text(void **state)
 	evidence_free(e);
 }
 
+/* ---- hand-built evidence ----------------------------------------------------- */
+
+/* A value as a sheet would name it (so its dependency or class is known
+ * to the hypotheses) with a 95 % interval (lo, hi; NAN: none) and n. */
+static void put(Evidence *e, const char *name, double v, const char *unit, double lo, double hi,
+                int64_t n)
+{
+	EvValue *x = ev_put(e, name, v, unit, EV_SRC_SHEET, strstr(unit, "ms") ? EV_Q_EXACT : EV_Q_NONE,
+	                    n, 0, "test: %s", name);
+	if (!isnan(lo))
+		ev_ci(x, lo, hi);
+}
+
+/* The diagnosis of e (taken over) with the built-in catalog and no model. */
+static Diagnosis *diagnose_evidence(Evidence *e)
+{
+	evidence_finish(e);
+	Store *exprs = NULL;
+	Catalog *cat = NULL;
+	Err err = {0};
+	assert_int_equal(store_open(":memory:", 0, &exprs, &err), 0);
+	if (catalog_load(NULL, exprs, &cat, &err))
+		fail_msg("%s", err.msg);
+	Diagnosis *d = xcalloc(1, sizeof *d);
+	d->evidence = e;
+	d->catalog = xstrdup(cat->path);
+	if (hypotheses_evaluate(cat, e, NULL, exprs, &d->hyp, &d->n_hyp, &err))
+		fail_msg("%s", err.msg);
+	decisions_evaluate(e, NULL, d->hyp, d->n_hyp, NULL, &d->dec, &d->n_dec);
+	catalog_free(cat);
+	store_close(exprs);
+	return d;
+}
+
+static const DxPredicate *find_pred(const DxHypothesis *h, const char *text_start)
+{
+	for (int i = 0; i < h->n_preds; i++)
+		if (strncmp(h->preds[i].text, text_start, strlen(text_start)) == 0)
+			return &h->preds[i];
+	fail_msg("%s: no predicate '%s'", h->id, text_start);
+	return NULL;
+}
+
+/* A "cannot tell" says why, the same in the engine's result, the text and
+ * the JSON: here the share in front of pricing, 56 % (28 to 79 %), whose
+ * lower bound misses the bar of a third. */
+static void test_cannot_tell_reason_shown(void **state)
+{
+	(void)state;
+	Evidence *e = evidence_new();
+	put(e, "dep.pricing.front.explained", 0.56, "ratio", 0.28, 0.79, 400);
+	Diagnosis *d = diagnose_evidence(e);
+	const DxHypothesis *h = diagnosis_hypothesis(d, "client-pool-wait");
+	assert_non_null(h);
+	const DxPredicate *p = find_pred(h, "replaying the time in front of it");
+	assert_int_equal(p->outcome, DX_MISSING);
+	assert_non_null(p->reason);
+	assert_string_equal(p->reason, "the 95 % interval's lower bound 28.0 % is under 33.0 %");
+	/* decided predicates carry no reason */
+	for (int i = 0; i < h->n_preds; i++)
+		assert_true((h->preds[i].outcome == DX_MISSING) == (h->preds[i].reason != NULL));
+	Buf b;
+	buf_init(&b);
+	diagnosis_text(d, NULL, &b);
+	assert_non_null(strstr(buf_str(&b), "    ? cannot tell: replaying the time in front of it"));
+	assert_non_null(
+	    strstr(buf_str(&b), "      why: the 95 % interval's lower bound 28.0 % is under 33.0 %\n"));
+	buf_fini(&b);
+	buf_init(&b);
+	diagnosis_json(d, NULL, &b);
+	cJSON *j = cJSON_Parse(buf_str(&b));
+	assert_non_null(j);
+	int seen = 0;
+	const cJSON *hs = cJSON_GetObjectItem(j, "hypotheses"), *ho;
+	cJSON_ArrayForEach(ho, hs)
+	{
+		if (strcmp(cJSON_GetObjectItem(ho, "id")->valuestring, "client-pool-wait") != 0)
+			continue;
+		const cJSON *po;
+		cJSON_ArrayForEach(po, cJSON_GetObjectItem(ho, "predicates"))
+		{
+			const cJSON *r = cJSON_GetObjectItem(po, "reason");
+			const char *oc = cJSON_GetObjectItem(po, "outcome")->valuestring;
+			assert_non_null(r);
+			assert_true(cJSON_IsNull(r) == (strcmp(oc, "missing") != 0));
+			if (cJSON_IsString(r) && strstr(r->valuestring, "lower bound 28.0 %"))
+				seen = 1;
+		}
+	}
+	assert_true(seen);
+	cJSON_Delete(j);
+	buf_fini(&b);
+	diagnosis_free(d);
+}
+
 /* A per-node decision asked for by name gets a verdict even when no
  * leading hypothesis blames that node: degrading a core node is refused;
  * a node neither the model nor the data knows is judged unsupported (the
@@ -644,7 +740,8 @@ static int lookup(void *ctx, const char *name, double *out)
 {
 	(void)ctx;
 	if (strcmp(name, "a") == 0) {
-		*out = 3;
+		if (out) /* NULL for has() */
+			*out = 3;
 		return 1;
 	}
 	return 0;
@@ -707,6 +804,7 @@ int main(void)
 		cmocka_unit_test(test_sheet_without_model),
 		cmocka_unit_test(test_serial_unchanged_edge),
 		cmocka_unit_test(test_explained_text),
+		cmocka_unit_test(test_cannot_tell_reason_shown),
 		cmocka_unit_test(test_decide_by_name),
 		cmocka_unit_test(test_quiet_window),
 		cmocka_unit_test(test_client_pool_wait),

@@ -156,6 +156,103 @@ static void test_rose_on_proportions(void **state)
 	evidence_free(e);
 }
 
+/* "Did not rise" is an equivalence test: it holds only when the interval
+ * leaves no room for a rise of the asked size, is 0 exactly when rose()
+ * holds with the same bar, and cannot tell otherwise: never "rose() did
+ * not hold". */
+static void test_flat(void **state)
+{
+	(void)state;
+	Evidence *e = evidence_new();
+	put_prop(e, "late", 2, 100);
+	put_prop(e, "late@baseline", 1, 100);
+	put_prop(e, "big", 250, 3000);
+	put_prop(e, "big@baseline", 100, 3000);
+	put_prop(e, "same", 100, 3000);
+	put_prop(e, "same@baseline", 100, 3000);
+	/* a rise that holds is not flat */
+	assert_int_equal(evidence_flat(e, "big", 0.01, 2), 0);
+	/* 1 of 100 against 2 of 100: neither a rise nor its absence is shown */
+	assert_int_equal(evidence_rose(e, "late", 0.01, 2), -1);
+	assert_int_equal(evidence_flat(e, "late", 0.01, 2), -1);
+	/* the same share on 3,000 requests each: a rise of 2 points is excluded */
+	assert_int_equal(evidence_flat(e, "same", 0.02, 0), 1);
+	/* ... but not a rise of a tenth of a point */
+	assert_int_equal(evidence_flat(e, "same", 0.001, 0), -1);
+	/* a rise smaller than asked is not a rise, and flat still needs its
+	 * interval: 'big' rose by 5 points, so a bar of 10 points is excluded
+	 * only if the upper bound is under it */
+	assert_int_equal(evidence_rose(e, "big", 0.10, 2), 0);
+	assert_int_equal(evidence_flat(e, "big", 0.10, 0), 1);
+	assert_int_equal(evidence_flat(e, "absent", 0, 0), -1);
+	/* a quantile whose baseline has no upper bound (a p99 of 250 calls):
+	 * a fall cannot be excluded, so the rise's absence is never shown */
+	EvValue *w = ev_put(e, "dep.q.client.p99_ms", 282, "ms", EV_SRC_SPANS, EV_Q_EXACT, 250, 0, "w");
+	ev_ci(w, 120, INFINITY);
+	EvValue *b = ev_put(e, "dep.q.client.p99_ms@baseline", 31.9, "ms", EV_SRC_SPANS, EV_Q_EXACT,
+	                    250, 0, "b");
+	ev_ci(b, 25, INFINITY);
+	assert_int_equal(evidence_rose(e, "dep.q.client.p99_ms", 10, 1.3), -1);
+	assert_int_equal(evidence_flat(e, "dep.q.client.p99_ms", 10, 1.3), -1);
+	evidence_free(e);
+}
+
+/* Every "cannot tell" comes with its reason, in one clause: the bound
+ * that missed the bar, the sample that leaves a percentile unbounded, the
+ * missing value. Decided answers carry none. */
+static void test_cannot_tell_says_why(void **state)
+{
+	(void)state;
+	Evidence *e = evidence_new();
+	char why[320];
+	EvValue *x = ev_put(e, "dep.p.front.explained", 0.56, "ratio", EV_SRC_SPANS, EV_Q_NONE, 400,
+	                    0, "spans: share");
+	ev_ci(x, 0.28, 0.79);
+	assert_int_equal(evidence_test(e, "above", "dep.p.front.explained", 0.33, NAN, why,
+	                               sizeof why), -1);
+	assert_string_equal(why, "the 95 % interval's lower bound 28.0 % is under 33.0 %");
+	assert_int_equal(evidence_test(e, "below", "dep.p.front.explained", 0.1, NAN, why,
+	                               sizeof why), 0);
+	assert_string_equal(why, "");
+	assert_int_equal(evidence_test(e, "below", "dep.p.front.explained", 0.6, NAN, why,
+	                               sizeof why), -1);
+	assert_string_equal(why, "the 95 % interval's upper bound 79.0 % is over 60.0 %");
+	/* a p99 of 250 calls has no upper bound */
+	EvValue *w = ev_put(e, "dep.q.client.p99_ms", 282, "ms", EV_SRC_SPANS, EV_Q_EXACT, 250, 0, "w");
+	ev_ci(w, 120, INFINITY);
+	EvValue *b = ev_put(e, "dep.q.client.p99_ms@baseline", 31.9, "ms", EV_SRC_SPANS, EV_Q_EXACT,
+	                    250, 0, "b");
+	ev_ci(b, 25, INFINITY);
+	assert_int_equal(evidence_test(e, "rose", "dep.q.client.p99_ms", 10, 1.3, why, sizeof why),
+	                 -1);
+	assert_string_equal(why, "the baseline's 250 calls give the p99 no upper bound");
+	/* x8.8, but the baseline's bound says nothing: not "not steady" either */
+	assert_int_equal(evidence_test(e, "steady", "dep.q.client.p99_ms", 0.3, NAN, why,
+	                               sizeof why), -1);
+	assert_string_equal(why, "the baseline's 250 calls give the p99 no upper bound");
+	double v;
+	assert_int_equal(evidence_bound(e, "dep.q.client.p99_ms", 1, &v, why, sizeof why), 0);
+	assert_string_equal(why, "the window's 250 calls give the p99 no upper bound");
+	assert_int_equal(evidence_bound(e, "dep.q.client.p99_ms", 0, &v, why, sizeof why), 1);
+	assert_true(v == 120);
+	/* a change whose interval reaches 0 says so, with the interval */
+	put_prop(e, "late", 2, 100);
+	put_prop(e, "late@baseline", 1, 100);
+	assert_int_equal(evidence_test(e, "rose", "late", 0.01, 2, why, sizeof why), -1);
+	assert_non_null(strstr(why, "the rise's interval reaches 0 (the change +1.0 %, 95 % interval -"));
+	assert_int_equal(evidence_test(e, "flat", "late", 0.01, 2, why, sizeof why), -1);
+	assert_non_null(strstr(why, "a rise of 1.0 % and x2 is inside the interval"));
+	/* a missing value: which, and why it is missing */
+	ev_missing(e, "dep.p.explained", "ratio", "spans: the p99 did not rise significantly");
+	assert_int_equal(evidence_test(e, "above", "dep.p.explained", 0.33, NAN, why, sizeof why),
+	                 -1);
+	assert_string_equal(why,
+	                    "dep.p.explained is missing (spans: the p99 did not rise significantly)");
+	assert_int_equal(evidence_test(e, "rose", "absent", 0, 0, why, sizeof why), -1);
+	assert_string_equal(why, "absent is not known");
+	evidence_free(e);
+}
+
 /* ---- attribution on hand-built programs ----------------------------------- */
 
 /* Requests: root -> client A (server inside it) then client B (server
@@ -308,6 +405,8 @@ int main(void)
 		cmocka_unit_test(test_quant_sort_orders),
 		cmocka_unit_test(test_wilson),
 		cmocka_unit_test(test_rose_on_proportions),
+		cmocka_unit_test(test_flat),
+		cmocka_unit_test(test_cannot_tell_says_why),
 		cmocka_unit_test(test_attribution_finds_the_wait),
 		cmocka_unit_test(test_attribution_structural_not_last),
 		cmocka_unit_test(test_attribution_quiet),
