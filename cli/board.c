@@ -340,6 +340,14 @@ void cli_board_close(CliBoard *b)
 	free(b);
 }
 
+void cli_board_set_model(CliBoard *b, const Model *m)
+{
+	if (b == NULL)
+		return;
+	b->model = m;
+	dx_live_set_model(b->live, m);
+}
+
 void cli_board_counts(CliBoard *b, unsigned *reused, unsigned *computed)
 {
 	dx_live_counts(b->live, reused, computed);

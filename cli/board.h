@@ -29,6 +29,11 @@ void cli_board_close(CliBoard *b);           /* NULL is a no-op */
  * skew tolerance (set it before). */
 void cli_board_wire(CliBoard *b, TuiOptions *to);
 
+/* The model of the diagnoses and checks from now on (borrowed until
+ * cli_board_close(); the previous one too, a diagnosis may still read
+ * it). */
+void cli_board_set_model(CliBoard *b, const Model *m);
+
 /* How many diagnoses read the dashboard's analysis and how many computed
  * their own (dx_live_counts()). The analysis on screen goes with every
  * request; it is read when it is of all classes (the diagnosis's). */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "board.h"
+#include "model_follow.h"
 #include "model_infer.h"
 #include "cli.h"
 #include "receiver.h"
@@ -50,6 +51,22 @@ static void usage(FILE *out)
 	      "                     status line); the database is created when missing\n"
 	      "  --token TOKEN      with --listen: require 'Authorization: Bearer TOKEN'\n",
 	      out);
+}
+
+/* Without --model: the model drafted again as data arrives, for the
+ * dashboard and its diagnosis alike (TuiOptions.model_update). */
+typedef struct Follow {
+	ModelFollow *mf;
+	CliBoard *board;
+} Follow;
+
+static const Model *model_update(void *ctx, const Analysis *a)
+{
+	Follow *f = ctx;
+	const Model *m = model_follow_update(f->mf, a);
+	if (m)
+		cli_board_set_model(f->board, m);
+	return m;
 }
 
 /* The receiver's counters for the status line (TuiOptions.status_extra). */
@@ -201,11 +218,28 @@ int cmd_tui(int argc, char **argv)
 	Err berr = {0};
 	CliBoard *board = cli_board_open(to.db_path, model, &berr);
 	cli_board_wire(board, &to);
+	/* no --model: the model is inferred again when the data changes
+	 * materially (data arrives in a new database, a new dependency, twice
+	 * the requests); the follower owns the models from here on */
+	Follow follow = {.board = board};
+	if (model_path == NULL) {
+		Err ferr = {0};
+		if (model_follow_open(to.db_path, model, to.period.win.from, to.period.win.to, &follow.mf,
+		                      &ferr) == 0) {
+			to.model_update = model_update;
+			to.model_ctx = &follow;
+		} else {
+			/* the dashboard still works with the model of the start */
+			fprintf(stderr, "tailtriage: the model will not follow the data: %s\n", ferr.msg);
+		}
+	}
 	int rc = tui_run(&to, &err);
 	cli_board_close(board);
+	model_follow_close(follow.mf);
 	receiver_stop(rx);
 	model_findings_free(mf, nmf);
-	model_free(model);
+	if (follow.mf == NULL)
+		model_free(model);
 	if (rc)
 		return cli_fail("%s", err.msg);
 	return 0;

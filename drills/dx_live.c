@@ -37,6 +37,8 @@ struct DxLive {
 	unsigned n_reused, n_computed; /* diagnoses started with / without one */
 	int running;                 /* the worker computes `current_key` */
 	DxLiveKey running_key;
+	unsigned model_gen;          /* dx_live_set_model() calls */
+	unsigned running_model_gen, done_model_gen, shown_model_gen; /* of each */
 	Diagnosis *done;             /* finished, not yet taken (owned) */
 	DxLiveKey done_key;
 	char err[512];               /* worker's last error */
@@ -147,9 +149,10 @@ static void *worker(void *arg)
 		l->has_pending = 0;
 		l->running = 1;
 		l->running_key = k;
+		l->running_model_gen = l->model_gen;
+		DiagnoseOptions o = l->base; /* its model may change (under mu) */
 		pthread_mutex_unlock(&l->mu);
 
-		DiagnoseOptions o = l->base;
 		o.period = dx_live_key_period(&k);
 		o.skew = skew;
 		Diagnosis *d = NULL;
@@ -184,11 +187,23 @@ static void *worker(void *arg)
 			diagnosis_free(l->done);
 			l->done = d;
 			l->done_key = k;
+			l->done_model_gen = l->running_model_gen;
 		}
 		wake_signal(&l->wake);
 	}
 	pthread_mutex_unlock(&l->mu);
 	return NULL;
+}
+
+void dx_live_set_model(DxLive *l, const Model *m)
+{
+	pthread_mutex_lock(&l->mu);
+	l->base.model = m;
+	/* what is shown or computing is of the old model: it stays on screen,
+	 * marked as not answering the key, until the new model's is in */
+	l->model_gen++;
+	l->asked = 0;
+	pthread_mutex_unlock(&l->mu);
 }
 
 void dx_live_set_skew(DxLive *l, const SkewTolerance *skew)
@@ -279,19 +294,22 @@ const Diagnosis *dx_live_get(DxLive *l, const DxLiveKey *k, const Analysis *a, i
 		diagnosis_free(l->shown);
 		l->shown = l->done;
 		l->shown_key = l->done_key;
+		l->shown_model_gen = l->done_model_gen;
 		l->has_shown = 1;
 		l->done = NULL;
 		l->gen++;
 	}
 	l->err_seen = l->err_gen;
-	int have = l->has_shown && same(&l->shown_key, k);
-	int coming = (l->running && same(&l->running_key, k)) ||
+	int have = l->has_shown && same(&l->shown_key, k) && l->shown_model_gen == l->model_gen;
+	int coming = (l->running && same(&l->running_key, k) &&
+	              l->running_model_gen == l->model_gen) ||
 	             (l->has_pending && same(&l->pending, k));
 	int64_t t = now_ms();
 	/* only the data moved under the same window: the shown diagnosis is
 	 * good enough for a while */
 	int throttled = l->asked && dx_live_same_range(&l->asked_key, k) &&
-	                t - l->asked_ms < DX_LIVE_MIN_REFRESH_MS && l->has_shown;
+	                t - l->asked_ms < DX_LIVE_MIN_REFRESH_MS && l->has_shown &&
+	                l->shown_model_gen == l->model_gen;
 	if (!have && !coming && !throttled && !(l->asked && same(&l->asked_key, k) && l->err[0])) {
 		l->pending = *k;
 		analysis_free(l->pending_a);  /* a request not started: dropped */

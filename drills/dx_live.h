@@ -63,6 +63,12 @@ int dx_live_open(const char *db_path, const Model *m, DxLive **out, Err *err);
 int dx_live_open_with(const char *db_path, const DiagnoseOptions *base, DxLive **out, Err *err);
 void dx_live_close(DxLive *l);                 /* waits for the worker; NULL no-op */
 
+/* The model of the diagnoses asked for from now on (a model inferred
+ * again as data arrives); borrowed for the DxLive's life, like the first.
+ * The diagnosis on screen is of the old model: the next dx_live_get()
+ * asks again, whatever its key. */
+void dx_live_set_model(DxLive *l, const Model *m);
+
 /* The sibling skew tolerance of the diagnoses asked for from now on (NULL:
  * the default). */
 void dx_live_set_skew(DxLive *l, const SkewTolerance *skew);

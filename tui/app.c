@@ -181,6 +181,14 @@ void app_set_status(TuiApp *app, int error, const char *fmt, ...)
 	app->status_error = error;
 }
 
+void app_set_model(TuiApp *app, const Model *m)
+{
+	app->model = m;
+	app->model_findings = NULL;
+	app->n_model_findings = 0;
+	app->opt_gen++;
+}
+
 void app_set_analysis(TuiApp *app, Analysis *a, unsigned gen)
 {
 	analysis_free(app->a);

@@ -123,6 +123,12 @@ void app_options(const TuiApp *app, AnalysisOptions *out);
  * generation gen; keeps the selected node when it still exists. */
 void app_set_analysis(TuiApp *app, Analysis *a, unsigned gen);
 
+/* Uses model m from now on (borrowed for the app's life): the analysis
+ * on screen is of the old one, so the next request is a new question
+ * (opt_gen moves); the model's findings are dropped (m is a draft from
+ * the data, which has none). The title row names the model in use. */
+void app_set_model(TuiApp *app, const Model *m);
+
 /* Takes ownership of t and shows the waterfall pane. */
 void app_set_trace(TuiApp *app, TraceView *t);
 

@@ -210,6 +210,16 @@ int tui_run(const TuiOptions *opt, Err *err)
 			}
 			dirty = 1;
 		}
+		/* a model drafted again from the data that arrived: the question
+		 * on screen is asked again with it */
+		if (opt->model_update && app.a) {
+			const Model *m = opt->model_update(opt->model_ctx, app.a);
+			if (m) {
+				app_set_model(&app, m);
+				request(ls, &app);
+				dirty = 1;
+			}
+		}
 		/* a diagnosis finished (or failed): board and budgets, drawn now;
 		 * ready() takes the wake-up */
 		if (pr > 0 && (pfd[2].revents & POLLIN)) {

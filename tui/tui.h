@@ -72,6 +72,14 @@ typedef struct TuiOptions {
 	const struct ModelFinding *model_findings;
 	int n_model_findings;
 	const char *model_out;
+	/* A model to use from now on instead of the one in use (a model
+	 * inferred again from the data that arrived since the start), or
+	 * NULL: asked on the UI thread with the analysis on screen (never
+	 * NULL) on every tick and with every new analysis. The model is
+	 * borrowed for the rest of the run. NULL callback: the model never
+	 * changes. */
+	const Model *(*model_update)(void *ctx, const Analysis *a);
+	void *model_ctx;
 	/* Set to non-zero from another thread to end the dashboard as if the
 	 * user had pressed q (within one tick); NULL: only the user ends it. */
 	atomic_int *quit;

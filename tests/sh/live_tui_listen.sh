@@ -2,7 +2,8 @@
 # live_tui_listen.sh - `tailtriage tui --listen`: the receiver runs inside
 # the dashboard process (own thread and connection). Driven through tmux:
 # the OpenTelemetry JS SDK program exports to it, the status line shows
-# the receiver's counters and the DAG fills in without a restart.
+# the receiver's counters, the DAG fills in without a restart, and a model
+# is inferred from the data once it arrives.
 source "${TT_SRC:?}/tests/js/live_common.bash"
 live_need_node
 command -v tmux >/dev/null || live_apt tmux || true
@@ -37,6 +38,11 @@ python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["spans_exp
 wait_for "rx :$PORT [0-9]* req, 2[4-5][0-9] stored, 0 rejected" "receiver counters did not reach 240 stored items (spans + metric points)"
 wait_for "pricing" "the DAG did not show the pricing call"
 wait_for "inventory" "the DAG did not show the inventory call"
+# started on a new database, without --model: once the data arrived the
+# dashboard drafts a model from it, as it does at start on a database
+# with data (the title says so and the DAG's calls get their tags)
+wait_for "model: inferred" "no model was inferred from the data that arrived"
+screen | grep -Eq -- "-> pricing|pricing +(M|opt) " || live_fail "the pricing call has no tag from the inferred model"
 screen | grep -E "GET /checkout|pricing|inventory|rx :" | sed 's/  */ /g'
 [ "$(live_sql "$DB" 'select count(*) from spans')" = 240 ] || live_fail "spans missing from the database"
 tmx send-keys -t t q
