@@ -405,6 +405,7 @@ static void dq_add(DataQuality *to, const DataQuality *d, int sign)
 	to->skew += sign * d->skew;
 	to->outside_parent += sign * d->outside_parent;
 	to->late_server += sign * d->late_server;
+	to->held += sign * d->held;
 	to->skew_serial += sign * d->skew_serial;
 	if (sign > 0 && d->skew_max_ms > to->skew_max_ms)
 		to->skew_max_ms = d->skew_max_ms;
@@ -567,6 +568,9 @@ static void vote_edges(AnalysisState *g, Trace *t, const int *units, int nu, int
 				continue;
 			const TSpan *b = &t->sp[units[j]];
 			if (!(a->astart < b->aend && b->astart < a->aend))
+				continue;
+			/* a container and what it holds: one inside the other */
+			if (trace_holds(t, units[i], units[j]) || trace_holds(t, units[j], units[i]))
 				continue;
 			if (!trace_siblings_parallel(t, units[i], units[j])) {
 				if (j > i)
@@ -798,6 +802,7 @@ static void process_trace(AnalysisState *g, TraceRec *rec)
 	d.skew_max_ms = t->skew_max_ms;
 	d.outside_parent = t->n_outside;
 	d.late_server = t->n_late;
+	d.held = t->n_held;
 
 	Units u = {0};
 	assign_nodes(g, t, t->root, -1, 0, &u);

@@ -148,6 +148,9 @@ typedef struct DataQuality {
 	int64_t outside_parent;    /* children wholly outside their parent (off the path) */
 	int64_t skew_serial;       /* sibling pairs overlapping within the skew tolerance,
 	                            * taken as serial */
+	int64_t held;              /* spans held by a container sibling: a local span
+	                            * of the same service covering the calls beside
+	                            * it (trace_holds()), walked as its contents */
 	int64_t unrecognised_sources; /* files or request bodies that held nothing
 	                            * their format reads (whole database, not
 	                            * windowed; e.g. a traces body on /v1/metrics) */

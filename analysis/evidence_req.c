@@ -142,11 +142,13 @@ static int32_t add_ops(Pass *ps, int i, int64_t base, int depth)
 		o->call = ps->call_of[sp->client];
 	if (depth > 256)
 		return me;
-	/* the children that hold it: usable and ending inside it */
+	/* the children that hold it up, in the walks' tree (a container's
+	 * contents are its children): usable and ending inside it, or, held
+	 * by it, within the skew tolerance of its end */
 	int nk = 0;
-	for (int c = sp->first_child; c >= 0; c = t->sp[c].next_sibling) {
+	for (int c = sp->wfirst; c >= 0; c = t->sp[c].wnext) {
 		const TSpan *cs = &t->sp[c];
-		if (!usable(cs) || cs->aend > sp->aend)
+		if (!usable(cs) || (cs->aend > sp->aend && cs->holder != i))
 			continue;
 		ps->kids[nk++] = c;
 	}

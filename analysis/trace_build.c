@@ -15,14 +15,18 @@
  *    server that outlives a call which failed (the caller gave up) is late
  *    work (sv->late); any other overrun is clock skew, counted, and the
  *    server subtree is shifted to sit centred in its client (Zipkin's
- *    symmetric-network correction).
+ *    symmetric-network correction);
+ *  - the walks' tree (wfirst/wnext) is the tree of parent links, except
+ *    that a container holds the siblings it covers (trace_holds() says
+ *    what a container is); every span keeps its recorded parent, which
+ *    the DAG and the waterfall show.
  *
- * The critical path (trace_critical_path) walks back from the end of each
- * span on the path: the last child to finish, then the latest sibling that
- * finished before that child started. Clocks of different hosts disagree
- * and timestamps are rounded, so a serial predecessor that overlaps the
- * next sibling by no more than the skew tolerance still counts as its
- * predecessor; the overlap is split at its midpoint, the earlier sibling
+ * The critical path (trace_critical_path) walks the walks' tree back from
+ * the end of each span on the path: the last child to finish, then the
+ * latest sibling that finished before that child started. Clocks of
+ * different hosts disagree and timestamps are rounded, so a serial
+ * predecessor that overlaps the next sibling by no more than the skew
+ * tolerance still counts as its predecessor; the overlap is split at its midpoint, the earlier sibling
  * keeping the first half. A split cuts into both siblings' subtrees: a
  * descendant that reaches past the cut is clamped to it, one wholly beyond
  * it lies in the other sibling's part and is off the path. Every span on
@@ -40,6 +44,16 @@
 #include <string.h>
 
 #define MAX_DEPTH 512   /* deeper trees are cut off from path computations */
+
+static int64_t max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
 
 void trace_init(Trace *t)
 {
@@ -81,13 +95,28 @@ int trace_skew_serial(const Trace *t, int64_t as, int64_t ae, int64_t bs, int64_
 	return (double)(ae - bs) <= skew_tol(t, da < db ? da : db);
 }
 
-int trace_siblings_parallel(const Trace *t, int a, int b)
+/* Overlapping in time, and not serial within the skew tolerance. */
+static int overlap_parallel(const Trace *t, const TSpan *x, const TSpan *y)
 {
-	const TSpan *x = &t->sp[a], *y = &t->sp[b];
 	if (!(x->astart < y->aend && y->astart < x->aend))
 		return 0;
 	return !trace_skew_serial(t, x->astart, x->aend, y->astart, y->aend) &&
 	       !trace_skew_serial(t, y->astart, y->aend, x->astart, x->aend);
+}
+
+int trace_siblings_parallel(const Trace *t, int a, int b)
+{
+	return overlap_parallel(t, &t->sp[a], &t->sp[b]) && !trace_holds(t, a, b) &&
+	       !trace_holds(t, b, a);
+}
+
+int trace_holds(const Trace *t, int c, int s)
+{
+	/* a holder chain is at most as long as the trace */
+	for (int x = t->sp[s].holder, k = 0; x >= 0 && k < t->n; x = t->sp[x].holder, k++)
+		if (x == c)
+			return 1;
+	return 0;
 }
 
 void trace_fini(Trace *t)
@@ -105,7 +134,7 @@ void trace_reset(Trace *t, const char *trace_id)
 	t->n = 0;
 	t->root = -1;
 	t->n_extra_roots = t->n_orphans = t->n_unpaired = t->n_db = 0;
-	t->n_clipped = t->n_skew = t->n_outside = t->n_late = 0;
+	t->n_clipped = t->n_skew = t->n_outside = t->n_late = t->n_held = 0;
 	t->skew_max_ms = 0;
 	t->cyclic = 0;
 	t->key = 0;
@@ -161,6 +190,7 @@ void trace_add(Trace *t, const StoreSpanRow *r)
 	s->queue_row = r->queue_ns;
 	s->parent = s->server = s->client = -1;
 	s->first_child = s->next_sibling = -1;
+	s->wfirst = s->wnext = s->holder = -1;
 	s->node = -1;
 	s->comp = COMP_SERVICE;
 }
@@ -396,6 +426,228 @@ static void callees(Trace *t)
 	free(done);
 }
 
+/* ---- containers: the walks' tree ------------------------------------------ */
+
+/* Does c's interval cover o's, within the skew tolerance? */
+static int covers(const Trace *t, const TSpan *c, const TSpan *o)
+{
+	double tol = (double)t->tol_abs + t->tol_frac * (double)(o->aend - o->astart);
+	return (double)(c->astart - o->astart) <= tol && (double)(o->aend - c->aend) <= tol;
+}
+
+typedef struct Hold {
+	int n;                     /* the trace's spans: the arrays' size (0: none yet) */
+	int *arr;                  /* a parent's walk children, by adjusted start */
+	int *pos;                  /* per span: its position in arr */
+	int64_t *pmax;             /* pmax[k]: the latest end among arr[0 .. k) */
+	int *cand, *over;          /* candidates; the siblings one overlaps */
+	int64_t *cstart, *cmax;    /* the calls among them: starts, ascending, and
+	                            * cmax[k]: the latest end among the first k */
+	int nc;
+} Hold;
+
+/* Does some call among p's walk children overlap [s, e) in time? A
+ * necessary condition for a container, answered in log time (cstart by
+ * start, cmax the running latest end): parallel local work with no call
+ * beside it is turned away before any scan. */
+static int call_overlaps(const Hold *h, int64_t s, int64_t e)
+{
+	int lo = 0, hi = h->nc; /* the calls starting before e: [0, lo) */
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (h->cstart[mid] < e)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return h->cmax[lo] > s;
+}
+
+static _Thread_local const Trace *g_hold_trace;
+
+static int cmp_astart(const void *a, const void *b)
+{
+	const Trace *t = g_hold_trace;
+	int i = *(const int *)a, j = *(const int *)b;
+	const TSpan *x = &t->sp[i], *y = &t->sp[j];
+	if (x->astart != y->astart)
+		return x->astart < y->astart ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/* Longest first; then earliest, then span id. */
+static int cmp_longest(const void *a, const void *b)
+{
+	const Trace *t = g_hold_trace;
+	const TSpan *x = &t->sp[*(const int *)a], *y = &t->sp[*(const int *)b];
+	int64_t dx = x->aend - x->astart, dy = y->aend - y->astart;
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	if (x->astart != y->astart)
+		return x->astart < y->astart ? -1 : 1;
+	return strcmp(trace_str(t, x->sid), trace_str(t, y->sid));
+}
+
+/* A container is longer than the local spans it holds: two local spans
+ * of one length are parallel work (a call may be as long as its wrapper
+ * where the clock is coarse). */
+static int shorter(const TSpan *c, const TSpan *o)
+{
+	return o->kind == SPAN_KIND_CLIENT || o->aend - o->astart < c->aend - c->astart;
+}
+
+/* Is span s still among p's walk children (held by none, or by p)? */
+static int here(const TSpan *s, int p)
+{
+	return s->holder < 0 || s->holder == p;
+}
+
+/* The siblings (walk children of p in arr[0 .. n), held by no other)
+ * that candidate c, at position i of arr, overlaps in parallel, into
+ * h->over; returns how many, or -1 when one of them is not covered (or
+ * is a local span as long as c), or none is a call. Siblings
+ * that start after c are those from i + 1 that start before it ends;
+ * those before it are scanned back only while an earlier one can still
+ * reach c (pmax), so a parent with thousands of children costs about
+ * thousands of comparisons. */
+static int overlapped(const Trace *t, Hold *h, int p, int n, int i)
+{
+	const TSpan *c = &t->sp[h->arr[i]];
+	int k = 0, call = 0;
+	for (int j = i + 1; j < n && t->sp[h->arr[j]].astart < c->aend; j++) {
+		const TSpan *o = &t->sp[h->arr[j]];
+		if (!here(o, p) || !overlap_parallel(t, c, o))
+			continue;
+		if (!covers(t, c, o) || !shorter(c, o))
+			return -1;
+		h->over[k++] = h->arr[j];
+		call |= o->kind == SPAN_KIND_CLIENT;
+	}
+	for (int j = i - 1; j >= 0 && h->pmax[j + 1] > c->astart; j--) {
+		const TSpan *o = &t->sp[h->arr[j]];
+		if (!here(o, p) || !overlap_parallel(t, c, o))
+			continue;
+		if (!covers(t, c, o) || !shorter(c, o))
+			return -1;
+		h->over[k++] = h->arr[j];
+		call |= o->kind == SPAN_KIND_CLIENT;
+	}
+	return k > 0 && call ? k : -1;
+}
+
+/* Builds the walks' tree below p: its containers (longest first) take
+ * the siblings they cover out of its walk children. */
+static void hold_down(Trace *t, Hold *h, int p, int depth)
+{
+	TSpan *ps = &t->sp[p];
+	int n = 0, nc = 0;
+	for (int c = ps->wfirst; c >= 0; c = t->sp[c].wnext) {
+		const TSpan *cs = &t->sp[c];
+		if (cs->outside)
+			continue;
+		h->arr[n++] = c;
+		if ((cs->kind == SPAN_KIND_INTERNAL || cs->kind == SPAN_KIND_UNSPECIFIED) &&
+		    cs->aend > cs->astart && strcmp(trace_str(t, cs->svc), trace_str(t, ps->svc)) == 0)
+			nc++;
+	}
+	/* a client's children are its server side: nothing to hold there */
+	if (ps->kind != SPAN_KIND_CLIENT && n >= 2 && nc > 0) {
+		if (h->n == 0) {
+			/* most traces need none of this: allocated on first use */
+			h->n = t->n;
+			h->pos = xmalloc((size_t)t->n * sizeof *h->pos);
+			h->cand = xmalloc((size_t)t->n * sizeof *h->cand);
+			h->over = xmalloc((size_t)t->n * sizeof *h->over);
+			h->pmax = xmalloc((size_t)(t->n + 1) * sizeof *h->pmax);
+			h->cstart = xmalloc((size_t)t->n * sizeof *h->cstart);
+			h->cmax = xmalloc((size_t)(t->n + 1) * sizeof *h->cmax);
+		}
+		g_hold_trace = t;
+		qsort(h->arr, (size_t)n, sizeof *h->arr, cmp_astart);
+		h->pmax[0] = INT64_MIN;
+		nc = 0;
+		for (int k = 0; k < n; k++) {
+			const TSpan *cs = &t->sp[h->arr[k]];
+			h->pos[h->arr[k]] = k;
+			h->pmax[k + 1] = max64(h->pmax[k], cs->aend);
+			if ((cs->kind == SPAN_KIND_INTERNAL || cs->kind == SPAN_KIND_UNSPECIFIED) &&
+			    cs->aend > cs->astart &&
+			    strcmp(trace_str(t, cs->svc), trace_str(t, ps->svc)) == 0)
+				h->cand[nc++] = h->arr[k];
+		}
+		qsort(h->cand, (size_t)nc, sizeof *h->cand, cmp_longest);
+		g_hold_trace = NULL;
+		/* the calls, by start; arr is by start, so cmax follows them */
+		h->nc = 0;
+		h->cmax[0] = INT64_MIN;
+		for (int k = 0; k < n; k++) {
+			const TSpan *cs = &t->sp[h->arr[k]];
+			if (cs->kind != SPAN_KIND_CLIENT)
+				continue;
+			h->cstart[h->nc] = cs->astart;
+			h->cmax[h->nc + 1] = max64(h->cmax[h->nc], cs->aend);
+			h->nc++;
+		}
+		int held = 0;
+		for (int k = 0; k < nc; k++) {
+			int c = h->cand[k];
+			if (!here(&t->sp[c], p) ||
+			    !call_overlaps(h, t->sp[c].astart, t->sp[c].aend))
+				continue;
+			int m = overlapped(t, h, p, n, h->pos[c]);
+			for (int j = 0; j < m; j++)
+				t->sp[h->over[j]].holder = c;
+			held += m > 0 ? m : 0;
+		}
+		if (held) {
+			/* p keeps what is not held (and its children outside it);
+			 * the rest joins the walk children of its holder */
+			t->n_held += held;
+			int *link = &ps->wfirst;
+			for (int c = ps->wfirst, next; c >= 0; c = next) {
+				TSpan *cs = &t->sp[c];
+				next = cs->wnext;
+				if (here(cs, p)) {
+					*link = c;
+					link = &cs->wnext;
+				} else {
+					cs->wnext = t->sp[cs->holder].wfirst;
+					t->sp[cs->holder].wfirst = c;
+				}
+			}
+			*link = -1;
+		}
+	}
+	if (depth > MAX_DEPTH)
+		return;
+	for (int c = ps->wfirst; c >= 0; c = t->sp[c].wnext)
+		hold_down(t, h, c, depth + 1);
+}
+
+/* The walks' tree: the recorded one, with containers holding the
+ * siblings they cover (trace_holds()). */
+static void walk_tree(Trace *t)
+{
+	for (int i = 0; i < t->n; i++) {
+		t->sp[i].wfirst = t->sp[i].first_child;
+		t->sp[i].wnext = t->sp[i].next_sibling;
+		t->sp[i].holder = -1;
+	}
+	Hold h = {0};
+	/* trace_link()'s span-id index is done with: its memory holds arr */
+	h.arr = t->scratch;
+	for (int i = 0; i < t->n; i++)
+		if (i == t->root || t->sp[i].orphan) {
+			hold_down(t, &h, i, 0);
+		}
+	free(h.pos);
+	free(h.cand);
+	free(h.over);
+	free(h.pmax);
+	free(h.cstart);
+	free(h.cmax);
+}
+
 void trace_link(Trace *t)
 {
 	t->root = -1;
@@ -469,6 +721,7 @@ void trace_link(Trace *t)
 	for (int i = 0; i < t->n; i++)
 		if (t->sp[i].orphan)
 			pair_down(t, i, 0);
+	walk_tree(t);
 }
 
 int trace_link_request(Trace *t, const char *service, const char *operation)
@@ -570,16 +823,6 @@ typedef struct CpLink {
 	int64_t lo, hi;
 } CpLink;
 
-static int64_t max64(int64_t a, int64_t b)
-{
-	return a > b ? a : b;
-}
-
-static int64_t min64(int64_t a, int64_t b)
-{
-	return a < b ? a : b;
-}
-
 /* Explains span s over [max(astart, lo), min(aend, hi)]: picks the chain
  * of children that decided its end, then credits the gaps to s and
  * recurses into each child over its part. */
@@ -591,7 +834,7 @@ static void cp_walk(Trace *t, int s, int64_t lo, int64_t hi, int depth)
 	if (H < L)
 		H = L;
 	int nk = 0;
-	for (int c = sp->first_child; c >= 0; c = t->sp[c].next_sibling)
+	for (int c = sp->wfirst; c >= 0; c = t->sp[c].wnext)
 		if (!t->sp[c].outside && !t->sp[c].excluded)
 			nk++;
 	if (nk == 0 || depth > MAX_DEPTH) {
@@ -600,7 +843,7 @@ static void cp_walk(Trace *t, int s, int64_t lo, int64_t hi, int depth)
 	}
 	int *kids = xmalloc((size_t)nk * sizeof *kids);
 	int k = 0;
-	for (int c = sp->first_child; c >= 0; c = t->sp[c].next_sibling) {
+	for (int c = sp->wfirst; c >= 0; c = t->sp[c].wnext) {
 		const TSpan *ch = &t->sp[c];
 		if (ch->outside || ch->excluded)
 			continue;

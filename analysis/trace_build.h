@@ -39,6 +39,11 @@ typedef struct TSpan {
 	int64_t crit;              /* own time on the critical path (ns) */
 	int64_t crit_queue;        /* queue time credited on the path (ns) */
 	int on_path;
+	/* The walks' tree (critical path, timing program): the recorded
+	 * children, except that a container holds the siblings it covers
+	 * (trace_link; see trace_holds()). */
+	int wfirst, wnext;         /* first walk child, next walk sibling, -1 */
+	int holder;                /* the container sibling that holds it, or -1 */
 } TSpan;
 
 typedef struct Trace {
@@ -57,6 +62,7 @@ typedef struct Trace {
 	int n_late;                /* server spans outliving their client call */
 	double skew_max_ms;
 	int n_outside;
+	int n_held;                /* spans held by a container sibling */
 	int cyclic;
 	int attrs_loaded;
 	int64_t tol_abs;           /* skew tolerance between siblings (trace_set_skew) */
@@ -92,13 +98,27 @@ void trace_set_skew(Trace *t, const SkewTolerance *skew);
 int trace_skew_serial(const Trace *t, int64_t as, int64_t ae, int64_t bs, int64_t be);
 
 /* Do siblings a and b (span indexes) run in parallel? They overlap in
- * time (adjusted times) and neither is the other's serial predecessor
- * within the skew tolerance. */
+ * time (adjusted times), neither is the other's serial predecessor
+ * within the skew tolerance, and neither holds the other (a container
+ * and what it covers are not a fan-out). */
 int trace_siblings_parallel(const Trace *t, int a, int b);
 
+/* Does container c hold span s in the walks' tree (directly, or through
+ * a container it holds)? A *container* is a local span (INTERNAL or
+ * unspecified kind) of its parent's service whose interval covers, within
+ * the skew tolerance, every sibling it overlaps (a local one shorter than
+ * itself), one of which at least is a call: a framework's handler or a wrapper recorded beside the
+ * request's calls instead of above them (Spring Cloud Gateway's
+ * FilteringWebHandler.handle). It holds those siblings: the critical path
+ * and the timing program descend into it as into a parent, so its own
+ * time is only its gaps. A wrapper recorded as the parent of its calls
+ * (a servlet filter, an Express handler) is a parent already. */
+int trace_holds(const Trace *t, int c, int s);
+
 /* Links parents and children, picks the root, marks orphans, detects
- * cycles (t->cyclic), pairs client and server spans, adjusts for skew and
- * marks spans outside their parent. */
+ * cycles (t->cyclic), pairs client and server spans, adjusts for skew,
+ * marks spans outside their parent and builds the walks' tree (wfirst,
+ * wnext, holder: containers hold the siblings they cover). */
 void trace_link(Trace *t);
 
 /* trace_link(), then 1 when the trace is a request of the endpoint
@@ -107,7 +127,9 @@ void trace_link(Trace *t);
 int trace_link_request(Trace *t, const char *service, const char *operation);
 
 /* Computes the critical path from the root (requires trace_link and, for
- * credit to land on nodes, TSpan.node/comp). Sets crit/crit_queue/on_path.
+ * credit to land on nodes, TSpan.node/comp) over the walks' tree (a
+ * container's contents are on it, not the container's whole length).
+ * Sets crit/crit_queue/on_path.
  * Siblings within the skew tolerance of each other are serial on the path
  * and their overlap is split at its midpoint, so the crit + crit_queue of
  * every span except the root's own queue add up to the root's duration. */

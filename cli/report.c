@@ -279,6 +279,8 @@ void report_text(const Analysis *a, Buf *o)
 	DQ(late_server, "server spans still running after their caller gave up (late work; clipped to the call)")
 	DQ(skew_serial, "sibling pairs overlapping within the skew tolerance (taken as serial; "
 	                "the overlap is split on the critical path)")
+	DQ(held, "spans beside a local span of their service that covers them, taken as its contents "
+	         "(a framework's handler recorded as a sibling: the critical path goes through them)")
 	DQ(unrecognised_sources, "files or request bodies with nothing their format reads (nothing stored; e.g. a traces body sent to /v1/metrics)")
 #undef DQ
 	if (q->skew) {
@@ -476,6 +478,7 @@ static cJSON *report_json_tree(const Analysis *a)
 	cJSON_AddNumberToObject(dq, "outside_parent", (double)q->outside_parent);
 	cJSON_AddNumberToObject(dq, "late_server", (double)q->late_server);
 	cJSON_AddNumberToObject(dq, "skew_serial_pairs", (double)q->skew_serial);
+	cJSON_AddNumberToObject(dq, "held_by_container", (double)q->held);
 	return r;
 }
 

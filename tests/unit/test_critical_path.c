@@ -270,6 +270,209 @@ static void test_nested_skew(void **state)
 	fx_free(f);
 }
 
+/* ---- containers ----------------------------------------------------------- */
+
+/* The Spring Cloud Gateway shape: the gateway's server span 0..100 ms
+ * holds a local span FilteringWebHandler.handle 0.2..99.9 beside (not
+ * above) its call to svc-b 1..95, whose server runs 1.5..94. The handle
+ * covers the call, so it is a container: the path goes through the call,
+ * and the handle owns only its gaps (0.2..1 and 95..99.9: 5.7 ms); the
+ * root keeps 0..0.2 and 99.9..100. Without the rule the handle, ending
+ * last, took 99.7 ms and the call none. */
+static const TSpanSpec gateway[] = {
+	{"g1", "r", "", "gw", "GET /b/{id}", S, 0, 100, NULL, 0},
+	{"g1", "h", "r", "gw", "FilteringWebHandler.handle", I, 0.2, 99.9, NULL, 0},
+	{"g1", "c", "r", "gw", "GET", C, 1, 95, NULL, 0},
+	{"g1", "s", "c", "svc-b", "GET /b/{id}", S, 1.5, 94, NULL, 0},
+};
+
+/* The servlet-filter shape: the wrapper is the parent of the call. */
+static const TSpanSpec filter[] = {
+	{"f1", "r", "", "web", "GET /b", S, 0, 100, NULL, 0},
+	{"f1", "h", "r", "web", "OncePerRequestFilter", I, 0.5, 99.5, NULL, 0},
+	{"f1", "c", "h", "web", "GET", C, 1, 95, NULL, 0},
+	{"f1", "s", "c", "svc-b", "GET /b", S, 1.5, 94, NULL, 0},
+};
+
+static void test_container_sibling_and_parent(void **state)
+{
+	(void)state;
+	Fx *f = fx_new(gateway, 4);
+	fx_run(f, NULL);
+	const Analysis *a = f->a;
+	const DagNode *nb = node(a, "svc-b");
+	assert_float_equal(nb->crit[0].ms[COMP_SERVICE], 92.5, 1e-5);
+	assert_float_equal(nb->crit[0].ms[COMP_WAIT], 1.5, 1e-5);
+	assert_float_equal(crit_ms(a, "FilteringWebHandler.handle"), 5.7, 1e-5);
+	assert_float_equal(crit_ms(a, "GET /b/{id}"), 0.3, 1e-5);
+	assert_float_equal(a->pop[0].crit_total_ms, 100, 1e-5);
+	assert_int_equal(a->dq.held, 1);
+	/* a wrapper and its contents are not a fan-out */
+	assert_int_equal(nb->edge, EDGE_SERIAL);
+	assert_int_equal(node(a, "FilteringWebHandler.handle")->edge, EDGE_SERIAL);
+	fx_free(f);
+
+	f = fx_new(filter, 4);
+	fx_run(f, NULL);
+	a = f->a;
+	nb = node(a, "svc-b");
+	assert_float_equal(nb->crit[0].ms[COMP_SERVICE], 92.5, 1e-5);
+	assert_float_equal(nb->crit[0].ms[COMP_WAIT], 1.5, 1e-5);
+	assert_float_equal(crit_ms(a, "OncePerRequestFilter"), 5, 1e-5);
+	assert_float_equal(crit_ms(a, "GET /b"), 1, 1e-5);
+	assert_int_equal(a->dq.held, 0); /* a parent already */
+	fx_free(f);
+}
+
+/* Spans {start, end, kind, service} under one root "api" 0..100 ms and
+ * the walks' tree trace_link() builds: which span holds which. */
+typedef struct Kid {
+	double s, e;
+	int kind;
+	const char *svc;
+} Kid;
+
+static void build(Trace *t, const Kid *k, int n)
+{
+	trace_reset(t, "c");
+	StoreSpanRow r = {.trace_id = "c", .span_id = "r", .parent_id = "", .service = "api",
+	                  .host = "", .name = "op", .kind = S, .start_ns = 0, .end_ns = 100000000,
+	                  .wclass = "", .attrs_json = ""};
+	trace_add(t, &r);
+	for (int i = 0; i < n; i++) {
+		char id[8];
+		snprintf(id, sizeof id, "k%d", i);
+		r.span_id = id;
+		r.parent_id = "r";
+		r.service = k[i].svc;
+		r.kind = k[i].kind;
+		r.start_ns = (int64_t)(k[i].s * 1e6);
+		r.end_ns = (int64_t)(k[i].e * 1e6);
+		trace_add(t, &r);
+	}
+	trace_link(t);
+	trace_critical_path(t);
+}
+
+/* What is and is not a container. Span 0 is the root; kids from 1. */
+static void test_container_rules(void **state)
+{
+	(void)state;
+	Trace t;
+	trace_init(&t);
+	/* a local span partly overlapping a call does not cover it: a
+	 * fan-out, the call ends last and owns 40..90 */
+	static const Kid partial[] = {{0, 50, I, "api"}, {40, 90, C, "api"}};
+	build(&t, partial, 2);
+	assert_int_equal(t.n_held, 0);
+	assert_true(trace_siblings_parallel(&t, 1, 2));
+	assert_int_equal(t.sp[2].crit, 50000000);
+	/* covering only local work (no call beside it): not a container */
+	static const Kid local[] = {{0, 100, I, "api"}, {10, 20, I, "api"}};
+	build(&t, local, 2);
+	assert_int_equal(t.n_held, 0);
+	/* another service's span, or a call, does not hold its siblings */
+	static const Kid other[] = {{0, 100, I, "other"}, {10, 20, C, "api"}};
+	build(&t, other, 2);
+	assert_int_equal(t.n_held, 0);
+	static const Kid call[] = {{0, 100, C, "api"}, {10, 20, C, "api"}};
+	build(&t, call, 2);
+	assert_int_equal(t.n_held, 0);
+	/* two local spans of one length beside a call are parallel work */
+	static const Kid twins[] = {{0, 100, I, "api"}, {0, 100, I, "api"}, {10, 20, C, "api"}};
+	build(&t, twins, 3);
+	assert_int_equal(t.n_held, 0);
+	/* a container that covers a call and a short local span, and one
+	 * that covers a call but not a long parallel local span: the first
+	 * holds both, the second nothing */
+	static const Kid mixed[] = {{0, 60, I, "api"}, {5, 50, C, "api"}, {10, 12, I, "api"},
+	                            {62, 98, I, "api"}, {63, 97, C, "api"}, {70, 100, I, "api"}};
+	build(&t, mixed, 6);
+	assert_int_equal(t.sp[2].holder, 1);
+	assert_int_equal(t.sp[3].holder, 1);
+	assert_int_equal(t.sp[5].holder, -1);
+	assert_int_equal(t.sp[6].holder, -1);
+	assert_int_equal(t.n_held, 2);
+	assert_false(trace_siblings_parallel(&t, 1, 2));
+	assert_true(trace_siblings_parallel(&t, 2, 3)); /* both inside the container */
+	/* nested: the longest holds the shorter wrapper and the call, the
+	 * shorter holds the call. Path: A 1 + 1, B 9 + 49, the call 40 */
+	static const Kid nested[] = {{0, 100, I, "api"}, {1, 99, I, "api"}, {10, 50, C, "api"}};
+	build(&t, nested, 3);
+	assert_int_equal(t.sp[2].holder, 1);
+	assert_int_equal(t.sp[3].holder, 2);
+	assert_true(trace_holds(&t, 1, 3));
+	assert_false(trace_holds(&t, 3, 1));
+	assert_int_equal(t.sp[1].crit, 2000000);
+	assert_int_equal(t.sp[2].crit, 58000000);
+	assert_int_equal(t.sp[3].crit, 40000000);
+	/* a call sticking out of the wrapper by less than the tolerance
+	 * (50 us + 1 %) is covered; by 2 ms it is not */
+	static const Kid edge[] = {{1, 99, I, "api"}, {0.99, 99.5, C, "api"}};
+	build(&t, edge, 2);
+	assert_int_equal(t.n_held, 1);
+	static const Kid out[] = {{1, 90, I, "api"}, {2, 92, C, "api"}};
+	build(&t, out, 2);
+	assert_int_equal(t.n_held, 0);
+	trace_fini(&t);
+}
+
+/* Thousands of local spans under one parent, each beside a call it
+ * covers (a batch loop recorded flat), and thousands of nested local
+ * spans with no call beside them: each container is found with a look at
+ * its neighbours, and local work without a call is turned away before any
+ * scan, not compared with every sibling. */
+static void test_container_many_siblings(void **state)
+{
+	(void)state;
+	enum { N = 20000 };
+	Trace t;
+	trace_init(&t);
+	trace_reset(&t, "m");
+	StoreSpanRow r = {.trace_id = "m", .span_id = "r", .parent_id = "", .service = "api",
+	                  .host = "", .name = "op", .kind = S, .start_ns = 0,
+	                  .end_ns = (int64_t)N * 3000000, .wclass = "", .attrs_json = ""};
+	trace_add(&t, &r);
+	static char id[2 * N][12];
+	r.parent_id = "r";
+	r.kind = I;
+	for (int i = 0; i < N; i++) { /* each inside the one before */
+		snprintf(id[i], sizeof id[0], "p%d", i);
+		r.span_id = id[i];
+		r.start_ns = (int64_t)i * 1000;
+		r.end_ns = (int64_t)N * 3000000 - (int64_t)i * 1000;
+		trace_add(&t, &r);
+	}
+	trace_link(&t);
+	assert_int_equal(t.n_held, 0);
+	r.parent_id = "";
+	r.span_id = "r";
+	r.kind = S;
+	r.start_ns = 0;
+	r.end_ns = (int64_t)N * 3000000;
+	trace_reset(&t, "m");
+	trace_add(&t, &r);
+	r.parent_id = "r";
+	for (int i = 0; i < 2 * N; i++) {
+		/* item i / 2: a wrapper 3i..3i+2.9 ms and its call 3i+0.5..3i+2.5 */
+		snprintf(id[i], sizeof id[0], "%c%d", i % 2 ? 'c' : 'w', i / 2);
+		r.span_id = id[i];
+		r.kind = i % 2 ? C : I;
+		r.start_ns = (int64_t)(i / 2) * 3000000 + (i % 2 ? 500000 : 0);
+		r.end_ns = r.start_ns + (i % 2 ? 2000000 : 2900000);
+		trace_add(&t, &r);
+	}
+	trace_link(&t);
+	assert_int_equal(t.n_held, N);
+	trace_critical_path(&t);
+	int64_t calls = 0;
+	for (int i = 0; i < t.n; i++)
+		if (t.sp[i].kind == C)
+			calls += t.sp[i].crit;
+	assert_int_equal(calls, (int64_t)N * 2000000);
+	trace_fini(&t);
+}
+
 /* ---- property: on any tree the path adds up to the root ------------------ */
 
 static uint64_t rng_state;
@@ -291,7 +494,8 @@ static int64_t rnd_in(int64_t lo, int64_t hi) /* [lo, hi] */
 /* Random trees: children mostly inside their parent, some sticking out
  * or wholly outside, siblings serial with small random overlaps or
  * gaps, or in parallel; client/server pairs with and without skew;
- * queue times; zero-length spans; random tolerances. */
+ * queue times; zero-length spans; random tolerances; local spans that
+ * cover the calls beside them (containers). */
 static void test_path_adds_up_on_random_trees(void **state)
 {
 	(void)state;
@@ -301,6 +505,7 @@ static void test_path_adds_up_on_random_trees(void **state)
 	static const int kinds[] = {SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT, SPAN_KIND_SERVER};
 	int64_t st[64], en[64];
 	int skewed = 0; /* trees with a pair of siblings serial within the tolerance */
+	int held = 0;   /* trees with a container holding a sibling */
 	for (int iter = 0; iter < 3000; iter++) {
 		SkewTolerance tol = {.set = 1, .abs_ns = rnd_in(0, 3) * 20000,
 		                     .frac = (double)rnd_in(0, 4) / 100.0};
@@ -366,11 +571,15 @@ static void test_path_adds_up_on_random_trees(void **state)
 				      trace_skew_serial(&t, t.sp[i].astart, t.sp[i].aend, t.sp[k].astart,
 				                        t.sp[k].aend);
 		skewed += any;
+		held += t.n_held > 0;
 	}
 	trace_fini(&t);
-	/* the trees did exercise the tolerance */
+
+	/* the trees did exercise the tolerance, and containers */
 	if (skewed < 300)
 		fail_msg("only %d of 3000 trees had siblings within the tolerance", skewed);
+	if (held < 100)
+		fail_msg("only %d of 3000 trees had a container", held);
 }
 
 /* --skew-tolerance: ABS, PCT% or ABS+PCT%, or 0 / off. */
@@ -409,6 +618,9 @@ int main(void)
 		cmocka_unit_test(test_parallel_siblings_stay_parallel),
 		cmocka_unit_test(test_nested_skew),
 		cmocka_unit_test(test_microsecond_siblings),
+		cmocka_unit_test(test_container_sibling_and_parent),
+		cmocka_unit_test(test_container_rules),
+		cmocka_unit_test(test_container_many_siblings),
 		cmocka_unit_test(test_path_adds_up_on_random_trees),
 		cmocka_unit_test(test_tolerance_option),
 	};
