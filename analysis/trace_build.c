@@ -431,7 +431,7 @@ static void callees(Trace *t)
 /* Does c's interval cover o's, within the skew tolerance? */
 static int covers(const Trace *t, const TSpan *c, const TSpan *o)
 {
-	double tol = (double)t->tol_abs + t->tol_frac * (double)(o->aend - o->astart);
+	double tol = skew_tol(t, o->aend - o->astart);
 	return (double)(c->astart - o->astart) <= tol && (double)(o->aend - c->aend) <= tol;
 }
 
