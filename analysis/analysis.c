@@ -466,7 +466,7 @@ static void rec_remove(AnalysisState *g, TraceRec *r)
 
 /* ---- per trace ---------------------------------------------------------- */
 
-static void exemplar_offer(TmpNode *n, const char *trace_id, double v, int cls)
+static void exemplar_offer(TmpNode *n, const char *trace_id, double v, double queue, int cls)
 {
 	/* one entry per trace: its slowest call, and how many calls it made */
 	for (int k = 0; k < n->n_slowest; k++) {
@@ -476,6 +476,7 @@ static void exemplar_offer(TmpNode *n, const char *trace_id, double v, int cls)
 		e->calls++;
 		if (v > e->ms) {
 			e->ms = v;
+			e->queue_ms = queue;
 			for (; k > 0 && n->slowest[k - 1].ms < n->slowest[k].ms; k--) {
 				Exemplar tmp = n->slowest[k - 1];
 				n->slowest[k - 1] = n->slowest[k];
@@ -497,6 +498,7 @@ static void exemplar_offer(TmpNode *n, const char *trace_id, double v, int cls)
 	}
 	snprintf(n->slowest[k].trace_id, sizeof n->slowest[k].trace_id, "%s", trace_id);
 	n->slowest[k].ms = v;
+	n->slowest[k].queue_ms = queue;
 	n->slowest[k].wclass = cls;
 	n->slowest[k].calls = 1;
 }
@@ -552,7 +554,7 @@ static void record_unit(AnalysisState *g, Trace *t, int s, int p, int cls, Trace
 		rec->obs_n++;
 	}
 	if (p == POP_WINDOW)
-		exemplar_offer(n, t->trace_id, o.f[F_TOTAL], cls);
+		exemplar_offer(n, t->trace_id, o.f[F_TOTAL], o.f[F_QUEUE], cls);
 }
 
 /* Siblings overlapping in time are a parallel group; the rest serial,

@@ -74,7 +74,9 @@ typedef struct CritShare {
 
 typedef struct Exemplar {
 	char trace_id[33];
-	double ms;               /* this node's total in that trace */
+	double ms;               /* this node's total in that trace: the
+	                          * queue before its span, plus the span */
+	double queue_ms;         /* of it, the queue (NaN: not recorded) */
 	int wclass;              /* class index or -1 */
 	int calls;               /* the node's calls in that trace (fan-out) */
 } Exemplar;
@@ -351,6 +353,10 @@ typedef struct TraceSpan {
 	int depth;
 	char *service;
 	char *name;
+	char *peer;               /* a CLIENT span: what it calls (its server
+	                           * span's service, else trace_callee(): the
+	                           * database system or the peer its attributes
+	                           * name); "" when unknown or not a call */
 	int kind;                 /* SPAN_KIND_* */
 	int64_t start_ns, end_ns; /* as recorded */
 	int status_code;

@@ -30,6 +30,9 @@ static void emit(const Trace *t, int s, int parent_out, int depth, TraceView *tv
 	o->depth = depth;
 	o->service = xstrdup(trace_str(t, sp->svc));
 	o->name = xstrdup(trace_str(t, sp->name));
+	o->peer = xstrdup(sp->kind != SPAN_KIND_CLIENT ? ""
+	                  : sp->server >= 0 ? trace_str(t, t->sp[sp->server].svc)
+	                                    : trace_callee(t, s));
 	o->kind = sp->kind;
 	o->start_ns = sp->start;
 	o->end_ns = sp->end;
@@ -113,6 +116,7 @@ void trace_view_free(TraceView *tv)
 	for (int i = 0; i < tv->n_spans; i++) {
 		free(tv->spans[i].service);
 		free(tv->spans[i].name);
+		free(tv->spans[i].peer);
 		free(tv->spans[i].attrs_json);
 		free(tv->spans[i].events_json);
 	}

@@ -518,8 +518,8 @@ static void node_exemplars(NodeView *v, const NodeCtx *c, int y, const int *ex_i
 	int w = c->r.w, bottom = c->bottom;
 	char buf[256], t1[32];
 	if (y < bottom) {
-		snprintf(buf, sizeof buf, "the %d slowest traces, slowest first (Enter opens the"
-		         " waterfall)", n_ex);
+		snprintf(buf, sizeof buf, "the %d slowest traces, by the node's total = queue + span"
+		         " (Enter opens one)", n_ex);
 		canvas_text(cv, 1, y++, w - 2, ROLE_HEADING, buf);
 	}
 	if (v->ex >= n_ex)
@@ -543,6 +543,14 @@ static void node_exemplars(NodeView *v, const NodeCtx *c, int y, const int *ex_i
 		int cx = 50;
 		if (e->wclass >= 0 && e->wclass < a->n_classes)
 			cx += canvas_text(cv, cx, y, 16, ROLE_DIM, a->classes[e->wclass]);
+		if (e->queue_ms > 0) {
+			/* which part waited: the waterfall's axis starts at the span */
+			char q[32], sp[32];
+			fmt_ms(q, sizeof q, e->queue_ms, 1, 1);
+			fmt_ms(sp, sizeof sp, e->ms - e->queue_ms, 1, 1);
+			snprintf(buf, sizeof buf, "  = %s + %s", q, sp);
+			cx += canvas_text(cv, cx, y, w - cx - 1, ROLE_DIM, buf);
+		}
 		if (ex_count[k] > 1) {
 			snprintf(buf, sizeof buf, "  (%d calls)", ex_count[k]);
 			canvas_text(cv, cx, y, w - cx - 1, ROLE_DIM, buf);

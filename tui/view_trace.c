@@ -14,9 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "attrs.h"
 #include "fmt.h"
+#include "sanitize.h"
 #include "view.h"
 
 typedef struct TraceViewState {
@@ -161,6 +163,19 @@ static int detail_lines(const TraceSpan *s, int64_t trace_start, DetailLine **ou
 	return n;
 }
 
+/* 1 when s is a call to a known peer that its own name does not name
+ * (an HTTP client's "GET"; "pricing.Quote" names pricing already). */
+static int call_unnamed(const TraceSpan *s)
+{
+	if (s->kind != SPAN_KIND_CLIENT || s->peer == NULL || s->peer[0] == '\0')
+		return 0;
+	size_t n = strlen(s->peer);
+	for (const char *p = s->name; *p; p++)
+		if (strncasecmp(p, s->peer, n) == 0)
+			return 0;
+	return 1;
+}
+
 static void draw_attrs(Canvas *cv, const TraceView *tv, int idx, int y, int h, int w, int *detail,
                        int *detail_max)
 {
@@ -174,8 +189,11 @@ static void draw_attrs(Canvas *cv, const TraceView *tv, int idx, int y, int h, i
 	x += canvas_text(cv, x, y, w / 2, ROLE_TITLE, s->name);
 	fmt_ms(d, sizeof d, (double)(s->end_ns - s->start_ns) / 1e6, 1, 1);
 	fmt_ms(st, sizeof st, (double)(s->start_ns - tv->start_ns) / 1e6, 1, 1);
-	snprintf(buf, sizeof buf, " %s in %s, +%s ms, %s ms ", span_kind_name(s->kind),
-	         s->service && s->service[0] ? s->service : "?", st, d);
+	char to[96] = "";
+	if (call_unnamed(s))
+		snprintf(to, sizeof to, " calling %.80s", s->peer);
+	snprintf(buf, sizeof buf, " %s in %s%s, +%s ms, %s ms ", span_kind_name(s->kind),
+	         s->service && s->service[0] ? s->service : "?", to, st, d);
 	canvas_text(cv, x, y, w - x - 1, ROLE_NORMAL, buf);
 	y++;
 	h--;
@@ -278,12 +296,33 @@ static void trace_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 	int crit = 0;
 	for (int i = 0; i < tv->n_spans; i++)
 		crit += tv->spans[i].on_critical_path;
-	snprintf(buf, sizeof buf, "trace %s  %s ms  class %s  %d spans ", tv->trace_id, d,
-	         tv->wclass && tv->wclass[0] ? tv->wclass : "?", tv->n_spans);
+	/* a request that queued before its root span opened: its total (as
+	 * the node pane's slowest traces give it) is the queue plus the spans
+	 * the axis shows, and the header says both */
+	char tot[160] = "";
+	const TraceSpan *root = &tv->spans[0];
+	if (root->parent < 0 && root->has_queue && root->queue_ms > 0) {
+		char q[32], all[32];
+		fmt_ms(q, sizeof q, root->queue_ms, 1, 1);
+		fmt_ms(all, sizeof all, (double)(tv->end_ns - tv->start_ns) / 1e6 + root->queue_ms, 1, 1);
+		snprintf(tot, sizeof tot, "%s ms = %s queue + %s spans", all, q, d);
+	} else {
+		snprintf(tot, sizeof tot, "%s ms", d);
+	}
+	const char *cls = tv->wclass && tv->wclass[0] ? tv->wclass : "?";
+	char tail[64];
+	snprintf(tail, sizeof tail, " %d on critical path", crit);
+	snprintf(buf, sizeof buf, "trace %s  %s  class %s  %d spans ", tv->trace_id, tot, cls,
+	         tv->n_spans);
+	if (san_width(buf) + 1 + san_width(tail) > r.w - 2) {
+		/* the id gives way first (the tab has its start too), then words */
+		snprintf(buf, sizeof buf, "trace %.12s%s  %s  %s  %d spans ", tv->trace_id,
+		         app->ascii ? "~" : "\u2026", tot, cls, tv->n_spans);
+		snprintf(tail, sizeof tail, " %d critical", crit);
+	}
 	int x = 1 + canvas_text(cv, 1, y, r.w - 2, ROLE_TITLE, buf);
 	x += canvas_put(cv, x, y, g->crit, ROLE_CRIT);
-	snprintf(buf, sizeof buf, " %d on critical path", crit);
-	canvas_text(cv, x, y, r.w - x - 1, ROLE_NORMAL, buf);
+	canvas_text(cv, x, y, r.w - x - 1, ROLE_NORMAL, tail);
 	y++;
 
 	/* time range shown */
@@ -356,7 +395,15 @@ static void trace_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 		nx += canvas_text(cv, nx, y, 2 + name_w - nx, nr, s->name);
 		if (s->service && s->service[0] && 2 + name_w - nx > 4) {
 			nx += canvas_text(cv, nx, y, 1, nr, " ");
-			canvas_text(cv, nx, y, 2 + name_w - nx, sel ? ROLE_SELECTED : ROLE_DIM, s->service);
+			nx += canvas_text(cv, nx, y, 2 + name_w - nx, sel ? ROLE_SELECTED : ROLE_DIM, s->service);
+		}
+		/* a call its name does not name ("GET", an HTTP client's span):
+		 * the caller -> what it calls, so its siblings can be told apart */
+		if (call_unnamed(s) && 2 + name_w - nx > 4) {
+			nx += canvas_put(cv, nx, y, ' ', nr);
+			nx += canvas_put(cv, nx, y, g->arrow, sel ? ROLE_SELECTED : ROLE_DIM);
+			nx += canvas_put(cv, nx, y, ' ', nr);
+			canvas_text(cv, nx, y, 2 + name_w - nx, nr, s->peer);
 		}
 		draw_span_bar(cv, tv, i, y, from, to, bx, bw);
 	}

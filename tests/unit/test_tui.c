@@ -627,7 +627,7 @@ static void test_open_node_then_trace_and_back(void **state)
 	assert_non_null(strstr(s, "call mercury-api -> pricing (pricing.Quote)"));
 	assert_non_null(strstr(s, "pool pricing (client, 256 slots)"));
 	/* one row per trace even when the fan-out put two calls in the list */
-	assert_non_null(strstr(s, "enterprise  (2 calls)"));
+	assert_non_null(strstr(s, "+ 329.0  (2 calls)"));
 	assert_non_null(strstr(s, "no metrics"));
 	assert_non_null(strstr(s, "enterprise"));
 	free(s);
@@ -648,6 +648,99 @@ static void test_open_node_then_trace_and_back(void **state)
 	assert_int_equal(e->app.pane, PANE_NODE);
 	env_key(e, TK_ESC);
 	assert_int_equal(e->app.pane, PANE_DAG);
+	env_free(e);
+}
+
+#define HAS(s, x) \
+	do { \
+		if (strstr((s), (x)) == NULL) \
+			fail_msg("'%s' not on screen:\n%s", (x), (s)); \
+	} while (0)
+
+/* One OTLP span of the edge/queue test below. */
+static void otlp_span(Buf *j, int first, const char *id, const char *parent, const char *name,
+                      int kind, int s_ms, int e_ms, const char *attrs)
+{
+	buf_printf(j, "%s{\"traceId\":\"aa02030405060708090a0b0c0d0e0f10\",\"spanId\":\"%s\","
+	              "%s%s%s\"name\":\"%s\",\"kind\":%d,\"startTimeUnixNano\":\"%d000000\","
+	              "\"endTimeUnixNano\":\"%d000000\",\"attributes\":[%s]}",
+	           first ? "" : ",", id, parent ? "\"parentSpanId\":\"" : "", parent ? parent : "",
+	           parent ? "\"," : "", name, kind, 1000 + s_ms, 1000 + e_ms, attrs ? attrs : "");
+}
+
+/* A request that queued 40 ms before its root span opened, whose calls an
+ * HTTP client names after the method alone ("GET"): the waterfall's
+ * header gives the total the node pane's slowest traces give (queue plus
+ * spans) and says which part is which; each "GET" row names what it
+ * calls (the server span's service, else the peer its attributes name),
+ * so the three calls can be told apart. */
+static void test_waterfall_queue_and_unnamed_calls(void **state)
+{
+	(void)state;
+	char path[128];
+	tmp_db_path(path, sizeof path);
+	Store *st = NULL;
+	Err err = {0};
+	assert_int_equal(store_open(path, 0, &st, &err), 0);
+	static const char res[] = "{\"resource\":{\"attributes\":[{\"key\":\"service.name\","
+	                          "\"value\":{\"stringValue\":\"%s\"}}]},\"scopeSpans\":[{\"spans\":[";
+	Buf j;
+	buf_init(&j);
+	buf_adds(&j, "{\"resourceSpans\":[");
+	buf_printf(&j, res, "edge-gateway");
+	otlp_span(&j, 1, "0000000000000001", NULL, "GET /checkout", 2, 0, 100,
+	          "{\"key\":\"queue.wait_ms\",\"value\":{\"doubleValue\":40}}");
+	otlp_span(&j, 0, "0000000000000002", "0000000000000001", "GET", 3, 5, 30, NULL);
+	otlp_span(&j, 0, "0000000000000003", "0000000000000001", "GET", 3, 35, 60, NULL);
+	otlp_span(&j, 0, "0000000000000004", "0000000000000001", "GET", 3, 65, 95,
+	          "{\"key\":\"peer.service\",\"value\":{\"stringValue\":\"payments\"}}");
+	buf_adds(&j, "]}]},");
+	buf_printf(&j, res, "catalog");
+	otlp_span(&j, 1, "0000000000000012", "0000000000000002", "GET /items", 2, 7, 28, NULL);
+	buf_adds(&j, "]}]},");
+	buf_printf(&j, res, "cart");
+	otlp_span(&j, 1, "0000000000000013", "0000000000000003", "GET /cart", 2, 37, 58, NULL);
+	buf_adds(&j, "]}]}]}");
+	ImportResult ir;
+	assert_int_equal(import_memory(st, "edge.json", j.p, j.len, NULL, &ir, &err), 0);
+	buf_fini(&j);
+	store_close(st);
+
+	Env *e = calloc(1, sizeof *e);
+	snprintf(e->path, sizeof e->path, "%s", path);
+	assert_int_equal(store_open(path, STORE_READONLY, &e->st, &err), 0);
+	TuiOptions o;
+	memset(&o, 0, sizeof o);
+	o.db_path = path;
+	o.period = PERIOD_ALL;
+	o.refresh_ms = 1000;
+	app_init(&e->app, &o);
+	canvas_init(&e->cv, 100, 30, 0);
+	env_compute(e);
+	/* the root's slowest trace: 140 ms = 40 queue + 100 span */
+	env_key(e, TK_ENTER);
+	assert_int_equal(e->app.pane, PANE_NODE);
+	char *s = screen(e);
+	if (strstr(s, "140.0 ms") == NULL || strstr(s, "= 40.0 + 100.0") == NULL)
+		fail_msg("the node pane does not split the total:\n%s", s);
+	HAS(s, "by the node's total = queue + span");
+	free(s);
+	env_key(e, TK_ENTER);
+	assert_int_equal(e->app.pane, PANE_TRACE);
+	s = screen(e);
+	HAS(s, "140.0 ms = 40.0 queue + 100.0 spans");
+	HAS(s, "GET edge-gateway \u2192 catalog");
+	HAS(s, "GET edge-gateway \u2192 cart");
+	HAS(s, "GET edge-gateway \u2192 payments");
+	/* a server span, or a call its name already names, gets no arrow */
+	assert_null(strstr(s, "/checkout edge-gateway \u2192"));
+	assert_null(strstr(s, "/items catalog \u2192"));
+	free(s);
+	/* the marked call's detail names what it calls too */
+	env_key(e, TK_DOWN);
+	s = screen(e);
+	HAS(s, "client in edge-gateway calling catalog");
+	free(s);
 	env_free(e);
 }
 
@@ -1122,6 +1215,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_dag_shows_splits_and_unknown),
 		cmocka_unit_test(test_open_node_then_trace_and_back),
 		cmocka_unit_test(test_tab_cycles_panes),
+		cmocka_unit_test(test_waterfall_queue_and_unnamed_calls),
 		cmocka_unit_test(test_number_keys_pick_panes),
 		cmocka_unit_test(test_class_cycle_reruns),
 		cmocka_unit_test(test_window_and_baseline_prompts),
