@@ -11,8 +11,11 @@
  *   degrade:<node>              refused for a core or mandatory node;
  *                               supported for an optional node on the slow
  *                               path;
- *   add-capacity:<node>         supported when the node's own (server) time
- *                               is what grew;
+ *   add-capacity:<node>         (a bigger pool toward the node and more of
+ *                               its servers) supported when the node's own
+ *                               (server) time is what grew; a bigger pool
+ *                               in front of a node whose own time is flat
+ *                               only moves the queue into it;
  *   hold-rollout                supported while the objective or a budget
  *                               is breached.
  * degrade and add-capacity are evaluated for every dependency blamed by one
@@ -39,6 +42,33 @@ static const char *const DECISIONS[] = {
 const char *const *decision_ids(void)
 {
 	return DECISIONS;
+}
+
+int decision_describe(const char *id, char *out, size_t sz)
+{
+	const char *colon = strchr(id, ':');
+	size_t bl = colon ? (size_t)(colon - id) : strlen(id);
+	const char *node = colon ? colon + 1 : "";
+	int per_node = (bl == 7 && strncmp(id, "degrade", 7) == 0) ||
+	               (bl == 12 && strncmp(id, "add-capacity", 12) == 0);
+	if (per_node != (colon != NULL && *node != '\0'))
+		return -1;
+	/* what each decision does, never whether it is right: a drill shows
+	 * these beside each other for the trainee to choose from */
+	if (strcmp(id, "raise-endpoint-concurrency") == 0)
+		snprintf(out, sz, "raise the endpoint's concurrency: more executor slots per process");
+	else if (strcmp(id, "add-api-hosts") == 0)
+		snprintf(out, sz, "add API hosts to the fleet");
+	else if (bl == 7 && per_node)
+		snprintf(out, sz, "answer without %s, with an omission marker, when time runs short", node);
+	else if (per_node)
+		snprintf(out, sz, "more capacity for %s: a bigger pool toward it and more %s servers "
+		                  "behind it", node, node);
+	else if (strcmp(id, "hold-rollout") == 0)
+		snprintf(out, sz, "hold or restrict the rollout");
+	else
+		return -1;
+	return 0;
 }
 
 const char *dx_verdict_name(int v)
@@ -285,19 +315,25 @@ static void add_capacity(Out *o, const Evidence *e, const Model *m, const char *
 		    "where the safe boundary and failure reserve are shown", node, sb, s);
 		return;
 	}
+	/* both halves of the decision (decision_describe()): servers behind the
+	 * node, and a bigger pool toward it, which is what a pool wait tempts
+	 * one to grow */
 	const char *pool = dx_pool_of(m, node);
 	evidence_name(n3, sizeof n3, "pool", pool ? pool : node, "occupancy", 0);
 	double occ;
 	if (val(e, n3, &occ) && occ >= 0.9) {
 		add(o, id, DX_UNSUPPORTED,
 		    "%s's server p99 moved from %.1f to %.1f ms while its pool is %.0f %% occupied: a "
-		    "larger pool moves the queue into %s unless its safe capacity is shown",
-		    node, sb, s, 100 * occ, node);
+		    "bigger pool moves the queue into %s unless %s's safe capacity is shown, and more %s "
+		    "servers do not shorten a wait in front of it",
+		    node, sb, s, 100 * occ, node, node, node);
 		return;
 	}
 	add(o, id, DX_UNSUPPORTED,
-	    "%s's server p99 moved only from %.1f to %.1f ms: the time is lost in front of it, not in "
-	    "it, so capacity behind it does not shorten the wait", node, sb, s);
+	    "%s's server p99 moved only from %.1f to %.1f ms: the time is lost in front of %s, not in "
+	    "it. More %s servers do not shorten that wait, and a bigger pool toward %s moves the queue "
+	    "into %s unless %s's safe capacity for the extra concurrency is shown",
+	    node, sb, s, node, node, node, node, node);
 }
 
 static void hold(Out *o, const Evidence *e, const DxHypothesis *hyp, int n_hyp)

@@ -170,4 +170,11 @@ const char *const *check_names(void);
  * node: "degrade:<node>". */
 const char *const *decision_ids(void);
 
+/* What engine decision id does, in one neutral line ("add-capacity:pricing"
+ * -> "more capacity for pricing: a bigger pool toward it and more pricing
+ * servers behind it"), the wording every screen and drill uses for it.
+ * Returns 0, or -1 when id is not an engine decision (a drill's own, or
+ * "degrade" without a node). */
+int decision_describe(const char *id, char *out, size_t sz);
+
 #endif

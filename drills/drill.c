@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "diagnose.h"
 #include "jpos.h"
 #include "paths.h"
 #include "timefmt.h"
@@ -515,6 +516,27 @@ static int parse_questions(P *p, const JpVal *v)
 				return jerr(p, loc->items[i], "local decision \"%s\" is not a decision choice",
 				            id);
 		}
+	}
+	/* the engine's decisions read as the engine words them
+	 * (decision_describe()): what the trainee picks is what the Board and
+	 * `diagnose` judge, and no wording hints at the answer */
+	for (int i = 0; i < d->n_decision_choices; i++) {
+		DrillChoice *ch = &d->decision_choices[i];
+		char w[300];
+		int local = 0;
+		for (int k = 0; k < d->n_local_decisions; k++)
+			local |= strcmp(d->local_decisions[k], ch->id) == 0;
+		if (local || decision_describe(ch->id, w, sizeof w) != 0)
+			continue;
+		if (ch->text && strcmp(ch->text, w) != 0) {
+			const JpVal *it = dcc->items[i], *t = it->type == JP_OBJ ? jp_get(it, "text") : NULL;
+			return jerr(p, t ? t : it,
+			            "decision \"%s\" is the engine's: its wording is the engine's ('%s'); "
+			            "leave \"text\" out, or declare the decision local",
+			            ch->id, w);
+		}
+		if (ch->text == NULL)
+			ch->text = xstrdup(w);
 	}
 	return 0;
 }

@@ -511,6 +511,56 @@ static char *mini_with(const char *from, const char *to)
 	return o.p;
 }
 
+/* Every engine decision a drill offers reads as the engine words it
+ * (decision_describe()), so the trainee chooses between the actions the
+ * Board judges, in neutral words; a decision of the drill's own keeps
+ * its text. The engine's add-capacity covers both the pool toward the node
+ * and the servers behind it, as its verdict's reason does. */
+static void test_engine_decision_wording(void **state)
+{
+	(void)state;
+	char w[300];
+	assert_int_equal(decision_describe("add-capacity:pricing", w, sizeof w), 0);
+	assert_non_null(strstr(w, "a bigger pool toward it"));
+	assert_non_null(strstr(w, "more pricing servers behind it"));
+	assert_int_equal(decision_describe("hold-rollout", w, sizeof w), 0);
+	assert_int_equal(decision_describe("degrade", w, sizeof w), -1);
+	assert_int_equal(decision_describe("hold-rollout:x", w, sizeof w), -1);
+	assert_int_equal(decision_describe("wait-and-see", w, sizeof w), -1);
+	Err err = {0};
+	char **files = drill_catalog_files(CATALOG, &err);
+	assert_non_null(files);
+	int engine = 0;
+	for (int i = 0; files[i]; i++) {
+		Drill *d = load(files[i]);
+		for (int k = 0; k < d->n_decision_choices; k++) {
+			const DrillChoice *c = &d->decision_choices[k];
+			int local = 0;
+			for (int j = 0; j < d->n_local_decisions; j++)
+				local |= strcmp(d->local_decisions[j], c->id) == 0;
+			if (local) {
+				assert_non_null(c->text);
+				continue;
+			}
+			assert_int_equal(decision_describe(c->id, w, sizeof w), 0);
+			assert_non_null(c->text);
+			assert_string_equal(c->text, w);
+			engine++;
+		}
+		drill_free(d);
+	}
+	drill_strv_free(files);
+	assert_true(engine >= 15);
+	/* the fixture names hold-rollout without a text: it gets the engine's */
+	Drill *d = load(FIX "/mini.drill.json");
+	int i = 0;
+	while (i < d->n_decision_choices && strcmp(d->decision_choices[i].id, "hold-rollout") != 0)
+		i++;
+	assert_true(i < d->n_decision_choices);
+	assert_string_equal(d->decision_choices[i].text, "hold or restrict the rollout");
+	drill_free(d);
+}
+
 static void test_drill_errors(void **state)
 {
 	(void)state;
@@ -545,6 +595,14 @@ static void test_drill_errors(void **state)
 	t = mini_with("\"client-pool-wait:pricing\": {\"accept\": [\"pool-by-class\"]",
 	              "\"client-pool-wait:pricing\": {\"accept\": [\"pool-by-klass\"]");
 	expect_drill_error(t, "d.json:", "accepted check \"pool-by-klass\" is not one of");
+	free(t);
+	/* an engine decision is worded by the engine: a drill's own wording
+	 * of it (which could hint at the answer, or mean another action) is
+	 * refused where it stands */
+	t = mini_with("\"hold-rollout\", \"add-capacity:pricing\"",
+	              "{\"id\": \"hold-rollout\", \"text\": \"hold while pricing is tested\"}, "
+	              "\"add-capacity:pricing\"");
+	expect_drill_error(t, "d.json:25:", "its wording is the engine's ('hold or restrict the rollout')");
 	free(t);
 	/* a drill whose id does not match its file name */
 	char path[512];
@@ -785,6 +843,7 @@ int main(void)
 		cmocka_unit_test(test_score_engine_check_and_local_decision),
 		cmocka_unit_test(test_score_discussion),
 		cmocka_unit_test(test_drill_errors),
+		cmocka_unit_test(test_engine_decision_wording),
 		cmocka_unit_test(test_answer_errors),
 		cmocka_unit_test(test_replay_grows_over_time),
 		cmocka_unit_test(test_history),
