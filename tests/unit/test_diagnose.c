@@ -300,6 +300,15 @@ static void test_matched_peak_sheet(void **state)
 	x = diagnosis_decision(d, "hold-rollout");
 	assert_non_null(x);
 	assert_int_equal(x->verdict, DX_SUPPORTED);
+	/* more capacity is unsupported, and the reason says why for both of
+	 * its halves: a bigger pool, the tempting fix for a pool wait, only
+	 * moves the queue into pricing */
+	x = diagnosis_decision(d, "add-capacity:pricing");
+	assert_non_null(x);
+	assert_int_equal(x->verdict, DX_UNSUPPORTED);
+	if (strstr(x->reason, "a bigger pool toward pricing moves the queue into pricing") == NULL ||
+	    strstr(x->reason, "More pricing servers do not shorten") == NULL)
+		fail_msg("add-capacity:pricing's reason: %s", x->reason);
 
 	/* the evidence says where every value came from */
 	const EvValue *v = evidence_get(d->evidence, "dep.pricing.client_wait.p99_ms@baseline");
