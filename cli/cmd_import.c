@@ -229,6 +229,15 @@ static int import_all(Store *st, const Inputs *in, ImportOptions *io, int quiet,
 			failed++;
 			continue;
 		}
+		/* what was left out on purpose, a line each, on stderr (-q too) */
+		Buf sk;
+		buf_init(&sk);
+		import_skips_text(&res.skips, name, &sk);
+		for (const char *p = buf_str(&sk), *e; *p; p = e + 1) {
+			e = strchr(p, '\n');
+			say(out, 1, "%s: %.*s\n", name, (int)(e - p), p);
+		}
+		buf_fini(&sk);
 		if (quiet)
 			continue;
 		const StoreSourceCounts *k = &res.counts;

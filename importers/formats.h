@@ -44,7 +44,13 @@ typedef struct ImportCtx {
 	                              * this format reads (e.g. a traces body given
 	                              * to the metrics importer); stored nothing */
 	const ImportPbLoc *pb;       /* NULL unless reading transcoded protobuf */
+	ImportSkips *skips;          /* add what is left out on purpose */
 } ImportCtx;
+
+/* Counts a span skipped for reason (ctx->skips->unfinished or ->untimed),
+ * keeping the location of the first in at (its "line:col" field). */
+void import_skip_span(ImportCtx *ctx, int64_t *count, char *at, size_t at_sz, long line,
+                      long col);
 
 /* Sets ctx->err to "name:line:col: message", or, when ctx->pb is set
  * (the input is one line of JSON transcoded from protobuf), to "name: byte

@@ -324,6 +324,7 @@ static int import_stream(Store *st, FILE *f, const char *name, uint64_t total,
 		.counts = &res->counts,
 		.total_bytes = total,
 		.err = err,
+		.skips = &res->skips,
 	};
 	if (fmt->run(&ctx, late ? hf : f))
 		goto fail;
@@ -350,7 +351,41 @@ fail:
 	hash_close(&hr, hf);
 	store_rollback(st);
 	memset(&res->counts, 0, sizeof res->counts);
+	memset(&res->skips, 0, sizeof res->skips);
 	return err && err->code ? err->code : TT_EPARSE;
+}
+
+void import_skip_span(ImportCtx *ctx, int64_t *count, char *at, size_t at_sz, long line,
+                      long col)
+{
+	if ((*count)++ == 0)
+		snprintf(at, at_sz, "%ld:%ld", line, col);
+}
+
+void import_skips_text(const ImportSkips *s, const char *name, Buf *out)
+{
+	if (s->log_records)
+		buf_printf(out, "%lld log record%s skipped: logs are not read\n",
+		           (long long)s->log_records, s->log_records == 1 ? "" : "s");
+	if (s->other_requests)
+		buf_printf(out, "%lld request%s of another signal skipped (not read here)\n",
+		           (long long)s->other_requests, s->other_requests == 1 ? "" : "s");
+	if (s->unfinished)
+		buf_printf(out,
+		           "%lld span%s skipped: no duration (an unfinished span, whose end is "
+		           "unknown; the first at %s:%s)\n",
+		           (long long)s->unfinished, s->unfinished == 1 ? "" : "s", name,
+		           s->unfinished_at);
+	if (s->untimed)
+		buf_printf(out,
+		           "%lld span%s skipped: no start time, and no annotation or log to take "
+		           "one from (the first at %s:%s)\n",
+		           (long long)s->untimed, s->untimed == 1 ? "" : "s", name, s->untimed_at);
+	if (s->start_from_event)
+		buf_printf(out, "%lld span%s without a start time took it from %s earliest "
+		           "annotation or log\n",
+		           (long long)s->start_from_event, s->start_from_event == 1 ? "" : "s",
+		           s->start_from_event == 1 ? "its" : "their");
 }
 
 const char *import_name(const char *path)

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "buf.h"
 #include "err.h"
 #include "store.h"
 
@@ -36,7 +37,34 @@ typedef struct ImportOptions {
 	void *progress_ctx;
 	const char *name;          /* what messages and the source row call the
 	                            * input; NULL: import_name(path) */
+	unsigned signals;          /* OTLP/JSON ("otlp-json"): IMPORT_SIGNAL_* bits
+	                            * to read; 0: every signal the input holds (a
+	                            * file). A request of another signal stores
+	                            * nothing and counts as unrecognised (the
+	                            * receiver's /v1/traces). */
 } ImportOptions;
+
+/* What an import left out on purpose, counted by reason, so that nothing
+ * is dropped without a word (README, "Formats"). The rest of the file is
+ * imported; the caller says what was skipped. */
+typedef struct ImportSkips {
+	int64_t log_records;       /* OTLP log records: logs are not read */
+	int64_t other_requests;    /* requests of a signal this import was told
+	                            * not to read (ImportOptions.signals) */
+	int64_t unfinished;        /* Zipkin/Jaeger spans with no duration */
+	int64_t untimed;           /* ... with no start time, and no annotation or
+	                            * log to take one from */
+	int64_t start_from_event;  /* stored spans whose start was taken from their
+	                            * earliest annotation (Zipkin) or log (Jaeger) */
+	char unfinished_at[32];    /* "line:col" of the first unfinished span */
+	char untimed_at[32];       /* ... and of the first untimed one */
+} ImportSkips;
+
+/* Signals an OTLP/JSON import reads (ImportOptions.signals). */
+enum {
+	IMPORT_SIGNAL_TRACES = 1,
+	IMPORT_SIGNAL_METRICS = 2,
+};
 
 typedef struct ImportResult {
 	char format[32];           /* the format used, e.g. "otlp-json" */
@@ -47,7 +75,13 @@ typedef struct ImportResult {
 	int64_t unrecognised;      /* request objects that had fields but none this
 	                            * format reads (stored nothing; the source row's
 	                            * outcome is "unrecognised") */
+	ImportSkips skips;         /* what was left out on purpose */
 } ImportResult;
+
+/* One line per kind of skipped data ("16 log records skipped: logs are not
+ * read"), each ending in '\n', appended to out; name prefixes the
+ * locations of the first skipped span. Nothing when nothing was skipped. */
+void import_skips_text(const ImportSkips *s, const char *name, Buf *out);
 
 /* Imports one file; "-" is the standard input. An input that cannot seek
  * (a pipe, process substitution, a terminal) is first copied to an unnamed

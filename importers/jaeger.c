@@ -29,6 +29,11 @@
  *    internal; any case). Jaeger has no "unspecified": a span without the
  *    tag, or with another value, is a local span, stored as INTERNAL.
  *  - times: startTime/duration in microseconds (fractions kept) -> ns.
+ *    Jaeger always writes both (a duration of 0 is an instant span). A
+ *    span given without a startTime takes its earliest log's; one without
+ *    a duration, or with neither a startTime nor a log, is skipped and
+ *    counted (ctx->skips), as Zipkin's unfinished spans are: its end is
+ *    unknown. The rest of the file is imported.
  *  - service: the process's serviceName; resource: one per process, its
  *    attributes the process tags plus service.name.
  *  - host: host.name, else hostname, from the process tags, else the span
@@ -592,6 +597,31 @@ static int shared_cmp(const void *a, const void *b)
 	return strcmp(((const Shared *)a)->id, ((const Shared *)b)->id);
 }
 
+/* The earliest timestamp among a span's logs into *out (0: none), each
+ * log checked as the events below check it. */
+static int first_log_time(ImportCtx *ctx, const TjNode *logs, int64_t *out)
+{
+	*out = 0;
+	if (logs == NULL || logs->type != TJ_ARRAY)
+		return 0;  /* the events below refuse what is not an array */
+	for (const TjNode *l = logs->child; l; l = l->next) {
+		const TjNode *ts;
+		int64_t t_ns;
+		int rc;
+		if (l->type != TJ_OBJECT)
+			return tj_fail(ctx, l, "a log must be an object, not %s", tj_type_name(l));
+		if ((rc = tj_member(ctx, l, "timestamp", &ts)))
+			return rc;
+		if (ts == NULL || ts->type == TJ_NULL)
+			return tj_fail(ctx, l, "log has no \"timestamp\"");
+		if ((rc = tj_micros(ctx, ts, "log timestamp", &t_ns)))
+			return rc;
+		if (t_ns > 0 && (*out == 0 || t_ns < *out))
+			*out = t_ns;
+	}
+	return 0;
+}
+
 static int span_write(J *j, JSpan *js)
 {
 	ImportCtx *ctx = j->ctx;
@@ -605,17 +635,32 @@ static int span_write(J *j, JSpan *js)
 		return rc;
 	if (op && op->type != TJ_STRING && op->type != TJ_NULL)
 		return tj_fail(ctx, op, "\"operationName\" must be a string, not %s", tj_type_name(op));
-	if (st == NULL || st->type == TJ_NULL)
-		return tj_fail(ctx, s, "span %s has no \"startTime\"", js->span_id);
-	if (du == NULL || du->type == TJ_NULL)
-		return tj_fail(ctx, s, "span %s has no \"duration\"", js->span_id);
 	StoreSpan sp = {0};
-	int64_t dur;
-	if ((rc = tj_micros(ctx, st, "startTime", &sp.start_ns)) || (rc = tj_micros(ctx, du, "duration", &dur)))
+	int64_t dur = 0;
+	int has_start = st && st->type != TJ_NULL, from_log = 0;
+	if ((has_start && (rc = tj_micros(ctx, st, "startTime", &sp.start_ns)))
+	    || (du && du->type != TJ_NULL && (rc = tj_micros(ctx, du, "duration", &dur))))
 		return rc;
+	if (!has_start) {
+		/* the earliest log's time, as for a Zipkin span's annotations */
+		if ((rc = first_log_time(ctx, logs, &sp.start_ns)))
+			return rc;
+		from_log = sp.start_ns > 0;
+	}
+	ImportSkips *k = ctx->skips;
+	if (sp.start_ns == 0 && !has_start) {
+		import_skip_span(ctx, &k->untimed, k->untimed_at, sizeof k->untimed_at, s->line, s->col);
+		return 0;
+	}
+	if (du == NULL || du->type == TJ_NULL) {
+		import_skip_span(ctx, &k->unfinished, k->unfinished_at, sizeof k->unfinished_at, s->line,
+		                 s->col);
+		return 0;
+	}
 	if (sp.start_ns > INT64_MAX - dur)
 		return tj_fail(ctx, du, "startTime + duration is out of range");
 	sp.end_ns = sp.start_ns + dur;
+	k->start_from_event += from_log;
 	if (flags && flags->type != TJ_NULL) {
 		if (flags->type != TJ_NUMBER || tj_decimal(flags->text, flags->len, 0, &sp.flags) != 0
 		    || !is_integer_text(flags->text, flags->len) || sp.flags < 0)

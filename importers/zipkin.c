@@ -38,9 +38,16 @@
  *  - kind: CLIENT, SERVER, PRODUCER, CONSUMER (any case). Zipkin leaves
  *    kind out for a local span: stored as INTERNAL.
  *  - timestamp and duration in microseconds (fractions, which some
- *    OpenTelemetry exporters write, are kept to the ns). A span without a
- *    timestamp or duration is unfinished and refused: a made-up zero
- *    length would corrupt the splits. 0 is Zipkin's "absent" for both.
+ *    OpenTelemetry exporters write, are kept to the ns); 0 is Zipkin's
+ *    "absent" for both. A span without a timestamp takes its earliest
+ *    annotation's (what Zipkin does for v1 data). A span without a
+ *    duration is unfinished (or was flushed before it ended): its end is
+ *    unknown, so it is skipped and counted (ctx->skips), never stored
+ *    with a made-up length that would corrupt the splits and the
+ *    percentiles; the rest of the file is imported. So is a span without
+ *    a timestamp or any annotation. Skipped spans take no part in the
+ *    shared-span bookkeeping: a child of one is an orphan, which the
+ *    trace builder reports.
  *  - service: localEndpoint.serviceName. Resource: one per distinct
  *    {service.name, host.name, net.host.ip, net.host.port}.
  *    localEndpoint's address is not a host name: host comes from the tags
@@ -66,6 +73,9 @@
 
 enum { ZR_CLIENT = 1, ZR_SHARED = 2, ZR_SERVER = 4 };
 
+/* Why a well-formed span is not stored (see the top). */
+enum { Z_SKIP_NONE, Z_SKIP_UNFINISHED, Z_SKIP_UNTIMED };
+
 typedef struct ZEntry {
 	unsigned char trace[16], id[8];
 	uint64_t svc;            /* hash of the service name, 0 when unknown */
@@ -80,6 +90,8 @@ typedef struct ZSpan {
 	int kind, shared, debug;
 	const char *name;
 	int64_t start_ns, end_ns;
+	int skip;                /* Z_SKIP_*: decoded, but not stored */
+	int start_from_ann;      /* start_ns is the earliest annotation's */
 	const char *service;     /* NULL when unknown */
 	const TjNode *local, *remote, *tags, *annotations;
 } ZSpan;
@@ -240,20 +252,12 @@ static int decode_span(Z *z, const TjNode *s, ZSpan *out)
 		return tj_fail(ctx, kind, "kind must be CLIENT, SERVER, PRODUCER or CONSUMER, not %s",
 		               tj_quote(kind->text, kind->len, q, sizeof q));
 	}
-	if (ts == NULL || ts->type == TJ_NULL)
-		return tj_fail(ctx, s, "span %s has no \"timestamp\"", out->span_id);
-	if ((rc = tj_micros(ctx, ts, "timestamp", &out->start_ns)))
+	/* times: 0 is Zipkin's "absent" for both (its model drops a 0) */
+	int64_t dur = 0;
+	if (ts && ts->type != TJ_NULL && (rc = tj_micros(ctx, ts, "timestamp", &out->start_ns)))
 		return rc;
-	if (out->start_ns == 0)
-		return tj_fail(ctx, ts, "timestamp 0 is Zipkin's mark of a missing timestamp");
-	if (du == NULL || du->type == TJ_NULL)
-		return tj_fail(ctx, s, "span %s has no \"duration\" (an unfinished span)", out->span_id);
-	int64_t dur;
-	if ((rc = tj_micros(ctx, du, "duration", &dur)))
+	if (du && du->type != TJ_NULL && (rc = tj_micros(ctx, du, "duration", &dur)))
 		return rc;
-	if (out->start_ns > INT64_MAX - dur)
-		return tj_fail(ctx, du, "timestamp + duration is out of range");
-	out->end_ns = out->start_ns + dur;
 	if ((rc = opt_bool(ctx, shared, "shared", &out->shared))
 	    || (rc = opt_bool(ctx, debug, "debug", &out->debug)))
 		return rc;
@@ -279,6 +283,7 @@ static int decode_span(Z *z, const TjNode *s, ZSpan *out)
 			}
 	}
 	const TjNode *an = out->annotations;
+	int64_t first_ann = 0;
 	if (an && an->type != TJ_NULL) {
 		if (an->type != TJ_ARRAY)
 			return tj_fail(ctx, an, "\"annotations\" must be an array, not %s", tj_type_name(an));
@@ -300,8 +305,22 @@ static int decode_span(Z *z, const TjNode *s, ZSpan *out)
 				return rc;
 			if (av == NULL || av->type != TJ_STRING)
 				return tj_fail(ctx, av ? av : a, "annotation needs a string \"value\"");
+			if (t_ns > 0 && (first_ann == 0 || t_ns < first_ann))
+				first_ann = t_ns;
 		}
 	}
+	if (out->start_ns == 0 && first_ann > 0) {
+		out->start_ns = first_ann;
+		out->start_from_ann = 1;
+	}
+	if (out->start_ns == 0)
+		out->skip = Z_SKIP_UNTIMED;
+	else if (dur == 0)
+		out->skip = Z_SKIP_UNFINISHED;
+	else if (out->start_ns > INT64_MAX - dur)
+		return tj_fail(ctx, du, "timestamp + duration is out of range");
+	else
+		out->end_ns = out->start_ns + dur;
 	return 0;
 }
 
@@ -742,8 +761,21 @@ static int on_span(void *ud, const TjNode *rec, int64_t index)
 	int rc = decode_span(z, rec, &s);
 	if (rc)
 		return rc;
-	if (z->pass == 2)
+	if (s.skip) {
+		/* as if absent: no role either, so no span takes it for a half */
+		ImportSkips *k = z->ctx->skips;
+		if (z->pass == 2 && s.skip == Z_SKIP_UNFINISHED)
+			import_skip_span(z->ctx, &k->unfinished, k->unfinished_at, sizeof k->unfinished_at,
+			                 rec->line, rec->col);
+		else if (z->pass == 2)
+			import_skip_span(z->ctx, &k->untimed, k->untimed_at, sizeof k->untimed_at, rec->line,
+			                 rec->col);
+		return 0;
+	}
+	if (z->pass == 2) {
+		z->ctx->skips->start_from_event += s.start_from_ann;
 		return span_write(z, &s);
+	}
 	unsigned char role = 0;
 	if (s.shared)
 		role |= ZR_SHARED;

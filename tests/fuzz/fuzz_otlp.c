@@ -88,6 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "%s\n", err.msg);
 		abort();
 	}
+	ImportSkips skips = {0};
 	ImportCtx ctx = {
 		.st = st,
 		.name = "fuzz",
@@ -97,6 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.counts = &counts,
 		.total_bytes = size,
 		.err = &err,
+		.skips = &skips,
 	};
 	int rc = otlp_traces_run(&ctx, f);
 	if (rc && !located(err.msg)) {
