@@ -238,9 +238,14 @@ static int import_all(Store *st, const Inputs *in, ImportOptions *io, int quiet,
 			say(out, 1, "%s: %.*s\n", name, (int)(e - p), p);
 		}
 		buf_fini(&sk);
+		const StoreSourceCounts *k = &res.counts;
+		if (res.unrecognised > 0 && (k->spans_added || k->spans_duplicate || k->metrics_added ||
+		                             k->metrics_duplicate))
+			say(out, 1, "%s: %lld request%s skipped: %s reads none of their fields "
+			    "(another signal? see --format)\n", name, (long long)res.unrecognised,
+			    res.unrecognised == 1 ? "" : "s", res.format);
 		if (quiet)
 			continue;
-		const StoreSourceCounts *k = &res.counts;
 		Buf line;
 		buf_init(&line);
 		buf_printf(&line, "%s: %s:", name, res.format);

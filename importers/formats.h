@@ -79,6 +79,20 @@ typedef struct ImportFormat {
 	int (*run)(ImportCtx *ctx, FILE *f);
 } ImportFormat;
 
+/* Where one request is in an input: bytes [from, to) (offsets after a
+ * UTF-8 byte order mark, as the JSON readers count them), starting at
+ * line:col. */
+typedef struct ImportRange {
+	uint64_t from, to;
+	long line, col;
+} ImportRange;
+
+/* Reads the OTLP/JSON metrics requests at ranges r[0..n) (in input order)
+ * of f, which it rewinds first, and stores their points in the current
+ * transaction: how "otlp-json" stores the metrics lines of a file that
+ * mixes signals, after its spans. Errors are located in the input. */
+int otlp_metrics_ranges(ImportCtx *ctx, FILE *f, const ImportRange *r, size_t n);
+
 /* Per-format entry points (defined in their own files). */
 int otlp_traces_sniff(const char *head, size_t len);
 int otlp_traces_run(ImportCtx *ctx, FILE *f);
@@ -90,7 +104,6 @@ int prom_text_sniff_prometheus(const char *head, size_t len);
 int prom_text_run_prometheus(ImportCtx *ctx, FILE *f);
 int prom_text_sniff_openmetrics(const char *head, size_t len);
 int prom_text_run_openmetrics(ImportCtx *ctx, FILE *f);
-int otlp_metrics_sniff(const char *head, size_t len);
 int otlp_metrics_run(ImportCtx *ctx, FILE *f);
 int otlp_proto_sniff(const char *head, size_t len);
 int otlp_proto_run(ImportCtx *ctx, FILE *f);

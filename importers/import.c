@@ -34,7 +34,8 @@ static int no_sniff(const char *head, size_t len)
 
 /* The order matters only for ties in sniff(). */
 static const ImportFormat formats[] = {
-	{"otlp-json", "OTLP/JSON traces (ExportTraceServiceRequest, one document or JSON Lines)",
+	{"otlp-json", "OTLP/JSON of any signal, one document or JSON Lines (a Collector file "
+	 "export): spans and metric points stored, log records counted and skipped",
 	 otlp_traces_sniff, otlp_traces_run},
 	{"jaeger-json", "Jaeger JSON traces (query API {\"data\":[...]}, one downloaded trace)",
 	 jaeger_json_sniff, jaeger_json_run},
@@ -43,8 +44,8 @@ static const ImportFormat formats[] = {
 	 prom_text_run_prometheus},
 	{"openmetrics", "OpenMetrics 1.0 text (ends with # EOF)", prom_text_sniff_openmetrics,
 	 prom_text_run_openmetrics},
-	{"otlp-metrics", "OTLP/JSON metrics (ExportMetricsServiceRequest, one document or JSON Lines)",
-	 otlp_metrics_sniff, otlp_metrics_run},
+	{"otlp-metrics", "OTLP/JSON metrics only (ExportMetricsServiceRequest; not sniffed: "
+	 "otlp-json reads them too)", no_sniff, otlp_metrics_run},
 	{"otlp-proto", "OTLP protobuf traces or metrics (one Export*ServiceRequest, or the "
 	 "Collector file exporter's length-prefixed stream)", otlp_proto_sniff, otlp_proto_run},
 	{"otlp-proto-traces", "OTLP protobuf ExportTraceServiceRequest (one, not sniffed)",
@@ -240,6 +241,7 @@ static int hash_finish(HashReader *h, FILE *f, const char *name, char out[65], E
  * identified by (series, source sha256): metric formats hash first. */
 static int digest_late(const ImportFormat *fmt)
 {
+	/* OTLP metric points always carry their time (otlp_metrics.c) */
 	return fmt->run == otlp_traces_run || fmt->run == jaeger_json_run ||
 	       fmt->run == zipkin_json_run;
 }

@@ -1120,17 +1120,57 @@ int otlp_metrics_run(ImportCtx *ctx, FILE *f)
 	return rc;
 }
 
-int otlp_metrics_sniff(const char *head, size_t len)
+int otlp_metrics_ranges(ImportCtx *ctx, FILE *f, const ImportRange *r, size_t n)
 {
-	size_t i = 0;
-	while (i < len && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
-		i++;
-	if (i == len || head[i] != '{')
-		return 0;
-	static const char key[] = "\"resourceMetrics\"";
-	size_t k = sizeof key - 1;
-	for (; i + k <= len; i++)
-		if (memcmp(head + i, key, k) == 0)
-			return 90;
-	return 0;
+	/* offsets count after a UTF-8 byte order mark: step over one */
+	char chunk[1 << 16];
+	if (fseek(f, 0, SEEK_SET) != 0 || (fread(chunk, 1, 3, f) == 3 &&
+	                                   memcmp(chunk, "\xEF\xBB\xBF", 3) != 0 &&
+	                                   fseek(f, 0, SEEK_SET) != 0))
+		return err_set(ctx->err, TT_EIO, "%s: cannot read the input again for its metrics "
+		               "requests: %s", ctx->name, strerror(errno));
+	if (ferror(f) || feof(f)) {
+		clearerr(f);
+		if (fseek(f, 0, SEEK_SET) != 0)
+			return err_set(ctx->err, TT_EIO, "%s: cannot read the input again", ctx->name);
+	}
+	M m;
+	memset(&m, 0, sizeof m);
+	m.ctx = ctx;
+	buf_init(&m.vals);
+	buf_init(&m.tmp);
+	Buf doc;
+	buf_init(&doc);
+	uint64_t at = 0;     /* offset of the next byte of f, as the ranges count */
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		buf_reset(&doc);
+		/* the request's line up to it as blanks: columns stay the file's */
+		for (long c = 1; c < r[i].col; c++)
+			buf_addc(&doc, ' ');
+		while (at < r[i].to) {
+			uint64_t need = r[i].to - at;
+			size_t want = need < sizeof chunk ? (size_t)need : sizeof chunk;
+			size_t got = fread(chunk, 1, want, f);
+			if (got == 0) {
+				rc = err_set(ctx->err, TT_EIO, "%s: the input changed while it was read "
+				             "(it ends before byte %llu)", ctx->name,
+				             (unsigned long long)r[i].to);
+				break;
+			}
+			if (at + got > r[i].from) {
+				size_t lo = at >= r[i].from ? 0 : (size_t)(r[i].from - at);
+				buf_add(&doc, chunk + lo, got - lo);
+			}
+			at += got;
+		}
+		if (rc == 0)
+			rc = document(&m, doc.p ? doc.p : "", doc.len, r[i].line);
+	}
+	buf_fini(&doc);
+	buf_fini(&m.vals);
+	buf_fini(&m.tmp);
+	free(m.b);
+	free(m.q);
+	return rc;
 }

@@ -696,15 +696,21 @@ static int next_field(const uint8_t *data, size_t end, size_t *pos, uint64_t *fi
 	}
 }
 
-/* 3: "neither a span nor a metric" (e.g. a log record). */
+/* 3: "neither a span, a metric nor a log record"; 4: a log record. */
 #define SIGNAL_OTHER 3
+#define SIGNAL_LOGS 4
 
-/* What the item data[off, off + n) of ScopeSpans/ScopeMetrics field 2 is. */
+/* What the item data[off, off + n) of ScopeSpans/ScopeMetrics/ScopeLogs
+ * field 2 is. The three requests nest alike (field 1, its field 2, their
+ * field 2 items), so the item's own fields tell: a Span has trace_id
+ * (1, bytes) and fixed64 times (7, 8); a LogRecord has fixed64 times (1,
+ * 11), a varint severity (2) or fixed32 flags (8), which no Span or
+ * Metric field is; a Metric has its data (5, 7, 9, 10, 11: messages). */
 static int item_signal(const uint8_t *data, size_t off, size_t n)
 {
 	size_t pos = off, end = off + n, voff;
 	uint64_t field, vlen;
-	int wt, id_bytes = 0, times = 0, metric = 0;
+	int wt, id_bytes = 0, times = 0, metric = 0, log = 0;
 	while (next_field(data, end, &pos, &field, &wt, &voff, &vlen) == 0) {
 		if (field == 1 && wt == 2)
 			id_bytes = 1;             /* Span.trace_id (Metric.name too) */
@@ -713,22 +719,28 @@ static int item_signal(const uint8_t *data, size_t off, size_t n)
 		else if ((field == 5 || field == 7 || field == 9 || field == 10 || field == 11) &&
 		         wt == 2)
 			metric = 1;               /* Metric data */
+		if (((field == 1 || field == 11) && wt == 1) || (field == 2 && wt == 0) ||
+		    (field == 8 && wt == 5))
+			log = 1;                  /* LogRecord times, severity, flags */
 	}
 	if (times && id_bytes)
 		return OTLP_SIGNAL_TRACES;
+	if (log)
+		return SIGNAL_LOGS;
 	if (metric)
 		return OTLP_SIGNAL_METRICS;
 	return SIGNAL_OTHER;
 }
 
-/* Walks field 1 (resource_*), its field 2 (scope_*), and their field 2
- * items until one tells. */
-static int request_signal(const uint8_t *data, size_t len)
+/* Calls visit on each item of a request (its field 1, their field 2,
+ * their field 2: spans, metrics or log records) until it returns nonzero. */
+static void walk_items(const uint8_t *data, size_t len,
+                       int (*visit)(void *ud, const uint8_t *data, size_t off, size_t n),
+                       void *ud)
 {
 	size_t p1 = 0, o1, o2, o3;
 	uint64_t f, l1, l2, l3;
 	int wt;
-	int other = 0;
 	while (next_field(data, len, &p1, &f, &wt, &o1, &l1) == 0) {
 		if (f != 1 || wt != 2)
 			continue;
@@ -737,23 +749,63 @@ static int request_signal(const uint8_t *data, size_t len)
 			if (f != 2 || wt != 2)
 				continue;
 			size_t p3 = o2, e3 = o2 + l2;
-			while (next_field(data, e3, &p3, &f, &wt, &o3, &l3) == 0) {
-				if (f != 2 || wt != 2)
-					continue;
-				int s = item_signal(data, o3, l3);
-				if (s != SIGNAL_OTHER)
-					return s;
-				other = 1;
-			}
+			while (next_field(data, e3, &p3, &f, &wt, &o3, &l3) == 0)
+				if (f == 2 && wt == 2 && visit(ud, data, o3, (size_t)l3))
+					return;
 		}
 	}
-	return other ? SIGNAL_OTHER : OTLP_SIGNAL_UNKNOWN;
+}
+
+/* walk_items() visitors: the first item that tells the signal, and a
+ * count of the items. */
+typedef struct SignalSeen {
+	int signal;             /* what an item told, OTLP_SIGNAL_UNKNOWN while none */
+	int other;              /* an item that told nothing was seen */
+} SignalSeen;
+
+static int visit_signal(void *ud, const uint8_t *data, size_t off, size_t n)
+{
+	SignalSeen *s = ud;
+	int sig = item_signal(data, off, n);
+	if (sig == SIGNAL_OTHER) {
+		s->other = 1;
+		return 0;
+	}
+	s->signal = sig;
+	return 1;
+}
+
+static int visit_count(void *ud, const uint8_t *data, size_t off, size_t n)
+{
+	(void)data;
+	(void)off;
+	(void)n;
+	(*(int64_t *)ud)++;
+	return 0;
+}
+
+/* The signal of a request, from its first item that tells. */
+static int request_signal(const uint8_t *data, size_t len)
+{
+	SignalSeen s = {OTLP_SIGNAL_UNKNOWN, 0};
+	walk_items(data, len, visit_signal, &s);
+	if (s.signal != OTLP_SIGNAL_UNKNOWN)
+		return s.signal;
+	return s.other ? SIGNAL_OTHER : OTLP_SIGNAL_UNKNOWN;
+}
+
+/* How many items (log records) a request holds. */
+static int64_t request_items(const uint8_t *data, size_t len)
+{
+	int64_t n = 0;
+	walk_items(data, len, visit_count, &n);
+	return n;
 }
 
 OtlpSignal otlp_proto_signal(const uint8_t *data, size_t len)
 {
 	int s = request_signal(data, len);
-	return s == SIGNAL_OTHER ? OTLP_SIGNAL_UNKNOWN : (OtlpSignal)s;
+	return s == SIGNAL_OTHER || s == SIGNAL_LOGS ? OTLP_SIGNAL_UNKNOWN : (OtlpSignal)s;
 }
 
 /* ---- responses ------------------------------------------------------------ */
@@ -842,10 +894,14 @@ static int run_message(ImportCtx *ctx, OtlpSignal forced, const uint8_t *data, s
 	if (s == OTLP_SIGNAL_UNKNOWN) {
 		/* no span and no metric: check the wire, store nothing */
 		s = OTLP_SIGNAL_TRACES;
+	} else if (s == SIGNAL_LOGS) {
+		/* a Collector export with a logs pipeline: counted, not read */
+		ctx->skips->log_records += request_items(data, len);
+		return 0;
 	} else if (s == SIGNAL_OTHER) {
 		return err_set(ctx->err, TT_EPARSE,
-		               "%s: byte %llu: neither a trace nor a metrics request "
-		               "(its items are not spans or metrics; logs are not read)",
+		               "%s: byte %llu: neither a trace, a metrics nor a logs request "
+		               "(its items are not spans, metrics or log records)",
 		               ctx->name, (unsigned long long)base);
 	}
 	Buf json;

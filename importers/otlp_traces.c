@@ -1,7 +1,16 @@
 /*
- * otlp_traces.c - OTLP/JSON traces: ExportTraceServiceRequest as one
+ * otlp_traces.c - OTLP/JSON ("otlp-json"): ExportTraceServiceRequest as one
  * document, or as JSON Lines (one request per line, what the OpenTelemetry
- * Collector's file exporter writes). One yajl handle with
+ * Collector's file exporter writes). That file may mix signals, a request a
+ * line, when a traces, a metrics and a logs pipeline share it, so every
+ * request is read by its own key: spans are stored here; a request with
+ * "resourceMetrics" is skipped by this parser and its place noted, and once
+ * the spans are stored otlp_metrics_ranges() reads those places again with
+ * the metrics importer (same transaction, errors located in the file);
+ * "resourceLogs" is walked down to its log records, which are counted
+ * (ctx->skips) and not read. ImportOptions.signals narrows what is read
+ * (the receiver's /v1/traces reads spans only): a request of another
+ * signal then counts as unrecognised. One yajl handle with
  * yajl_allow_multiple_values reads both shapes, 64 KiB at a time; a line
  * that holds one whole value (and fits LINE_CAP) takes the simdjson fast
  * path of otlp_simd.h instead, which reports the same events to the same
@@ -95,6 +104,11 @@ enum {
 	F_LINK_ARR,
 	F_LINK,
 	F_STATUS,
+	F_RL_ARR,       /* resourceLogs: counted, never stored */
+	F_RL,
+	F_SL_ARR,
+	F_SL,
+	F_LR_ARR,
 	F_COUNT
 };
 
@@ -126,6 +140,10 @@ enum {
 	K_TIME,
 	K_CODE,
 	K_MESSAGE,
+	K_RESOURCE_METRICS,
+	K_RESOURCE_LOGS,
+	K_SCOPE_LOGS,
+	K_LOG_RECORDS,
 	K_COUNT
 };
 
@@ -134,7 +152,8 @@ static const char *const key_name[K_COUNT] = {
 	"droppedAttributesCount", "name", "version", "traceId", "spanId", "parentSpanId",
 	"traceState", "flags", "kind", "startTimeUnixNano", "endTimeUnixNano",
 	"droppedEventsCount", "droppedLinksCount", "events", "links", "status",
-	"timeUnixNano", "code", "message",
+	"timeUnixNano", "code", "message", "resourceMetrics", "resourceLogs", "scopeLogs",
+	"logRecords",
 };
 
 /* The field named s (n bytes); K_NONE when unknown. */
@@ -155,15 +174,19 @@ static int key_lookup(const char *s, size_t n)
 		     : IS("message") ? K_MESSAGE : K_NONE;
 	case 8:
 		return IS("resource") ? K_RESOURCE : K_NONE;
+	case 9:
+		return IS("scopeLogs") ? K_SCOPE_LOGS : K_NONE;
 	case 10:
 		return IS("attributes") ? K_ATTRIBUTES : IS("traceState") ? K_TRACE_STATE
-		     : IS("scopeSpans") ? K_SCOPE_SPANS : K_NONE;
+		     : IS("scopeSpans") ? K_SCOPE_SPANS : IS("logRecords") ? K_LOG_RECORDS : K_NONE;
 	case 12:
-		return IS("parentSpanId") ? K_PARENT_SPAN_ID : IS("timeUnixNano") ? K_TIME : K_NONE;
+		return IS("parentSpanId") ? K_PARENT_SPAN_ID : IS("timeUnixNano") ? K_TIME
+		     : IS("resourceLogs") ? K_RESOURCE_LOGS : K_NONE;
 	case 13:
 		return IS("resourceSpans") ? K_RESOURCE_SPANS : K_NONE;
 	case 15:
-		return IS("endTimeUnixNano") ? K_END : K_NONE;
+		return IS("endTimeUnixNano") ? K_END
+		     : IS("resourceMetrics") ? K_RESOURCE_METRICS : K_NONE;
 	case 17:
 		return IS("startTimeUnixNano") ? K_START
 		     : IS("droppedLinksCount") ? K_DROPPED_LINKS : K_NONE;
@@ -172,6 +195,8 @@ static int key_lookup(const char *s, size_t n)
 	case 22:
 		return IS("droppedAttributesCount") ? K_DROPPED_ATTRS
 		     : IS("instrumentationLibrary") ? K_SCOPE : K_NONE;
+	case 26:
+		return IS("instrumentationLibraryLogs") ? K_SCOPE_LOGS : K_NONE;
 	case 27:
 		return IS("instrumentationLibrarySpans") ? K_SCOPE_SPANS : K_NONE;
 	default:
@@ -182,8 +207,12 @@ static int key_lookup(const char *s, size_t n)
 
 #define KB(k) ((uint64_t)1 << (k))
 
+/* Parser.want: the request keys read, IMPORT_SIGNAL_* plus this one for
+ * counting log records (only when every signal is read: a file). */
+#define WANT_LOGS 0x100u
+
 static const uint64_t allowed[F_COUNT] = {
-	[F_REQ] = KB(K_RESOURCE_SPANS),
+	[F_REQ] = KB(K_RESOURCE_SPANS) | KB(K_RESOURCE_METRICS) | KB(K_RESOURCE_LOGS),
 	[F_RS] = KB(K_RESOURCE) | KB(K_SCOPE_SPANS),
 	[F_RES] = KB(K_ATTRIBUTES) | KB(K_DROPPED_ATTRS),
 	[F_SS] = KB(K_SCOPE) | KB(K_SPANS),
@@ -196,18 +225,22 @@ static const uint64_t allowed[F_COUNT] = {
 	[F_LINK] = KB(K_TRACE_ID) | KB(K_SPAN_ID) | KB(K_TRACE_STATE) | KB(K_FLAGS) |
 	           KB(K_ATTRIBUTES) | KB(K_DROPPED_ATTRS),
 	[F_STATUS] = KB(K_CODE) | KB(K_MESSAGE),
+	[F_RL] = KB(K_SCOPE_LOGS),
+	[F_SL] = KB(K_LOG_RECORDS),
 };
 
 /* Fields whose value is an array / an object; every other known field is a
  * scalar. */
 static const uint64_t array_keys = KB(K_RESOURCE_SPANS) | KB(K_SCOPE_SPANS) | KB(K_SPANS) |
-                                   KB(K_ATTRIBUTES) | KB(K_EVENTS) | KB(K_LINKS);
+                                   KB(K_ATTRIBUTES) | KB(K_EVENTS) | KB(K_LINKS) |
+                                   KB(K_RESOURCE_METRICS) | KB(K_RESOURCE_LOGS) |
+                                   KB(K_SCOPE_LOGS) | KB(K_LOG_RECORDS);
 static const uint64_t object_keys = KB(K_RESOURCE) | KB(K_SCOPE) | KB(K_STATUS);
 
 static int is_array_frame(int t)
 {
 	return t == F_RS_ARR || t == F_SS_ARR || t == F_SPAN_ARR || t == F_EV_ARR ||
-	       t == F_LINK_ARR;
+	       t == F_LINK_ARR || t == F_RL_ARR || t == F_SL_ARR || t == F_LR_ARR;
 }
 
 static const char *array_frame_name(int t)
@@ -217,6 +250,9 @@ static const char *array_frame_name(int t)
 	case F_SS_ARR: return "scopeSpans";
 	case F_SPAN_ARR: return "spans";
 	case F_EV_ARR: return "events";
+	case F_RL_ARR: return "resourceLogs";
+	case F_SL_ARR: return "scopeLogs";
+	case F_LR_ARR: return "logRecords";
 	default: return "links";
 	}
 }
@@ -634,6 +670,15 @@ typedef struct Parser {
 	Pipe *pipe;
 	int stopped;            /* the store thread failed; its error wins */
 
+	/* signals: which of a request's keys are read (IMPORT_SIGNAL_*); a
+	 * metrics request is not parsed here but noted, with where it is, for
+	 * otlp_metrics_ranges() once the spans are stored */
+	unsigned want;
+	uint64_t req_from;      /* offset of the current request's '{' */
+	long req_line, req_col;
+	ImportRange *mr;
+	size_t n_mr, cap_mr;
+
 	/* the current resource */
 	int rs_has_service, rs_has_host, rs_has_pod, rs_has_class;
 
@@ -1006,6 +1051,15 @@ static int push(Parser *p, int type)
 	f->seen = 0;
 	f->at = otlp_loc_mark(&p->loc);
 	switch (type) {
+	case F_REQ:
+		/* a request's '{' is its token's last byte (yajl's offsets are
+		 * exact; the fast path's are not for brackets, and do_line()
+		 * places a request it walked: the line) */
+		if (!p->simd) {
+			p->req_from = f->at.end ? f->at.end - 1 : 0;
+			otlp_loc_pos(&p->loc, p->req_from, &p->req_line, &p->req_col);
+		}
+		break;
 	case F_RS:
 		if (!pipe_rec(p->pipe, OP_RS, p->loc.tok_end))
 			return stop(p);
@@ -1337,6 +1391,16 @@ static int cb_string(void *c, const unsigned char *s, size_t n)
 	return on_scalar(p, OTLP_EV_STRING, V_STRING, (const char *)s, n);
 }
 
+/* The WANT_* bit a request's key k stands for. */
+static unsigned signal_of(int k)
+{
+	switch (k) {
+	case K_RESOURCE_SPANS: return IMPORT_SIGNAL_TRACES;
+	case K_RESOURCE_METRICS: return IMPORT_SIGNAL_METRICS;
+	default: return WANT_LOGS;
+	}
+}
+
 static int cb_map_key(void *c, const unsigned char *us, size_t n)
 {
 	Parser *p = c;
@@ -1348,7 +1412,7 @@ static int cb_map_key(void *c, const unsigned char *us, size_t n)
 		return 1;
 	Frame *f = &p->st[p->depth - 1];
 	int k = key_lookup(s, n);
-	if (!(allowed[f->type] & KB(k)))
+	if (!(allowed[f->type] & KB(k)) || (f->type == F_REQ && !(p->want & signal_of(k))))
 		k = K_NONE;
 	else if (f->seen & KB(k))
 		return fail_here(p, "duplicate field \"%s\"", key_name[k]);
@@ -1377,9 +1441,16 @@ static int on_start(Parser *p, int is_map)
 		if (!is_map)
 			return fail_here(p, "items of \"%s\" must be objects, not arrays",
 			                 array_frame_name(f->type));
+		if (f->type == F_LR_ARR) {
+			/* a log record: counted, its content not read */
+			p->ctx->skips->log_records++;
+			p->skip = 1;
+			return 1;
+		}
 		static const unsigned char child[F_COUNT] = {
 			[F_RS_ARR] = F_RS,   [F_SS_ARR] = F_SS, [F_SPAN_ARR] = F_SPAN,
-			[F_EV_ARR] = F_EV,   [F_LINK_ARR] = F_LINK,
+			[F_EV_ARR] = F_EV,   [F_LINK_ARR] = F_LINK, [F_RL_ARR] = F_RL,
+			[F_SL_ARR] = F_SL,
 		};
 		return push(p, child[f->type]);
 	}
@@ -1403,6 +1474,13 @@ static int on_start(Parser *p, int is_map)
 	case K_SPANS: return push(p, F_SPAN_ARR);
 	case K_EVENTS: return push(p, F_EV_ARR);
 	case K_LINKS: return push(p, F_LINK_ARR);
+	case K_RESOURCE_LOGS: return push(p, F_RL_ARR);
+	case K_SCOPE_LOGS: return push(p, F_SL_ARR);
+	case K_LOG_RECORDS: return push(p, F_LR_ARR);
+	case K_RESOURCE_METRICS:
+		/* read by the metrics importer afterwards (see end of request) */
+		p->skip = 1;
+		return 1;
 	default: break;
 	}
 	/* K_ATTRIBUTES */
@@ -1420,6 +1498,21 @@ static int on_start(Parser *p, int is_map)
 	return 1;
 }
 
+/* The request that just closed holds metrics: where it is, for
+ * otlp_metrics_ranges(). */
+static void note_metrics(Parser *p)
+{
+	if (p->n_mr == p->cap_mr) {
+		p->cap_mr = p->cap_mr ? 2 * p->cap_mr : 16;
+		p->mr = xrealloc(p->mr, p->cap_mr * sizeof *p->mr);
+	}
+	ImportRange *r = &p->mr[p->n_mr++];
+	r->from = p->req_from;
+	r->to = p->loc.tok_end;
+	r->line = p->req_line;
+	r->col = p->simd ? 0 : p->req_col;  /* 0: do_line() sets it */
+}
+
 static int on_end(Parser *p, int is_map)
 {
 	if (p->in_attrs)
@@ -1434,8 +1527,12 @@ static int on_end(Parser *p, int is_map)
 	case F_REQ:
 		/* OTLP: an empty request is valid and unknown fields are ignored,
 		 * so a request without resourceSpans stores nothing; one that had
-		 * only fields this importer does not know is counted. */
-		if (!(f->seen & KB(K_RESOURCE_SPANS)) && (f->seen & KB(K_NONE)))
+		 * only fields this importer does not read (another signal than
+		 * the ones asked for, or no signal at all) is counted. */
+		if (f->seen & KB(K_RESOURCE_METRICS))
+			note_metrics(p);
+		else if (!(f->seen & (KB(K_RESOURCE_SPANS) | KB(K_RESOURCE_LOGS))) &&
+		         (f->seen & KB(K_NONE)))
 			p->ctx->unrecognised++;
 		break;
 	case F_RES: ok = end_resource(p, f); break;
@@ -1537,10 +1634,12 @@ static int syntax_error(Parser *p, yajl_status s)
 	return TT_EPARSE;
 }
 
+/* OTLP/JSON of any signal: the first request names one (a Collector file
+ * export mixes them line by line, and every line is read by its own). */
 int otlp_traces_sniff(const char *head, size_t len)
 {
-	static const char key[] = "\"resourceSpans\"";
-	size_t kl = sizeof key - 1;
+	static const char *const keys[] = {"\"resourceSpans\"", "\"resourceMetrics\"",
+	                                   "\"resourceLogs\""};
 	size_t i = 0;
 	if (len >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0)
 		i = 3;
@@ -1548,9 +1647,15 @@ int otlp_traces_sniff(const char *head, size_t len)
 		i++;
 	if (i == len || head[i] != '{')
 		return 0;
-	for (; i + kl <= len; i++)
-		if (head[i] == '"' && memcmp(head + i, key, kl) == 0)
-			return 90;
+	for (; i < len; i++) {
+		if (head[i] != '"')
+			continue;
+		for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+			size_t kl = strlen(keys[k]);
+			if (i + kl <= len && memcmp(head + i, keys[k], kl) == 0)
+				return 90;
+		}
+	}
 	return 0;
 }
 
@@ -1667,6 +1772,14 @@ static int do_line(Parser *p, Lines *ln, int final)
 		p->simd = 0;
 		if (r == OTLP_SIMD_OK) {
 			ln->fast_values++;
+			if (p->n_mr > 0 && p->mr[p->n_mr - 1].col == 0) {
+				/* a metrics request: this line's first value */
+				ImportRange *mr = &p->mr[p->n_mr - 1];
+				mr->from = ln->line_base;
+				mr->to = ln->line_base + rest;
+				mr->line = ln->line_no;
+				mr->col = 1;
+			}
 			if (rest >= len || all_space(buf + rest, len - rest))
 				return 0;
 			/* more values on this line: yajl takes the rest */
@@ -1832,6 +1945,9 @@ int otlp_traces_run(ImportCtx *ctx, FILE *f)
 	int rc = 0;
 	p->ctx = ctx;
 	p->class_key_len = strlen(ctx->class_key);
+	p->want = ctx->opt->signals
+	              ? ctx->opt->signals
+	              : IMPORT_SIGNAL_TRACES | IMPORT_SIGNAL_METRICS | WANT_LOGS;
 	otlp_loc_init(&p->loc);
 	otlp_attrs_init(&p->attrs);
 #define INIT_BUF(n) buf_init(&p->n);
@@ -1902,6 +2018,8 @@ int otlp_traces_run(ImportCtx *ctx, FILE *f)
 	}
 	import_progress(ctx, done);
 	rc = pipe_finish(p->pipe, ctx, 1);
+	if (rc == 0 && p->n_mr > 0)
+		rc = otlp_metrics_ranges(ctx, f, p->mr, p->n_mr);
 	goto out;
 fail:
 	/* a parse error wins over a store error, unless the store thread's
@@ -1918,6 +2036,7 @@ out:
 	PARSER_BUFS(FINI_BUF)
 #undef FINI_BUF
 	otlp_attrs_fini(&p->attrs);
+	free(p->mr);
 	free(chunks);
 	free(p);
 	return rc;

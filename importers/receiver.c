@@ -78,7 +78,6 @@ struct Receiver {
 	size_t max_body;
 	char *token;
 	char *class_key;
-	const char *metrics_format;   /* from the importer registry, or NULL */
 	ReceiverLogFn log;
 	void *log_ctx;
 	pthread_mutex_t mu;
@@ -401,10 +400,7 @@ static enum MHD_Result process(Receiver *r, struct MHD_Connection *c, Req *q)
 	} else if (q->route == ROUTE_TRACES) {
 		format = "otlp-json";
 	} else {
-		format = r->metrics_format;
-		if (format == NULL)
-			return refuse(r, c, q, MHD_HTTP_NOT_IMPLEMENTED, RPC_UNIMPLEMENTED,
-			              "this build has no OTLP metrics importer");
+		format = "otlp-metrics";
 	}
 	Buf plain;
 	buf_init(&plain);
@@ -425,7 +421,10 @@ static enum MHD_Result process(Receiver *r, struct MHD_Connection *c, Req *q)
 		data = buf_str(&plain);
 		len = plain.len;
 	}
-	ImportOptions io = {.format = format, .class_key = r->class_key};
+	/* an endpoint reads its own signal: a body of another is unrecognised */
+	ImportOptions io = {.format = format, .class_key = r->class_key,
+	                    .signals = q->route == ROUTE_TRACES ? IMPORT_SIGNAL_TRACES
+	                                                        : IMPORT_SIGNAL_METRICS};
 	ImportResult res;
 	Err err = {0};
 	int rc;
@@ -638,10 +637,6 @@ int receiver_start(const ReceiverOptions *opt, Receiver **out, Err *err)
 	r->class_key = opt->class_key ? xstrdup(opt->class_key) : NULL;
 	r->log = opt->log;
 	r->log_ctx = opt->log_ctx;
-	/* The registry names the importer that claims OTLP metrics bodies. */
-	static const char probe[] = "{\"resourceMetrics\":[]}";
-	const char *mf = import_sniff(probe, sizeof probe - 1);
-	r->metrics_format = mf && strcmp(mf, "otlp-json") != 0 ? mf : NULL;
 
 	if (store_open(opt->db_path, 0, &r->st, err)) {
 		receiver_stop(r);

@@ -4,14 +4,20 @@
 //
 //   traces.json / traces.pb      one ExportTraceServiceRequest
 //   metrics.json / metrics.pb    one ExportMetricsServiceRequest
-//   both.jsonl                   traces and metrics requests, one per line
-//                                (two JSON Lines files: traces.jsonl and
-//                                metrics.jsonl, since a JSON file holds one
-//                                signal)
+//   traces.jsonl, metrics.jsonl  the same as JSON Lines, one request a line
 //   stream.pb                    the Collector file exporter's framing
 //                                (`format: proto`): each request preceded
 //                                by its size as a 4-byte big-endian integer;
 //                                traces, metrics, then the second traces batch
+//   collector.jsonl              what the Collector's file exporter writes
+//                                when a traces, a metrics and a logs pipeline
+//                                share one file (`format: json`): one request
+//                                a line, the signals mixed as the pipelines
+//                                flush: metrics, traces, logs, traces,
+//                                metrics (a second collection), logs; 16 log
+//                                records in all
+//   collector.pb                 the same six requests in the `format: proto`
+//                                framing
 //
 // Usage: node otlp_files.js OUT_DIR
 'use strict';
@@ -21,6 +27,8 @@ const path = require('path');
 const api = require('@opentelemetry/api');
 const { BasicTracerProvider, SimpleSpanProcessor, InMemorySpanExporter } = require('@opentelemetry/sdk-trace-base');
 const { MeterProvider, MetricReader } = require('@opentelemetry/sdk-metrics');
+// sdk-logs comes with the exporters (the lock file pins it)
+const { LoggerProvider, SimpleLogRecordProcessor, InMemoryLogRecordExporter } = require('@opentelemetry/sdk-logs');
 const { resourceFromAttributes } = require('@opentelemetry/resources');
 const t = require('@opentelemetry/otlp-transformer');
 
@@ -79,6 +87,25 @@ async function main() {
   }
   const { resourceMetrics } = await reader.collect();
 
+  // a second collection, later: new points of the same series
+  await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 10; i++)
+    hist.record(0.002 * (i % 5) + 0.001, { 'workload.class': ['standard', 'premium'][i % 2] });
+  const second = (await reader.collect()).resourceMetrics;
+
+  const logMem = new InMemoryLogRecordExporter();
+  const lp = new LoggerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'search', 'host.name': 'search-2' }),
+    processors: [new SimpleLogRecordProcessor(logMem)],
+  });
+  const logger = lp.getLogger('search-log', '0.9.1');
+  for (let i = 0; i < 16; i++)
+    logger.emit({ timestamp: new Date(base + 10 * i + 2), severityNumber: i % 4 === 3 ? 17 : 9,
+                  severityText: i % 4 === 3 ? 'ERROR' : 'INFO', body: `query ${i} served`,
+                  attributes: { 'workload.class': ['standard', 'premium'][i % 2] } });
+  const logs = logMem.getFinishedLogRecords();
+  const lg1 = logs.slice(0, 10), lg2 = logs.slice(10);
+
   const w = (name, data) => fs.writeFileSync(path.join(out, name), Buffer.from(data));
   const tj1 = Buffer.from(t.JsonTraceSerializer.serializeRequest(tr1));
   const tj2 = Buffer.from(t.JsonTraceSerializer.serializeRequest(tr2));
@@ -93,7 +120,15 @@ async function main() {
   w('traces.jsonl', Buffer.concat([tj1, Buffer.from('\n'), tj2, Buffer.from('\n')]));
   w('metrics.jsonl', Buffer.concat([mj, Buffer.from('\n')]));
   w('stream.pb', Buffer.concat([frame(tp1), frame(mpb), frame(tp2)]));
-  console.log(JSON.stringify({ spans: spans.length }));
+  const mj2 = Buffer.from(t.JsonMetricsSerializer.serializeRequest(second));
+  const lj1 = Buffer.from(t.JsonLogsSerializer.serializeRequest(lg1));
+  const lj2 = Buffer.from(t.JsonLogsSerializer.serializeRequest(lg2));
+  const nl = Buffer.from('\n');
+  w('collector.jsonl', Buffer.concat([mj, nl, tj1, nl, lj1, nl, tj2, nl, mj2, nl, lj2, nl]));
+  w('collector.pb', Buffer.concat([frame(mpb), frame(tp1), frame(t.ProtobufLogsSerializer.serializeRequest(lg1)),
+                                   frame(tp2), frame(t.ProtobufMetricsSerializer.serializeRequest(second)),
+                                   frame(t.ProtobufLogsSerializer.serializeRequest(lg2))]));
+  console.log(JSON.stringify({ spans: spans.length, logs: logs.length }));
 }
 
 main().catch((e) => { console.error(e); process.exit(1); });

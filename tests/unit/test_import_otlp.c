@@ -736,8 +736,11 @@ static void test_bom_and_crlf(void **state)
 
 /* OTLP ignores unknown fields and allows an empty request: a document
  * without resourceSpans stores nothing but is not an error. One with only
- * unknown fields (here a misspelling, or a metrics body) is counted as
- * unrecognised; an empty one is not. Both JSON Lines and one document. */
+ * unknown fields (here a misspelling) is counted as unrecognised; an
+ * empty one is not. A metrics request is read as one (a Collector file
+ * mixes signals), unless the import reads traces only (the receiver's
+ * /v1/traces): then it is unrecognised too. Both JSON Lines and one
+ * document. */
 static void test_unrecognised_request(void **state)
 {
 	Fx *fx = *state;
@@ -746,14 +749,104 @@ static void test_unrecognised_request(void **state)
 	assert_int_equal(import_path(fx, write_file(fx, "empty.json", "{}", 2), "otlp-json", &res, &err), 0);
 	assert_int_equal(res.unrecognised, 0);
 	static const char other[] = "{\"resource_spans\":[]}\n{\"resourceMetrics\":[]}\n";
-	assert_int_equal(import_path(fx, write_file(fx, "other.json", other, sizeof other - 1),
-	                             "otlp-json", &res, &err),
-	                 0);
+	const char *path = write_file(fx, "other.json", other, sizeof other - 1);
+	if (import_path(fx, path, "otlp-json", &res, &err))
+		fail_msg("%s", err.msg);
 	assert_int_equal(res.counts.spans_added, 0);
+	assert_int_equal(res.unrecognised, 1);
+	ImportOptions traces_only = {.format = "otlp-json", .signals = IMPORT_SIGNAL_TRACES};
+	assert_int_equal(import_file(fx->st, path, &traces_only, &res, &err), 0);
 	assert_int_equal(res.unrecognised, 2);
 	static const char mixed[] = "{\"resourceSpans\":[],\"extra\":{\"a\":[1]}}";
 	import_ok(fx, write_file(fx, "mixed.json", mixed, sizeof mixed - 1), &res);
 	assert_int_equal(res.unrecognised, 0); /* it has resourceSpans */
+}
+
+/* Requests of every signal in one file (what a Collector file export
+ * holds; tests/sh/import_collector.sh has a real one): each read by its
+ * own, wherever it is. A metrics request is found by the span reader
+ * and read afterwards by the metrics importer, at its place in the file:
+ * after a byte order mark, as the second value of a line, pretty-printed
+ * over lines with its signal key not first; its errors are located in
+ * the file. Log records are counted, their structure checked. */
+#define MREQ(ts, v)                                                                       \
+	"{\"resourceMetrics\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\","          \
+	"\"value\":{\"stringValue\":\"api\"}}]},\"scopeMetrics\":[{\"metrics\":[{\"name\":"        \
+	"\"q.depth\",\"gauge\":{\"dataPoints\":[{\"timeUnixNano\":\"" ts "\",\"asInt\":\"" v "\"}]}}]}]}]}"
+#define SREQ(id)                                                                          \
+	"{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[{\"traceId\":"                          \
+	"\"5b8efff798038103d269b633813fc60c\",\"spanId\":\"" id "\",\"name\":\"GET /\",\"kind\":2,"  \
+	"\"startTimeUnixNano\":\"1700000000000000000\",\"endTimeUnixNano\":\"1700000000005000000\"}]}]}]}"
+#define LREQ(key)                                                                         \
+	"{\"resourceLogs\":[{\"" key "\":[{\"logRecords\":[{\"body\":{\"stringValue\":\"a\"}},"     \
+	"{\"timeUnixNano\":\"1\",\"attributes\":[{\"key\":\"k\",\"value\":{\"intValue\":\"1\"}}]},{}]}]}]}"
+
+static void test_mixed_signals(void **state)
+{
+	Fx *fx = *state;
+	ImportResult res;
+	Err err = {0};
+	static const char lines[] = "\xEF\xBB\xBF" MREQ("1700000000000000000", "4") "\n"
+	                            SREQ("1000000000000001") " " MREQ("1700000001000000000", "5") "\n"
+	                            LREQ("scopeLogs") "\n" LREQ("instrumentationLibraryLogs") "\n";
+	import_ok(fx, write_file(fx, "lines.jsonl", lines, sizeof lines - 1), &res);
+	assert_int_equal(res.counts.spans_added, 1);
+	assert_int_equal(res.counts.metrics_added, 2);
+	assert_int_equal(res.skips.log_records, 6);
+	assert_int_equal(res.unrecognised, 0);
+	char *v = q_row(fx, "SELECT group_concat(value) FROM (SELECT p.value FROM metric_points p"
+	                    " JOIN metric_series s ON s.id = p.series_id JOIN resources r"
+	                    " ON r.id = s.resource_id WHERE r.service = 'api' ORDER BY p.ts_ns)");
+	assert_string_equal(v, "4.0,5.0");
+	free(v);
+
+	/* one document over lines, the signal key second, then a spans line */
+	static const char pretty[] =
+	    "{\n"
+	    "  \"note\": 1,\n"
+	    "  \"resourceMetrics\": [{\"scopeMetrics\": [{\"metrics\": [\n"
+	    "    {\"name\": \"q.depth\", \"gauge\": {\"dataPoints\": [\n"
+	    "      {\"timeUnixNano\": \"1700000002000000000\", \"asInt\": \"7\"}]}}]}]}]\n"
+	    "}\n" SREQ("1000000000000002") "\n";
+	import_ok(fx, write_file(fx, "pretty.json", pretty, sizeof pretty - 1), &res);
+	assert_int_equal(res.counts.spans_added, 1);
+	assert_int_equal(res.counts.metrics_added, 1);
+	char bad[sizeof pretty];
+	memcpy(bad, pretty, sizeof pretty);
+	char *seven = strstr(bad, "\"7\"");
+	seven[1] = 'x';
+	assert_int_not_equal(import_path(fx, write_file(fx, "bad.json", bad, sizeof bad - 1), NULL,
+	                                 &res, &err),
+	                     0);
+	assert_non_null(strstr(err.msg, "bad.json:5:56: asInt must be an integer"));
+
+	/* log requests are checked as far as they are read */
+	static const struct {
+		const char *text, *want;
+	} bad_logs[] = {
+		{"{\"resourceLogs\":{}}", "l.json:1:17: \"resourceLogs\" must be an array, not an object"},
+		{"{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[1]}]}]}",
+		 "l.json:1:47: items of \"logRecords\" must be objects"},
+	};
+	for (size_t i = 0; i < sizeof bad_logs / sizeof bad_logs[0]; i++) {
+		const char *t = bad_logs[i].text;
+		assert_int_not_equal(import_path(fx, write_file(fx, "l.json", t, strlen(t)), NULL, &res,
+		                                 &err),
+		                     0);
+		if (strstr(err.msg, bad_logs[i].want) == NULL)
+			fail_msg("want '%s', got '%s'", bad_logs[i].want, err.msg);
+	}
+
+	/* reading traces only (the receiver's /v1/traces): a logs or metrics
+	 * request is unrecognised, and nothing is counted as a log record */
+	ImportOptions traces_only = {.format = "otlp-json", .signals = IMPORT_SIGNAL_TRACES};
+	static const char other[] = LREQ("scopeLogs") "\n" MREQ("1700000003000000000", "1") "\n";
+	assert_int_equal(import_file(fx->st, write_file(fx, "o.jsonl", other, sizeof other - 1),
+	                             &traces_only, &res, &err),
+	                 0);
+	assert_int_equal(res.unrecognised, 2);
+	assert_int_equal(res.skips.log_records, 0);
+	assert_int_equal(res.counts.metrics_added, 0);
 }
 
 static int progress_calls;
@@ -790,7 +883,7 @@ static void test_sniff(void **state)
 {
 	(void)state;
 	static const char a[] = "  \n{\"resourceSpans\":[]}";
-	static const char b[] = "{\"resourceMetrics\":[]}";
+	static const char b[] = "{\"resourceMetric\":[]}";
 	static const char c[] = "[{\"traceID\":\"x\"}]";
 	static const char d[] = "{\"resourceSp"; /* cut off: no key yet */
 	assert_true(otlp_traces_sniff(a, sizeof a - 1) > 50);
@@ -1066,6 +1159,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bom_and_crlf, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_progress_reported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unrecognised_request, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mixed_signals, setup, teardown),
 		cmocka_unit_test(test_sniff),
 		cmocka_unit_test(test_json_escaping),
 		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
