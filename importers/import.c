@@ -369,9 +369,6 @@ void import_skips_text(const ImportSkips *s, const char *name, Buf *out)
 	if (s->log_records)
 		buf_printf(out, "%lld log record%s skipped: logs are not read\n",
 		           (long long)s->log_records, s->log_records == 1 ? "" : "s");
-	if (s->other_requests)
-		buf_printf(out, "%lld request%s of another signal skipped (not read here)\n",
-		           (long long)s->other_requests, s->other_requests == 1 ? "" : "s");
 	if (s->unfinished)
 		buf_printf(out,
 		           "%lld span%s skipped: no duration (an unfinished span, whose end is "

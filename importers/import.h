@@ -49,8 +49,6 @@ typedef struct ImportOptions {
  * imported; the caller says what was skipped. */
 typedef struct ImportSkips {
 	int64_t log_records;       /* OTLP log records: logs are not read */
-	int64_t other_requests;    /* requests of a signal this import was told
-	                            * not to read (ImportOptions.signals) */
 	int64_t unfinished;        /* Zipkin/Jaeger spans with no duration */
 	int64_t untimed;           /* ... with no start time, and no annotation or
 	                            * log to take one from */
