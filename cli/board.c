@@ -123,7 +123,7 @@ static void snap_build(CliBoard *b, const Diagnosis *d)
 	snap_clear(b);
 	int total = 0;
 	for (int i = 0; i < d->n_hyp; i++) {
-		total += 2 * d->hyp[i].n_preds + 1 + 3 + d->n_warnings;
+		total += 2 * d->hyp[i].n_preds + 1 + 4 + d->n_warnings;
 		for (int k = 0; k < d->hyp[i].n_preds; k++)
 			total += d->hyp[i].preds[k].n_names;
 	}
@@ -157,6 +157,12 @@ static void snap_build(CliBoard *b, const Diagnosis *d)
 			b->lines[li++] = keep(b, h->detail);
 		if (h->rank_note)
 			b->lines[li++] = keep(b, h->rank_note);
+		/* what to do about it, before the evidence: on a short screen
+		 * the evidence is what scrolls away */
+		char rm[1400];
+		diagnosis_format_remedy(h, rm, sizeof rm);
+		if (*rm)
+			b->lines[li++] = keep(b, rm);
 		for (int k = 0; k < h->n_preds; k++) {
 			const DxPredicate *p = &h->preds[k];
 			if (p->outcome == DX_NOT)

@@ -322,18 +322,19 @@ static void add_capacity(Out *o, const Evidence *e, const Model *m, const char *
 	evidence_name(n3, sizeof n3, "pool", pool ? pool : node, "occupancy", 0);
 	double occ;
 	if (val(e, n3, &occ) && occ >= 0.9) {
+		/* the tempting half first: it is what a one-line screen shows */
 		add(o, id, DX_UNSUPPORTED,
-		    "%s's server p99 moved from %.1f to %.1f ms while its pool is %.0f %% occupied: a "
-		    "bigger pool moves the queue into %s unless %s's safe capacity is shown, and more %s "
+		    "a bigger pool toward %s moves the queue into %s unless %s's safe capacity is shown: "
+		    "its pool is %.0f %% occupied while its server p99 moved from %.1f to %.1f ms. More %s "
 		    "servers do not shorten a wait in front of it",
-		    node, sb, s, 100 * occ, node, node, node);
+		    node, node, node, 100 * occ, sb, s, node);
 		return;
 	}
 	add(o, id, DX_UNSUPPORTED,
-	    "%s's server p99 moved only from %.1f to %.1f ms: the time is lost in front of %s, not in "
-	    "it. More %s servers do not shorten that wait, and a bigger pool toward %s moves the queue "
-	    "into %s unless %s's safe capacity for the extra concurrency is shown",
-	    node, sb, s, node, node, node, node, node);
+	    "a bigger pool toward %s moves the queue into %s: its server p99 moved only from %.1f to "
+	    "%.1f ms, so the time is lost in front of %s, not in it. More %s servers do not shorten "
+	    "that wait either (unless %s's safe capacity for the extra concurrency is shown)",
+	    node, node, sb, s, node, node, node);
 }
 
 static void hold(Out *o, const Evidence *e, const DxHypothesis *hyp, int n_hyp)

@@ -293,6 +293,18 @@ void diagnosis_format_interval(const EvValue *v, char *out, size_t sz)
 	snprintf(out, sz, "[%s, %s] n=%lld", a, b, (long long)v->n);
 }
 
+void diagnosis_format_remedy(const DxHypothesis *h, char *out, size_t sz)
+{
+	*out = '\0';
+	if (h->remedy[DX_REMEDY_CHANGE] == NULL)
+		return;
+	char c[400], k[400], w[400];
+	clean(c, sizeof c, h->remedy[DX_REMEDY_CHANGE]);
+	clean(k, sizeof k, h->remedy[DX_REMEDY_COST]);
+	clean(w, sizeof w, h->remedy[DX_REMEDY_SHOWS]);
+	snprintf(out, sz, "remedy: %s. Cost: %s. Worked when: %s", c, k, w);
+}
+
 void diagnosis_format_explained(const Diagnosis *d, const DxHypothesis *h, char *out, size_t sz)
 {
 	*out = '\0';
@@ -466,6 +478,14 @@ void diagnosis_json(const Diagnosis *d, const Model *m, Buf *out)
 			cJSON_AddItemToArray(ps, po);
 		}
 		cJSON_AddStringToObject(o, "mechanism", h->mechanism ? h->mechanism : "");
+		if (h->remedy[DX_REMEDY_CHANGE]) {
+			cJSON *rm = cJSON_AddObjectToObject(o, "remedy");
+			cJSON_AddStringToObject(rm, "change", h->remedy[DX_REMEDY_CHANGE]);
+			cJSON_AddStringToObject(rm, "cost", h->remedy[DX_REMEDY_COST]);
+			cJSON_AddStringToObject(rm, "shows", h->remedy[DX_REMEDY_SHOWS]);
+		} else {
+			cJSON_AddNullToObject(o, "remedy");
+		}
 		cJSON_AddItemToArray(hs, o);
 	}
 	cJSON *ds = cJSON_AddArrayToObject(r, "decisions");
@@ -591,6 +611,14 @@ void diagnosis_text(const Diagnosis *d, const Model *m, Buf *out)
 			buf_printf(out, " --class %s", s1);
 		}
 		buf_printf(out, "%s%s\n", h->check_why ? "  - " : "", h->check_why ? h->check_why : "");
+		/* what to do about a leading one (the first three with support,
+		 * or whatever ranks first) */
+		if (i == 0 || (i < 3 && h->score > 0)) {
+			char rm[1400];
+			diagnosis_format_remedy(h, rm, sizeof rm);
+			if (*rm)
+				buf_printf(out, "    %s\n", rm);
+		}
 	}
 
 	buf_adds(out, "\nDecisions\n");

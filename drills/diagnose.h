@@ -75,6 +75,9 @@ typedef struct DxPredicate {
 	                              * value); NULL otherwise */
 } DxPredicate;
 
+/* The parts of a hypothesis's remedy (catalog "remedy"). */
+enum { DX_REMEDY_CHANGE, DX_REMEDY_COST, DX_REMEDY_SHOWS, DX_REMEDY_PARTS };
+
 typedef struct DxHypothesis {
 	char *id;                    /* catalog id, e.g. "client-pool-wait" */
 	char *title;                 /* one line */
@@ -103,6 +106,10 @@ typedef struct DxHypothesis {
 	                              * grown class brings per request), or NULL */
 	char *rank_note;             /* why it sits where it does when a ranking rule
 	                              * (not the score) placed it, or NULL */
+	char *remedy[DX_REMEDY_PARTS]; /* what to change, what it will cost, what
+	                              * would show it worked, for what it blames
+	                              * (catalog "remedy"); each NULL when the
+	                              * catalog gives none or nothing is blamed */
 } DxHypothesis;
 
 enum { DX_SUPPORTED, DX_UNSUPPORTED, DX_REFUSED };
@@ -140,7 +147,11 @@ void diagnosis_format_interval(const EvValue *v, char *out, size_t sz);
 
 /* "explains 64 % of the rise (95 % interval 41 to 88 %)" for a hypothesis
  * whose locus has an attribution; "" when it has none. */
-void diagnosis_format_explained(const Diagnosis *d, const DxHypothesis *h, char *out, size_t sz);            /* NULL is a no-op */
+void diagnosis_format_explained(const Diagnosis *d, const DxHypothesis *h, char *out, size_t sz);
+
+/* "remedy: <change>. Cost: <cost>. Worked when: <shows>" (sanitized),
+ * or "" when h has none. */
+void diagnosis_format_remedy(const DxHypothesis *h, char *out, size_t sz);            /* NULL is a no-op */
 
 /* Accessors (NULL / -1 when absent). */
 const DxHypothesis *diagnosis_hypothesis(const Diagnosis *d, const char *id);

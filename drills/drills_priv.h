@@ -25,6 +25,8 @@ typedef struct CatHyp {
 	char *check, *check_node, *check_class, *check_why;
 	char *explains;             /* evidence template: its locus's explained share */
 	char *detail;               /* text template shown with what it blames */
+	char *remedy[DX_REMEDY_PARTS]; /* templates: what to change, what it
+	                            * costs, what shows it worked; or NULL */
 	CatPred *preds;
 	int n_preds;
 	int has_signature;          /* some predicate is a signature */

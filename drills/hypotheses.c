@@ -194,6 +194,21 @@ static int load_hyp(Ld *l, const JpVal *o, size_t i, Catalog *c)
 	if (check_placeholders(h->blames, h->param, &bad_at))
 		return bad(l, jp_get(o, "blames"), "blames: placeholder '%.20s' is not allowed here",
 		           bad_at);
+	const JpVal *rm = jp_get(o, "remedy");
+	if (rm) {
+		/* what to do about it: three short texts, for what it blames */
+		static const char *const parts[DX_REMEDY_PARTS] = {"change", "cost", "shows"};
+		if (rm->type != JP_OBJ)
+			return bad(l, rm, "\"remedy\" must be an object {\"change\", \"cost\", \"shows\"}");
+		for (int k = 0; k < DX_REMEDY_PARTS; k++) {
+			h->remedy[k] = str_field(rm, parts[k]);
+			if (h->remedy[k] == NULL || h->remedy[k][0] == '\0')
+				return bad(l, rm, "remedy: needs a non-empty \"%s\"", parts[k]);
+			if (check_placeholders(h->remedy[k], h->param, &bad_at))
+				return bad(l, jp_get(rm, parts[k]),
+				           "remedy.%s: placeholder '%.20s' is not allowed here", parts[k], bad_at);
+		}
+	}
 	const JpVal *ck = jp_get(o, "check");
 	if (ck == NULL || ck->type != JP_OBJ)
 		return bad(l, ck ? ck : o, "needs a \"check\" object");
@@ -287,6 +302,8 @@ void catalog_free(Catalog *c)
 		free(h->check_why);
 		free(h->explains);
 		free(h->detail);
+		for (int k = 0; k < DX_REMEDY_PARTS; k++)
+			free(h->remedy[k]);
 		for (int k = 0; k < h->n_preds; k++) {
 			free(h->preds[k].text);
 			free(h->preds[k].expr);
@@ -553,6 +570,8 @@ void dx_hypothesis_fini(DxHypothesis *h)
 	free(h->explains);
 	free(h->detail);
 	free(h->rank_note);
+	for (int k = 0; k < DX_REMEDY_PARTS; k++)
+		free(h->remedy[k]);
 	memset(h, 0, sizeof *h);
 }
 
@@ -591,6 +610,17 @@ static int eval_instance(const CatHyp *ch, const Inst *in, const Evidence *e, St
 	h->check_node = ch->check_node ? subst(ch->check_node, in, e, 0) : NULL;
 	h->check_class = ch->check_class ? subst(ch->check_class, in, e, 0) : NULL;
 	h->check_why = ch->check_why ? xstrdup(ch->check_why) : NULL;
+	/* all three parts or none (a placeholder that does not resolve) */
+	for (int k = 0; k < DX_REMEDY_PARTS && ch->remedy[0]; k++)
+		h->remedy[k] = subst(ch->remedy[k], in, e, 0);
+	for (int k = 0; k < DX_REMEDY_PARTS; k++)
+		if (h->remedy[k] == NULL) {
+			for (int j = 0; j < DX_REMEDY_PARTS; j++) {
+				free(h->remedy[j]);
+				h->remedy[j] = NULL;
+			}
+			break;
+		}
 	if (ch->explains) {
 		/* alternatives separated by '|': the first with a value, else the
 		 * first (missing, with its reason) */

@@ -21,7 +21,10 @@ typedef struct TuiBoardHyp {
 	double score;
 	int rank;
 	int signature;             /* its signature evidence holds */
-	const char *const *lines;  /* "+ ...", "- ...", "? ..." (for, against, missing) */
+	const char *const *lines;  /* "! ..." (warnings), what it explains and
+	                            * why it ranks there, "remedy: ...", then
+	                            * "+ ...", "- ...", "? ..." (for, against,
+	                            * missing) */
 	int n_lines;
 	const char *check;         /* check name */
 	const char *check_node;    /* or NULL */

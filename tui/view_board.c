@@ -102,6 +102,8 @@ static int wrap(Canvas *cv, int x, int y, int w, int maxy, int skip, Role role, 
 
 static Role line_role(const char *s)
 {
+	if (strncmp(s, "remedy:", 7) == 0)
+		return ROLE_KEY;
 	if (s[0] == '+')
 		return ROLE_OK;
 	if (s[0] == '-')

@@ -303,6 +303,35 @@ static void test_matched_peak_sheet(void **state)
 	/* more capacity is unsupported, and the reason says why for both of
 	 * its halves: a bigger pool, the tempting fix for a pool wait, only
 	 * moves the queue into pricing */
+	/* each leading hypothesis says what to do about what it blames, what
+	 * it costs and what would show it worked (catalog "remedy"), in the
+	 * text and in the JSON */
+	for (int i = 0; i < 3; i++)
+		for (int k = 0; k < DX_REMEDY_PARTS; k++)
+			if (d->hyp[i].remedy[k] == NULL || strchr(d->hyp[i].remedy[k], '{'))
+				fail_msg("%s: remedy part %d is %s", d->hyp[i].id, k,
+				         d->hyp[i].remedy[k] ? d->hyp[i].remedy[k] : "missing");
+	assert_non_null(strstr(d->hyp[0].remedy[DX_REMEDY_CHANGE], "pool in front of pricing"));
+	assert_non_null(strstr(d->hyp[0].remedy[DX_REMEDY_COST], "move the queue into pricing"));
+	Buf tb;
+	buf_init(&tb);
+	diagnosis_text(d, m, &tb);
+	if (strstr(tb.p, "    remedy: bound the work that holds the pool in front of pricing") == NULL ||
+	    strstr(tb.p, "Worked when: the wait in front of pricing back near the baseline") == NULL)
+		fail_msg("no remedy line for the leader:\n%s", tb.p);
+	buf_fini(&tb);
+	buf_init(&tb);
+	diagnosis_json(d, m, &tb);
+	cJSON *js = cJSON_Parse(tb.p);
+	assert_non_null(js);
+	cJSON *h0 = cJSON_GetArrayItem(cJSON_GetObjectItem(js, "hypotheses"), 0);
+	cJSON *rm = cJSON_GetObjectItem(h0, "remedy");
+	assert_true(cJSON_IsObject(rm));
+	assert_non_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(rm, "shows")), "pricing"));
+	assert_true(cJSON_IsString(cJSON_GetObjectItem(rm, "change")));
+	assert_true(cJSON_IsString(cJSON_GetObjectItem(rm, "cost")));
+	cJSON_Delete(js);
+	buf_fini(&tb);
 	x = diagnosis_decision(d, "add-capacity:pricing");
 	assert_non_null(x);
 	assert_int_equal(x->verdict, DX_UNSUPPORTED);
@@ -720,6 +749,17 @@ static void test_catalog_errors(void **state)
 	expect_catalog_error(HYP("\"for\":[{\"text\":\"x\",\"expr\":\"1\",\"weight\":0}]"), "weight");
 	expect_catalog_error(HYP("\"against\":[{\"text\":\"x\",\"expr\":\"1\",\"weight\":1,\"signature\":true}]"),
 	                     "signature");
+	/* a remedy has all three parts, and only the placeholders its
+	 * hypothesis can fill ({dep} needs a dependency parameter) */
+	expect_catalog_error(HYP("\"remedy\":{\"change\":\"c\",\"cost\":\"k\"},"
+	                         "\"for\":[{\"text\":\"x\",\"expr\":\"1\",\"weight\":1}]"),
+	                     "remedy: needs a non-empty \"shows\"");
+	expect_catalog_error(HYP("\"remedy\":{\"change\":\"fix {dep}\",\"cost\":\"k\",\"shows\":\"s\"},"
+	                         "\"for\":[{\"text\":\"x\",\"expr\":\"1\",\"weight\":1}]"),
+	                     "remedy.change: placeholder '{dep}");
+	expect_catalog_error(HYP("\"remedy\":\"add capacity\","
+	                         "\"for\":[{\"text\":\"x\",\"expr\":\"1\",\"weight\":1}]"),
+	                     "\"remedy\" must be an object");
 	expect_catalog_error("{\"version\":1,\"hypotheses\":[{\"id\":\"h\",\"title\":\"t\",\"mechanism\":\"m\","
 	                     "\"blames\":\"x\",\"check\":{\"name\":\"no-such-check\"},"
 	                     "\"for\":[{\"text\":\"x\",\"expr\":\"1\",\"weight\":1}]}]}",

@@ -140,6 +140,8 @@ static void test_board(void **state)
 	snprintf(line, sizeof line, "%.*s", (int)(eol - lead), lead);
 	assert_non_null(strstr(line, "pricing"));
 	HAS(s, "check: pool-by-class");
+	/* what to do about it, from the catalog, for what it blames */
+	HAS(s, "remedy: bound the work that holds the pool in");
 	HAS(s, "refused     degrade:pricing");
 	HAS(s, "supported   hold-rollout");
 	free(s);
