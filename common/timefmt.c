@@ -90,6 +90,10 @@ int time_parse(const char *s, int64_t *out_ns, Err *err)
 		return err_set(err, TT_EPARSE, "'%s': trailing characters", s);
 	int64_t days = days_from_civil(Y, (unsigned)M, (unsigned)D);
 	int64_t secs = days * 86400 + h * 3600 + m * 60 + sec - off;
+	/* nanoseconds in an int64_t reach from 1677-09-21T00:12:44Z to
+	 * 2262-04-11T23:47:16.854775807Z; the four-digit years do not */
+	if (secs < INT64_MIN / 1000000000 || secs > (INT64_MAX - frac) / 1000000000)
+		return err_set(err, TT_EPARSE, "'%s': outside the years 1677 to 2262", s);
 	*out_ns = secs * 1000000000 + frac;
 	return 0;
 }

@@ -75,12 +75,37 @@ static void test_format_reads_back(void **state)
 	assert_string_equal(text, "2026-07-14T18:00:00.000Z..");
 }
 
+/* Nanoseconds since the epoch in an int64_t span 1677 to 2262: a timestamp
+ * outside is refused, not wrapped (a far year overflowed the multiplication,
+ * found by the sheet importer's fuzz harness). */
+static void test_parse_range_of_years(void **state)
+{
+	(void)state;
+	int64_t ns = 0;
+	Err err = {0};
+	assert_int_equal(time_parse("2262-04-11T23:47:16.854775807Z", &ns, &err), 0);
+	assert_true(ns == INT64_MAX);
+	assert_int_equal(time_parse("1677-09-21T00:12:44Z", &ns, &err), 0);
+	assert_true(ns == -9223372036 * S);
+	assert_int_equal(time_parse("2000-01-01T00:00:00+23:59", &ns, &err), 0);
+	static const char *const outside[] = {
+	    "2262-04-11T23:47:16.854775808Z", "2262-04-11T23:47:17Z", "1677-09-21T00:12:43Z",
+	    "1013-01-01T00:00:00Z",           "9999-12-31T23:59:59-23:59", "0000-01-01T00:00:00Z",
+	};
+	for (size_t i = 0; i < sizeof outside / sizeof outside[0]; i++) {
+		err.msg[0] = '\0';
+		assert_int_equal(time_parse(outside[i], &ns, &err), TT_EPARSE);
+		assert_non_null(strstr(err.msg, "outside the years 1677 to 2262"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_equality),
 		cmocka_unit_test(test_membership_and_open),
 		cmocka_unit_test(test_format_reads_back),
+		cmocka_unit_test(test_parse_range_of_years),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
