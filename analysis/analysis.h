@@ -330,6 +330,22 @@ int analysis_agg_ready(Store *st, Err *err);
  * analysis_run(). Works on a read-only Store. */
 int analysis_from_aggregates(Store *st, const AnalysisOptions *opt, Analysis **out, Err *err);
 
+/* Fewer slow requests than this make their critical-path shares thin: a
+ * share is then a handful of requests ("(thin)" in `report`, `diagnose`
+ * and the Tail ownership pane; the evidence's small_sample). */
+#define ANALYSIS_THIN_SLOW 10
+
+/* Refuses a window and baseline that have nothing to compare (0, or
+ * TT_EINVAL with err naming the range and the counts): a baseline that is
+ * the window itself (every comparison would find no change); a window
+ * that holds no request of the endpoint (w: its requests); a baseline,
+ * when p has one, that holds none (b) - unless st holds no trace at all
+ * (metrics or a sheet alone; st NULL: not asked). window_of: the window's
+ * requests when w counts a sample of them (0: not sampled). `report`,
+ * `diagnose` and the dashboard's Board refuse with these words. */
+int analysis_period_guard(Store *st, const Period *p, double w, double b, double window_of,
+                          Err *err);
+
 /* Index of class name in a->classes, or -1. */
 int analysis_class_index(const Analysis *a, const char *name);
 

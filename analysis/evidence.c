@@ -835,13 +835,13 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 			if (ps->slow_requests > 0) {
 				snprintf(name, sizeof name, "dep.%s.crit_share%s", seg, sfx);
 				ev_put(e, name, share, "ratio", EV_SRC_SPANS, EV_Q_NONE, ps->slow_requests,
-				       ps->slow_requests < 10,
+				       ps->slow_requests < ANALYSIS_THIN_SLOW,
 				       "spans: share of the critical path of %lld slow requests (%s)",
 				       (long long)ps->slow_requests, pop_word(p));
 				snprintf(name, sizeof name, "dep.%s.wait_crit_share%s", seg, sfx);
 				if (!isnan(waitc))
 					ev_put(e, name, waitc, "ratio", EV_SRC_SPANS, EV_Q_NONE, ps->slow_requests,
-					       ps->slow_requests < 10,
+					       ps->slow_requests < ANALYSIS_THIN_SLOW,
 					       "spans: queue + client wait part of its critical-path time (%s)",
 					       pop_word(p));
 			}
@@ -854,7 +854,7 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 			if (a->n_nodes > 0) {
 				snprintf(name, sizeof name, "endpoint.crit_share%s", sfx);
 				ev_put(e, name, a->nodes[0].crit[p].share, "ratio", EV_SRC_SPANS, EV_Q_NONE,
-				       ps->slow_requests, ps->slow_requests < 10,
+				       ps->slow_requests, ps->slow_requests < ANALYSIS_THIN_SLOW,
 				       "spans: the root span's own time and queue on the slow requests' "
 				       "critical path (%s)", pop_word(p));
 			}

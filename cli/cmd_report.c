@@ -116,6 +116,12 @@ int cmd_report(int argc, char **argv)
 	int with_requests = model && model->n_budgets > 0 && ao.wclass == NULL;
 	int rc = with_requests ? evidence_analysis_run(st, &ao, sample, &a, reqs, &err)
 	                       : analysis_run_sample(st, &ao, sample, &a, &err);
+	/* nothing to compare (an empty window or baseline, a baseline that is
+	 * the window): refused as `diagnose` refuses it, exit status 1 */
+	if (rc == 0 && a->class_filter == NULL)
+		rc = analysis_period_guard(st, &ao.period, (double)a->pop[POP_WINDOW].requests,
+		                           (double)a->pop[POP_BASELINE].requests,
+		                           (double)a->pop[POP_WINDOW].sample_of, &err);
 	/* the model's findings read this analysis when it covers every class */
 	if (rc == 0 && model)
 		rc = model_check_with(st, model, a, ao.period.win.from, ao.period.win.to, &mf, &nmf, &err);

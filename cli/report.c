@@ -225,8 +225,11 @@ void report_text(const Analysis *a, Buf *o)
 		buf_adds(o, "\n");
 	}
 
-	buf_printf(o, "\nTail ownership  (critical path of the %lld slowest requests, ingress %s %.1f ms)\n",
-	           (long long)w->slow_requests,
+	/* a handful of slow requests: each share is one or two of them */
+	int thin = w->slow_requests < ANALYSIS_THIN_SLOW;
+	int bthin = b->present && b->slow_requests < ANALYSIS_THIN_SLOW;
+	buf_printf(o, "\nTail ownership  (critical path of the %lld slowest requests%s, ingress %s %.1f ms)\n",
+	           (long long)w->slow_requests, thin ? " (thin)" : "",
 	           (a->objective_ms > 0 && w->slow_threshold_ms == a->objective_ms) ? ">" : ">=",
 	           w->slow_threshold_ms);
 	buf_printf(o, "%-28s %7s %9s %9s %9s", "node", "share", "queue ms", "wait ms", "svc ms");
@@ -252,6 +255,12 @@ void report_text(const Analysis *a, Buf *o)
 	}
 	free(order);
 	buf_adds(o, "(ms columns: mean critical-path time per slow request)\n");
+	if (thin || bthin)
+		buf_printf(o, "(thin: fewer than %d slow requests in the %s; a share is then a handful "
+		              "of requests, not a tendency)\n",
+		           ANALYSIS_THIN_SLOW, thin && bthin ? "window and the baseline"
+		                               : thin        ? "window"
+		                                             : "baseline (base share)");
 
 	const DataQuality *q = &a->dq;
 	buf_printf(o, "\nData quality\n");
@@ -352,6 +361,7 @@ static cJSON *pop_json(const Analysis *a, const PopSummary *p)
 		cJSON_AddNumberToObject(mix, a->classes[c],
 		                        p->requests ? round(1e4 * (double)p->class_requests[c] / (double)p->requests) / 1e4 : 0);
 	cJSON_AddNumberToObject(o, "slow_requests", (double)p->slow_requests);
+	cJSON_AddBoolToObject(o, "slow_thin", p->slow_requests < ANALYSIS_THIN_SLOW);
 	cJSON_AddNumberToObject(o, "slow_threshold_ms", round(p->slow_threshold_ms * 1000) / 1000);
 	return o;
 }

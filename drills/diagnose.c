@@ -61,46 +61,17 @@ static void supply_budgets(Evidence *e, const Model *m)
 
 static void clean(char *out, size_t sz, const char *s);
 
-static int count_roots(void *ctx, const char *svc, const char *op, int64_t n)
-{
-	(void)svc, (void)op;
-	*(int64_t *)ctx += n;
-	return 0;
-}
-
-/* A window or baseline without requests cannot be compared: refused with
- * the range and the counts, so nobody reads a story into an empty set. */
+/* A window or baseline without requests, or a baseline that is the
+ * window, cannot be compared: refused with the range and the counts
+ * (analysis_period_guard(), as `report` does), so nobody reads a story
+ * into an empty set or a set against itself. */
 static int guard_empty(Store *st, const DiagnoseOptions *opt, const Evidence *e, Err *err)
 {
-	if (st == NULL)
-		return 0;
-	double w = 0, b = 0;
-	int hw = evidence_value(e, "ingress.requests", &w);
-	int hb = evidence_value(e, "ingress.requests@baseline", &b);
-	if ((hw && w > 0) && (!opt->period.has_baseline || (hb && b > 0)))
-		return 0;
-	int64_t all = 0;
-	Err ignore = {0};
-	store_root_operations(st, INT64_MIN, INT64_MAX, count_roots, &all, &ignore);
-	if (all == 0)
-		return 0; /* no traces at all: metrics and sheets only */
-	char r[96];
-	if (!(hw && w > 0)) {
-		time_range_format(opt->period.win, r, sizeof r);
-		return err_set(err, TT_EINVAL,
-		               "the window %s holds no request of the endpoint (%lld root spans in the "
-		               "whole database): choose --window inside the data",
-		               r, (long long)all);
-	}
-	time_range_format(opt->period.base, r, sizeof r);
-	double of = 0; /* a sampled window: the count of the range, not of the sample */
-	if (evidence_value(e, "ingress.sample_of", &of) && of > w)
-		w = of;
-	return err_set(err, TT_EINVAL,
-	               "the baseline %s holds no request of the endpoint (the window holds %.0f, the "
-	               "whole database %lld root spans): nothing to compare against; choose "
-	               "--baseline inside the data",
-	               r, w, (long long)all);
+	double w = 0, b = 0, of = 0;
+	evidence_value(e, "ingress.requests", &w);
+	evidence_value(e, "ingress.requests@baseline", &b);
+	evidence_value(e, "ingress.sample_of", &of);
+	return analysis_period_guard(st, &opt->period, w, b, of, err);
 }
 
 static void warn(Diagnosis *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -131,6 +102,23 @@ static void guard_warnings(Diagnosis *d, const DiagnoseOptions *opt)
 			     "the %s holds %.0f requests, fewer than the %d a p%g needs (its nearest rank is "
 			     "the maximum): comparisons that need it say 'cannot tell'",
 			     p ? "baseline" : "window", n, need, pct);
+	}
+	/* a baseline that shares time with the window shares its requests:
+	 * the two look alike, and a rise shows smaller than it is */
+	const TimeRange *w = &opt->period.win, *bs = &opt->period.base;
+	if (opt->period.has_baseline && w->from != INT64_MIN && w->to != INT64_MAX &&
+	    bs->from != INT64_MIN && bs->to != INT64_MAX && bs->to > bs->from) {
+		int64_t lo = w->from > bs->from ? w->from : bs->from;
+		int64_t hi = w->to < bs->to ? w->to : bs->to;
+		if (hi > lo) {
+			char r[96];
+			time_range_format(*bs, r, sizeof r);
+			warn(d,
+			     "the baseline %s overlaps the window (%.0f %% of the baseline): requests in "
+			     "both make the two look alike, so a change shows smaller than it is; a "
+			     "baseline before the window (--baseline before) shares none",
+			     r, 100.0 * (double)(hi - lo) / (double)(bs->to - bs->from));
+		}
 	}
 	/* population drift: the class mix or the request rate differ */
 	Buf mix;

@@ -77,13 +77,15 @@ static void owner_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 	fmt_count(t1, sizeof t1, w->slow_requests);
 	fmt_ms(t2, sizeof t2, w->slow_threshold_ms, w->slow_requests, 1);
 	int above = a->objective_ms > 0 && w->slow_threshold_ms == a->objective_ms;
-	snprintf(buf, sizeof buf, "critical path of %s slow request%s (ingress %s %s ms)", t1,
-	         w->slow_requests == 1 ? "" : "s", above ? ">" : ">=", t2);
+	snprintf(buf, sizeof buf, "critical path of %s slow request%s%s (ingress %s %s ms)", t1,
+	         w->slow_requests == 1 ? "" : "s",
+	         w->slow_requests < ANALYSIS_THIN_SLOW ? " (thin)" : "", above ? ">" : ">=", t2);
 	int x = canvas_text(cv, 1, y, r.w - 2, ROLE_TITLE, buf);
 	if (baseline) {
 		fmt_count(t1, sizeof t1, b->slow_requests);
 		fmt_ms(t2, sizeof t2, b->slow_threshold_ms, b->slow_requests, 1);
-		snprintf(buf, sizeof buf, "  baseline: %s slow (>= %s ms)", t1, t2);
+		snprintf(buf, sizeof buf, "  baseline: %s slow%s (>= %s ms)", t1,
+		         b->slow_requests < ANALYSIS_THIN_SLOW ? " (thin)" : "", t2);
 		canvas_text(cv, 1 + x, y, r.w - x - 2, ROLE_DIM, buf);
 	}
 	y++;

@@ -78,4 +78,35 @@ grep -q "enterprise" c.txt || fail "pool-by-class has no enterprise row"
   fail "diagnose on the database"
 python3 -c "import json;d=json.load(open('d.json'));assert d['hypotheses'] and d['decisions']" ||
   fail "diagnose json"
+
+# nothing to compare: report and diagnose refuse it alike, exit status 1,
+# with the range and the counts (an empty window, an empty baseline, and a
+# baseline that is the window); a baseline that overlaps the window is
+# diagnosed with a warning
+EMPTY=2030-01-01T00:00:00Z..2030-01-01T00:10:00Z
+for cmd in report diagnose; do
+  "$BIN" $cmd --db t.db --model "$MODEL" --window "$EMPTY" >out 2>err; rc=$?
+  [ $rc -eq 1 ] || fail "$cmd on an empty window: exit $rc, not 1"
+  grep -q "the window 2030-01-01T00:00:00.000Z..2030-01-01T00:10:00.000Z holds no request of the endpoint ([0-9]* root spans" err ||
+    fail "$cmd on an empty window: $(cat err)"
+  [ ! -s out ] || fail "$cmd printed a report of an empty window"
+  "$BIN" $cmd --db t.db --model "$MODEL" --window "$W" --baseline "$EMPTY" >/dev/null 2>err; rc=$?
+  [ $rc -eq 1 ] || fail "$cmd on an empty baseline: exit $rc, not 1"
+  grep -q "holds no request of the endpoint (the window holds [0-9]*" err || fail "$cmd on an empty baseline: $(cat err)"
+  "$BIN" $cmd --db t.db --model "$MODEL" --window "$W" --baseline "$W" >/dev/null 2>err; rc=$?
+  [ $rc -eq 1 ] || fail "$cmd with the window as baseline: exit $rc, not 1"
+  grep -q "the baseline is the window" err || fail "$cmd with the window as baseline: $(cat err)"
+done
+WF=${W%%..*}
+OVL="$WF..$(python3 -c "import datetime as d,sys;t=d.datetime.fromisoformat(sys.argv[1].replace('Z','+00:00'));print((t+d.timedelta(seconds=20)).strftime('%Y-%m-%dT%H:%M:%SZ'))" "$WF")"
+"$BIN" diagnose --db t.db --model "$MODEL" --window "$W" --baseline "$OVL" >ovl.txt 2>err ||
+  fail "diagnose with an overlapping baseline: $(cat err)"
+grep -q "! the baseline .* overlaps the window (100 % of the baseline)" ovl.txt ||
+  fail "no warning for a baseline inside the window: $(head -5 ovl.txt)"
+
+# each leading hypothesis says what to do about it (the catalog's remedy)
+"$BIN" diagnose --db t.db --model "$MODEL" --window "$W" --baseline "$B" >d.txt || fail "diagnose text"
+grep -q "^    remedy: .*Cost: .*Worked when: " d.txt || fail "no remedy line in diagnose's text"
+python3 -c "import json;d=json.load(open('d.json'));r=d['hypotheses'][0]['remedy'];assert r['change'] and r['cost'] and r['shows'], r" ||
+  fail "no remedy in diagnose's JSON"
 echo "ok"

@@ -113,6 +113,7 @@ static void test_text_golden(void **state)
 	/* what a reader looks for, independent of layout */
 	assert_non_null(strstr(want, "BREACHED"));
 	assert_non_null(strstr(want, "calls without server span"));
+	assert_non_null(strstr(want, "5 slowest requests (thin)"));
 	free(want);
 	buf_fini(&out);
 	analysis_free(a);
@@ -174,6 +175,10 @@ static void test_json_fields(void **state)
 	const cJSON *top = cJSON_GetArrayItem(cp, 0);
 	assert_string_equal(cJSON_GetObjectItem(top, "dependency")->valuestring, "pricing");
 	assert_true(cJSON_GetObjectItem(top, "share")->valuedouble > 0.5);
+	/* 5 slow requests: their shares are thin, as the text says "(thin)" */
+	const cJSON *win = cJSON_GetObjectItem(j, "window");
+	assert_int_equal(cJSON_GetObjectItem(win, "slow_requests")->valueint, 5);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(win, "slow_thin")));
 	cJSON_Delete(j);
 	buf_fini(&out);
 	analysis_free(a);

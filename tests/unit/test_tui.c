@@ -758,7 +758,7 @@ static void test_tab_cycles_panes(void **state)
 	env_key(e, TK_BTAB);
 	assert_int_equal(e->app.pane, PANE_OWNER);
 	char *s = screen(e);
-	assert_non_null(strstr(s, "critical path of 8 slow requests (ingress > 300.0 ms)"));
+	assert_non_null(strstr(s, "critical path of 8 slow requests (thin) (ingress > 300.0 ms)"));
 	free(s);
 	env_free(e);
 }
