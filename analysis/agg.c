@@ -1463,6 +1463,7 @@ int analysis_from_aggregates(Store *st, const AnalysisOptions *opt, Analysis **o
 		d->dependency = *x->n.dependency ? xstrdup(x->n.dependency) : NULL;
 		d->db_system = *x->n.db_system ? xstrdup(x->n.db_system) : NULL;
 		d->peer = *x->n.peer ? xstrdup(x->n.peer) : NULL;
+		d->callee = *x->n.callee ? xstrdup(x->n.callee) : NULL;
 		d->edge = d->parent < 0 ? EDGE_ROOT : (x->par > x->ser ? EDGE_PARALLEL : EDGE_SERIAL);
 		d->group = -1;
 		d->start_offset_ms = x->off_n ? x->off_sum / (double)x->off_n : 0;

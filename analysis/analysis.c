@@ -1518,6 +1518,7 @@ Analysis *analysis_state_result(AnalysisState *g, Store *st)
 		d->dependency = t->dependency ? xstrdup(t->dependency) : NULL;
 		d->db_system = t->db_system ? xstrdup(t->db_system) : NULL;
 		d->peer = t->peer ? xstrdup(t->peer) : NULL;
+		d->callee = t->callee && *t->callee ? xstrdup(t->callee) : NULL;
 		d->edge = d->parent < 0 ? EDGE_ROOT
 		          : (t->par_votes > t->ser_votes ? EDGE_PARALLEL : EDGE_SERIAL);
 		d->group = (d->edge == EDGE_PARALLEL && t->group >= 0) ? remap[t->group] : -1;
@@ -1690,6 +1691,7 @@ void analysis_free(Analysis *a)
 		free(d->dependency);
 		free(d->db_system);
 		free(d->peer);
+		free(d->callee);
 		free(d->label);
 		free(d->by_class[0]);
 		free(d->by_class[1]);

@@ -100,6 +100,11 @@ typedef struct DagNode {
 	                          * database system: the peer.service or
 	                          * server.address it names (a third-party API),
 	                          * else NULL; the evidence names it by that */
+	char *callee;            /* a call: what its client spans name as their
+	                          * target (trace_callee(): database system, else
+	                          * peer such as "10.0.0.7:8080"), NULL when they
+	                          * name nothing or for other nodes; metrics of
+	                          * the caller are matched to the call by it */
 	char *label;             /* display name: model label, dependency or operation */
 	int mandatory;           /* 1/0 from the model, MODEL_UNKNOWN otherwise */
 	int core;

@@ -95,6 +95,7 @@ const char *evidence_source_name(int source)
 	case EV_SRC_SHEET: return "sheet";
 	case EV_SRC_MODEL: return "model";
 	case EV_SRC_DERIVED: return "derived";
+	case EV_SRC_OPTION: return "option";
 	default: return "missing";
 	}
 }
@@ -134,7 +135,7 @@ EvValue *ev_put(Evidence *e, const char *name, double val, const char *unit, int
                 int64_t n, int small, const char *prov, ...)
 {
 	EvValue *v = slot(e, name);
-	char p[512];
+	char p[1024];
 	va_list ap;
 	va_start(ap, prov);
 	vsnprintf(p, sizeof p, prov, ap);
@@ -1350,7 +1351,7 @@ int evidence_compute(Store *st, const EvidenceOptions *opt, Evidence **out, Err 
 		if (!opt->skip_requests && (rc = ev_requests(st, opt, a, e, err)))
 			goto fail;
 	}
-	if (st && (rc = ev_metrics(st, opt, e, err)))
+	if (st && (rc = ev_metrics(st, opt, own ? own : opt->analysis, e, err)))
 		goto fail;
 	analysis_free(own);
 	evidence_finish(e);

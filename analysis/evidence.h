@@ -40,7 +40,22 @@ enum {
 	EV_SRC_SHEET,
 	EV_SRC_MODEL,
 	EV_SRC_DERIVED,
+	EV_SRC_OPTION,        /* given on the command line (--sampled) */
 };
+
+/* How the traces were sampled (evidence_sampling.c). */
+enum {
+	EV_SAMPLED_UNKNOWN = 0, /* nothing says */
+	EV_SAMPLED_ALL,         /* every request traced */
+	EV_SAMPLED_HEAD,        /* a uniform share decided up front (ratio, or 0 unknown) */
+	EV_SAMPLED_TAIL,        /* slow and failed requests kept: not a population */
+};
+
+typedef struct EvSampling {
+	int kind;             /* EV_SAMPLED_* */
+	double ratio;         /* EV_SAMPLED_HEAD: the probability a request's trace
+	                       * was kept, 0 < ratio < 1; 0 when not known */
+} EvSampling;
 
 enum {
 	EV_Q_NONE = 0,        /* not a quantile */
@@ -102,6 +117,9 @@ typedef struct Evidence {
 	char *root_service;   /* the endpoint's service, or NULL */
 	int has_spans;        /* a window with at least one request was read */
 	int has_baseline;     /* a baseline population was read or supplied */
+	EvSampling sampling;  /* how the window's traces were sampled */
+	char sampling_how[200]; /* what says so ("tracestate ot on 400 of 400
+	                       * root spans", "given with --sampled") */
 } Evidence;
 
 typedef struct EvidenceOptions {
@@ -114,6 +132,9 @@ typedef struct EvidenceOptions {
 	int skip_spans;           /* metrics and model only */
 	SkewTolerance skew;       /* sibling skew tolerance (serial calls, the
 	                           * analysis when computed here); zero: default */
+	EvSampling sampled;       /* how the traces were sampled, as the user says
+	                           * (--sampled); kind EV_SAMPLED_UNKNOWN: read
+	                           * from the data (tracestate, sampler tags) */
 	const struct EvRequestSet *requests[2]; /* the window's and the baseline's
 	                           * request sets read with the analysis
 	                           * (evidence_analysis_run(), same question;
@@ -194,8 +215,28 @@ void evidence_wilson(double k, double n, double *lo, double *hi);
 /* A fact's value, or NULL. */
 const char *evidence_fact(const Evidence *e, const char *name);
 
-/* "spans", "metric", "sheet", "model", "derived", "missing". */
+/* "spans", "metric", "sheet", "model", "derived", "option", "missing". */
 const char *evidence_source_name(int source);
+
+/* Where a figure comes from, in the words every screen uses: "spans, 437
+ * sampled calls", "metric, 7,147 calls", "sheet", "model", "derived"
+ * ("sampled" when the traces are known or seen to be a sample). e may be
+ * NULL. */
+void evidence_source_text(const Evidence *e, const EvValue *v, char *out, size_t sz);
+
+/* Parses --sampled: a share ("6%", "0.06", "1/16"), "tail" or "all".
+ * 0 and *out, or -1 with the reason in why. */
+int evidence_sampling_parse(const char *text, EvSampling *out, char *why, size_t sz);
+
+/* The sampling probability a W3C tracestate's OpenTelemetry member says
+ * (ot=th:<hex>: 1 - threshold / 2^56; ot=p:<n>: 2^-n), or -1. */
+double evidence_tracestate_probability(const char *tracestate);
+
+/* One sentence for the Board and the reports about the traces' sampling
+ * (a head sample and its rate, a tail sample, or traces that are a
+ * sample of what the metrics counted although nothing says how). Returns
+ * 1 when it wrote one, 0 when there is nothing to say. */
+int evidence_sampling_note(const Evidence *e, char *out, size_t sz);
 
 /* Makes a name segment from data (a service or class name): lowercase
  * [a-z0-9_], other bytes become '_'. Writes at most sz bytes. */

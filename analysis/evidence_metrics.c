@@ -27,6 +27,7 @@
 #include "evidence.h"
 #include "evidence_priv.h"
 #include "evidence_name.h"
+#include "evidence_hist.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -62,33 +63,12 @@ double ev_histogram_quantile(const double *le, const double *cum, int n, double 
 
 /* ---- label helpers (labels_json is canonical: {"k":"v",...}) ------------ */
 
-/* Copies the value of key from a canonical label object; 0 when absent. */
-static int label_get(const char *json, const char *key, char *out, size_t sz)
-{
-	if (json == NULL)
-		return 0;
-	char pat[160];
-	snprintf(pat, sizeof pat, "\"%s\":\"", key);
-	const char *p = strstr(json, pat);
-	if (p == NULL)
-		return 0;
-	p += strlen(pat);
-	size_t j = 0;
-	for (; *p && *p != '"' && j + 1 < sz; p++) {
-		if (*p == '\\' && p[1])
-			p++;
-		out[j++] = *p;
-	}
-	out[j] = '\0';
-	return 1;
-}
-
 static const char *const HOST_KEYS[] = {"host.name", "host_name", "host", "instance", NULL};
 
 static void series_host(const StoreMetricRow *r, char *out, size_t sz)
 {
 	for (int i = 0; HOST_KEYS[i]; i++)
-		if (label_get(r->labels_json, HOST_KEYS[i], out, sz))
+		if (ev_label(r->labels_json, HOST_KEYS[i], out, sz))
 			return;
 	snprintf(out, sz, "series-%lld", (long long)r->series_id);
 }
@@ -225,241 +205,110 @@ static double gauge_of_host(const GScan *g, const char *host)
 
 /* ---- histograms ----------------------------------------------------------- */
 
-typedef struct HSeries {
-	int64_t id;
-	int nb;
-	double *le;
-	double *prev;              /* last point before the range, or NULL */
-	double *first, *last;      /* first and last point in the range */
-	double *sum;               /* delta temporality: sum in the range */
-	int64_t in_range;
-} HSeries;
-
-typedef struct HScan {
-	HSeries *s;
-	int n, cap;
-	int64_t from;
-	char family[160], unit[32], scheme[32], temporality[32];
-	int64_t points;
-} HScan;
-
-static double *dup_counts(const StoreMetricRow *r)
-{
-	double *c = xmalloc((size_t)r->n_buckets * sizeof *c);
-	for (int i = 0; i < r->n_buckets; i++)
-		c[i] = r->buckets[i].count;
-	return c;
-}
-
-static int on_hist(void *ctx, const StoreMetricRow *r)
-{
-	HScan *h = ctx;
-	if (r->n_buckets <= 0 || (r->flags & STORE_POINT_NO_VALUE))
-		return 0;
-	if (h->n == 0 || h->s[h->n - 1].id != r->series_id) {
-		if (h->n == h->cap) {
-			h->cap = h->cap ? h->cap * 2 : 32;
-			h->s = xrealloc(h->s, (size_t)h->cap * sizeof *h->s);
-		}
-		HSeries *s = &h->s[h->n++];
-		memset(s, 0, sizeof *s);
-		s->id = r->series_id;
-		s->nb = r->n_buckets;
-		s->le = xmalloc((size_t)s->nb * sizeof *s->le);
-		for (int i = 0; i < s->nb; i++)
-			s->le[i] = r->buckets[i].le;
-		snprintf(h->family, sizeof h->family, "%s", r->family);
-		snprintf(h->unit, sizeof h->unit, "%s", r->unit ? r->unit : "");
-		snprintf(h->scheme, sizeof h->scheme, "%s", r->scheme && *r->scheme ? r->scheme : "explicit");
-		snprintf(h->temporality, sizeof h->temporality, "%s", r->temporality ? r->temporality : "");
-	}
-	HSeries *s = &h->s[h->n - 1];
-	if (r->n_buckets != s->nb)
-		return 0; /* the bucket layout changed mid-series: skip the point */
-	if (r->ts_ns < h->from) {
-		free(s->prev);
-		s->prev = dup_counts(r);
-		return 0;
-	}
-	h->points++;
-	s->in_range++;
-	if (s->first == NULL)
-		s->first = dup_counts(r);
-	free(s->last);
-	s->last = dup_counts(r);
-	if (s->sum == NULL)
-		s->sum = xcalloc((size_t)s->nb, sizeof *s->sum);
-	for (int i = 0; i < s->nb; i++)
-		s->sum[i] += r->buckets[i].count;
-	return 0;
-}
-
-static void hscan_fini(HScan *h)
-{
-	for (int i = 0; i < h->n; i++) {
-		free(h->s[i].le);
-		free(h->s[i].prev);
-		free(h->s[i].first);
-		free(h->s[i].last);
-		free(h->s[i].sum);
-	}
-	free(h->s);
-	memset(h, 0, sizeof *h);
-}
-
-static int hist_scan(Store *st, const char *family, const char *k1, const char *v1, int64_t from,
-                     int64_t to, HScan *h, Err *err)
-{
-	memset(h, 0, sizeof *h);
-	for (int spelling = 0; spelling < 2 && h->points == 0; spelling++) {
-		char fam[160], a[128], filt[512];
-		if (spelling == 0) {
-			snprintf(fam, sizeof fam, "%s", family);
-			snprintf(a, sizeof a, "%s", k1 ? k1 : "");
-		} else {
-			underscore(family, fam, sizeof fam);
-			underscore(k1 ? k1 : "", a, sizeof a);
-			if (strcmp(fam, family) == 0 && (!k1 || strcmp(a, k1) == 0))
-				break;
-			hscan_fini(h);
-		}
-		filter_json(filt, sizeof filt, k1 ? a : NULL, v1, NULL, NULL);
-		h->from = from;
-		StoreMetricQuery q = {.family = fam, .labels_json = filt, .from_ns = INT64_MIN,
-		                      .to_ns = to, .flags = STORE_METRIC_BUCKETS};
-		int rc = store_metric_points_scan(st, &q, on_hist, h, err);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-/* Milliseconds per unit of the histogram's values. */
-static double unit_to_ms(const char *unit, const char *family, const char **assumed)
-{
-	*assumed = NULL;
-	if (strcmp(unit, "s") == 0 || strcmp(unit, "seconds") == 0)
-		return 1000;
-	if (strcmp(unit, "ms") == 0 || strcmp(unit, "milliseconds") == 0)
-		return 1;
-	if (strcmp(unit, "us") == 0 || strcmp(unit, "microseconds") == 0)
-		return 0.001;
-	if (strcmp(unit, "ns") == 0)
-		return 1e-6;
-	size_t n = strlen(family);
-	if (n > 8 && strcmp(family + n - 8, "_seconds") == 0)
-		return 1000;
-	if (n > 13 && strcmp(family + n - 13, "_milliseconds") == 0)
-		return 1;
-	*assumed = "no unit given: seconds assumed (OpenTelemetry convention)";
-	return 1000;
-}
-
-/* Merged increase over the range; returns the number of series merged
- * and fills le/cum (n_out buckets), or 0. */
-static int hist_merge(const HScan *h, double **le, double **cum, int *n_out, int *single_point)
-{
-	*le = *cum = NULL;
-	*n_out = 0;
-	*single_point = 0;
-	int merged = 0;
-	int delta = strcmp(h->temporality, "delta") == 0;
-	for (int i = 0; i < h->n; i++) {
-		const HSeries *s = &h->s[i];
-		if (s->in_range == 0)
-			continue;
-		if (merged == 0) {
-			*n_out = s->nb;
-			*le = xmalloc((size_t)s->nb * sizeof **le);
-			memcpy(*le, s->le, (size_t)s->nb * sizeof **le);
-			*cum = xcalloc((size_t)s->nb, sizeof **cum);
-		} else if (s->nb != *n_out || memcmp(s->le, *le, (size_t)s->nb * sizeof **le) != 0) {
-			continue; /* other bucket bounds: not mergeable */
-		}
-		for (int b = 0; b < s->nb; b++) {
-			double v;
-			if (delta)
-				v = s->sum[b];
-			else if (s->prev)
-				v = s->last[b] - s->prev[b];
-			else if (s->in_range >= 2)
-				v = s->last[b] - s->first[b];
-			else {
-				v = s->last[b]; /* one snapshot: counts since the process started */
-				*single_point = 1;
-			}
-			if (v < 0)
-				v = s->last[b]; /* counter reset */
-			(*cum)[b] += v;
-		}
-		merged++;
-	}
-	return merged;
-}
-
-static void bounds_text(const double *le, int n, double to_ms, char *out, size_t sz)
-{
-	size_t j = 0;
-	out[0] = '\0';
-	for (int i = 0; i < n && j + 24 < sz; i++) {
-		if (isinf(le[i]))
-			j += (size_t)snprintf(out + j, sz - j, "%s+Inf", i ? " " : "");
-		else
-			j += (size_t)snprintf(out + j, sz - j, "%s%g", i ? " " : "", le[i] * to_ms);
-		if (i == 12 && n > 15) {
-			j += (size_t)snprintf(out + j, sz - j, " ...");
-			i = n - 3;
-		}
-	}
-}
-
-/* p99 of a wait histogram into name. Returns 1 when a value was put. */
-static int put_hist_p99(Store *st, Evidence *e, const char *name, const char *family,
-                        const char *k, const char *v, int64_t from, int64_t to, Err *err, int *rc)
-{
-	HScan h;
-	*rc = hist_scan(st, family, k, v, from, to, &h, err);
-	if (*rc) {
-		hscan_fini(&h);
-		return 0;
-	}
-	double *le, *cum;
-	int nb, single;
-	int merged = hist_merge(&h, &le, &cum, &nb, &single);
-	int put = 0;
-	if (merged > 0) {
-		const char *assumed;
-		double f = unit_to_ms(h.unit, h.family, &assumed);
-		double q = ev_histogram_quantile(le, cum, nb, 0.99);
-		char bounds[256];
-		bounds_text(le, nb, f, bounds, sizeof bounds);
-		double total = cum[nb - 1];
-		char filt[200] = "";
-		if (k && v)
-			snprintf(filt, sizeof filt, "{%s=%s}", k, v);
-		ev_put(e, name, q * f, "ms", EV_SRC_METRIC, EV_Q_HISTOGRAM, (int64_t)total,
-		       total < 100,
-		       "metric %s%s: p99 interpolated from %s buckets [%s] ms over %d series, %.0f "
-		       "observations%s%s%s", h.family, filt, h.scheme, bounds, merged, total,
-		       single ? "; one snapshot: counts since process start" : "",
-		       assumed ? "; " : "", assumed ? assumed : "");
-		put = !isnan(q);
-	}
-	free(le);
-	free(cum);
-	hscan_fini(&h);
-	return put;
-}
-
-/* ---- pools ------------------------------------------------------------------ */
-
 static int is_executor(const ModelPool *p)
 {
 	return p->kind && strcmp(p->kind, "executor") == 0;
 }
 
+/* The dependency the pool p guards, as the evidence names it: the service
+ * of the model node that has it in front of all its calls, the database
+ * system of the call node it is in front of (a service's own database
+ * pool), else the pool's node for a client pool; NULL when none. */
+static const char *pool_dep(const Model *m, const ModelPool *p, const Analysis *a)
+{
+	for (int i = 0; i < m->n_nodes; i++) {
+		const ModelNode *n = &m->nodes[i];
+		if (n->pool == NULL || strcmp(n->pool, p->name) != 0 || n->service == NULL)
+			continue;
+		if (n->operation == NULL)
+			return n->service;
+		for (int k = 0; a && k < a->n_nodes; k++) {
+			const DagNode *d = &a->nodes[k];
+			if (d->type == NODE_CALL && strcmp(d->service, n->service) == 0 &&
+			    strcmp(d->operation, n->operation) == 0)
+				return d->dependency ? d->dependency : d->db_system ? d->db_system : d->peer;
+		}
+		return NULL;
+	}
+	if (p->node && !(p->kind && strcmp(p->kind, "executor") == 0))
+		return p->node;
+	return NULL;
+}
+
+/* The pool's wait histogram: p99 and p90 with their intervals into
+ * pool.P.wait.*, and the same figures as the metric twin of the time in
+ * front of the dependency it guards (dep.D.queue.*.metric) or, for the
+ * executor, of the endpoint's queue (endpoint.queue_age.*.metric). */
+static int pool_wait(Store *st, Evidence *e, const ModelPool *p, const char *wait_m,
+                     const char *lk, const char *lv, const EvidenceOptions *opt,
+                     const Analysis *a, Err *err)
+{
+	int np = opt->period.has_baseline ? 2 : 1;
+	TimeRange ranges[2] = {opt->period.win, opt->period.base};
+	EvHist h[2];
+	memset(h, 0, sizeof h);
+	int rc = 0, done = 0;
+	/* the name as the model gives it, then its Prometheus spelling */
+	for (int spelling = 0; spelling < 2 && rc == 0 && !done; spelling++) {
+		char fam[160], key[128], filt[512];
+		if (spelling == 0) {
+			snprintf(fam, sizeof fam, "%s", wait_m);
+			snprintf(key, sizeof key, "%s", lk ? lk : "");
+		} else {
+			underscore(wait_m, fam, sizeof fam);
+			underscore(lk ? lk : "", key, sizeof key);
+			if (strcmp(fam, wait_m) == 0 && (!lk || strcmp(key, lk) == 0))
+				break;
+		}
+		filter_json(filt, sizeof filt, lk ? key : NULL, lv, NULL, NULL);
+		rc = ev_hist_collect(st, fam, filt, NULL, NULL, 1, ranges, np, h, err);
+		for (int k = 0; k < np; k++)
+			done |= h[k].nb > 0;
+		if (!done)
+			for (int k = 0; k < np; k++)
+				ev_hist_fini(&h[k]);
+	}
+	int ex = is_executor(p);
+	const char *dep = ex ? NULL : pool_dep(opt->model, p, a);
+	char dseg[96] = "";
+	if (dep)
+		evidence_segment(dep, dseg, sizeof dseg);
+	for (int k = 0; rc == 0 && k < np; k++) {
+		if (!(ev_hist_total(&h[k]) > 0))
+			continue;
+		const char *assumed;
+		double to_ms = ev_hist_unit_ms(h[k].unit, h[k].family, 1000, &assumed);
+		char what[300], name[300];
+		if (lk)
+			snprintf(what, sizeof what, "{%s=%s}: waits for pool %s", lk, lv, p->name);
+		else
+			snprintf(what, sizeof what, "(pool %s)", p->name);
+		static const double PS[] = {99, 90};
+		for (int i = 0; i < 2; i++) {
+			char field[32];
+			snprintf(field, sizeof field, "wait.p%g_ms", PS[i]);
+			evidence_name(name, sizeof name, "pool", p->name, field, k);
+			ev_put_hist_quantile(e, name, &h[k], PS[i], to_ms, what, assumed, k);
+			if (dep)
+				snprintf(name, sizeof name, "dep.%s.queue.p%g_ms.metric%s", dseg, PS[i],
+				         k ? "@baseline" : "");
+			else if (ex)
+				snprintf(name, sizeof name, "endpoint.queue_age.p%g_ms.metric%s", PS[i],
+				         k ? "@baseline" : "");
+			else
+				continue;
+			ev_put_hist_quantile(e, name, &h[k], PS[i], to_ms, what, assumed, k);
+		}
+	}
+	for (int k = 0; k < np; k++)
+		ev_hist_fini(&h[k]);
+	return rc;
+}
+
+/* ---- pools ------------------------------------------------------------------ */
+
 static int pool_evidence(Store *st, Evidence *e, const ModelPool *p, int pop, int64_t from,
-                         int64_t to, Err *err)
+                         int64_t to, const EvidenceOptions *opt, const Analysis *a, Err *err)
 {
 	char name[256];
 	const char *sfx = pop ? "@baseline" : "";
@@ -573,25 +422,7 @@ static int pool_evidence(Store *st, Evidence *e, const ModelPool *p, int pop, in
 	free(used.s);
 	free(max.s);
 	free(pend.s);
-	evidence_name(name, sizeof name, "pool", p->name, "wait.p99_ms", pop);
-	int put = put_hist_p99(st, e, name, wait_m, lk, lv, from, to, err, &rc);
-	if (rc)
-		return rc;
-	if (put && ex) {
-		/* the endpoint queue age: keep an exact value from spans when it
-		 * has enough observations, else take the histogram's */
-		snprintf(name, sizeof name, "endpoint.queue_age.p99_ms%s", sfx);
-		const EvValue *cur = evidence_get(e, name);
-		if (cur == NULL || cur->missing || cur->small_sample) {
-			char pn[256];
-			evidence_name(pn, sizeof pn, "pool", p->name, "wait.p99_ms", pop);
-			const EvValue *w = evidence_get(e, pn);
-			if (w && !w->missing)
-				ev_put(e, name, w->value, "ms", EV_SRC_METRIC, EV_Q_HISTOGRAM, w->n,
-				       w->small_sample, "%s", w->provenance);
-		}
-	}
-	return 0;
+	return pop == 0 ? pool_wait(st, e, p, wait_m, lk, lv, opt, a, err) : 0;
 }
 
 /* ---- CPU ---------------------------------------------------------------------- */
@@ -691,36 +522,7 @@ static int named_gauge(Store *st, Evidence *e, const char *evname, int pop, int6
 	return rc;
 }
 
-/* Requests per second at the server from the OpenTelemetry request-duration
- * histogram's count (every request, not only the sampled traces); replaces
- * the span figure, which counts sampled traces. Needs a closed range. */
-static int request_rate(Store *st, Evidence *e, int pop, int64_t from, int64_t to, Err *err)
-{
-	if (from == INT64_MIN || to == INT64_MAX || to <= from)
-		return 0;
-	HScan h;
-	int rc = hist_scan(st, "http.server.request.duration", NULL, NULL, from, to, &h, err);
-	if (rc == 0) {
-		double *le, *cum;
-		int nb, single;
-		int merged = hist_merge(&h, &le, &cum, &nb, &single);
-		if (merged > 0 && !single && cum[nb - 1] > 0) {
-			char name[64];
-			snprintf(name, sizeof name, "ingress.rate_rps%s", pop ? "@baseline" : "");
-			double secs = (double)(to - from) / 1e9;
-			ev_put(e, name, cum[nb - 1] / secs, "1/s", EV_SRC_METRIC, EV_Q_NONE,
-			       (int64_t)cum[nb - 1], 0,
-			       "metric %s: count increase over %d series / %.0f s (%s)", h.family, merged,
-			       secs, pop ? "baseline" : "window");
-		}
-		free(le);
-		free(cum);
-	}
-	hscan_fini(&h);
-	return rc;
-}
-
-int ev_metrics(Store *st, const EvidenceOptions *opt, Evidence *e, Err *err)
+int ev_metrics(Store *st, const EvidenceOptions *opt, const Analysis *a, Evidence *e, Err *err)
 {
 	int64_t series, points, obs;
 	int rc = store_metric_counts(st, &series, &points, &obs, err);
@@ -737,15 +539,150 @@ int ev_metrics(Store *st, const EvidenceOptions *opt, Evidence *e, Err *err)
 		}
 		const Model *m = opt->model;
 		for (int i = 0; m && i < m->n_pools; i++)
-			if (m->pools[i].name && (rc = pool_evidence(st, e, &m->pools[i], p, from, to, err)))
+			if (m->pools[i].name &&
+			    (rc = pool_evidence(st, e, &m->pools[i], p, from, to, opt, a, err)))
 				return rc;
 		if ((rc = cpu_evidence(st, e, p, from, to, err)) ||
 		    (rc = named_gauge(st, e, "late_work.ratio", p, from, to, err)) ||
-		    (rc = named_gauge(st, e, "omission.ratio", p, from, to, err)) ||
-		    (rc = request_rate(st, e, p, from, to, err)))
+		    (rc = named_gauge(st, e, "omission.ratio", p, from, to, err)))
 			return rc;
 	}
+	if (points > 0 && (rc = ev_metric_durations(st, opt, a, e, err)))
+		return rc;
+	if ((rc = ev_sampling(st, opt, a, e, err)))
+		return rc;
+	int tail = e->sampling.kind == EV_SAMPLED_TAIL;
+	ev_best_source(e, opt->period.has_baseline, tail);
+	if (tail)
+		ev_tail_withhold(e);
 	return 0;
+}
+
+/* ---- the best source of each figure ---------------------------------------------- */
+
+/* How tightly a window value and its baseline pin their difference: the
+ * width of the MOVER interval of w - b (evidence_change()), infinite when
+ * a side is unbounded; a side without an interval counts as exact. */
+static double pair_width(const EvValue *w, const EvValue *b)
+{
+	double s = 0;
+	const EvValue *v[2] = {w, b};
+	for (int i = 0; i < 2; i++) {
+		if (v[i] == NULL || !v[i]->has_ci)
+			continue;
+		double d = v[i]->hi - v[i]->lo;
+		if (!isfinite(d))
+			return INFINITY;
+		s += d * d;
+	}
+	return sqrt(s);
+}
+
+static const EvValue *present(const Evidence *e, const char *name)
+{
+	const EvValue *v = evidence_get(e, name);
+	return v && !v->missing ? v : NULL;
+}
+
+/* Copies src (read before the container may move) to name, with a
+ * provenance made of prefix and src's own. */
+static void copy_value(Evidence *e, const char *name, const char *src_name, const char *prefix)
+{
+	const EvValue *s = evidence_get(e, src_name);
+	if (s == NULL)
+		return;
+	EvValue c = *s;
+	char unit[32], prov[512];
+	snprintf(unit, sizeof unit, "%s", s->unit);
+	snprintf(prov, sizeof prov, "%s%s", prefix, s->provenance);
+	EvValue *d = ev_put(e, name, c.value, unit, c.source, c.qkind, c.n, c.small_sample, "%s",
+	                    prov);
+	if (c.has_ci)
+		ev_ci(d, c.lo, c.hi);
+}
+
+void ev_best_source(Evidence *e, int has_baseline, int tail)
+{
+	static const char SFX[] = ".metric";
+	const size_t sl = sizeof SFX - 1;
+	/* the names to decide, collected first: copying adds values */
+	char **todo = NULL;
+	int nt = 0;
+	for (int i = 0; i < e->n; i++) {
+		const char *nm = e->v[i].name;
+		size_t l = strlen(nm);
+		if (l > sl && strcmp(nm + l - sl, SFX) == 0) {
+			char base[300];
+			snprintf(base, sizeof base, "%.*s", (int)(l - sl), nm);
+			ev_list_add(&todo, &nt, base);
+		}
+	}
+	for (int i = 0; i < nt; i++) {
+		const char *x = todo[i];
+		char xb[340], m[340], mb[350], sp[340], spb[350];
+		snprintf(xb, sizeof xb, "%s@baseline", x);
+		snprintf(m, sizeof m, "%s.metric", x);
+		snprintf(mb, sizeof mb, "%s.metric@baseline", x);
+		snprintf(sp, sizeof sp, "%s.spans", x);
+		snprintf(spb, sizeof spb, "%s.spans@baseline", x);
+		const EvValue *vm = present(e, m), *vmb = has_baseline ? present(e, mb) : NULL;
+		const EvValue *vs = present(e, x), *vsb = has_baseline ? present(e, xb) : NULL;
+		if (vm == NULL)
+			continue;
+		/* a pair beats a lone value; then the narrower change; a tie
+		 * stays with the spans, whose structure the rest reads */
+		int cm = 1 + (vmb != NULL), cs = vs ? 1 + (vsb != NULL) : 0;
+		double wm = pair_width(vm, vmb), ws = vs ? pair_width(vs, vsb) : INFINITY;
+		if (!tail && !(cm > cs || (cm == cs && wm < ws)))
+			continue;
+		char why[800];
+		if (vs && tail) {
+			snprintf(why, sizeof why, "best source (the traces are a tail sample, not a "
+			                          "population): ");
+			copy_value(e, sp, x, "");
+			if (vsb)
+				copy_value(e, spb, xb, "");
+		} else if (vs) {
+			char ci[96] = "";
+			if (vs->has_ci)
+				snprintf(ci, sizeof ci, ", interval [%.4g, %.4g]", vs->lo, vs->hi);
+			snprintf(why, sizeof why,
+			         "best source (%s): the spans' figure, %.4g ms on %lld%s, is kept as "
+			         "%s; ", cm > cs ? "the metric has both window and baseline"
+			                         : "the metric pins the change tighter",
+			         vs->value, (long long)vs->n, ci, sp);
+			copy_value(e, sp, x, "");
+			if (vsb)
+				copy_value(e, spb, xb, "");
+		} else {
+			snprintf(why, sizeof why, "best source (the spans have no figure): ");
+		}
+		copy_value(e, x, m, why);
+		if (has_baseline && present(e, mb))
+			copy_value(e, xb, mb, why);
+		else if (has_baseline)
+			ev_missing(e, xb, "ms", "metric: no figure for the baseline");
+	}
+	for (int i = 0; i < nt; i++)
+		free(todo[i]);
+	free(todo);
+	/* the endpoint's count goes with its percentiles: when they come from
+	 * a metric, the requests they stand on are the metric's */
+	for (int p = 0; p < (has_baseline ? 2 : 1); p++) {
+		const char *sfx = p ? "@baseline" : "";
+		char q[64], rq[64], rm[64], rs[64];
+		snprintf(q, sizeof q, "ingress.p99_ms%s", sfx);
+		snprintf(rq, sizeof rq, "ingress.requests%s", sfx);
+		snprintf(rm, sizeof rm, "ingress.requests.metric%s", sfx);
+		snprintf(rs, sizeof rs, "ingress.requests.spans%s", sfx);
+		const EvValue *vq = present(e, q);
+		if (vq == NULL || vq->source != EV_SRC_METRIC || present(e, rm) == NULL)
+			continue;
+		if (present(e, rq))
+			copy_value(e, rs, rq, "");
+		copy_value(e, rq, rm, "the endpoint's percentiles come from this metric, so do its "
+		                      "requests (the traces' count is ingress.requests.spans): ");
+	}
 }
 
 /* ---- exemplars ------------------------------------------------------------ */

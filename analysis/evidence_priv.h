@@ -47,8 +47,37 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
  * positive. */
 void ev_mix_explained(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, double pct);
 
-/* Pools, executor and CPU from stored metrics (evidence_metrics.c). */
-int ev_metrics(Store *st, const EvidenceOptions *opt, Evidence *e, Err *err);
+/* Pools, executor and CPU from stored metrics, and the request-duration
+ * histograms matched to the DAG of a (may be NULL) (evidence_metrics.c);
+ * ends with ev_best_source(). */
+int ev_metrics(Store *st, const EvidenceOptions *opt, const Analysis *a, Evidence *e, Err *err);
+
+/* Request-duration histograms (HTTP, RPC, spanmetrics) matched to the
+ * endpoint and the dependencies of a: "<name>.metric" twins of
+ * ingress.p99_ms, dep.D.service.p99_ms, dep.D.client.p99_ms (p90 too, and
+ * the ingress's p50), ingress.requests.metric, and ingress.rate_rps from
+ * the metric's count (evidence_match.c). */
+int ev_metric_durations(Store *st, const EvidenceOptions *opt, const Analysis *a, Evidence *e,
+                        Err *err);
+
+/* For every name X with a metric twin X.metric: X reports the source that
+ * pins the window-baseline change tighter (a complete pair first, then the
+ * narrower interval of the difference, spans on a tie). When the metric
+ * wins, X and X@baseline become copies of the metric's values, their
+ * provenance saying so, and the spans' figures stay as X.spans. */
+void ev_best_source(Evidence *e, int has_baseline, int tail);
+
+/* How the traces of the endpoint of a were sampled (the user's word, the
+ * root spans' tracestate and sampler tags, a tail recognised against the
+ * endpoint's metric p90): e->sampling, sampling.ratio, sampling.tail,
+ * ingress.traced_share, ingress.requests_est, and a span rate scaled back
+ * (evidence_sampling.c). Before ev_best_source(). */
+int ev_sampling(Store *st, const EvidenceOptions *opt, const Analysis *a, Evidence *e, Err *err);
+
+/* A tail sample is not a population: every percentile and attribution
+ * taken from the spans is moved to "<name>.spans" and the name marked
+ * missing, saying why (a metric twin that took its place stays). */
+void ev_tail_withhold(Evidence *e);
 
 /* Quantile q (0..1) interpolated inside cumulative buckets (le ascending,
  * the last +Inf), Prometheus histogram_quantile style. NAN when empty. */

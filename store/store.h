@@ -505,6 +505,29 @@ typedef int (*StoreRootAttrsFn)(void *ctx, const char *span_attrs, const char *r
 
 int store_root_attrs(Store *st, const char *service, const char *name, int64_t from_ns,
                      int64_t to_ns, StoreRootAttrsFn fn, void *ctx, Err *err);
+/* What the root spans of (service, name) starting in [from_ns, to_ns) say
+ * about how they were sampled, one row per distinct combination: the W3C
+ * tracestate (OpenTelemetry's "ot=th:..." or "ot=p:...") and the tags
+ * sampler.type, sampler.param (Jaeger clients) and sampling.priority
+ * (OpenTracing), with the number of roots that carry it. At most
+ * max_roots roots are read (<= 0: all). Strings are borrowed for the
+ * call; return non-zero from fn to stop. */
+typedef struct StoreSamplingRow {
+	const char *trace_state;  /* "" when none */
+	const char *sampler_type; /* NULL when absent */
+	int has_param;
+	double param;
+	int has_priority;
+	double priority;
+	int64_t roots;
+} StoreSamplingRow;
+
+typedef int (*StoreSamplingFn)(void *ctx, const StoreSamplingRow *r);
+
+int store_root_sampling(Store *st, const char *service, const char *name, int64_t from_ns,
+                        int64_t to_ns, int64_t max_roots, StoreSamplingFn fn, void *ctx,
+                        Err *err);
+
 /* Calls fn once per distinct workload class of the stored spans, in byte
  * order of the name (the class is borrowed for the call). Reads every span:
  * meant for checking a class the user typed, not for a loop. */

@@ -94,6 +94,17 @@ static const char *const rsql[RSTMT_COUNT] = {
 	    " LEFT JOIN resources r ON r.id = s.resource_id"
 	    " WHERE s.parent_id = '' AND s.service = ?1 AND s.name = ?2"
 	    " AND s.start_ns >= ?3 AND s.start_ns < ?4",
+	/* what the root spans say about their sampling, grouped: the W3C
+	 * tracestate, and the Jaeger and OpenTracing tags; at most ?5 roots
+	 * (a sampler is configured, not chosen per request) */
+	[RSTMT_ROOT_SAMPLING] =
+	    "SELECT ts, json_extract(a, '$.\"sampler.type\"'), json_extract(a, '$.\"sampler.param\"'),"
+	    " json_extract(a, '$.\"sampling.priority\"'), count(*) FROM"
+	    " (SELECT coalesce(trace_state, '') AS ts,"
+	    "  CASE WHEN json_valid(attrs) THEN attrs ELSE '{}' END AS a FROM spans"
+	    "  WHERE parent_id = '' AND service = ?1 AND name = ?2"
+	    "  AND start_ns >= ?3 AND start_ns < ?4 LIMIT ?5)"
+	    " GROUP BY 1, 2, 3, 4",
 	/* the partial index on root starts, in start order */
 	[RSTMT_ROOT_KEYS] =
 	    "SELECT trace_key, start_ns, end_ns, queue_ns FROM spans"
@@ -360,6 +371,36 @@ int store_root_attrs(Store *st, const char *service, const char *name, int64_t f
 	sqlite3_clear_bindings(s);
 	if (rc != SQLITE_DONE)
 		return store_sqlerr(st, err, "reading root span attributes");
+	return 0;
+}
+
+int store_root_sampling(Store *st, const char *service, const char *name, int64_t from_ns,
+                        int64_t to_ns, int64_t max_roots, StoreSamplingFn fn, void *ctx,
+                        Err *err)
+{
+	sqlite3_stmt *s = st->rstmt[RSTMT_ROOT_SAMPLING];
+	bind_endpoint_range(s, service, name, from_ns, to_ns);
+	sqlite3_bind_int64(s, 5, max_roots > 0 ? max_roots : -1);
+	int rc;
+	int stopped = 0;
+	while (!stopped && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		StoreSamplingRow r = {
+		    .trace_state = store_col_text(s, 0),
+		    .sampler_type = sqlite3_column_type(s, 1) == SQLITE_NULL ? NULL : store_col_text(s, 1),
+		    .has_param = sqlite3_column_type(s, 2) != SQLITE_NULL,
+		    .param = sqlite3_column_double(s, 2),
+		    .has_priority = sqlite3_column_type(s, 3) != SQLITE_NULL,
+		    .priority = sqlite3_column_double(s, 3),
+		    .roots = sqlite3_column_int64(s, 4),
+		};
+		stopped = fn(ctx, &r);
+	}
+	if (stopped)
+		rc = SQLITE_DONE;
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(st, err, "reading the root spans' sampling");
 	return 0;
 }
 
