@@ -196,9 +196,10 @@ static void snap_build(CliBoard *b, const Diagnosis *d)
 				else {
 					/* the one rule for units (a ratio reads as a
 					 * percentage, like its interval) */
-					char val[64];
+					char val[64], src[96];
 					evidence_format(v->value, v->unit, val, sizeof val);
-					buf_printf(&vl, "    %s = %s %s", v->name, val, ci);
+					evidence_source_text(d->evidence, v, src, sizeof src);
+					buf_printf(&vl, "    %s = %s %s (%s)", v->name, val, ci, src);
 				}
 				b->lines[li++] = keep(b, buf_str(&vl));
 				buf_fini(&vl);
@@ -357,6 +358,12 @@ void cli_board_set_model(CliBoard *b, const Model *m)
 void cli_board_counts(CliBoard *b, unsigned *reused, unsigned *computed)
 {
 	dx_live_counts(b->live, reused, computed);
+}
+
+void cli_board_sampled(CliBoard *b, EvSampling sampled)
+{
+	if (b)
+		dx_live_set_sampled(b->live, sampled);
 }
 
 void cli_board_wire(CliBoard *b, TuiOptions *to)

@@ -7,6 +7,7 @@
 #define TT_CLI_BOARD_H
 
 #include "err.h"
+#include "evidence.h"
 #include "model.h"
 #include "tui.h"
 
@@ -33,6 +34,9 @@ void cli_board_wire(CliBoard *b, TuiOptions *to);
  * cli_board_close(); the previous one too, a diagnosis may still read
  * it). */
 void cli_board_set_model(CliBoard *b, const Model *m);
+
+/* How the traces were sampled (--sampled), for the board's diagnoses. */
+void cli_board_sampled(CliBoard *b, EvSampling sampled);
 
 /* How many diagnoses read the dashboard's analysis and how many computed
  * their own (dx_live_counts()). The analysis on screen goes with every

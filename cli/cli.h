@@ -10,6 +10,7 @@
 
 #include "analysis.h"
 #include "err.h"
+#include "evidence.h"
 #include "model.h"
 #include "period.h"
 #include "store.h"
@@ -47,6 +48,19 @@ int cli_skew_tolerance(const char *arg, SkewTolerance *out);
  * sample is taken instead; "all" (or 0) reads every request. 0 and *out
  * set, or prints why and returns 2. */
 int cli_sample(const char *arg, int64_t *out);
+
+/* --sampled S: how the traces were sampled, a share ("6%", "0.06",
+ * "1/16"), "tail" or "all" (evidence_sampling_parse()). 0 and *out set,
+ * or prints why and returns 2. */
+int cli_sampled(const char *arg, EvSampling *out);
+
+/* The --sampled lines of a usage text. */
+#define CLI_SAMPLED_HELP                                                                  \
+	"  --sampled S      how the traces were sampled, when the spans do not say\n"        \
+	"                   (tracestate ot=th, Jaeger sampler tags): a head-sampled share\n" \
+	"                   (6%, 0.06, 1/16) scales counts and rates back; 'tail' (slow\n"   \
+	"                   and failed requests kept) takes no percentile from the traces,\n" \
+	"                   only from complete metrics; 'all' says nothing was dropped\n"
 
 /* The --sample lines of a usage text. */
 #define CLI_SAMPLE_HELP                                                                   \
@@ -110,6 +124,10 @@ struct Buf;
 /* Appends "Model and data" lines (text) for the findings of model_check. */
 void cli_model_findings_text(const struct ModelFinding *f, int n, const Model *m,
                              struct Buf *out);
+
+/* Appends the member "name": value (JSON text) to the JSON object that
+ * ends out (the last '}' of out). */
+void cli_json_add_member(struct Buf *out, const char *name, const char *value);
 
 /* Appends a "model" member to the JSON object that ends out (the last '}'
  * of out): {"source", "path", "findings": [{kind, subject, text}]}. */

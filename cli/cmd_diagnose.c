@@ -20,7 +20,7 @@ static void usage(FILE *out)
 	fputs("usage: tailtriage diagnose [--db FILE] [--model FILE] [--window A..B]\n"
 	      "                           [--baseline A..B|before] [--sheet FILE]\n"
 	      "                           [--catalog FILE] [--skew-tolerance T]\n"
-	      "                           [--sample N] [--format text|json]\n\n"
+	      "                           [--sample N] [--sampled S] [--format text|json]\n\n"
 	      "Computes the named evidence of the window against the baseline (spans, metrics,\n"
 	      "an observation sheet), ranks the hypotheses of the catalog on it with what\n"
 	      "supports, contradicts or is missing for each, names the check that separates\n"
@@ -48,6 +48,7 @@ static void usage(FILE *out)
 	      "                   5%, or 0 for none; ABS is capped at a quarter of the\n"
 	      "                   shorter sibling\n"
 	      CLI_SAMPLE_HELP
+	      CLI_SAMPLED_HELP
 	      "  --format F       text (default) or json (docs/diagnosis.md)\n"
 	      "  --decide ID      also judge this per-node decision, e.g. degrade:pricing or\n"
 	      "                   add-capacity:profile (repeatable); the nodes the leading\n"
@@ -68,6 +69,7 @@ int cmd_diagnose(int argc, char **argv)
 		{"decide", required_argument, NULL, 'D'},
 		{"skew-tolerance", required_argument, NULL, 'K'},
 		{"sample", required_argument, NULL, 'S'},
+		{"sampled", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -101,6 +103,10 @@ int cmd_diagnose(int argc, char **argv)
 			break;
 		case 'S':
 			if (cli_sample(optarg, &sample))
+				return 2;
+			break;
+		case 'P':
+			if (cli_sampled(optarg, &o.sampled))
 				return 2;
 			break;
 		case 'h': usage(stdout); return 0;

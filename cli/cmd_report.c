@@ -19,7 +19,7 @@ static void usage(FILE *out)
 {
 	fputs("usage: tailtriage report [--db FILE] [--model FILE] [--window A..B]\n"
 	      "                         [--baseline A..B] [--class C] [--skew-tolerance T]\n"
-	      "                         [--sample N] [--format text|json]\n\n"
+	      "                         [--sample N] [--sampled S] [--format text|json]\n\n"
 	      "Prints the endpoint's request DAG with queue / client wait / service p99 per\n"
 	      "node for the window and the baseline, the objective status, who owns the\n"
 	      "critical path of the slow requests, and data-quality findings.\n\n"
@@ -38,8 +38,32 @@ static void usage(FILE *out)
 	      "                   1 % of the shorter sibling), 2ms, 5%, or 0 for none; ABS\n"
 	      "                   is capped at a quarter of the shorter sibling\n"
 	      CLI_SAMPLE_HELP
+	      CLI_SAMPLED_HELP
 	      "  --format F       text (default) or json (schema: docs/report-json.md)\n",
 	      out);
+}
+
+/* "sampling": how the traces were sampled, and the sentence about it. */
+static void sampling_json(const Evidence *ev, const char *note, Buf *out)
+{
+	static const char *const KIND[] = {"unknown", "all", "head", "tail"};
+	Buf v;
+	buf_init(&v);
+	buf_printf(&v, "{\"kind\": \"%s\", \"ratio\": ", KIND[ev->sampling.kind]);
+	if (ev->sampling.ratio > 0)
+		buf_printf(&v, "%.6g", ev->sampling.ratio);
+	else
+		buf_adds(&v, "null");
+	buf_adds(&v, ", \"how\": ");
+	buf_add_json_str(&v, ev->sampling_how, strlen(ev->sampling_how));
+	buf_adds(&v, ", \"note\": ");
+	if (note[0])
+		buf_add_json_str(&v, note, strlen(note));
+	else
+		buf_adds(&v, "null");
+	buf_adds(&v, "}");
+	cli_json_add_member(out, "sampling", buf_str(&v));
+	buf_fini(&v);
 }
 
 int cmd_report(int argc, char **argv)
@@ -53,6 +77,7 @@ int cmd_report(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"skew-tolerance", required_argument, NULL, 'K'},
 		{"sample", required_argument, NULL, 'S'},
+		{"sampled", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -60,6 +85,7 @@ int cmd_report(int argc, char **argv)
 	const char *window = NULL, *baseline = NULL;
 	AnalysisOptions ao = {.period = PERIOD_ALL};
 	int64_t sample = EVIDENCE_SAMPLE_DEFAULT;
+	EvSampling sampled = {0};
 	Err err = {0};
 	int c;
 	optind = 1;
@@ -77,6 +103,10 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'S':
 			if (cli_sample(optarg, &sample))
+				return 2;
+			break;
+		case 'P':
+			if (cli_sampled(optarg, &sampled))
 				return 2;
 			break;
 		case 'h': usage(stdout); return 0;
@@ -131,11 +161,15 @@ int cmd_report(int argc, char **argv)
 	BudgetResult *br = NULL;
 	EvExemplar *ex = NULL;
 	int nb = 0, nex = 0;
-	if (rc == 0 && model && model->n_budgets > 0 && a->class_filter == NULL) {
+	if (rc == 0 && a->class_filter == NULL) {
+		/* with budgets, all of it; else what says how the traces were
+		 * sampled (metrics and the root spans' sampling, no request pass) */
+		int budgets = model && model->n_budgets > 0;
 		EvidenceOptions eo = {.model = model, .period = ao.period, .analysis = a, .skew = ao.skew,
-		                      .requests = {reqs[0], reqs[1]}};
+		                      .requests = {reqs[0], reqs[1]}, .skip_requests = !budgets,
+		                      .sampled = sampled};
 		rc = evidence_compute(st, &eo, &ev, &err);
-		if (rc == 0)
+		if (rc == 0 && budgets)
 			br = budgets_evaluate(model, ev, &nb);
 	}
 	if (rc == 0)
@@ -153,11 +187,18 @@ int cmd_report(int argc, char **argv)
 	}
 	Buf out;
 	buf_init(&out);
+	char note[600] = "";
+	if (ev)
+		evidence_sampling_note(ev, note, sizeof note);
 	if (strcmp(format, "json") == 0) {
 		report_json_ext(a, br, nb, ex, nex, &out);
 		if (model)
 			cli_model_findings_json(mf, nmf, model, &out);
+		if (ev)
+			sampling_json(ev, note, &out);
 	} else {
+		if (note[0])
+			buf_printf(&out, "Traces: %s\n\n", note);
 		report_text(a, &out);
 		cli_model_findings_text(mf, nmf, model, &out);
 		report_budgets_text(br, nb, nex, &out);

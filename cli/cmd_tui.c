@@ -20,8 +20,8 @@
 static void usage(FILE *out)
 {
 	fputs("usage: tailtriage tui [--db FILE] [--model FILE] [--window A..B] [--baseline A..B]\n"
-	      "                      [--class C] [--skew-tolerance T] [--refresh SECONDS]\n"
-	      "                      [--ascii] [--no-color]\n\n"
+	      "                      [--class C] [--skew-tolerance T] [--sampled S]\n"
+	      "                      [--refresh SECONDS] [--ascii] [--no-color]\n\n"
 	      "Opens the live dashboard: the endpoint's request DAG with queue / client wait /\n"
 	      "service splits, node detail, trace waterfall and tail ownership. The database\n"
 	      "is read-only here; imports running in another process show up within two\n"
@@ -42,6 +42,9 @@ static void usage(FILE *out)
 	      "                     and still be serial: ABS+PCT%, e.g. 50us+1% (the default:\n"
 	      "                     50 us plus 1 % of the shorter sibling), 2ms, 5%, or 0;\n"
 	      "                     ABS is capped at a quarter of the shorter sibling\n"
+	      "  --sampled S        how the traces were sampled, when the spans do not say: a\n"
+	      "                     head-sampled share (6%, 0.06, 1/16) scales the Board's\n"
+	      "                     counts back; 'tail' takes no percentile from the traces\n"
 	      "  --refresh SECONDS  live tick (default 1; 0.05 to 60)\n"
 	      "  --ascii            ASCII line drawing and bars\n"
 	      "  --no-color         monochrome (the NO_COLOR variable does the same)\n"
@@ -94,6 +97,7 @@ int cmd_tui(int argc, char **argv)
 		{"token", required_argument, NULL, 'T'},
 		{"model-out", required_argument, NULL, 'O'},
 		{"skew-tolerance", required_argument, NULL, 'K'},
+		{"sampled", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -106,6 +110,7 @@ int cmd_tui(int argc, char **argv)
 	const char *listen = NULL, *token = getenv("TAILTRIAGE_TOKEN");
 	Err err = {0};
 	const char *window = NULL, *baseline = NULL;
+	EvSampling sampled = {0};
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "d:m:w:b:c:r:anL:h", opts, NULL)) != -1) {
@@ -132,6 +137,10 @@ int cmd_tui(int argc, char **argv)
 		case 'O': to.model_out = optarg; break;
 		case 'K':
 			if (cli_skew_tolerance(optarg, &to.skew))
+				return 2;
+			break;
+		case 'P':
+			if (cli_sampled(optarg, &sampled))
 				return 2;
 			break;
 		case 'h': usage(stdout); return 0;
@@ -233,6 +242,7 @@ int cmd_tui(int argc, char **argv)
 			fprintf(stderr, "tailtriage: the model will not follow the data: %s\n", ferr.msg);
 		}
 	}
+	cli_board_sampled(board, sampled);
 	int rc = tui_run(&to, &err);
 	cli_board_close(board);
 	model_follow_close(follow.mf);

@@ -104,6 +104,14 @@ int cli_sample(const char *arg, int64_t *out)
 	return 0;
 }
 
+int cli_sampled(const char *arg, EvSampling *out)
+{
+	char why[200];
+	if (evidence_sampling_parse(arg, out, why, sizeof why))
+		return cli_fail("--sampled: %s", why), 2;
+	return 0;
+}
+
 int cli_text_or_json(const char *format)
 {
 	if (strcmp(format, "text") == 0 || strcmp(format, "json") == 0)
@@ -168,7 +176,7 @@ void cli_model_findings_text(const ModelFinding *f, int n, const Model *m, Buf *
 	}
 }
 
-void cli_model_findings_json(const ModelFinding *f, int n, const Model *m, Buf *out)
+void cli_json_add_member(Buf *out, const char *name, const char *value)
 {
 	size_t end = out->len;
 	while (end > 0 && out->p[end - 1] != '}')
@@ -182,27 +190,35 @@ void cli_model_findings_json(const ModelFinding *f, int n, const Model *m, Buf *
 	while (out->len > 0 && (out->p[out->len - 1] == '\n' || out->p[out->len - 1] == ' '))
 		out->len--;
 	int empty = out->len > 0 && out->p[out->len - 1] == '{';
-	buf_adds(out, empty ? "\n  \"model\": {" : ",\n  \"model\": {");
-	const char *src = cli_model_source(m);
-	buf_printf(out, "\"source\": \"%s\"", src);
-	if (m && !m->inferred && m->path) {
-		buf_adds(out, ", \"path\": ");
-		buf_add_json_str(out, m->path, strlen(m->path));
-	}
-	buf_adds(out, ", \"findings\": [");
-	for (int i = 0; i < n; i++) {
-		buf_adds(out, i ? ", {" : "{");
-		buf_adds(out, "\"kind\": ");
-		buf_add_json_str(out, f[i].kind, strlen(f[i].kind));
-		buf_adds(out, ", \"subject\": ");
-		buf_add_json_str(out, f[i].subject, strlen(f[i].subject));
-		buf_adds(out, ", \"text\": ");
-		buf_add_json_str(out, f[i].text, strlen(f[i].text));
-		buf_adds(out, "}");
-	}
-	buf_adds(out, "]}\n}");
+	buf_printf(out, "%s\n  \"%s\": %s\n}", empty ? "" : ",", name, value);
 	buf_add(out, tail.p, tail.len);
 	buf_fini(&tail);
+}
+
+void cli_model_findings_json(const ModelFinding *f, int n, const Model *m, Buf *out)
+{
+	Buf v;
+	buf_init(&v);
+	const char *src = cli_model_source(m);
+	buf_printf(&v, "{\"source\": \"%s\"", src);
+	if (m && !m->inferred && m->path) {
+		buf_adds(&v, ", \"path\": ");
+		buf_add_json_str(&v, m->path, strlen(m->path));
+	}
+	buf_adds(&v, ", \"findings\": [");
+	for (int i = 0; i < n; i++) {
+		buf_adds(&v, i ? ", {" : "{");
+		buf_adds(&v, "\"kind\": ");
+		buf_add_json_str(&v, f[i].kind, strlen(f[i].kind));
+		buf_adds(&v, ", \"subject\": ");
+		buf_add_json_str(&v, f[i].subject, strlen(f[i].subject));
+		buf_adds(&v, ", \"text\": ");
+		buf_add_json_str(&v, f[i].text, strlen(f[i].text));
+		buf_adds(&v, "}");
+	}
+	buf_adds(&v, "]}");
+	cli_json_add_member(out, "model", buf_str(&v));
+	buf_fini(&v);
 }
 
 /* One number with a suffix: "<number><unit>". Returns 0 and the value in

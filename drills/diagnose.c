@@ -93,6 +93,10 @@ static void guard_warnings(Diagnosis *d, const DiagnoseOptions *opt)
 	double pct = opt->model && opt->model->objective_pct > 0 ? opt->model->objective_pct : 99;
 	int need = (int)ceil(1.0 / (1.0 - pct / 100.0));
 	static const char *const pops[2] = {"", "@baseline"};
+	/* the traces are a sample: of what, how, and what that changes */
+	char note[600];
+	if (evidence_sampling_note(e, note, sizeof note))
+		warn(d, "%s", note);
 	for (int p = 0; p < 2; p++) {
 		char nm[64];
 		double n;
@@ -146,11 +150,15 @@ static void guard_warnings(Diagnosis *d, const DiagnoseOptions *opt)
 	buf_fini(&mix);
 	EvChange rc;
 	if (evidence_change(e, "ingress.rate_rps", &rc) && rc.b > 0 &&
-	    (rc.r >= 1.3 || rc.r <= 1 / 1.3))
+	    (rc.r >= 1.3 || rc.r <= 1 / 1.3)) {
+		const EvValue *rv = evidence_get(e, "ingress.rate_rps");
+		char src[96];
+		evidence_source_text(e, rv, src, sizeof src);
 		warn(d,
-		     "the window's request rate (%.1f/s sampled) differs from the baseline's (%.1f/s) by "
+		     "the window's request rate (%.1f/s, %s) differs from the baseline's (%.1f/s) by "
 		     "%.0f %%: a load change, or different sampling",
-		     rc.w, rc.b, 100 * fabs(rc.r - 1));
+		     rc.w, src, rc.b, 100 * fabs(rc.r - 1));
+	}
 }
 
 int diagnose_run(Store *st, const DiagnoseOptions *opt, Diagnosis **out, Err *err)
@@ -166,6 +174,7 @@ int diagnose_run(Store *st, const DiagnoseOptions *opt, Diagnosis **out, Err *er
 	    .model = opt->model, .period = opt->period,
 	    .analysis = opt->analysis, .skew = opt->skew,
 	    .requests = {opt->requests[0], opt->requests[1]},
+	    .sampled = opt->sampled,
 	};
 	int rc = evidence_compute(st, &eo, &e, err);
 	if (rc)
@@ -509,10 +518,11 @@ static void ev_line(Buf *out, const Evidence *e, const char *name)
 	fmt_value(v, val, sizeof val);
 	clean(nm, sizeof nm, name);
 	clean(prov, sizeof prov, v ? v->provenance : "not computed");
-	char ci[96] = "";
+	char ci[96] = "", src[96];
 	diagnosis_format_interval(v, ci, sizeof ci);
-	buf_printf(out, "  %-44s %14s%s%s%s  %s\n", nm, val, *ci ? "  " : "", ci,
-	           v && v->small_sample && !v->missing ? " (thin)" : "", prov);
+	evidence_source_text(e, v, src, sizeof src);
+	buf_printf(out, "  %-44s %14s%s%s%s  (%s)  %s\n", nm, val, *ci ? "  " : "", ci,
+	           v && v->small_sample && !v->missing ? " (thin)" : "", src, prov);
 }
 
 void diagnosis_text(const Diagnosis *d, const Model *m, Buf *out)
@@ -547,7 +557,10 @@ void diagnosis_text(const Diagnosis *d, const Model *m, Buf *out)
 	if (rise && !rise->missing) {
 		char ci[96];
 		diagnosis_format_interval(rise, ci, sizeof ci);
-		buf_printf(out, "Rise of the objective's percentile: %+.1f ms %s%s\n\n", rise->value, ci,
+		char src[96];
+		evidence_source_text(e, rise, src, sizeof src);
+		buf_printf(out, "Rise of the objective's percentile: %+.1f ms %s (%s)%s\n\n", rise->value,
+		           ci, src,
 		           rise->has_ci && rise->lo > 0 ? "" : "  (not significant: nothing to attribute)");
 	}
 	buf_adds(out, "Hypotheses (ranked; score = weights of holding supporting minus contradicting "

@@ -55,6 +55,8 @@ typedef struct DiagnoseOptions {
 	                              * the nodes the leading hypotheses blame; NULL:
 	                              * none. Borrowed for the call. */
 	SkewTolerance skew;          /* sibling skew tolerance; zero: the default */
+	EvSampling sampled;          /* how the traces were sampled (--sampled); kind
+	                              * EV_SAMPLED_UNKNOWN: as the data says */
 } DiagnoseOptions;
 
 /* Outcome of one predicate of a hypothesis or guard. */

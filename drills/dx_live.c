@@ -216,6 +216,13 @@ void dx_live_set_skew(DxLive *l, const SkewTolerance *skew)
 	pthread_mutex_unlock(&l->mu);
 }
 
+void dx_live_set_sampled(DxLive *l, EvSampling sampled)
+{
+	pthread_mutex_lock(&l->mu);
+	l->base.sampled = sampled;
+	pthread_mutex_unlock(&l->mu);
+}
+
 int dx_live_open(const char *db_path, const Model *m, DxLive **out, Err *err)
 {
 	DiagnoseOptions base = {.model = m};

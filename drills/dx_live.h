@@ -73,6 +73,10 @@ void dx_live_set_model(DxLive *l, const Model *m);
  * the default). */
 void dx_live_set_skew(DxLive *l, const SkewTolerance *skew);
 
+/* How the traces were sampled (--sampled), for the diagnoses asked for
+ * from now on. */
+void dx_live_set_sampled(DxLive *l, EvSampling sampled);
+
 /* Asks for the diagnosis of k (a no-op when it is the one being computed or
  * already done; when only k's data version moved, at most once per 15 s)
  * and returns the latest finished diagnosis, or NULL when

@@ -37,6 +37,13 @@ expect 2 "$known" tui --db "$DB" --class gold
 "$TT_BIN" report --db "$DB" --class premium >"$TMP/out" || fail "a known class is refused"
 grep -q "GET /v2/home" "$TMP/out" || fail "report --class premium shows no endpoint"
 
+# ---- --sampled that is no share: a usage error naming what it takes -------
+expect 2 "--sampled: '150%': a sampled share must be above 0 and at most 100 %" \
+  diagnose --db "$DB" --sampled 150%
+expect 2 "--sampled: 'often' is not a share \('6%', '0.06', '1/16'\), 'tail' or 'all'" \
+  report --db "$DB" --sampled often
+expect 2 "--sampled: '0'" tui --db "$DB" --sampled 0
+
 # ---- unknown --format: usage error listing the formats, nothing read ------
 expect 2 "unknown format 'xml' \(known: otlp-json, jaeger-json, zipkin-json, prometheus, openmetrics, otlp-metrics, otlp-proto, otlp-proto-traces, otlp-proto-metrics, sheet\)" \
   import --db "$TMP/new.db" --format xml "$TMP/no-such-file.json"
