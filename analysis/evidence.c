@@ -256,18 +256,6 @@ int evidence_change(const Evidence *e, const char *name, EvChange *c)
 
 /* ---- the three-valued tests, each with the reason it could not tell ------- */
 
-/* What a count behind name is of: calls for a dependency, requests for the
- * endpoint and its classes, observations otherwise. */
-static const char *noun_of(const char *name)
-{
-	if (strncmp(name, "dep.", 4) == 0)
-		return "calls";
-	if (strncmp(name, "ingress.", 8) == 0 || strncmp(name, "class.", 6) == 0 ||
-	    strncmp(name, "mix.", 4) == 0 || strncmp(name, "endpoint.", 9) == 0)
-		return "requests";
-	return "observations";
-}
-
 /* "the p99", "the p90" or "the value" for a name. */
 static void stat_of(const char *name, char *out, size_t sz)
 {
@@ -288,17 +276,20 @@ static void fmtv(const EvValue *v, double x, char *out, size_t sz)
 }
 
 /* A side of v's interval that is unbounded: "the baseline's 250 calls
- * give the p99 no upper bound". Returns 1 when it wrote one. */
-static int why_unbounded(const EvValue *v, int upper, char *why, size_t sz)
+ * give the p99 no upper bound" (ev_count_text(): "250 sampled calls" when
+ * the traces are a sample, "7,147 calls of the metric"). Returns 1 when it
+ * wrote one. */
+static int why_unbounded(const Evidence *e, const EvValue *v, int upper, char *why, size_t sz)
 {
 	if (!v->has_ci || !(upper ? isinf(v->hi) : isinf(v->lo)))
 		return 0;
-	char st[32];
+	char st[32], cnt[96];
 	stat_of(v->name, st, sizeof st);
+	ev_count_text(e, v, cnt, sizeof cnt);
 	if (why)
-		snprintf(why, sz, "the %s's %lld %s give %s no %s bound",
-		         strstr(v->name, "@baseline") ? "baseline" : "window", (long long)v->n,
-		         noun_of(v->name), st, upper ? "upper" : "lower");
+		snprintf(why, sz, "the %s's %s give %s no %s bound",
+		         strstr(v->name, "@baseline") ? "baseline" : "window", cnt, st,
+		         upper ? "upper" : "lower");
 	return 1;
 }
 
@@ -341,7 +332,7 @@ static void why_change(const Evidence *e, const char *name, const EvChange *c, i
 	const EvValue *w = evidence_get(e, name), *b = evidence_get(e, bn);
 	/* a rise's lower bound needs the window's lower and the baseline's
 	 * upper bound; its upper bound the other two */
-	if (why_unbounded(b, low, why, sz) || why_unbounded(w, !low, why, sz))
+	if (why_unbounded(e, b, low, why, sz) || why_unbounded(e, w, !low, why, sz))
 		return;
 	char d[48], lo[48], hi[48];
 	fmtv(w, c->d, d, sizeof d);
@@ -434,7 +425,7 @@ static int t_steady(const Evidence *e, const char *name, double tol, char *why, 
 		snprintf(bn, sizeof bn, "%s@baseline", name);
 		const EvValue *w = evidence_get(e, name), *b = evidence_get(e, bn);
 		int low = c.r_lo < down; /* which side reached past the band */
-		if (why_unbounded(b, low, why, sz) || why_unbounded(w, !low, why, sz))
+		if (why_unbounded(e, b, low, why, sz) || why_unbounded(e, w, !low, why, sz))
 			return -1;
 		snprintf(why, sz, "the ratio's 95 %% interval x%.2f to x%.2f reaches past x%.2f",
 		         c.r_lo, c.r_hi, low ? down : up);
@@ -458,7 +449,7 @@ static int t_beyond(const Evidence *e, const char *name, double t, int above, ch
 		return 1;
 	if (above ? hi <= t : lo >= t)
 		return 0;
-	if (why && !why_unbounded(v, !above, why, sz)) {
+	if (why && !why_unbounded(e, v, !above, why, sz)) {
 		char b[48], tt[48];
 		fmtv(v, above ? lo : hi, b, sizeof b);
 		fmtv(v, t, tt, sizeof tt);
@@ -532,7 +523,7 @@ int evidence_bound(const Evidence *e, const char *name, int upper, double *out, 
 	}
 	*out = !v->has_ci ? v->value : upper ? v->hi : v->lo;
 	if (isinf(*out)) {
-		why_unbounded(v, upper, why, sz);
+		why_unbounded(e, v, upper, why, sz);
 		return 0;
 	}
 	return 1;

@@ -79,6 +79,15 @@ int ev_sampling(Store *st, const EvidenceOptions *opt, const Analysis *a, Eviden
  * missing, saying why (a metric twin that took its place stays). */
 void ev_tail_withhold(Evidence *e);
 
+/* What the count behind a name is of: "calls" (a dependency), "requests"
+ * (the endpoint, its classes, an attribution's replay), "waits" (a pool),
+ * else "observations". */
+const char *ev_noun(const char *name);
+
+/* "250 calls", "437 sampled calls" (span figures of a sampled set),
+ * "7,147 calls of the metric": the count behind v, for a reason. */
+void ev_count_text(const Evidence *e, const EvValue *v, char *out, size_t sz);
+
 /* Quantile q (0..1) interpolated inside cumulative buckets (le ascending,
  * the last +Inf), Prometheus histogram_quantile style. NAN when empty. */
 double ev_histogram_quantile(const double *le, const double *cum, int n, double q);

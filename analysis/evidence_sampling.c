@@ -368,7 +368,7 @@ static void thousands(double v, char *out, size_t sz)
 	out[j] = '\0';
 }
 
-static const char *noun_of(const char *name)
+const char *ev_noun(const char *name)
 {
 	if (strstr(name, "explained") || strcmp(name, "ingress.rise_ms") == 0)
 		return "requests"; /* a replay of the window's requests */
@@ -382,6 +382,27 @@ static const char *noun_of(const char *name)
 	return "observations";
 }
 
+/* Whether span figures are a sample's: known (head or tail), or seen
+ * against the metric's count. */
+static int spans_sampled(const Evidence *e)
+{
+	if (e == NULL)
+		return 0;
+	if (e->sampling.kind == EV_SAMPLED_HEAD || e->sampling.kind == EV_SAMPLED_TAIL)
+		return 1;
+	double share;
+	return e->sampling.kind == EV_SAMPLED_UNKNOWN &&
+	       evidence_value(e, "ingress.traced_share", &share) && share < 0.9;
+}
+
+void ev_count_text(const Evidence *e, const EvValue *v, char *out, size_t sz)
+{
+	char n[32];
+	thousands((double)v->n, n, sizeof n);
+	snprintf(out, sz, "%s %s%s%s", n, v->source == EV_SRC_SPANS && spans_sampled(e) ? "sampled " : "",
+	         ev_noun(v->name), v->source == EV_SRC_METRIC ? " of the metric" : "");
+}
+
 void evidence_source_text(const Evidence *e, const EvValue *v, char *out, size_t sz)
 {
 	if (sz == 0)
@@ -391,20 +412,16 @@ void evidence_source_text(const Evidence *e, const EvValue *v, char *out, size_t
 		snprintf(out, sz, "missing");
 		return;
 	}
-	char n[32];
-	thousands((double)v->n, n, sizeof n);
 	const char *src = evidence_source_name(v->source);
 	/* a count goes with a sample's statistic: a percentile, a share with
 	 * its interval, an attribution */
 	int counted = v->qkind != EV_Q_NONE || v->has_ci;
 	if ((v->source == EV_SRC_SPANS || v->source == EV_SRC_METRIC) && v->n > 0 && counted) {
-		int sampled = v->source == EV_SRC_SPANS && e &&
-		              (e->sampling.kind == EV_SAMPLED_HEAD || e->sampling.kind == EV_SAMPLED_TAIL);
-		double share;
-		if (v->source == EV_SRC_SPANS && e && !sampled &&
-		    evidence_value(e, "ingress.traced_share", &share) && share < 0.9)
-			sampled = 1;
-		snprintf(out, sz, "%s, %s %s%s", src, n, sampled ? "sampled " : "", noun_of(v->name));
+		char n[32];
+		thousands((double)v->n, n, sizeof n);
+		snprintf(out, sz, "%s, %s %s%s", src, n,
+		         v->source == EV_SRC_SPANS && spans_sampled(e) ? "sampled " : "",
+		         ev_noun(v->name));
 	} else {
 		snprintf(out, sz, "%s", src);
 	}

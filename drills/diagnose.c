@@ -554,15 +554,34 @@ void diagnosis_text(const Diagnosis *d, const Model *m, Buf *out)
 		buf_adds(out, "\n");
 	}
 	const EvValue *rise = evidence_get(e, "ingress.rise_ms");
+	const EvValue *p99 = evidence_get(e, "ingress.p99_ms");
+	EvChange mc;
+	int from_metric = p99 && !p99->missing && p99->source == EV_SRC_METRIC &&
+	                  evidence_change(e, "ingress.p99_ms", &mc);
+	if (from_metric) {
+		/* the percentile the Board reads is the metric's: the headline
+		 * says its change first, the traces' (which the attribution
+		 * replays) after it */
+		char src[96];
+		evidence_source_text(e, p99, src, sizeof src);
+		int r = evidence_rose(e, "ingress.p99_ms", 0, 1.0);
+		buf_printf(out, "Rise of the objective's percentile: %+.1f ms [%.1f, %.1f ms] (%s): %s\n",
+		           mc.d, mc.d_lo, mc.d_hi, src,
+		           r == 1 ? "it rose" : r == 0 ? "it did not rise" : "cannot tell");
+	}
 	if (rise && !rise->missing) {
 		char ci[96];
 		diagnosis_format_interval(rise, ci, sizeof ci);
 		char src[96];
 		evidence_source_text(e, rise, src, sizeof src);
-		buf_printf(out, "Rise of the objective's percentile: %+.1f ms %s (%s)%s\n\n", rise->value,
-		           ci, src,
+		buf_printf(out, "%s%+.1f ms %s (%s)%s\n", from_metric
+		               ? "  on the traces the attribution replays: "
+		               : "Rise of the objective's percentile: ",
+		           rise->value, ci, src,
 		           rise->has_ci && rise->lo > 0 ? "" : "  (not significant: nothing to attribute)");
 	}
+	if (from_metric || (rise && !rise->missing))
+		buf_adds(out, "\n");
 	buf_adds(out, "Hypotheses (ranked; score = weights of holding supporting minus contradicting "
 	              "predicates)\n");
 	for (int i = 0; i < d->n_hyp; i++) {

@@ -696,6 +696,10 @@ static void test_sampling_from_spans(void **state)
 			fail_msg("note: %s", note);
 		evidence_source_text(e, got(e, "ingress.p99_ms"), src, sizeof src);
 		assert_string_equal(src, "spans, 40 sampled requests");
+		/* and a 'cannot tell' says the count is a sample's */
+		char why[300];
+		assert_int_equal(evidence_test(e, "rose", "ingress.p99_ms", 0, 1.05, why, sizeof why), -1);
+		assert_string_equal(why, "the baseline's 40 sampled requests give the p99 no upper bound");
 		evidence_free(e);
 		store_close(st);
 		rm_db(path);
