@@ -17,6 +17,7 @@
 #include "evidence_hist.h"
 #include "evidence_priv.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -473,6 +474,25 @@ EvValue *ev_put_hist_quantile(Evidence *e, const char *name, const EvHist *h, do
 	                     assumed ? "; " : "", assumed ? assumed : "");
 	ev_ci(ev, lo * to_ms, hi * to_ms);
 	return ev;
+}
+
+/* ---- names ------------------------------------------------------------------- */
+
+void ev_metric_norm(const char *in, char *out, size_t sz)
+{
+	size_t j = 0;
+	for (const char *p = in; *p && j + 1 < sz; p++)
+		out[j++] = *p == '_' ? '.' : (char)tolower((unsigned char)*p);
+	out[j] = '\0';
+	static const char *const UNITS[] = {".seconds", ".milliseconds", ".microseconds", ".total",
+	                                    NULL};
+	for (int i = 0; UNITS[i]; i++) {
+		size_t l = strlen(UNITS[i]);
+		if (j > l && strcmp(out + j - l, UNITS[i]) == 0) {
+			out[j - l] = '\0';
+			break;
+		}
+	}
 }
 
 /* ---- labels ------------------------------------------------------------------- */

@@ -91,6 +91,13 @@ void ev_hist_bounds_text(const EvHist *h, double to_ms, char *out, size_t sz);
 EvValue *ev_put_hist_quantile(Evidence *e, const char *name, const EvHist *h, double p,
                               double to_ms, const char *what, const char *assumed, int pop);
 
+/* Normal form of a metric name, so an OpenTelemetry name and its
+ * Prometheus spelling compare equal: lower case, '_' as '.', a trailing
+ * unit or counter word (.seconds, .milliseconds, .microseconds, .total)
+ * dropped ("http_server_request_duration_seconds" ->
+ * "http.server.request.duration"). */
+void ev_metric_norm(const char *in, char *out, size_t sz);
+
 /* The value of label key in a canonical label object ({"k":"v",...}),
  * trying key as written and then its Prometheus spelling ('.' as '_');
  * JSON escapes are decoded. 1 and out (at most sz bytes) when present. */

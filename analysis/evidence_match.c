@@ -51,30 +51,12 @@
 
 enum { FK_SERVER, FK_CLIENT, FK_SPANMETRICS };
 
-/* Normal form of a metric name: lower case, '_' as '.', a trailing unit
- * word dropped. */
-static void norm_name(const char *in, char *out, size_t sz)
-{
-	size_t j = 0;
-	for (const char *p = in; *p && j + 1 < sz; p++)
-		out[j++] = *p == '_' ? '.' : (char)tolower((unsigned char)*p);
-	out[j] = '\0';
-	static const char *const UNITS[] = {".seconds", ".milliseconds", ".microseconds", NULL};
-	for (int i = 0; UNITS[i]; i++) {
-		size_t l = strlen(UNITS[i]);
-		if (j > l && strcmp(out + j - l, UNITS[i]) == 0) {
-			out[j - l] = '\0';
-			break;
-		}
-	}
-}
-
 /* What a histogram family is, by its normal name; -1 none. *dflt_ms:
  * milliseconds per unit when the family says no unit. */
 static int classify(const char *family, double *dflt_ms)
 {
 	char n[200];
-	norm_name(family, n, sizeof n);
+	ev_metric_norm(family, n, sizeof n);
 	static const struct {
 		const char *name;
 		int kind;

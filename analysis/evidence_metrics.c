@@ -561,19 +561,29 @@ int ev_metrics(Store *st, const EvidenceOptions *opt, const Analysis *a, Evidenc
 /* ---- the best source of each figure ---------------------------------------------- */
 
 /* How tightly a window value and its baseline pin their difference: the
- * width of the MOVER interval of w - b (evidence_change()), infinite when
- * a side is unbounded; a side without an interval counts as exact. */
-static double pair_width(const EvValue *w, const EvValue *b)
+ * number of their interval bounds that are unbounded (a p99 of a few
+ * hundred calls has no upper one; a histogram's rank in its +Inf bucket
+ * neither), then the width of the MOVER interval of w - b
+ * (evidence_change()) over the bounded sides; a side without an interval
+ * counts as exact. Returns the width; *open gets the unbounded count. */
+static double pair_width(const EvValue *w, const EvValue *b, int *open)
 {
 	double s = 0;
+	*open = 0;
 	const EvValue *v[2] = {w, b};
 	for (int i = 0; i < 2; i++) {
 		if (v[i] == NULL || !v[i]->has_ci)
 			continue;
-		double d = v[i]->hi - v[i]->lo;
-		if (!isfinite(d))
-			return INFINITY;
-		s += d * d;
+		double lo = v[i]->lo, hi = v[i]->hi;
+		if (!isfinite(lo)) {
+			(*open)++;
+			lo = v[i]->value;
+		}
+		if (!isfinite(hi)) {
+			(*open)++;
+			hi = v[i]->value;
+		}
+		s += (hi - lo) * (hi - lo);
 	}
 	return sqrt(s);
 }
@@ -631,9 +641,10 @@ void ev_best_source(Evidence *e, int has_baseline, int tail)
 			continue;
 		/* a pair beats a lone value; then the narrower change; a tie
 		 * stays with the spans, whose structure the rest reads */
-		int cm = 1 + (vmb != NULL), cs = vs ? 1 + (vsb != NULL) : 0;
-		double wm = pair_width(vm, vmb), ws = vs ? pair_width(vs, vsb) : INFINITY;
-		if (!tail && !(cm > cs || (cm == cs && wm < ws)))
+		int cm = 1 + (vmb != NULL), cs = vs ? 1 + (vsb != NULL) : 0, om, os = 0;
+		double wm = pair_width(vm, vmb, &om), ws = vs ? pair_width(vs, vsb, &os) : INFINITY;
+		int better = cm > cs || (cm == cs && (om < os || (om == os && wm < ws)));
+		if (!tail && !better)
 			continue;
 		char why[800];
 		if (vs && tail) {

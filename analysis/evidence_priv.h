@@ -61,8 +61,9 @@ int ev_metric_durations(Store *st, const EvidenceOptions *opt, const Analysis *a
                         Err *err);
 
 /* For every name X with a metric twin X.metric: X reports the source that
- * pins the window-baseline change tighter (a complete pair first, then the
- * narrower interval of the difference, spans on a tie). When the metric
+ * pins the window-baseline change tighter (a complete pair first, then
+ * fewer unbounded interval sides, then the narrower interval of the
+ * difference, spans on a tie; with tail 1, the metric whenever it has X). When the metric
  * wins, X and X@baseline become copies of the metric's values, their
  * provenance saying so, and the spans' figures stay as X.spans. */
 void ev_best_source(Evidence *e, int has_baseline, int tail);

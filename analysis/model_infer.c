@@ -26,6 +26,7 @@
 #include "analysis.h"
 #include "buf.h"
 #include "evidence.h"
+#include "evidence_hist.h"
 
 #define MIN_REQUESTS 20       /* fewer: mandatory stays unknown */
 #define ABSENT_MAX 0.01       /* a branch absent more often is optional */
@@ -251,23 +252,6 @@ static int label_find(const char *json, const char *key, char *val, size_t vsz, 
 	return 0;
 }
 
-/* Normal form of a metric name (see the file comment). */
-static void norm_metric(const char *in, char *out, size_t sz)
-{
-	size_t j = 0;
-	for (const char *p = in; *p && j + 1 < sz; p++)
-		out[j++] = *p == '_' ? '.' : (char)tolower((unsigned char)*p);
-	out[j] = '\0';
-	static const char *const UNITS[] = {".seconds", ".milliseconds", ".total", NULL};
-	for (int i = 0; UNITS[i]; i++) {
-		size_t l = strlen(UNITS[i]);
-		if (j > l && strcmp(out + j - l, UNITS[i]) == 0) {
-			out[j - l] = '\0';
-			break;
-		}
-	}
-}
-
 /* ---- pools from metric series ------------------------------------------------ */
 
 enum { PK_DB, PK_HTTP, PK_EXEC };
@@ -314,7 +298,7 @@ static const char *const PEER_KEYS[] = {"peer.service", "server.address", NULL};
 static int classify(const char *family, const char *type, const char *unit, int *kind)
 {
 	char n[200];
-	norm_metric(family, n, sizeof n);
+	ev_metric_norm(family, n, sizeof n);
 	static const struct {
 		const char *name;
 		int kind, role;

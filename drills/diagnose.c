@@ -518,10 +518,16 @@ static void ev_line(Buf *out, const Evidence *e, const char *name)
 	fmt_value(v, val, sizeof val);
 	clean(nm, sizeof nm, name);
 	clean(prov, sizeof prov, v ? v->provenance : "not computed");
-	char ci[96] = "", src[96];
+	char ci[96] = "", src[100] = "";
 	diagnosis_format_interval(v, ci, sizeof ci);
-	evidence_source_text(e, v, src, sizeof src);
-	buf_printf(out, "  %-44s %14s%s%s%s  (%s)  %s\n", nm, val, *ci ? "  " : "", ci,
+	/* the source with its count; a value without one has its source
+	 * at the head of its provenance already */
+	if (v && !v->missing && (v->qkind != EV_Q_NONE || v->has_ci)) {
+		src[0] = '(';
+		evidence_source_text(e, v, src + 1, sizeof src - 3);
+		strcat(src, ")  ");
+	}
+	buf_printf(out, "  %-44s %14s%s%s%s  %s%s\n", nm, val, *ci ? "  " : "", ci,
 	           v && v->small_sample && !v->missing ? " (thin)" : "", src, prov);
 }
 

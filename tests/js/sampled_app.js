@@ -25,7 +25,7 @@
 //   pool   storefront's pool to pricing shrinks from 64 sockets to POOL
 //          (default 1): calls queue in the agent, inside the client span,
 //          before pricing's server span starts
-//   slow   catalog's own handling gets slower (100 ms more on average)
+//   slow   catalog's own handling gets slower (150 to 300 ms more)
 // The controls travel over the processes' IPC channel, never as HTTP
 // requests (which would be traced and counted as requests of the endpoint).
 // It prints {"phases": [{"cause", "range": "A..B" (epoch ms), "requests"}],
@@ -37,7 +37,7 @@
 const http = require('http');
 const { spawn } = require('child_process');
 
-const WORK = { storefront: 2, session: 3, catalog: 8, pricing: 12 }; // ms
+const WORK = { storefront: 2, session: 3, catalog: 8, pricing: 20 }; // ms
 
 function service(name, endpoint, ratio, peers) {
   process.env.OTEL_SEMCONV_STABILITY_OPT_IN = 'http';
@@ -117,7 +117,7 @@ function service(name, endpoint, ratio, peers) {
   });
   const server = h.createServer(async (req, res) => {
     const t0 = process.hrtime.bigint();
-    await sleep(WORK[name] * (1 + Math.random()) + (slow && name === 'catalog' ? 200 * Math.random() : 0));
+    await sleep(WORK[name] * (1 + Math.random()) + (slow && name === 'catalog' ? 150 + 150 * Math.random() : 0));
     if (name === 'storefront') {
       await get(peers.session, '/session');
       await Promise.all([get(peers.pricing, '/quote'), get(peers.catalog, '/items')]);

@@ -78,9 +78,11 @@ for p in h[0]["predicates"]:
         continue
     for n in p["evidence"]:
         e = ev.get(n)
-        if e and e["source"] == "metric" and e["quantile"] == "histogram" and e["interval"] \
-                and None not in e["interval"] and e["n"] > 5 * traces:
-            cited.append("%s = %.1f ms [%.0f, %.0f] n=%d" % (n, e["value"], *e["interval"], e["n"]))
+        c = "%s = %.1f ms [%.0f, %.0f] n=%d" % (n, e["value"], *e["interval"], e["n"]) \
+            if e and e["interval"] and None not in e["interval"] else None
+        if c and e["source"] == "metric" and e["quantile"] == "histogram" \
+                and e["n"] > 5 * traces and c not in cited:
+            cited.append(c)
 print("  cited from the metrics:", "; ".join(cited))
 assert cited, "no holding predicate of the leading hypothesis reads a complete metric"
 PY

@@ -197,6 +197,21 @@ static Store *store_with_traces(char *path, size_t sz)
 	return st;
 }
 
+/* The evidence of the window against the baseline, with model m and the
+ * sampling the user gives (both may be NULL). */
+static Evidence *compute(Store *st, const Model *m, const EvSampling *sampled)
+{
+	EvidenceOptions o = {.model = m,
+	                     .period = {.win = {W0, W1}, .has_baseline = 1, .base = {B0, W0}}};
+	if (sampled)
+		o.sampled = *sampled;
+	Evidence *e = NULL;
+	Err err = {0};
+	if (evidence_compute(st, &o, &e, &err))
+		fail_msg("%s", err.msg);
+	return e;
+}
+
 /* ---- fixtures: OTLP histograms --------------------------------------------------- */
 
 /* One cumulative explicit-bucket series: a point before the baseline (all
@@ -291,11 +306,7 @@ static void test_match_sdk_names(void **state)
 	import_text(st, path, "c.otlp.json", buf_str(&b));
 	buf_fini(&b);
 
-	EvidenceOptions o = {.period = {.win = {W0, W1}, .has_baseline = 1, .base = {B0, W0}}};
-	Evidence *e = NULL;
-	Err err = {0};
-	if (evidence_compute(st, &o, &e, &err))
-		fail_msg("%s", err.msg);
+	Evidence *e = compute(st, NULL, NULL);
 	/* the ingress: only /x GET, 2000 requests each side */
 	const EvValue *v = got(e, "ingress.p99_ms.metric");
 	assert_int_equal(v->n, 2000);
@@ -383,11 +394,7 @@ static void test_match_spanmetrics(void **state)
 	otlp_hist(&b, "traces.span.metrics.duration", "ms", MS, 10, s, 6);
 	import_text(st, path, "sm.otlp.json", buf_str(&b));
 	buf_fini(&b);
-	EvidenceOptions o = {.period = {.win = {W0, W1}, .has_baseline = 1, .base = {B0, W0}}};
-	Evidence *e = NULL;
-	Err err = {0};
-	if (evidence_compute(st, &o, &e, &err))
-		fail_msg("%s", err.msg);
+	Evidence *e = compute(st, NULL, NULL);
 	const EvValue *v = got(e, "ingress.p90_ms.metric");
 	assert_int_equal(v->n, 1000);
 	assert_true(v->lo == 30 && v->hi == 50);
@@ -453,11 +460,7 @@ static void test_match_prometheus(void **state)
 		import_text(st, path, sfx, buf_str(&b));
 	}
 	buf_fini(&b);
-	EvidenceOptions o = {.period = {.win = {W0, W1}, .has_baseline = 1, .base = {B0, W0}}};
-	Evidence *e = NULL;
-	Err err = {0};
-	if (evidence_compute(st, &o, &e, &err))
-		fail_msg("%s", err.msg);
+	Evidence *e = compute(st, NULL, NULL);
 	/* the unit from the name's _seconds, the labels in their Prometheus
 	 * spelling, the service from job */
 	const EvValue *v = got(e, "ingress.p99_ms.metric");
@@ -511,11 +514,7 @@ static void test_pool_wait_in_front(void **state)
 	if (model_load(mp, &m, &err))
 		fail_msg("%s", err.msg);
 	unlink(mp);
-	EvidenceOptions o = {.model = m,
-	                     .period = {.win = {W0, W1}, .has_baseline = 1, .base = {B0, W0}}};
-	Evidence *e = NULL;
-	if (evidence_compute(st, &o, &e, &err))
-		fail_msg("%s", err.msg);
+	Evidence *e = compute(st, m, NULL);
 	const EvValue *v = got(e, "pool.pricing_grpc.wait.p99_ms");
 	assert_int_equal(v->n, 7000);
 	assert_true(v->has_ci && v->lo == 75 && v->hi == 100);
@@ -675,11 +674,7 @@ static void test_sampling_from_spans(void **state)
 		char path[128];
 		Store *st = store_with_traces(path, sizeof path);
 		g_tracestate = g_root_attrs = NULL;
-		EvidenceOptions o = {.period = {.win = {W0, W1}, .has_baseline = 1, .base = {B0, W0}}};
-		Evidence *e = NULL;
-		Err err = {0};
-		if (evidence_compute(st, &o, &e, &err))
-			fail_msg("%s", err.msg);
+		Evidence *e = compute(st, NULL, NULL);
 		assert_int_equal(e->sampling.kind, EV_SAMPLED_HEAD);
 		assert_true(fabs(val(e, "sampling.ratio") - C[c].ratio) < 1e-9);
 		assert_true(fabs(val(e, "sampling.ratio@baseline") - C[c].ratio) < 1e-9);
@@ -726,13 +721,8 @@ static void test_tail_sample(void **state)
 	import_text(st, path, "t.otlp.json", buf_str(&b));
 	buf_fini(&b);
 	for (int given = 0; given < 2; given++) {
-		EvidenceOptions o = {.period = {.win = {W0, W1}, .has_baseline = 1, .base = {B0, W0}}};
-		if (given)
-			o.sampled.kind = EV_SAMPLED_TAIL;
-		Evidence *e = NULL;
-		Err err = {0};
-		if (evidence_compute(st, &o, &e, &err))
-			fail_msg("%s", err.msg);
+		EvSampling tail = {.kind = EV_SAMPLED_TAIL};
+		Evidence *e = compute(st, NULL, given ? &tail : NULL);
 		assert_int_equal(e->sampling.kind, EV_SAMPLED_TAIL);
 		assert_true(val(e, "sampling.tail") == 1);
 		if (!given)
