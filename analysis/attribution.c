@@ -10,7 +10,9 @@
  * it) or one part of its time: the pool wait before the call (queue), the
  * client-side wait (client span minus server span), the server's own time
  * (service), or the first two together (front); plus the queue before the
- * endpoint's root span. For a locus, every window request is replayed with
+ * endpoint's root span, and a caller's client-side waits (every call one
+ * service makes, each wait drawn from its own callee's baseline: a starved
+ * caller is late on all of its calls). For a locus, every window request is replayed with
  * that locus's times replaced by draws from the baseline's distribution of
  * the same locus for the same workload class (all classes when the class
  * has fewer than ATTR_MIN_CLASS baseline observations; 0 ms when the
@@ -52,10 +54,11 @@
 #define ATTR_MAX_DRAWS 12000   /* draws kept per locus: n * R */
 
 enum { F_TOTAL, F_WAIT, F_SERVICE, F_QUEUE, F_N };
-enum { M_ALL, M_FRONT, M_WAIT, M_SERVICE, M_QUEUE, M_EQUEUE, M_PLACE, M_SERIAL, M_RETRY, M_N };
+enum { M_ALL, M_FRONT, M_WAIT, M_SERVICE, M_QUEUE, M_EQUEUE, M_PLACE, M_SERIAL, M_RETRY, M_CALLER,
+       M_N };
 
 static const char *const MODE_NAME[M_N] = {"", ".front", ".wait", ".service", ".queue", "", "",
-                                           ".serial", ".retry"};
+                                           ".serial", ".retry", ".waits"};
 static const char *const MODE_WORD[M_N] = {
 	"all of its time (pool wait, client-side wait and service)",
 	"the time in front of it (pool wait and client-side wait)",
@@ -66,6 +69,7 @@ static const char *const MODE_WORD[M_N] = {
 	"the requests of the hosts that hold the tail replaced by requests of the other hosts",
 	"its calls that overlap no sibling taken off the path (0 ms where they sit)",
 	"its failed attempts and the pauses before their retries taken out",
+	"the client-side waits of every call it makes",
 };
 
 typedef struct Draw {
@@ -83,6 +87,7 @@ typedef struct Ctx {
 	uint64_t rng;
 	/* the locus being replayed */
 	int dep;                   /* window dep index, -1 for the endpoint queue */
+	int caller;                /* M_CALLER: window caller index */
 	int mode;
 	int cls;                   /* window class of the request, -1 */
 	double *ends;              /* scratch: op ends of one request */
@@ -151,7 +156,11 @@ static double draw(Ctx *cx, int f, int *none)
 
 static int targets(const Ctx *cx, const EvOp *o)
 {
-	return cx->dep >= 0 && o->call >= 0 && cx->w->calls[o->call].dep == cx->dep;
+	if (o->call < 0)
+		return 0;
+	if (cx->mode == M_CALLER)
+		return cx->w->calls[o->call].caller == cx->caller;
+	return cx->dep >= 0 && cx->w->calls[o->call].dep == cx->dep;
 }
 
 /* The end of op i (relative to request r) when it starts at start. */
@@ -180,10 +189,17 @@ static double replay(Ctx *cx, const EvRequest *r, int32_t i, double start)
 	if (o->first_child < 0)
 		return start + o->dur_ms;
 	double scale = 1, add = 0;
-	if (tgt && o->role == EV_OP_CLIENT && (cx->mode == M_WAIT || cx->mode == M_FRONT)) {
+	if (tgt && o->role == EV_OP_CLIENT &&
+	    (cx->mode == M_WAIT || cx->mode == M_FRONT || cx->mode == M_CALLER)) {
 		const EvCall *c = &w->calls[o->call];
 		if (!isnan(c->wait_ms)) {
+			/* a caller's calls go to several dependencies: each wait
+			 * is drawn from its own callee's baseline waits */
+			int keep = cx->dep;
+			if (cx->mode == M_CALLER)
+				cx->dep = c->dep;
 			double v = draw(cx, F_WAIT, &none);
+			cx->dep = keep;
 			if (!none) {
 				if (c->wait_ms > 1e-3)
 					scale = v / c->wait_ms;
@@ -305,6 +321,7 @@ static double weighted_rank(const Item *it, int64_t n, int R, const int32_t *w, 
 
 typedef struct Locus {
 	int dep, mode;
+	int caller;                /* M_CALLER: window caller index */
 	Item *sorted;              /* cf, largest first */
 	float *cf;                 /* [n * R] counterfactual latencies */
 	float *bcf;                /* [m] the baseline replayed the same way (structural loci) */
@@ -337,6 +354,7 @@ static void replay_locus(void *ctx, int l)
 	cx.ends = xmalloc((size_t)ra->max_ops * sizeof *cx.ends);
 	cx.rng = ra->cx->rng ^ (UINT64_C(0x9E3779B97F4A7C15) * (uint64_t)(l + 1));
 	cx.dep = L->dep;
+	cx.caller = L->caller;
 	cx.mode = L->mode;
 	L->cf = xmalloc((size_t)(n * R) * sizeof *L->cf);
 	for (int64_t i = 0; i < n; i++) {
@@ -424,8 +442,24 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 		if (c->retry)
 			parts[c->dep] |= 16;
 	}
+	/* callers that wait on two dependencies or more: their waits are a
+	 * locus of their own (a starved caller delays all its calls) */
+	int nwc = w->n_callers;
+	int *first_dep = xmalloc((size_t)(nwc ? nwc : 1) * sizeof *first_dep);
+	uint8_t *multi = xcalloc((size_t)(nwc ? nwc : 1), 1);
+	for (int c = 0; c < nwc; c++)
+		first_dep[c] = -1;
+	for (int64_t k = 0; k < w->n_calls; k++) {
+		const EvCall *c = &w->calls[k];
+		if (c->caller < 0 || c->dep < 0 || c->db || isnan(c->wait_ms))
+			continue;
+		if (first_dep[c->caller] < 0)
+			first_dep[c->caller] = c->dep;
+		else if (first_dep[c->caller] != c->dep)
+			multi[c->caller] = 1;
+	}
 	int nl = 0;
-	Locus *loci = xcalloc((size_t)nwd * M_N + 4, sizeof *loci);
+	Locus *loci = xcalloc((size_t)nwd * M_N + (size_t)nwc + 4, sizeof *loci);
 	for (int d = 0; d < nwd; d++) {
 		if (!parts[d])
 			continue;
@@ -444,6 +478,11 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 	}
 	if (w_has_equeue && cx.equeue[0].n > 0)
 		loci[nl++] = (Locus){.dep = -1, .mode = M_EQUEUE};
+	for (int c = 0; c < nwc; c++)
+		if (multi[c])
+			loci[nl++] = (Locus){.dep = -3, .caller = c, .mode = M_CALLER};
+	free(first_dep);
+	free(multi);
 
 	int64_t n = w->n, m = b->n;
 	int R = (int)(ATTR_MAX_DRAWS / n);
@@ -587,6 +626,9 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 		if (L->dep >= 0) {
 			evidence_segment(w->deps[L->dep], seg, sizeof seg);
 			snprintf(name, sizeof name, "dep.%s%s.explained", seg, MODE_NAME[L->mode]);
+		} else if (L->mode == M_CALLER) {
+			evidence_segment(w->callers[L->caller], seg, sizeof seg);
+			snprintf(name, sizeof name, "caller.%s%s.explained", seg, MODE_NAME[L->mode]);
 		} else if (L->mode == M_PLACE) {
 			snprintf(name, sizeof name, "placement.explained");
 		} else {
@@ -615,6 +657,12 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 			           "baseline's %lld requests",
 			           pct, qw - qb, (long long)n, MODE_WORD[L->mode], w->deps[L->dep],
 			           (long long)m);
+		else if (L->mode == M_CALLER)
+			v = ev_put(e, name, L->point, "ratio", EV_SRC_SPANS, EV_Q_NONE, n, n < 100,
+			           "spans: share of the p%g rise (%+.1f ms) removed by replaying %lld "
+			           "requests with %s of %s from the baseline (each callee's own, same "
+			           "class)",
+			           pct, qw - qb, (long long)n, MODE_WORD[L->mode], w->callers[L->caller]);
 		else
 			v = ev_put(e, name, L->point, "ratio", EV_SRC_SPANS, EV_Q_NONE, n, n < 100,
 			           "spans: share of the p%g rise (%+.1f ms) removed by replaying %lld "

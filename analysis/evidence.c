@@ -53,6 +53,7 @@ void evidence_free(Evidence *e)
 	strv_free(e->deps, e->n_deps);
 	strv_free(e->classes, e->n_classes);
 	strv_free(e->hosts, e->n_hosts);
+	strv_free(e->callers, e->n_callers);
 	free(e->root_service);
 	free(e);
 }
@@ -1054,6 +1055,8 @@ static void lists_from_names(Evidence *e)
 			const char *dot = strchr(nm + 4, '.');
 			list_add_segment(&e->deps, &e->n_deps, nm + 4,
 			                 dot ? (size_t)(dot - (nm + 4)) : strlen(nm + 4));
+		} else if (strncmp(nm, "caller.", 7) == 0) {
+			list_add_segment(&e->callers, &e->n_callers, nm + 7, strcspn(nm + 7, ".@"));
 		} else if (strncmp(nm, "mix.", 4) == 0 && strcmp(nm, "mix.change") != 0 &&
 		           strncmp(nm, "mix.p99", 7) != 0 && strncmp(nm, "mix.explained", 13) != 0) {
 			list_add_segment(&e->classes, &e->n_classes, nm + 4, strcspn(nm + 4, ".@"));
@@ -1257,6 +1260,135 @@ static void derive_callee(Evidence *e)
 	}
 }
 
+/* Splits a window value "caller.<s>.callee.<d>.client_wait.p90_ms" into
+ * its caller and callee segments (96 bytes each); 0 for any other name. */
+static int caller_pair(const char *nm, char *caller, char *callee)
+{
+	static const char tail[] = ".client_wait.p90_ms";
+	size_t l = strlen(nm), tl = sizeof tail - 1;
+	if (strncmp(nm, "caller.", 7) != 0 || l <= 7 + tl || strcmp(nm + l - tl, tail) != 0)
+		return 0;
+	const char *mid = strstr(nm + 7, ".callee.");
+	if (mid == NULL || mid - (nm + 7) >= 96 || (size_t)(nm + l - tl - (mid + 8)) >= 96)
+		return 0;
+	snprintf(caller, 96, "%.*s", (int)(mid - (nm + 7)), nm + 7);
+	snprintf(callee, 96, "%.*s", (int)(nm + l - tl - (mid + 8)), mid + 8);
+	return *caller && *callee;
+}
+
+/* A caller starved of CPU, threads or event-loop time: per caller, how
+ * many of its callees' client-side waits rose (p90 by half and 3 ms,
+ * beyond noise) and how many did not (flat), and of those that rose, how
+ * many kept their server time (flat: no rise of 30 % and 3 ms fits its
+ * interval): caller.<s>.callees, .waits_rose, .waits_flat, .starved and
+ * .servers_rose. A caller whose waits rose toward two callees or more, and
+ * toward more than did not, marks each of those callees
+ * dep.<d>.caller_starved = 1: their calls waited because of the caller,
+ * not a pool in front of them. From the per-callee values
+ * (evidence_caller.c, or a sheet). */
+static void derive_callers(Evidence *e)
+{
+	typedef struct Cnt {
+		char seg[96];
+		int callees, rose, flat, starved, srv_rose;
+		char rose_list[240], starved_list[240];
+	} Cnt;
+	Cnt *c = NULL;
+	int nc = 0;
+	for (int i = 0; i < e->n; i++) {
+		char caller[96], callee[96], wn[360], sn[360];
+		if (e->v[i].missing || !caller_pair(e->v[i].name, caller, callee))
+			continue;
+		snprintf(wn, sizeof wn, "caller.%s.callee.%s.client_wait.p90_ms", caller, callee);
+		snprintf(sn, sizeof sn, "caller.%s.callee.%s.service.p90_ms", caller, callee);
+		EvChange ch;
+		if (!evidence_change(e, wn, &ch))
+			continue;
+		int k = 0;
+		while (k < nc && strcmp(c[k].seg, caller) != 0)
+			k++;
+		if (k == nc) {
+			c = xrealloc(c, (size_t)(nc + 1) * sizeof *c);
+			memset(&c[nc], 0, sizeof *c);
+			snprintf(c[nc].seg, sizeof c[nc].seg, "%s", caller);
+			nc++;
+		}
+		Cnt *x = &c[k];
+		x->callees++;
+		int rose = evidence_rose(e, wn, 3, 1.5) == 1;
+		x->rose += rose;
+		x->flat += evidence_flat(e, wn, 3, 1.5) == 1;
+		x->srv_rose += evidence_rose(e, sn, 3, 1.3) == 1;
+		char item[140];
+		snprintf(item, sizeof item, "%s%s %+.1f ms", *x->rose_list ? ", " : "", callee, ch.d);
+		if (rose && strlen(x->rose_list) + strlen(item) < sizeof x->rose_list)
+			strcat(x->rose_list, item);
+		if (rose && evidence_flat(e, sn, 3, 1.3) == 1) {
+			x->starved++;
+			snprintf(item, sizeof item, "%s%s", *x->starved_list ? ", " : "", callee);
+			if (strlen(x->starved_list) + strlen(item) < sizeof x->starved_list)
+				strcat(x->starved_list, item);
+		}
+	}
+	for (int k = 0; k < nc; k++) {
+		const Cnt *x = &c[k];
+		char nm[200];
+		snprintf(nm, sizeof nm, "caller.%s.callees", x->seg);
+		ev_put(e, nm, x->callees, "count", EV_SRC_DERIVED, EV_Q_NONE, x->callees, 0,
+		       "derived: callees of %s whose client-side wait p90 is known in window and "
+		       "baseline (30 calls with a server span or more on each side)", x->seg);
+		snprintf(nm, sizeof nm, "caller.%s.waits_rose", x->seg);
+		ev_put(e, nm, x->rose, "count", EV_SRC_DERIVED, EV_Q_NONE, x->callees, 0,
+		       "derived: of %d callees of %s, those whose client-side wait p90 rose by half and "
+		       "3 ms beyond sampling noise%s%s", x->callees, x->seg, *x->rose_list ? ": " : "",
+		       x->rose_list);
+		snprintf(nm, sizeof nm, "caller.%s.waits_flat", x->seg);
+		ev_put(e, nm, x->flat, "count", EV_SRC_DERIVED, EV_Q_NONE, x->callees, 0,
+		       "derived: of %d callees of %s, those whose client-side wait p90 did not rise "
+		       "(no rise of half and 3 ms fits its interval)", x->callees, x->seg);
+		snprintf(nm, sizeof nm, "caller.%s.starved", x->seg);
+		ev_put(e, nm, x->starved, "count", EV_SRC_DERIVED, EV_Q_NONE, x->callees, 0,
+		       "derived: of the callees of %s whose wait rose, those whose own server p90 did "
+		       "not rise (no rise of 30 %% and 3 ms fits its interval)%s%s", x->seg,
+		       *x->starved_list ? ": " : "", x->starved_list);
+		snprintf(nm, sizeof nm, "caller.%s.servers_rose", x->seg);
+		ev_put(e, nm, x->srv_rose, "count", EV_SRC_DERIVED, EV_Q_NONE, x->callees, 0,
+		       "derived: of %d callees of %s, those whose own server p90 rose by 30 %% and "
+		       "3 ms beyond noise", x->callees, x->seg);
+		list_add_segment(&e->callers, &e->n_callers, x->seg, strlen(x->seg));
+	}
+	/* each callee of a starved caller, and the others compared */
+	for (int i = 0; i < e->n; i++) {
+		char caller[96], callee[96], wn[360], sn[360], dn[200];
+		if (e->v[i].missing || !caller_pair(e->v[i].name, caller, callee))
+			continue;
+		int k = 0;
+		while (k < nc && strcmp(c[k].seg, caller) != 0)
+			k++;
+		if (k == nc)
+			continue;
+		snprintf(wn, sizeof wn, "caller.%s.callee.%s.client_wait.p90_ms", caller, callee);
+		snprintf(sn, sizeof sn, "caller.%s.callee.%s.service.p90_ms", caller, callee);
+		int starved = c[k].starved >= 2 && c[k].rose > c[k].flat &&
+		              evidence_rose(e, wn, 3, 1.5) == 1 && evidence_flat(e, sn, 3, 1.3) == 1;
+		snprintf(dn, sizeof dn, "dep.%s.caller_starved", callee);
+		double have;
+		if (evidence_value(e, dn, &have) && have >= starved)
+			continue;
+		if (starved)
+			ev_put(e, dn, 1, "flag", EV_SRC_DERIVED, EV_Q_NONE, c[k].callees, 0,
+			       "derived: its caller %s waits longer on %d callees together (%s) while "
+			       "their server times did not rise: the caller is late, not a pool",
+			       caller, c[k].starved, c[k].starved_list);
+		else
+			ev_put(e, dn, 0, "flag", EV_SRC_DERIVED, EV_Q_NONE, c[k].callees, 0,
+			       "derived: its caller %s does not wait longer on several callees together "
+			       "(%d of %d with a wait that rose and a steady server)",
+			       caller, c[k].starved, c[k].callees);
+	}
+	free(c);
+}
+
 /* explained.max_service: the largest share of the rise any single
  * dependency's own server time explains (and which one, as a fact). */
 static void derive_max_service(Evidence *e)
@@ -1292,6 +1424,7 @@ void evidence_finish(Evidence *e)
 	derive_max_service(e);
 	derive_pool_skew(e);
 	lists_from_names(e);
+	derive_callers(e);
 	derive_mix(e);
 	derive_mix_top(e);
 	derive_moved(e);

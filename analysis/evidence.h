@@ -114,6 +114,8 @@ typedef struct Evidence {
 	int n_classes;
 	char **hosts;         /* API hosts seen in spans */
 	int n_hosts;
+	char **callers;       /* services seen calling two dependencies or more */
+	int n_callers;
 	char *root_service;   /* the endpoint's service, or NULL */
 	int has_spans;        /* a window with at least one request was read */
 	int has_baseline;     /* a baseline population was read or supplied */
@@ -288,10 +290,12 @@ enum { EV_LATE_ABANDONED = 1, EV_LATE_AFTER_DEADLINE = 2 };
 typedef struct EvCall {
 	int32_t req;              /* index in EvRequestSet.r */
 	int16_t dep;              /* index in EvRequestSet.deps */
+	int16_t caller;           /* index in EvRequestSet.callers: the client span's service */
 	uint8_t serial;           /* overlaps no sibling */
 	uint8_t retry;            /* follows a failed call to the same dependency */
 	uint8_t error;            /* client span status error */
 	uint8_t late;             /* the server outlived the call */
+	uint8_t db;               /* a database call: no server span, no wait */
 	float total_ms;           /* client span */
 	float wait_ms;            /* client span minus server span; NAN unknown */
 	float service_ms;         /* server span inside the call; NAN unknown */
@@ -312,6 +316,8 @@ typedef struct EvRequestSet {
 	char **deps;              /* called services (server span service, or the
 	                           * client span name when no server span) */
 	int n_deps;
+	char **callers;           /* services that make the calls */
+	int n_callers;
 	int64_t from_ns, to_ns;   /* the range asked (open ends as given) */
 	int64_t first_ns, last_ns;/* earliest and latest request start */
 	double tail_threshold_ms; /* requests at or above it are .slow */

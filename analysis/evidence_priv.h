@@ -47,6 +47,13 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
  * positive. */
 void ev_mix_explained(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, double pct);
 
+/* Per caller and callee, the p90 of the client-side wait and of the
+ * server's time in both sets (evidence_caller.c):
+ * caller.<s>.callee.<d>.{client_wait,service}.p90_ms[@baseline], for
+ * pairs with 30 calls with a server span on both sides; a caller with two
+ * such callees or more joins e->callers. */
+void ev_callers(Evidence *e, const EvRequestSet *w, const EvRequestSet *b);
+
 /* Pools, executor and CPU from stored metrics, and the request-duration
  * histograms matched to the DAG of a (may be NULL) (evidence_metrics.c);
  * ends with ev_best_source(). */

@@ -249,6 +249,7 @@ static void add_request(Pass *ps, const Trace *t)
 		EvCall c = {.req = (int32_t)ri, .wait_ms = NAN, .service_ms = NAN, .queue_ms = NAN};
 		int d = list_index(&s->deps, &s->n_deps, dep_key(t, sp), 4096);
 		c.dep = (int16_t)d;
+		c.caller = (int16_t)list_index(&s->callers, &s->n_callers, trace_str(t, sp->svc), 4096);
 		if (d >= 0 && d < 64)
 			mask |= UINT64_C(1) << d;
 		c.error = sp->status == 2;
@@ -264,6 +265,7 @@ static void add_request(Pass *ps, const Trace *t)
 			 * database's time, as in the aggregate analysis */
 			c.service_ms = c.total_ms;
 			c.wait_ms = 0;
+			c.db = 1;
 		}
 		if (sp->has_queue)
 			c.queue_ms = (float)ms(sp->queue);
@@ -585,6 +587,9 @@ void evidence_requests_free(EvRequestSet *s)
 	for (int i = 0; i < s->n_deps; i++)
 		free(s->deps[i]);
 	free(s->deps);
+	for (int i = 0; i < s->n_callers; i++)
+		free(s->callers[i]);
+	free(s->callers);
 	free(s);
 }
 
@@ -1193,6 +1198,7 @@ int ev_requests(Store *st, const EvidenceOptions *opt, const Analysis *a, Eviden
 		double pct = opt->model && opt->model->objective_pct > 0 ? opt->model->objective_pct : 99;
 		ev_attribution(e, set[0], set[1], pct);
 		within_class(e, set[0], set[1]);
+		ev_callers(e, set[0], set[1]);
 		ev_mix_explained(e, set[0], set[1], pct);
 		double best = NAN;
 		const char *bc = NULL;

@@ -2,7 +2,7 @@
  * hypotheses.c - the hypothesis catalog (drills/catalog/hypotheses.json):
  * loading, validation, and evaluation on evidence.
  *
- * A hypothesis with a parameter ("dependency", "class") is instantiated
+ * A hypothesis with a parameter ("dependency", "class", "caller") is instantiated
  * for every value the evidence knows; its placeholders are replaced by the
  * value's evidence segment in expressions and by the value itself in what
  * it blames. Each instance's score is the sum of the weights of its
@@ -82,7 +82,8 @@ static int check_placeholders(const char *s, const char *param, const char **bad
 		         (n > 5 && strncmp(k, "fact:", 5) == 0) ||
 		         (strcmp(param, "dependency") == 0 &&
 		          ((n == 3 && strncmp(k, "dep", 3) == 0) || (n == 4 && strncmp(k, "pool", 4) == 0))) ||
-		         (strcmp(param, "class") == 0 && n == 5 && strncmp(k, "class", 5) == 0);
+		         (strcmp(param, "class") == 0 && n == 5 && strncmp(k, "class", 5) == 0) ||
+		         (strcmp(param, "caller") == 0 && n == 6 && strncmp(k, "caller", 6) == 0);
 		if (!ok) {
 			*bad_at = p;
 			return -1;
@@ -188,8 +189,10 @@ static int load_hyp(Ld *l, const JpVal *o, size_t i, Catalog *c)
 			return bad(l, jp_get(o, "id"), "duplicate id");
 	if (h->param == NULL)
 		h->param = xstrdup("");
-	if (*h->param && strcmp(h->param, "dependency") != 0 && strcmp(h->param, "class") != 0)
-		return bad(l, jp_get(o, "param"), "\"param\" must be \"dependency\", \"class\" or \"\"");
+	if (*h->param && strcmp(h->param, "dependency") != 0 && strcmp(h->param, "class") != 0 &&
+	    strcmp(h->param, "caller") != 0)
+		return bad(l, jp_get(o, "param"),
+		           "\"param\" must be \"dependency\", \"class\", \"caller\" or \"\"");
 	const char *bad_at;
 	if (check_placeholders(h->blames, h->param, &bad_at))
 		return bad(l, jp_get(o, "blames"), "blames: placeholder '%.20s' is not allowed here",
@@ -400,7 +403,8 @@ static char *subst(const char *tmpl, const Inst *in, const Evidence *e, int seg_
 		const char *k = p + 1;
 		char seg[160];
 		const char *val = NULL;
-		if ((n == 3 && strncmp(k, "dep", 3) == 0) || (n == 5 && strncmp(k, "class", 5) == 0))
+		if ((n == 3 && strncmp(k, "dep", 3) == 0) || (n == 5 && strncmp(k, "class", 5) == 0) ||
+		    (n == 6 && strncmp(k, "caller", 6) == 0))
 			val = in->value ? (seg_mode ? in->seg : in->value) : NULL;
 		else if (n == 4 && strncmp(k, "pool", 4) == 0)
 			val = in->value ? in->pool : NULL;
@@ -427,7 +431,7 @@ static char *subst(const char *tmpl, const Inst *in, const Evidence *e, int seg_
 	return s;
 }
 
-/* Replaces {dep}, {class} and {pool} (names as the data spells them) and
+/* Replaces {dep}, {class}, {caller} and {pool} (names as the data spells them) and
  * leaves every other placeholder for subst(). */
 static char *subst_params(const char *tmpl, const Inst *in)
 {
@@ -440,6 +444,9 @@ static char *subst_params(const char *tmpl, const Inst *in)
 		} else if (in->value && strncmp(p, "{class}", 7) == 0) {
 			buf_adds(&b, in->value);
 			p += 6;
+		} else if (in->value && strncmp(p, "{caller}", 8) == 0) {
+			buf_adds(&b, in->value);
+			p += 7;
 		} else if (in->value && strncmp(p, "{pool}", 6) == 0) {
 			buf_adds(&b, in->pool);
 			p += 5;
@@ -837,6 +844,9 @@ int hypotheses_evaluate(const Catalog *c, const Evidence *e, const Model *m, Sto
 		} else if (strcmp(ch->param, "class") == 0) {
 			vals = e->classes;
 			nv = e->n_classes;
+		} else if (strcmp(ch->param, "caller") == 0) {
+			vals = e->callers;
+			nv = e->n_callers;
 		}
 		int have = 0;
 		for (int k = 0; k < (nv ? nv : 1); k++) {

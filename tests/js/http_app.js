@@ -22,33 +22,27 @@
 //          blocked meanwhile: about 70 % busy at 40 requests/s): its
 //          spans grow, and calls wait before its server span opens, in
 //          its socket, while the loop is busy with another request
-// It prints {"baseline": "A..B", "incident": "A..B", "requests": N} (epoch
-// ms) once every service has flushed its spans.
+//   busy   storefront, the caller, is starved: a task inside its process
+//          keeps its event loop busy (CPU-bound bursts, about 60 % of the
+//          time), so it is late to send its calls and late to read their
+//          answers: every client wait it records grows, toward all four
+//          callees at once, while their own server spans do not
+// It prints {"baseline": "A..B", "incident": "A..B", "requests": N,
+// "p90_ms": [baseline, incident]} (epoch ms; the p90 of the latency the
+// load saw in each phase: the app's own account of the incident) once
+// every service has flushed its spans.
 //
-// Usage: node http_app.js ENDPOINT none|slow|pool|cpu [RATE] [SECONDS_PER_PHASE]
+// Usage: node http_app.js ENDPOINT none|slow|pool|cpu|busy [RATE] [SECONDS_PER_PHASE]
 //        (a service process: node http_app.js --service NAME PORT ENDPOINT)
 'use strict';
 
-const http = require('http');
-const { spawn } = require('child_process');
+const { tracing, hit, run } = require('./app_common');
 
-const PORTS = { storefront: 0, session: 0, catalog: 0, quote: 0, reviews: 0 };
 const WORK = { storefront: 2, session: 3, catalog: 8, quote: 10, reviews: 6 }; // ms
 
 function service(name, port, endpoint) {
-  const { NodeTracerProvider } = require('@opentelemetry/sdk-trace-node');
-  const { BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base');
-  const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http');
-  const { resourceFromAttributes } = require('@opentelemetry/resources');
-  const { registerInstrumentations } = require('@opentelemetry/instrumentation');
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http');
-  const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': name }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint}/v1/traces` }),
-      { maxQueueSize: 100000, maxExportBatchSize: 512, scheduledDelayMillis: 200 })],
-  });
-  provider.register();
-  registerInstrumentations({ instrumentations: [new HttpInstrumentation()] });
+  const provider = tracing(name, endpoint, [new HttpInstrumentation()]);
   const h = require('http'); // patched from here on
   const agent = new h.Agent({ keepAlive: true, maxSockets: 256 });
   let quoteAgent = agent;
@@ -63,6 +57,16 @@ function service(name, port, endpoint) {
   const server = h.createServer(async (req, res) => {
     if (req.url === '/_slow') { slow = true; res.end('ok'); return; }
     if (req.url === '/_cpu') { cpu = true; res.end('ok'); return; }
+    if (req.url === '/_busy') { // a burner beside the requests, not in them
+      const burn = () => {
+        const until = Date.now() + 6 + 12 * Math.random();
+        while (Date.now() < until);
+        setTimeout(burn, 4 + 8 * Math.random());
+      };
+      setTimeout(burn, 0);
+      res.end('ok');
+      return;
+    }
     if (cpu) { // busy, not asleep: nothing else runs in this process meanwhile
       const until = Date.now() + 36 * Math.random();
       while (Date.now() < until);
@@ -84,66 +88,24 @@ function service(name, port, endpoint) {
   server.listen(port, '127.0.0.1', () => process.stdout.write(`${server.address().port}\n`));
 }
 
-function hit(port, path, agent) {
-  return new Promise((resolve) => {
-    const r = http.get({ host: '127.0.0.1', port, path, agent }, (m) => { m.resume(); m.on('end', resolve); });
-    r.on('error', resolve);
-  });
-}
-
 async function main() {
   const [endpoint, cause] = [process.argv[2], process.argv[3]];
   const rate = parseFloat(process.argv[4] || '40');
   const seconds = parseFloat(process.argv[5] || '6');
-  if (!endpoint || !['none', 'slow', 'pool', 'cpu'].includes(cause)) {
-    console.error('usage: node http_app.js ENDPOINT none|slow|pool|cpu [RATE] [SECONDS_PER_PHASE]');
+  if (!endpoint || !['none', 'slow', 'pool', 'cpu', 'busy'].includes(cause)) {
+    console.error('usage: node http_app.js ENDPOINT none|slow|pool|cpu|busy [RATE] [SECONDS_PER_PHASE]');
     process.exit(2);
   }
-  const kids = [];
-  const start = (name, env) => new Promise((resolve, reject) => {
-    const k = spawn(process.execPath, [__filename, '--service', name, '0', endpoint],
-      { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-    kids.push(k);
-    k.stdout.once('data', (d) => resolve(parseInt(String(d), 10)));
-    k.once('exit', (c) => reject(new Error(`${name} exited (${c})`)));
-  });
-  try {
-    for (const n of ['session', 'catalog', 'quote', 'reviews'])
-      PORTS[n] = await start(n, {});
-    PORTS.storefront = await start('storefront', { HTTP_APP_PORTS: JSON.stringify(PORTS) });
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
-    const phase = async () => {
-      const t0 = Date.now();
-      const all = [];
-      let next = t0;
-      while (Date.now() - t0 < seconds * 1000) {
-        all.push(hit(PORTS.storefront, '/cart', agent));
-        next += (-Math.log(1 - Math.random()) * 1000) / rate;
-        await new Promise((r) => setTimeout(r, Math.max(0, next - Date.now())));
-      }
-      await Promise.all(all);
-      return [t0, Date.now(), all.length];
-    };
-    // the control requests are root spans "GET" of storefront too (the
-    // instrumentation names a route-less server span after the method):
-    // kept clear of both phases' ranges
-    const pause = () => new Promise((r) => setTimeout(r, 50));
-    const [b0, b1, nb] = await phase();
-    await pause();
-    if (cause === 'slow') await hit(PORTS.catalog, '/_slow', agent);
-    if (cause === 'pool') await hit(PORTS.storefront, '/_pool', agent);
-    if (cause === 'cpu') await hit(PORTS.catalog, '/_cpu', agent);
-    await pause();
-    const [i0, i1, ni] = await phase();
-    await pause();
-    await Promise.all(Object.values(PORTS).map((p) => hit(p, '/_flush', agent)));
-    console.log(JSON.stringify({ baseline: `${b0}..${b1}`, incident: `${i0}..${i1}`, requests: nb + ni }));
-  } finally {
-    for (const k of kids) {
-      k.removeAllListeners('exit');
-      k.kill();
-    }
-  }
+  // the control requests are root spans "GET" of storefront too (the
+  // instrumentation names a route-less server span after the method)
+  await run({ file: __filename, endpoint, backends: ['session', 'catalog', 'quote', 'reviews'],
+    front: 'storefront', portsEnv: 'HTTP_APP_PORTS', path: '/cart', rate, seconds, warmup: 0,
+    trigger: async (ports, agent) => {
+      if (cause === 'slow') await hit(ports.catalog, '/_slow', agent);
+      if (cause === 'pool') await hit(ports.storefront, '/_pool', agent);
+      if (cause === 'cpu') await hit(ports.catalog, '/_cpu', agent);
+      if (cause === 'busy') await hit(ports.storefront, '/_busy', agent);
+    } });
 }
 
 if (process.argv[2] === '--service')

@@ -556,6 +556,95 @@ static void test_cannot_tell_reason_shown(void **state)
 	diagnosis_free(d);
 }
 
+/* Per-callee waits of caller "front" toward a, b and c, as the request
+ * pass would give them: the client-side wait's p90 from wait_b to wait_w
+ * ms for the callees in rose[], else flat at 2 ms; every server p90 10 ms
+ * in both windows; 400 calls each, with intervals of a few per cent. */
+static void put_caller(Evidence *e, const int rose[3], double wait_w)
+{
+	static const char *const callee[3] = {"a", "b", "c"};
+	char n[200];
+	for (int k = 0; k < 3; k++) {
+		double w = rose[k] ? wait_w : 2;
+		snprintf(n, sizeof n, "caller.front.callee.%s.client_wait.p90_ms", callee[k]);
+		put(e, n, w, "ms", 0.9 * w, 1.1 * w, 400);
+		snprintf(n, sizeof n, "caller.front.callee.%s.client_wait.p90_ms@baseline", callee[k]);
+		put(e, n, 2, "ms", 1.8, 2.2, 400);
+		snprintf(n, sizeof n, "caller.front.callee.%s.service.p90_ms", callee[k]);
+		put(e, n, 10, "ms", 9.5, 10.5, 400);
+		snprintf(n, sizeof n, "caller.front.callee.%s.service.p90_ms@baseline", callee[k]);
+		put(e, n, 10, "ms", 9.5, 10.5, 400);
+		/* what the pool hypothesis reads at each callee */
+		snprintf(n, sizeof n, "dep.%s.client_wait.p99_ms", callee[k]);
+		put(e, n, rose[k] ? 3 * wait_w : 4, "ms", rose[k] ? 2.5 * wait_w : 3.5,
+		    rose[k] ? 3.5 * wait_w : 4.5, 400);
+		snprintf(n, sizeof n, "dep.%s.client_wait.p99_ms@baseline", callee[k]);
+		put(e, n, 4, "ms", 3.5, 4.5, 400);
+		snprintf(n, sizeof n, "dep.%s.service.p90_ms", callee[k]);
+		put(e, n, 10, "ms", 9.5, 10.5, 400);
+		snprintf(n, sizeof n, "dep.%s.service.p90_ms@baseline", callee[k]);
+		put(e, n, 10, "ms", 9.5, 10.5, 400);
+	}
+}
+
+static double ev_of(const Diagnosis *d, const char *name)
+{
+	double v;
+	if (!evidence_value(d->evidence, name, &v))
+		fail_msg("no value %s", name);
+	return v;
+}
+
+/* A starved caller: its waits toward a, b and c rose together (p90 2 ->
+ * 30 ms) while their servers kept 10 ms, and replaying its waits removes
+ * most of the rise. caller-saturation blames the caller, and the pool in
+ * front of a, where the wait also explains half the rise, is contradicted
+ * by the caller's lateness. With the wait rising toward a alone, the same
+ * numbers at a are a pool: the caller's signature does not hold, its one
+ * callee counts against it, and client-pool-wait leads. */
+static void test_starved_caller(void **state)
+{
+	(void)state;
+	Evidence *e = evidence_new();
+	put_caller(e, (const int[3]){1, 1, 1}, 30);
+	put(e, "caller.front.waits.explained", 0.8, "ratio", 0.62, 0.97, 400);
+	put(e, "dep.a.front.explained", 0.5, "ratio", 0.4, 0.6, 400);
+	Diagnosis *d = diagnose_evidence(e);
+	assert_float_equal(ev_of(d, "caller.front.callees"), 3, 0);
+	assert_float_equal(ev_of(d, "caller.front.waits_rose"), 3, 0);
+	assert_float_equal(ev_of(d, "caller.front.waits_flat"), 0, 0);
+	assert_float_equal(ev_of(d, "caller.front.starved"), 3, 0);
+	assert_float_equal(ev_of(d, "caller.front.servers_rose"), 0, 0);
+	assert_float_equal(ev_of(d, "dep.a.caller_starved"), 1, 0);
+	if (strcmp(d->hyp[0].id, "caller-saturation") != 0 || strcmp(d->hyp[0].node, "front") != 0) {
+		print_top(d);
+		fail_msg("a starved caller: %s on %s first", d->hyp[0].id, d->hyp[0].node);
+	}
+	assert_true(d->hyp[0].signature);
+	assert_true(d->hyp[0].score > d->hyp[1].score);
+	const DxHypothesis *pool = diagnosis_hypothesis(d, "client-pool-wait");
+	assert_int_equal(find_pred(pool, "its caller waits longer")->outcome, DX_HOLDS);
+	diagnosis_free(d);
+
+	e = evidence_new();
+	put_caller(e, (const int[3]){1, 0, 0}, 30);
+	put(e, "caller.front.waits.explained", 0.8, "ratio", 0.62, 0.97, 400);
+	put(e, "dep.a.front.explained", 0.8, "ratio", 0.62, 0.97, 400);
+	d = diagnose_evidence(e);
+	assert_float_equal(ev_of(d, "caller.front.waits_rose"), 1, 0);
+	assert_float_equal(ev_of(d, "caller.front.waits_flat"), 2, 0);
+	assert_float_equal(ev_of(d, "dep.a.caller_starved"), 0, 0);
+	if (strcmp(d->hyp[0].id, "client-pool-wait") != 0 || strcmp(d->hyp[0].node, "a") != 0) {
+		print_top(d);
+		fail_msg("one callee's pool: %s on %s first", d->hyp[0].id, d->hyp[0].node);
+	}
+	const DxHypothesis *h = diagnosis_hypothesis(d, "caller-saturation");
+	assert_false(h->signature);
+	assert_int_equal(find_pred(h, "its wait rose toward one callee alone")->outcome, DX_HOLDS);
+	assert_true(h->score < 0);
+	diagnosis_free(d);
+}
+
 /* A per-node decision asked for by name gets a verdict even when no
  * leading hypothesis blames that node: degrading a core node is refused;
  * a node neither the model nor the data knows is judged unsupported (the
@@ -854,6 +943,7 @@ int main(void)
 		cmocka_unit_test(test_serial_unchanged_edge),
 		cmocka_unit_test(test_explained_text),
 		cmocka_unit_test(test_cannot_tell_reason_shown),
+		cmocka_unit_test(test_starved_caller),
 		cmocka_unit_test(test_decide_by_name),
 		cmocka_unit_test(test_quiet_window),
 		cmocka_unit_test(test_client_pool_wait),
