@@ -13,16 +13,36 @@
 # CPU-bound, calls to it also wait before its server span opens, as they
 # do in front of a short pool: the Board must blame catalog itself
 # (its own time rose with the wait), not the caller's pool.
+# When storefront itself is starved (a burner keeps its event loop busy),
+# every call it makes waits longer, toward all four callees at once, while
+# their server spans do not move: the Board must blame storefront, the
+# caller (caller-saturation), not the pool in front of one callee; and with
+# the one-socket pool, whose wait rises toward quote alone, the caller's
+# signature must not hold.
+#
+# The services run beside other work: the app reports the p90 its load saw
+# in each phase, and a run whose incident did not show there (the machine
+# too busy for it to stand out) is made again, up to three times, before
+# the Board is judged.
 source "${TT_SRC:?}/tests/js/live_common.bash"
 live_need_node
 
-run() { # cause want_id want_node
-  local cause=$1 want=$2 node=$3
+run() { # cause want_id want_node min_p90_rise_ms
+  local cause=$1 want=$2 node=$3 rise=$4 attempt ok=0
   local db="$LIVE_TMP/http-$cause.db"
-  live_serve "$db"
-  node "$LIVE_JS_DIR/http_app.js" "http://127.0.0.1:$LIVE_PORT" "$cause" 40 6 >"$LIVE_TMP/win.json" ||
-    live_fail "http_app.js $cause failed"
-  live_serve_stop
+  for attempt in 1 2 3; do
+    rm -f "$db" "$db-wal" "$db-shm"
+    live_serve "$db"
+    node "$LIVE_JS_DIR/http_app.js" "http://127.0.0.1:$LIVE_PORT" "$cause" 40 6 >"$LIVE_TMP/win.json" ||
+      live_fail "http_app.js $cause failed"
+    live_serve_stop
+    if python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["p90_ms"]; print("  %s, attempt %s: load p90 %.1f -> %.1f ms" % (sys.argv[2], sys.argv[3], p[0], p[1])); sys.exit(0 if p[1] - p[0] >= float(sys.argv[4]) else 1)' \
+      "$LIVE_TMP/win.json" "$cause" "$attempt" "$rise"; then
+      ok=1
+      break
+    fi
+  done
+  [ $ok = 1 ] || live_fail "cause $cause: the machine was too busy to produce the incident (3 runs)"
   read -r W B < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["incident"], d["baseline"])' "$LIVE_TMP/win.json")
 
   "$TT_BIN" report --db "$db" --window "$W" --baseline "$B" --format json >"$LIVE_TMP/report.json" \
@@ -56,13 +76,25 @@ print("  %s: #1 %s on %s (%+.1f), #2 %s on %s (%+.1f)" % (sys.argv[2], h[0]["id"
       h[0]["score"], h[1]["id"], h[1]["node"], h[1]["score"]))
 assert (h[0]["id"], h[0]["node"]) == (sys.argv[2], sys.argv[3]), h[:3]
 assert h[0]["score"] > h[1]["score"], h[:2]
+ev = {e["name"]: e for e in d["evidence"]}
+for k in ("waits_rose", "waits_flat", "starved", "callees"):
+    e = ev.get("caller.storefront." + k)
+    print("    caller.storefront.%s = %s" % (k, e and e["value"]))
+# a single callee's pool is not a starved caller
+if sys.argv[2] == "client-pool-wait":
+    c = [x for x in h if x["id"] == "caller-saturation"][0]
+    assert not c["signature"], c
 PY
 }
 
-run slow dependency-slowdown catalog
+# the last argument: how much the load's own p90 must rise for the run to
+# count (catalog's 40 ms, quote's queue, catalog's busy loop, storefront's
+# busy loop each add more than that to most requests)
+run slow dependency-slowdown catalog 15
 # about 250 calls a phase: too few for a p99 to show that the wait doubled
 # (its upper bound lies past the sample), so the Board must find the pool
 # from the p90 of quote's wait, which rose while no other dependency's did
-run pool client-pool-wait quote
-run cpu dependency-slowdown catalog
+run pool client-pool-wait quote 15
+run cpu dependency-slowdown catalog 15
+run busy caller-saturation storefront 10
 echo "sdk http diagnosis: ok"

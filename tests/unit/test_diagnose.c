@@ -601,7 +601,8 @@ static double ev_of(const Diagnosis *d, const char *name)
  * front of a, where the wait also explains half the rise, is contradicted
  * by the caller's lateness. With the wait rising toward a alone, the same
  * numbers at a are a pool: the caller's signature does not hold, its one
- * callee counts against it, and client-pool-wait leads. */
+ * callee counts against it, and client-pool-wait leads. A starved caller
+ * further down (a dependency itself) is blamed as a caller too. */
 static void test_starved_caller(void **state)
 {
 	(void)state;
@@ -642,6 +643,26 @@ static void test_starved_caller(void **state)
 	assert_false(h->signature);
 	assert_int_equal(find_pred(h, "its wait rose toward one callee alone")->outcome, DX_HOLDS);
 	assert_true(h->score < 0);
+	diagnosis_free(d);
+
+	/* the starved caller is itself a dependency (front calls it): its
+	 * server time rose with its waits, and both hypotheses name it;
+	 * the one that says why (it is late on all its calls) leads */
+	e = evidence_new();
+	put_caller(e, (const int[3]){1, 1, 1}, 30);
+	put(e, "caller.front.waits.explained", 0.8, "ratio", 0.62, 0.97, 400);
+	put(e, "dep.front.service.p90_ms", 60, "ms", 55, 66, 400);
+	put(e, "dep.front.service.p90_ms@baseline", 30, "ms", 28, 33, 400);
+	put(e, "dep.front.service.explained", 0.9, "ratio", 0.75, 1.05, 400);
+	d = diagnose_evidence(e);
+	if (strcmp(d->hyp[0].id, "caller-saturation") != 0 || strcmp(d->hyp[0].node, "front") != 0) {
+		print_top(d);
+		fail_msg("a starved intermediate caller: %s on %s first", d->hyp[0].id, d->hyp[0].node);
+	}
+	h = diagnosis_hypothesis(d, "dependency-slowdown");
+	assert_string_equal(h->node, "front");
+	assert_int_equal(find_pred(h, "its own calls waited longer")->outcome, DX_HOLDS);
+	assert_true(d->hyp[0].score > h->score);
 	diagnosis_free(d);
 }
 
