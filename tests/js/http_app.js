@@ -11,8 +11,8 @@
 // GET /cart on storefront calls session, then catalog, quote and reviews
 // in parallel. Load runs open-loop, Poisson arrivals at RATE requests/s
 // (so calls overlap as they would; evenly spaced ones never queue): a
-// baseline phase,
-// then an incident phase of the same length with CAUSE:
+// second of warm-up in neither phase, a baseline phase, then an incident
+// phase of the same length with CAUSE:
 //   none   nothing changes
 //   slow   catalog's own handling gets slower (40 ms more on average)
 //   pool   storefront's connection pool to quote shrinks to one socket:
@@ -99,7 +99,7 @@ async function main() {
   // the control requests are root spans "GET" of storefront too (the
   // instrumentation names a route-less server span after the method)
   await run({ file: __filename, endpoint, backends: ['session', 'catalog', 'quote', 'reviews'],
-    front: 'storefront', portsEnv: 'HTTP_APP_PORTS', path: '/cart', rate, seconds, warmup: 0,
+    front: 'storefront', portsEnv: 'HTTP_APP_PORTS', path: '/cart', rate, seconds, warmup: 1,
     trigger: async (ports, agent) => {
       if (cause === 'slow') await hit(ports.catalog, '/_slow', agent);
       if (cause === 'pool') await hit(ports.storefront, '/_pool', agent);
