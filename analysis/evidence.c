@@ -1279,13 +1279,14 @@ static int caller_pair(const char *nm, char *caller, char *callee)
 /* A caller starved of CPU, threads or event-loop time: per caller, how
  * many of its callees' client-side waits rose (p90 by half and 3 ms,
  * beyond noise) and how many did not (flat), and of those that rose, how
- * many kept their server time (flat: no rise of 30 % and 3 ms fits its
- * interval): caller.<s>.callees, .waits_rose, .waits_flat, .starved and
- * .servers_rose. A caller whose waits rose toward two callees or more, and
- * toward more than did not, marks each of those callees
- * dep.<d>.caller_starved = 1: their calls waited because of the caller,
- * not a pool in front of them. From the per-callee values
- * (evidence_caller.c, or a sheet). */
+ * many grew on the caller's side: the server's p90 did not rise by half
+ * of what the wait rose (flat, 3 ms at least), and how many servers did
+ * rise that much (30 % too, beyond noise): caller.<s>.callees,
+ * .waits_rose, .waits_flat, .starved and .servers_rose. A caller whose
+ * waits rose toward two callees or more, and toward more than did not,
+ * marks each of those callees dep.<d>.caller_starved = 1: their calls
+ * waited because of the caller, not a pool in front of them. From the
+ * per-callee values (evidence_caller.c, or a sheet). */
 static void derive_callers(Evidence *e)
 {
 	typedef struct Cnt {
@@ -1316,14 +1317,18 @@ static void derive_callers(Evidence *e)
 		Cnt *x = &c[k];
 		x->callees++;
 		int rose = evidence_rose(e, wn, 3, 1.5) == 1;
+		/* the server's share of the call's growth: a callee beside a
+		 * starved caller (on its host, in its load) may slow a little
+		 * too, so what counts is where most of the time grew */
+		double half = ch.d > 6 ? ch.d / 2 : 3;
 		x->rose += rose;
 		x->flat += evidence_flat(e, wn, 3, 1.5) == 1;
-		x->srv_rose += evidence_rose(e, sn, 3, 1.3) == 1;
+		x->srv_rose += evidence_rose(e, sn, half, 1.3) == 1;
 		char item[140];
 		snprintf(item, sizeof item, "%s%s %+.1f ms", *x->rose_list ? ", " : "", callee, ch.d);
 		if (rose && strlen(x->rose_list) + strlen(item) < sizeof x->rose_list)
 			strcat(x->rose_list, item);
-		if (rose && evidence_flat(e, sn, 3, 1.3) == 1) {
+		if (rose && evidence_flat(e, sn, half, 0) == 1) {
 			x->starved++;
 			snprintf(item, sizeof item, "%s%s", *x->starved_list ? ", " : "", callee);
 			if (strlen(x->starved_list) + strlen(item) < sizeof x->starved_list)
@@ -1349,12 +1354,14 @@ static void derive_callers(Evidence *e)
 		snprintf(nm, sizeof nm, "caller.%s.starved", x->seg);
 		ev_put(e, nm, x->starved, "count", EV_SRC_DERIVED, EV_Q_NONE, x->callees, 0,
 		       "derived: of the callees of %s whose wait rose, those whose own server p90 did "
-		       "not rise (no rise of 30 %% and 3 ms fits its interval)%s%s", x->seg,
+		       "not rise by half as much (no such rise, 3 ms at least, fits its interval)%s%s",
+		       x->seg,
 		       *x->starved_list ? ": " : "", x->starved_list);
 		snprintf(nm, sizeof nm, "caller.%s.servers_rose", x->seg);
 		ev_put(e, nm, x->srv_rose, "count", EV_SRC_DERIVED, EV_Q_NONE, x->callees, 0,
-		       "derived: of %d callees of %s, those whose own server p90 rose by 30 %% and "
-		       "3 ms beyond noise", x->callees, x->seg);
+		       "derived: of %d callees of %s, those whose own server p90 rose by 30 %% and by "
+		       "half the rise of the wait (3 ms at least), beyond noise: the time went into the "
+		       "callee", x->callees, x->seg);
 		list_add_segment(&e->callers, &e->n_callers, x->seg, strlen(x->seg));
 	}
 	/* each callee of a starved caller, and the others compared */
@@ -1369,8 +1376,12 @@ static void derive_callers(Evidence *e)
 			continue;
 		snprintf(wn, sizeof wn, "caller.%s.callee.%s.client_wait.p90_ms", caller, callee);
 		snprintf(sn, sizeof sn, "caller.%s.callee.%s.service.p90_ms", caller, callee);
+		EvChange ch;
+		if (!evidence_change(e, wn, &ch))
+			continue;
 		int starved = c[k].starved >= 2 && c[k].rose > c[k].flat &&
-		              evidence_rose(e, wn, 3, 1.5) == 1 && evidence_flat(e, sn, 3, 1.3) == 1;
+		              evidence_rose(e, wn, 3, 1.5) == 1 &&
+		              evidence_flat(e, sn, ch.d > 6 ? ch.d / 2 : 3, 0) == 1;
 		snprintf(dn, sizeof dn, "dep.%s.caller_starved", callee);
 		double have;
 		if (evidence_value(e, dn, &have) && have >= starved)
