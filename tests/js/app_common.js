@@ -28,6 +28,27 @@ function tracing(name, endpoint, instrumentations) {
   return provider;
 }
 
+// The control requests every service answers (true when req was one):
+// /_flush exports the spans it holds; /_loop answers the p99 of this
+// process's event-loop delay, in ms, since the last /_loop (how late its
+// timers ran: the process's own account of being starved, by its own
+// work or by the machine) and starts counting again.
+function monitor(provider) {
+  const { monitorEventLoopDelay } = require('perf_hooks');
+  const h = monitorEventLoopDelay({ resolution: 5 });
+  h.enable();
+  return async (req, res) => {
+    if (req.url === '/_flush') { await provider.forceFlush(); res.end('ok'); return true; }
+    if (req.url === '/_loop') {
+      const p99 = h.count ? h.percentile(99) / 1e6 : NaN;
+      h.reset();
+      res.end(JSON.stringify(p99));
+      return true;
+    }
+    return false;
+  };
+}
+
 // GET http://127.0.0.1:port/path; resolves with the milliseconds it took
 // (NaN on an error).
 function hit(port, path, agent) {
@@ -36,6 +57,18 @@ function hit(port, path, agent) {
     const r = http.get({ host: '127.0.0.1', port, path, agent }, (m) => {
       m.resume();
       m.on('end', () => resolve(Number(process.hrtime.bigint() - t0) / 1e6));
+    });
+    r.on('error', () => resolve(NaN));
+  });
+}
+
+// GET http://127.0.0.1:port/path and its body as JSON (NaN when it fails).
+function getJson(port, path, agent) {
+  return new Promise((resolve) => {
+    const r = http.get({ host: '127.0.0.1', port, path, agent }, (m) => {
+      let body = '';
+      m.on('data', (d) => { body += d; });
+      m.on('end', () => { try { resolve(JSON.parse(body)); } catch (e) { resolve(NaN); } });
     });
     r.on('error', () => resolve(NaN));
   });
@@ -92,7 +125,9 @@ const pause = (ms) => new Promise((r) => setTimeout(r, ms));
 // requests compile and warm the code paths), then a baseline phase,
 // o.trigger(ports, agent), an incident phase, flushes every service and
 // prints {"baseline": "A..B", "incident": "A..B", "requests": N,
-// "p90_ms": [baseline, incident]}. Control requests are requests of the
+// "p90_ms": [baseline, incident], "loop_p99_ms": {service: [baseline,
+// incident]}}: the load's p90 latency and each process's event-loop delay
+// p99 (monitor()) in each phase. Control requests are requests of the
 // services too: 50 ms apart from both phases.
 async function run(o) {
   const ports = {};
@@ -107,18 +142,27 @@ async function run(o) {
       await load(o.warmup);
       await pause(50);
     }
+    const loops = async () => {
+      const names = Object.keys(ports);
+      const v = await Promise.all(names.map((n) => getJson(ports[n], '/_loop', agent)));
+      return Object.fromEntries(names.map((n, k) => [n, v[k]]));
+    };
+    await loops();
     const [b0, b1, nb, pb] = await load(o.seconds);
     await pause(50);
+    const lb = await loops();
     await o.trigger(ports, agent);
     await pause(50);
     const [i0, i1, ni, pi] = await load(o.seconds);
     await pause(50);
+    const li = await loops();
     await Promise.all(Object.values(ports).map((p) => hit(p, '/_flush', agent)));
+    const loop = Object.fromEntries(Object.keys(ports).map((n) => [n, [lb[n], li[n]]]));
     console.log(JSON.stringify({ baseline: `${b0}..${b1}`, incident: `${i0}..${i1}`,
-      requests: nb + ni, p90_ms: [pb, pi] }));
+      requests: nb + ni, p90_ms: [pb, pi], loop_p99_ms: loop }));
   } finally {
     kids.stop();
   }
 }
 
-module.exports = { tracing, hit, run };
+module.exports = { tracing, monitor, hit, run };

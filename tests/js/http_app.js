@@ -10,8 +10,8 @@
 //
 // GET /cart on storefront calls session, then catalog, quote and reviews
 // in parallel. Load runs open-loop, Poisson arrivals at RATE requests/s
-// (so calls overlap as they would; evenly spaced ones never queue): a
-// second of warm-up in neither phase, a baseline phase, then an incident
+// (so calls overlap as they would; evenly spaced ones never queue): two
+// seconds of warm-up in neither phase, a baseline phase, then an incident
 // phase of the same length with CAUSE:
 //   none   nothing changes
 //   slow   catalog's own handling gets slower (40 ms more on average)
@@ -28,21 +28,23 @@
 //          answers: every client wait it records grows, toward all four
 //          callees at once, while their own server spans do not
 // It prints {"baseline": "A..B", "incident": "A..B", "requests": N,
-// "p90_ms": [baseline, incident]} (epoch ms; the p90 of the latency the
-// load saw in each phase: the app's own account of the incident) once
-// every service has flushed its spans.
+// "p90_ms": [baseline, incident], "loop_p99_ms": {service: [baseline,
+// incident]}} (epoch ms; the p90 of the latency the load saw in each
+// phase, and of each process's event-loop delay: the app's own account of
+// the incident, and of whether the machine starved a process) once every
+// service has flushed its spans.
 //
 // Usage: node http_app.js ENDPOINT none|slow|pool|cpu|busy [RATE] [SECONDS_PER_PHASE]
 //        (a service process: node http_app.js --service NAME PORT ENDPOINT)
 'use strict';
 
-const { tracing, hit, run } = require('./app_common');
+const { tracing, monitor, hit, run } = require('./app_common');
 
 const WORK = { storefront: 2, session: 3, catalog: 8, quote: 10, reviews: 6 }; // ms
 
 function service(name, port, endpoint) {
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http');
-  const provider = tracing(name, endpoint, [new HttpInstrumentation()]);
+  const control = monitor(tracing(name, endpoint, [new HttpInstrumentation()]));
   const h = require('http'); // patched from here on
   const agent = new h.Agent({ keepAlive: true, maxSockets: 256 });
   let quoteAgent = agent;
@@ -55,6 +57,7 @@ function service(name, port, endpoint) {
   });
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const server = h.createServer(async (req, res) => {
+    if (await control(req, res)) return;
     if (req.url === '/_slow') { slow = true; res.end('ok'); return; }
     if (req.url === '/_cpu') { cpu = true; res.end('ok'); return; }
     if (req.url === '/_busy') { // a burner beside the requests, not in them
@@ -76,7 +79,6 @@ function service(name, port, endpoint) {
       res.end('ok');
       return;
     }
-    if (req.url === '/_flush') { await provider.forceFlush(); res.end('ok'); return; }
     await sleep(WORK[name] * (1 + Math.random()) + (slow ? 80 * Math.random() : 0));
     if (name === 'storefront') {
       await get(peers.session, '/session');
@@ -99,7 +101,7 @@ async function main() {
   // the control requests are root spans "GET" of storefront too (the
   // instrumentation names a route-less server span after the method)
   await run({ file: __filename, endpoint, backends: ['session', 'catalog', 'quote', 'reviews'],
-    front: 'storefront', portsEnv: 'HTTP_APP_PORTS', path: '/cart', rate, seconds, warmup: 1,
+    front: 'storefront', portsEnv: 'HTTP_APP_PORTS', path: '/cart', rate, seconds, warmup: 2,
     trigger: async (ports, agent) => {
       if (cause === 'slow') await hit(ports.catalog, '/_slow', agent);
       if (cause === 'pool') await hit(ports.storefront, '/_pool', agent);
