@@ -340,7 +340,7 @@ static void build(Trace *t, const Kid *k, int n)
 	                  .wclass = "", .attrs_json = ""};
 	trace_add(t, &r);
 	for (int i = 0; i < n; i++) {
-		char id[8];
+		char id[16];
 		snprintf(id, sizeof id, "k%d", i);
 		r.span_id = id;
 		r.parent_id = "r";
