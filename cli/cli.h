@@ -92,6 +92,24 @@ void cli_warn_open_listener(const char *listen, const char *token);
 struct Buf;
 void cli_shell_word(struct Buf *b, const char *s);
 
+/* getopt_long(argc, argv, shortopts, longopts, NULL) for `tailtriage WHO`
+ * (e.g. "report", "drill train"), with the errors said here, once, in the
+ * project's words: an unknown option with the closest known ones ("unknown
+ * option '--windwo'; did you mean '--window'?"), an ambiguous abbreviation
+ * with what it could be, a missing or unexpected value, then where the
+ * options are listed. Returns what getopt_long returns; '?' after any
+ * error (the caller returns 2, a usage error). */
+struct option;
+struct Buf;
+int cli_getopt(const char *who, int argc, char **argv, const char *shortopts,
+               const struct option *longopts);
+
+/* Appends "; did you mean 'X'?" (or "'X' or 'Y'") to b when names[0 .. n)
+ * holds names close to word (suggest_pick), each shown after dashes ("--"
+ * for options, "" for commands). Returns how many were offered. */
+int cli_suggest(struct Buf *b, const char *word, const char *const *names, int n,
+                const char *dashes);
+
 /* True when arg is "-h" or "--help". */
 int cli_is_help(const char *arg);
 

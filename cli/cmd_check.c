@@ -11,6 +11,7 @@
 #include "checks.h"
 #include "cli.h"
 #include "diagnose.h"
+#include "sanitize.h"
 #include "timefmt.h"
 
 static void usage(FILE *out)
@@ -55,7 +56,7 @@ int cmd_check(int argc, char **argv)
 	Err err = {0};
 	int c, list = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:m:w:b:n:c:f:lh", opts, NULL)) != -1) {
+	while ((c = cli_getopt("check", argc, argv, "d:m:w:b:n:c:f:lh", opts)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'm': model_path = optarg; break;
@@ -66,7 +67,7 @@ int cmd_check(int argc, char **argv)
 		case 'f': format = optarg; break;
 		case 'l': list = 1; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: return 2;
 		}
 	}
 	if (list) {
@@ -80,8 +81,20 @@ int cmd_check(int argc, char **argv)
 		return 2;
 	}
 	const char *name = argv[optind];
-	if (check_question(name) == NULL)
-		return cli_fail("unknown check '%s' (tailtriage check --list)", name), 2;
+	if (check_question(name) == NULL) {
+		const char *const *names = check_names();
+		int n = 0;
+		while (names[n])
+			n++;
+		char word[256];
+		san_clean(name, word, sizeof word);
+		Buf m;
+		buf_init(&m);
+		cli_suggest(&m, name, names, n, "");
+		cli_fail("unknown check '%s'%s (tailtriage check --list)", word, buf_str(&m));
+		buf_fini(&m);
+		return 2;
+	}
 	if (o.wclass && !check_takes_class(name)) {
 		char takes[256];
 		check_class_names(takes, sizeof takes);

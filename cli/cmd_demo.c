@@ -76,13 +76,13 @@ int cmd_demo(int argc, char **argv)
 	const char *db = DEMO_DB, *seed = NULL;
 	int no_tui = 0, c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:ns:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt("demo", argc, argv, "d:ns:h", opts)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'n': no_tui = 1; break;
 		case 's': seed = optarg; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: return 2;
 		}
 	}
 	if (optind < argc) {

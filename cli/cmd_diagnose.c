@@ -83,7 +83,7 @@ int cmd_diagnose(int argc, char **argv)
 	Err err = {0};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:m:w:b:s:C:f:D:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt("diagnose", argc, argv, "d:m:w:b:s:C:f:D:h", opts)) != -1) {
 		switch (c) {
 		case 'D':
 			if (n_decide == 32)
@@ -110,7 +110,7 @@ int cmd_diagnose(int argc, char **argv)
 				return 2;
 			break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: return 2;
 		}
 	}
 	if (optind < argc) {

@@ -118,9 +118,11 @@ static int parse_opts(int argc, char **argv, Opts *o)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	char who[64];
+	snprintf(who, sizeof who, "drill %s", argv[0]); /* a known subcommand */
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(who, argc, argv, "h", opts)) != -1) {
 		char *end = NULL;
 		switch (c) {
 		case 'C': o->catalog = optarg; break;
@@ -178,7 +180,7 @@ static int parse_opts(int argc, char **argv, Opts *o)
 			break;
 		case 'w': o->shown = 1; break;
 		case 'h': usage(stdout); return -1;
-		default: usage(stderr); return 2;
+		default: return 2;
 		}
 	}
 	return 0;
@@ -859,6 +861,21 @@ int cmd_drill(int argc, char **argv)
 		return argc < 2 ? 2 : 0;
 	}
 	const char *sub = argv[1];
+	static const char *const subs[] = {"list", "show", "train", "replay", "history"};
+	int known = 0;
+	for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
+		known |= strcmp(sub, subs[i]) == 0;
+	if (!known) {
+		char word[256];
+		san_clean(sub, word, sizeof word);
+		Buf m;
+		buf_init(&m);
+		cli_suggest(&m, sub, subs, (int)(sizeof subs / sizeof subs[0]), "");
+		fprintf(stderr, "tailtriage drill: unknown subcommand '%s'%s\n", word, buf_str(&m));
+		buf_fini(&m);
+		usage(stderr);
+		return 2;
+	}
 	Opts o = {0};
 	int rc = parse_opts(argc - 1, argv + 1, &o);
 	if (rc)
@@ -866,12 +883,6 @@ int cmd_drill(int argc, char **argv)
 	int npos = argc - 1 - optind;
 	char **pos = argv + 1 + optind;
 	int want = strcmp(sub, "list") == 0 || strcmp(sub, "history") == 0 ? 0 : 1;
-	if (strcmp(sub, "list") && strcmp(sub, "history") && strcmp(sub, "show") &&
-	    strcmp(sub, "train") && strcmp(sub, "replay")) {
-		fprintf(stderr, "tailtriage drill: unknown subcommand '%s'\n", sub);
-		usage(stderr);
-		return 2;
-	}
 	if (npos != want) {
 		if (want)
 			fprintf(stderr, "tailtriage drill %s: give one drill id (see tailtriage drill list)\n",

@@ -420,14 +420,14 @@ int cmd_import(int argc, char **argv)
 	ImportOptions io = {0};
 	int quiet = 0, c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:f:k:qh", opts, NULL)) != -1) {
+	while ((c = cli_getopt("import", argc, argv, "d:f:k:qh", opts)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'f': io.format = optarg; break;
 		case 'k': io.class_key = optarg; break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: return 2;
 		}
 	}
 	if (optind >= argc) {

@@ -138,21 +138,31 @@ int cmd_model(int argc, char **argv)
 	}
 	const char *verb = argv[1];
 	if (strcmp(verb, "infer") != 0 && strcmp(verb, "check") != 0) {
-		fprintf(stderr, "tailtriage model: unknown verb '%s' (infer or check)\n", verb);
+		static const char *const verbs[] = {"infer", "check"};
+		char word[256];
+		san_clean(verb, word, sizeof word);
+		Buf m;
+		buf_init(&m);
+		cli_suggest(&m, verb, verbs, 2, "");
+		fprintf(stderr, "tailtriage model: unknown verb '%s'%s (infer or check)\n", word,
+		        buf_str(&m));
+		buf_fini(&m);
 		usage(stderr);
 		return 2;
 	}
 	const char *db = cli_default_db(), *window = NULL, *outp = NULL, *model_path = NULL;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc - 1, argv + 1, "d:w:o:m:h", opts, NULL)) != -1) {
+	char who[16];
+	snprintf(who, sizeof who, "model %s", verb); /* infer or check */
+	while ((c = cli_getopt(who, argc - 1, argv + 1, "d:w:o:m:h", opts)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'w': window = optarg; break;
 		case 'o': outp = optarg; break;
 		case 'm': model_path = optarg; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: return 2;
 		}
 	}
 	if (optind < argc - 1) {

@@ -159,7 +159,7 @@ int cmd_pull(int argc, char **argv)
 	prom_queries_init(&qs);
 	Err err = {0};
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:p:m:qh", opts, NULL)) != -1) {
+	while ((c = cli_getopt("pull", argc, argv, "d:p:m:qh", opts)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'p': po.url = optarg; break;
@@ -193,7 +193,7 @@ int cmd_pull(int argc, char **argv)
 		case 'T': po.bearer_token = optarg; break;
 		case 'q': pr.quiet = 1; break;
 		case 'h': prom_queries_fini(&qs); usage(stdout); return 0;
-		default: prom_queries_fini(&qs); usage(stderr); return 2;
+		default: prom_queries_fini(&qs); return 2;
 		}
 	}
 	if (optind < argc || po.url == NULL) {

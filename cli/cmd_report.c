@@ -89,7 +89,7 @@ int cmd_report(int argc, char **argv)
 	Err err = {0};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:m:w:b:c:f:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt("report", argc, argv, "d:m:w:b:c:f:h", opts)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'm': model_path = optarg; break;
@@ -110,7 +110,7 @@ int cmd_report(int argc, char **argv)
 				return 2;
 			break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: return 2;
 		}
 	}
 	if (optind < argc) {

@@ -117,7 +117,7 @@ int cmd_serve(int argc, char **argv)
 	const char *grpc_listen = GRPC_RECEIVER_DEFAULT_LISTEN;
 	int quiet = 0, c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:l:qh", opts, NULL)) != -1) {
+	while ((c = cli_getopt("serve", argc, argv, "d:l:qh", opts)) != -1) {
 		char *end;
 		unsigned long v;
 		switch (c) {
@@ -145,7 +145,7 @@ int cmd_serve(int argc, char **argv)
 		case 'k': ro.class_key = optarg; break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: return 2;
 		}
 	}
 	if (optind < argc) {

@@ -195,7 +195,7 @@ int cmd_sim(int argc, char **argv)
 	const char *out = NULL;
 	int single = 0, quiet = 0, c;
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "o:t:s:S:qh", opts, NULL)) != -1) {
+	while ((c = cli_getopt("sim", argc, argv, "o:t:s:S:qh", opts)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 't':
@@ -217,7 +217,7 @@ int cmd_sim(int argc, char **argv)
 			break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: return 2;
 		}
 	}
 	if (out == NULL || optind < argc) {

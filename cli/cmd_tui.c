@@ -113,7 +113,7 @@ int cmd_tui(int argc, char **argv)
 	EvSampling sampled = {0};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:m:w:b:c:r:anL:h", opts, NULL)) != -1) {
+	while ((c = cli_getopt("tui", argc, argv, "d:m:w:b:c:r:anL:h", opts)) != -1) {
 		switch (c) {
 		case 'd': to.db_path = optarg; break;
 		case 'm': model_path = optarg; break;
@@ -144,7 +144,7 @@ int cmd_tui(int argc, char **argv)
 				return 2;
 			break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: return 2;
 		}
 	}
 	if (optind < argc) {

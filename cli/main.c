@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "buf.h"
 #include "cli.h"
+#include "sanitize.h"
 
 typedef struct Command {
 	const char *name;
@@ -110,7 +112,20 @@ int main(int argc, char **argv)
 				analysis_memory(argv);
 			return commands[i].run(argc - 1, argv + 1);
 		}
-	fprintf(stderr, "tailtriage: unknown command '%s'\n", argv[1]);
-	usage(stderr);
+	const char *names[sizeof commands / sizeof commands[0]];
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		names[i] = commands[i].name;
+	char word[256];
+	san_clean(argv[1], word, sizeof word);
+	Buf m;
+	buf_init(&m);
+	int offered = cli_suggest(&m, argv[1], names, (int)(sizeof names / sizeof names[0]), "");
+	fprintf(stderr, "tailtriage: unknown command '%s'%s\n", word, buf_str(&m));
+	buf_fini(&m);
+	/* the list is for a user who did not come close to a command */
+	if (offered)
+		fputs("Run 'tailtriage --help' for the commands.\n", stderr);
+	else
+		usage(stderr);
 	return 2;
 }

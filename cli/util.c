@@ -1,6 +1,7 @@
 /* util.c - small helpers shared by the subcommands. */
 #include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "model_infer.h"
 #include "model_json.h"
 #include "sanitize.h"
+#include "suggest.h"
 #include "timefmt.h"
 #include "paths.h"
 #include "receiver.h"
@@ -39,6 +41,104 @@ int cli_fail(const char *fmt, ...)
 int cli_is_help(const char *arg)
 {
 	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+int cli_suggest(Buf *b, const char *word, const char *const *names, int n, const char *dashes)
+{
+	int idx[3];
+	int k = suggest_pick(word, names, n, idx, 3);
+	for (int i = 0; i < k; i++) {
+		char clean[128];
+		san_clean(names[idx[i]], clean, sizeof clean);
+		buf_printf(b, "%s'%s%s'", i == 0 ? "; did you mean " : i + 1 == k ? " or " : ", ",
+		           dashes, clean);
+	}
+	if (k)
+		buf_addc(b, '?');
+	return k;
+}
+
+/* The long option's name in arg ("--name" or "--name=value"), copied
+ * into out without the dashes and the value. */
+static void long_name(const char *arg, char *out, size_t n)
+{
+	size_t len = strcspn(arg + 2, "=");
+	if (len >= n)
+		len = n - 1;
+	memcpy(out, arg + 2, len);
+	out[len] = '\0';
+}
+
+/* The message for the option getopt_long refused in arg (returned ':'
+ * for a missing value, '?' otherwise; optopt the short option if any). */
+static void getopt_trouble(Buf *m, int c, const char *arg, const struct option *longopts)
+{
+	if (strncmp(arg, "--", 2) != 0) {
+		char o = (char)optopt;
+		if (c == ':')
+			buf_printf(m, "option '-%c' needs a value", o);
+		else if (o > 0x20 && o < 0x7f)
+			buf_printf(m, "unknown option '-%c'", o);
+		else
+			buf_adds(m, "unknown option");
+		return;
+	}
+	char name[128], shown[256];
+	long_name(arg, name, sizeof name);
+	san_clean(name, shown, sizeof shown);
+	if (c == ':') {
+		buf_printf(m, "option '--%s' needs a value", shown);
+		return;
+	}
+	size_t len = strlen(name);
+	int n = 0, exact = -1, prefixes = 0;
+	for (; longopts[n].name; n++) {
+		if (strcmp(longopts[n].name, name) == 0)
+			exact = n;
+		else if (len > 0 && strncmp(longopts[n].name, name, len) == 0)
+			prefixes++;
+	}
+	if (exact >= 0 || (prefixes == 1 && strchr(arg, '='))) {
+		/* the only way getopt_long refuses a name it knows */
+		buf_printf(m, "option '--%s' takes no value", shown);
+		return;
+	}
+	if (prefixes > 1) {
+		buf_printf(m, "option '--%s' is ambiguous: it could be ", shown);
+		int k = 0;
+		for (int i = 0; i < n; i++)
+			if (strncmp(longopts[i].name, name, len) == 0)
+				buf_printf(m, "%s'--%s'", k++ ? ", " : "", longopts[i].name);
+		return;
+	}
+	const char **names = xmalloc((size_t)(n ? n : 1) * sizeof *names);
+	for (int i = 0; i < n; i++)
+		names[i] = longopts[i].name;
+	buf_printf(m, "unknown option '--%s'", shown);
+	cli_suggest(m, name, names, n, "--");
+	free(names);
+}
+
+int cli_getopt(const char *who, int argc, char **argv, const char *shortopts,
+               const struct option *longopts)
+{
+	char spec[128];
+	snprintf(spec, sizeof spec, ":%s", shortopts);
+	int before = optind;
+	opterr = 0;
+	int c = getopt_long(argc, argv, spec, longopts, NULL);
+	if (c != '?' && c != ':')
+		return c;
+	/* getopt_long has stepped past a long option, or past the last of a
+	 * cluster of short ones; inside a cluster it has not */
+	int at = optind > before ? optind - 1 : optind;
+	Buf m;
+	buf_init(&m);
+	getopt_trouble(&m, c, at < argc ? argv[at] : "-", longopts);
+	fprintf(stderr, "tailtriage %s: %s\nRun 'tailtriage %s --help' for its options.\n", who,
+	        buf_str(&m), who);
+	buf_fini(&m);
+	return '?';
 }
 
 int cli_model_path(const char *name, char *out, size_t n)

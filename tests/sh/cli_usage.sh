@@ -74,6 +74,46 @@ expect 2 "--range '5'" pull --prometheus http://127.0.0.1:1 --db "$TMP/p.db" --r
 expect 2 "expected an http:// or https:// URL" pull --prometheus 127.0.0.1:9090 --db "$TMP/p.db"
 expect 2 "--window" report --db "$DB" --window yesterday
 expect 2 "unknown command" frobnicate
+
+# ---- did you mean: a close command, subcommand, check or option is offered
+# (one edit distance; a swap of two neighbours is one edit), before anything
+# is read; nothing is offered when nothing is close
+expect 2 "^tailtriage: unknown command 'reprot'; did you mean 'report'\?$" reprot
+grep -q "did you mean" "$TMP/err" || fail "no suggestion"
+expect 2 "unknown command 'diag'; did you mean 'diagnose'\?" diag
+expect 2 "^tailtriage: unknown command 'frobnicate'$" frobnicate
+grep -q "did you mean" "$TMP/err" && fail "'frobnicate' got a suggestion: $(cat "$TMP/err")"
+grep -q "^  report " "$TMP/err" || fail "a command far from any other does not list the commands"
+expect 2 "unknown subcommand 'trian'; did you mean 'train'\?" drill trian
+expect 2 "unknown verb 'infre'; did you mean 'infer'\?" model infre
+expect 2 "unknown check 'host-concentraton'; did you mean 'host-concentration'\?" \
+  check host-concentraton --db "$DB"
+expect 2 "^tailtriage report: unknown option '--windwo'; did you mean '--window'\?$" \
+  report --db "$TMP/none.db" --windwo 1..2
+grep -q "^Run 'tailtriage report --help' for its options.$" "$TMP/err" \
+  || fail "an unknown option does not say where the options are"
+[ -e "$TMP/none.db" ] && fail "report opened a database despite an unknown option"
+# every command's options go through the same parser: each one offers
+# --help for --hepl (a transposition), and --window for --windwo where it has one
+for cmd in demo import report tui serve pull diagnose check "drill list" "drill train" \
+  "model infer" "model check" "sim mercury"; do
+  who=${cmd% mercury}  # (sim's scenario is an argument)
+  # shellcheck disable=SC2086
+  expect 2 "^tailtriage $who: unknown option '--hepl'; did you mean '--help'\?$" $cmd --hepl
+  # shellcheck disable=SC2086
+  "$TT_BIN" $cmd --help 2>/dev/null | grep -q -- "--window" || continue
+  # shellcheck disable=SC2086
+  expect 2 "^tailtriage $who: unknown option '--windwo'; did you mean '--window'\?$" $cmd --windwo x
+done
+expect 2 "^tailtriage report: unknown option '--frobnicate'$" report --frobnicate
+expect 2 "option '--s' is ambiguous: it could be '--skew-tolerance', '--sample'" report --s 5
+expect 2 "option '--window' needs a value" report --window
+expect 2 "option '-d' needs a value" report -d
+expect 2 "option '--help' takes no value" report --help=yes
+expect 2 "unknown option '-z'" report -z
+# a typed escape sequence comes back cleaned
+expect 2 "unknown command 'rep.*ort'" "rep$(printf '\033[2J')ort"
+grep -q "$(printf '\033')" "$TMP/err" && fail "an escape sequence from the command line reached the terminal"
 expect 2 "unknown scenario 'nosuch'" sim nosuch --out "$TMP/simout"
 expect 2 "listen address 'nonsense'" serve --db "$TMP/s.db" --listen nonsense
 expect 2 "listen address 'nonsense'" tui --db "$DB" --listen nonsense
