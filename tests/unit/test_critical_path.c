@@ -433,7 +433,7 @@ static void test_container_many_siblings(void **state)
 	                  .host = "", .name = "op", .kind = S, .start_ns = 0,
 	                  .end_ns = (int64_t)N * 3000000, .wclass = "", .attrs_json = ""};
 	trace_add(&t, &r);
-	static char id[2 * N][12];
+	static char id[2 * N][16];
 	r.parent_id = "r";
 	r.kind = I;
 	for (int i = 0; i < N; i++) { /* each inside the one before */

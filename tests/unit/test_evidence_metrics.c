@@ -455,7 +455,7 @@ static void test_match_prometheus(void **state)
 		prom_hist(&b, "http_server_request_duration_seconds", x, SBOUNDS, NSB, xs[p], ts[p]);
 		buf_adds(&b, "# TYPE latency histogram\n");
 		prom_hist(&b, "latency", l, MS, 7, ls[p], ts[p]);
-		char sfx[16];
+		char sfx[24];
 		snprintf(sfx, sizeof sfx, "%d.prom", p);
 		import_text(st, path, sfx, buf_str(&b));
 	}
