@@ -231,6 +231,10 @@ struct AnalysisState {
 	int tapping;
 	int once;                 /* analysis_state_once(): no per-trace records */
 	int64_t sample_of[2];     /* analysis_state_sample(): requests in the range */
+	int64_t *not_pop;         /* trace keys of no population (pulled as the
+	                           * slowest of a window, in no sample; store.h,
+	                           * "trace sets"), ascending */
+	size_t n_not_pop;
 	/* a sampled population's slow requests, every one of the range, read
 	 * for their critical path only */
 	int slow_all[2];          /* 1: these replace the sample's slow requests */
@@ -750,6 +754,20 @@ static int in_pop(const AnalysisState *g, int p, int64_t start)
 	return o->period.has_baseline && time_range_has(o->period.base, start);
 }
 
+static int key_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* A trace pulled as one of a window's slowest, and in no uniform sample:
+ * it serves the tail's traces, it is no request of a population. */
+static int not_population(const AnalysisState *g, int64_t key)
+{
+	return g->n_not_pop > 0 && key > 0 &&
+	       bsearch(&key, g->not_pop, g->n_not_pop, sizeof key, key_cmp) != NULL;
+}
+
 /* Adds a whole trace (g->tr) and records its contribution in rec. */
 static void process_trace(AnalysisState *g, TraceRec *rec)
 {
@@ -769,7 +787,7 @@ static void process_trace(AnalysisState *g, TraceRec *rec)
 	for (int p = 0; p < 2; p++)
 		if (in_pop(g, p, start))
 			pops[np++] = p;
-	if (np == 0)
+	if (np == 0 || not_population(g, t->key))
 		return;
 	DataQuality d;
 	memset(&d, 0, sizeof d);
@@ -982,6 +1000,9 @@ int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 		return TT_ESTORE;
 	if (max <= g->last_rowid)
 		return 0;
+	free(g->not_pop);
+	if (store_traces_not_population(st, &g->not_pop, &g->n_not_pop, err))
+		return TT_ESTORE;
 	if (g->last_rowid == 0)
 		atomic_fetch_add(&full_reads, 1);
 	g->tapping = g->tap != NULL && g->last_rowid == 0;
@@ -1556,6 +1577,7 @@ void analysis_state_free(AnalysisState *g)
 {
 	if (g == NULL)
 		return;
+	free(g->not_pop);
 	for (int i = 0; i < g->n_nodes; i++) {
 		TmpNode *n = &g->nodes[i];
 		free(n->service);

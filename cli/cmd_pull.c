@@ -1,6 +1,10 @@
 /*
  * cmd_pull.c - `tailtriage pull`: instant queries against a Prometheus
- * HTTP API, stored as metric snapshots (importers/prom_pull.h).
+ * HTTP API, stored as metric snapshots (importers/prom_pull.h), and the
+ * traces of an endpoint from Jaeger or Tempo (importers/trace_pull.h):
+ * the window's slowest N and a uniform sample of the window and the
+ * baseline, once (--window) or following a moving window (--every with
+ * --last).
  *
  * Which queries: with --model, the ones the model implies plus the
  * defaults (docs/live.md lists the PromQL); with --query only, just
@@ -21,20 +25,49 @@
 
 #include "buf.h"
 #include "cli.h"
+#include "period.h"
 #include "prom_pull.h"
 #include "timefmt.h"
+#include "trace_pull.h"
 
 static void usage(FILE *out)
 {
 	fputs("usage: tailtriage pull --prometheus URL [--db FILE] [--model M] [--query Q]...\n"
-	      "                       [--every 15s | --once] [options]\n\n"
+	      "                       [--every 15s | --once] [options]\n"
+	      "       tailtriage pull --jaeger URL | --tempo URL --service S [--operation OP]\n"
+	      "                       --window A..B [--baseline A..B|before] [--slowest N]\n"
+	      "                       [--sample N] [--every 30s --last 5m] [options]\n\n"
 	      "Runs instant queries (GET URL/api/v1/query) against Prometheus or any server\n"
 	      "speaking its HTTP API (Thanos, Mimir, VictoriaMetrics) and stores the results\n"
 	      "as metric snapshots with their query and evaluation time. Each query is one\n"
 	      "transaction: a query that fails (HTTP error, \"status\":\"error\") stores nothing.\n\n"
+	      "With --jaeger (Jaeger v2's HTTP API v3, or Jaeger v1's /api/traces) or --tempo\n"
+	      "(Grafana Tempo's /api/search and /api/v2/traces), pulls the traces of one\n"
+	      "entry (--service, --operation): the window's --slowest N, and a uniform\n"
+	      "--sample of N traces from the window and from the baseline, listed in time\n"
+	      "slices so that every minute counts in proportion. Each trace is stored in its\n"
+	      "own transaction, a trace already stored is not fetched again, and the database\n"
+	      "records which traces are the slowest and which the sample: percentiles come\n"
+	      "from the sample only (docs/live.md).\n\n"
 	      "options:\n"
 	      "  --db FILE          database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
 	      "  --prometheus URL   base URL, e.g. http://127.0.0.1:9090\n"
+	      "  --jaeger URL       a Jaeger query service, e.g. http://127.0.0.1:16686\n"
+	      "  --tempo URL        a Tempo query frontend, e.g. http://127.0.0.1:3200\n"
+	      "  --service S        the entry's service (required with --jaeger or --tempo)\n"
+	      "  --operation OP     the entry span's name, e.g. 'GET /v2/home' (default: any)\n"
+	      "  --window A..B      the incident window (RFC 3339 or epoch ms)\n"
+	      "  --baseline R       A..B, or 'before': as long as the window, just before it\n"
+	      "  --slowest N        the window's N slowest traces (default 20; 0: none)\n"
+	      "  --sample N         N traces sampled from the window and N from the baseline\n"
+	      "                     (default 100; 0: none)\n"
+	      "  --last DURATION    with --every: the window is the last DURATION (default 5m)\n"
+	      "  --parallel N       traces fetched at once (default 4)\n"
+	      "  --retries N        further tries of a request answered 429 or 5xx, or not at\n"
+	      "                     all, waiting longer each time (default 4)\n"
+	      "  --page N           most traces one search asks for (default 500)\n"
+	      "  --tenant T         send 'X-Scope-OrgID: T' (multi-tenant Tempo or Mimir)\n"
+	      "  --header 'N: V'    send this header too (repeatable)\n"
 	      "  --model FILE       endpoint model: query its pools' metrics (and the defaults);\n"
 	      "                     a file, or a bundled model by name (mercury-home); without\n"
 	      "                     it (and without --query), the pools of a model inferred\n"
@@ -44,7 +77,8 @@ static void usage(FILE *out)
 	      "  --once             one round, then exit (1 if any query failed)\n"
 	      "  --range DURATION   rate() window in generated queries (default 1m)\n"
 	      "  --timeout DURATION per HTTP request (default 10s)\n"
-	      "  --token TOKEN      send 'Authorization: Bearer TOKEN' (or $TAILTRIAGE_PROM_TOKEN)\n"
+	      "  --token TOKEN      send 'Authorization: Bearer TOKEN' (or $TAILTRIAGE_PROM_TOKEN;\n"
+	      "                     for traces $TAILTRIAGE_PULL_TOKEN)\n"
 	      "  -q, --quiet        print only errors\n",
 	      out);
 }
@@ -133,6 +167,170 @@ static void print_outcome(void *ctx, const PromQueryOutcome *o)
 		       (long long)o->duplicate);
 }
 
+/* ---- traces from Jaeger or Tempo ------------------------------------------ */
+
+typedef struct TraceArgs {
+	TracePullOptions o;
+	const char *window, *baseline;
+	long last_ms;
+	const char *headers[40];
+	int n_headers;
+	char auth[600], tenant[300];
+} TraceArgs;
+
+static volatile sig_atomic_t trace_stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	trace_stop = 1;
+}
+
+typedef struct TraceProgress {
+	int tty, shown;
+} TraceProgress;
+
+static void trace_progress(void *ctx, const TracePullProgress *p)
+{
+	TraceProgress *tp = ctx;
+	if (!tp->tty)
+		return;
+	fprintf(stderr, "\r\033[K%s: %lld queries; %lld traces chosen, %lld of %lld fetched",
+	        p->phase, (long long)p->queries, (long long)p->chosen, (long long)p->fetched,
+	        (long long)p->to_fetch);
+	if (p->failed)
+		fprintf(stderr, ", %lld failed", (long long)p->failed);
+	fprintf(stderr, "; %lld spans stored", (long long)p->spans_added);
+	if (p->retries)
+		fprintf(stderr, " (%lld retries)", (long long)p->retries);
+	fflush(stderr);
+	tp->shown = 1;
+}
+
+static void print_listed(const char *what, int64_t n, int64_t listed)
+{
+	printf(", %s %lld", what, (long long)n);
+	if (listed >= 0)
+		printf(" of %lld", (long long)listed);
+}
+
+/* One pull; 0, or 1 when it failed (said on stderr). */
+static int trace_round(Store *st, TraceArgs *a, int quiet)
+{
+	TraceProgress tp = {.tty = isatty(2) && !quiet};
+	a->o.progress = trace_progress;
+	a->o.progress_ctx = &tp;
+	TracePullResult r;
+	Err err = {0};
+	int rc = trace_pull(st, &a->o, &r, &err);
+	if (tp.shown)
+		fputs("\r\033[K", stderr);
+	char w[80], b[80];
+	time_range_format(a->o.window, w, sizeof w);
+	if (!quiet && (rc == 0 || r.fetched || r.already)) {
+		printf("%s (%s) %s %s: window %s", trace_pull_backend_name(a->o.backend), r.api,
+		       a->o.service, a->o.operation ? a->o.operation : "(any operation)", w);
+		if (a->o.has_baseline) {
+			time_range_format(a->o.baseline, b, sizeof b);
+			printf(", baseline %s", b);
+		}
+		printf("\n ");
+		if (a->o.slowest)
+			printf(" slowest %lld of the window", (long long)r.slowest);
+		if (a->o.sample) {
+			print_listed(a->o.slowest ? "sample" : "sample", r.sample_window, r.listed_window);
+			printf(" in the window");
+			if (a->o.has_baseline) {
+				print_listed("and", r.sample_baseline, r.listed_baseline);
+				printf(" in the baseline");
+			}
+		}
+		printf("; %lld traces fetched, %lld already stored; %lld spans added, %lld already "
+		       "stored; %lld queries\n",
+		       (long long)r.fetched, (long long)r.already, (long long)r.spans_added,
+		       (long long)r.spans_duplicate, (long long)r.queries);
+		fflush(stdout);
+	}
+	Buf sk;
+	buf_init(&sk);
+	import_skips_text(&r.skips, a->o.url, &sk);
+	for (const char *p = buf_str(&sk), *e; *p; p = e + 1) {
+		e = strchr(p, '\n');
+		fprintf(stderr, "tailtriage: pull: %.*s\n", (int)(e - p), p);
+	}
+	buf_fini(&sk);
+	if (r.stopped)
+		fprintf(stderr, "tailtriage: pull: stopped; what was stored stays\n");
+	if (rc) {
+		cli_fail("pull: %s", err.msg);
+		return 1;
+	}
+	return r.stopped ? 1 : 0;
+}
+
+static int pull_traces(const char *db, TraceArgs *a, long every_ms, int once, int quiet)
+{
+	if (a->o.service == NULL || a->o.service[0] == '\0')
+		return cli_fail("pull: --%s needs --service (the entry's service)",
+		                trace_pull_backend_name(a->o.backend)), 2;
+	const char *url = a->o.url;
+	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
+		return cli_fail("pull: --%s '%s': expected an http:// or https:// URL",
+		                trace_pull_backend_name(a->o.backend), url), 2;
+	int live = every_ms > 0 && !once;
+	if (!live && a->window == NULL)
+		return cli_fail("pull: --window A..B is required (or --every with --last)"), 2;
+	if (a->window) {
+		Period per;
+		int bad = cli_ranges(a->window, a->baseline, &per);
+		if (bad)
+			return bad;
+		if (time_range_open(per.win))
+			return cli_fail("pull: --window needs both ends"), 2;
+		if (per.has_baseline && time_range_open(per.base))
+			return cli_fail("pull: --baseline needs both ends"), 2;
+		a->o.window = per.win;
+		a->o.has_baseline = per.has_baseline;
+		a->o.baseline = per.base;
+	}
+	if (a->baseline && strcmp(a->baseline, "before") != 0 && a->window == NULL)
+		return cli_fail("pull: with --every, --baseline can only be 'before'"), 2;
+	a->headers[a->n_headers] = NULL;
+	a->o.http.headers = a->headers;
+	a->o.stop = &trace_stop;
+	Store *st = NULL;
+	Err err = {0};
+	if (store_open(db, 0, &st, &err))
+		return cli_fail("%s", err.msg);
+	struct sigaction sa = {0};
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	int status = 0;
+	for (;;) {
+		if (live && a->window == NULL) {
+			struct timespec now;
+			clock_gettime(CLOCK_REALTIME, &now);
+			int64_t t = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+			a->o.window = (TimeRange){t - (int64_t)a->last_ms * 1000000, t};
+			a->o.has_baseline = a->baseline != NULL;
+			if (a->o.has_baseline)
+				a->o.baseline = time_range_before(a->o.window);
+		}
+		status = trace_round(st, a, quiet);
+		if (!live || trace_stop)
+			break;
+		for (long waited = 0; waited < every_ms && !trace_stop; waited += 100) {
+			struct timespec ts = {0, 100 * 1000000L};
+			nanosleep(&ts, NULL);
+		}
+		if (trace_stop)
+			break;
+	}
+	store_close(st);
+	return status;
+}
+
 int cmd_pull(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -145,6 +343,20 @@ int cmd_pull(int argc, char **argv)
 		{"range", required_argument, NULL, 'r'},
 		{"timeout", required_argument, NULL, 't'},
 		{"token", required_argument, NULL, 'T'},
+		{"jaeger", required_argument, NULL, 'J'},
+		{"tempo", required_argument, NULL, 'P'},
+		{"service", required_argument, NULL, 'S'},
+		{"operation", required_argument, NULL, 'O'},
+		{"window", required_argument, NULL, 'W'},
+		{"baseline", required_argument, NULL, 'B'},
+		{"slowest", required_argument, NULL, 'N'},
+		{"sample", required_argument, NULL, 'M'},
+		{"last", required_argument, NULL, 'L'},
+		{"parallel", required_argument, NULL, 'j'},
+		{"retries", required_argument, NULL, 'R'},
+		{"page", required_argument, NULL, 'G'},
+		{"tenant", required_argument, NULL, 'E'},
+		{"header", required_argument, NULL, 'H'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -153,7 +365,13 @@ int cmd_pull(int argc, char **argv)
 	PromPullOptions po = {0};
 	po.bearer_token = getenv("TAILTRIAGE_PROM_TOKEN");
 	long every_ms = 15000;
-	int once = 0, c, status = 0;
+	int once = 0, c, status = 0, every_set = 0;
+	TraceArgs ta;
+	memset(&ta, 0, sizeof ta);
+	ta.o.slowest = 20;
+	ta.o.sample = 100;
+	ta.last_ms = 300000;
+	const char *trace_token = getenv("TAILTRIAGE_PULL_TOKEN");
 	Printer pr = {0};
 	PromQuerySet qs;
 	prom_queries_init(&qs);
@@ -170,7 +388,65 @@ int cmd_pull(int argc, char **argv)
 				return cli_fail("pull: %s", err.msg);
 			}
 			break;
+		case 'J':
+		case 'P':
+			if (ta.o.url) {
+				prom_queries_fini(&qs);
+				return cli_fail("pull: give one of --jaeger and --tempo"), 2;
+			}
+			ta.o.url = optarg;
+			ta.o.backend = c == 'J' ? TRACE_PULL_JAEGER : TRACE_PULL_TEMPO;
+			break;
+		case 'S': ta.o.service = optarg; break;
+		case 'O': ta.o.operation = optarg; break;
+		case 'W': ta.window = optarg; break;
+		case 'B': ta.baseline = optarg; break;
+		case 'N':
+		case 'M':
+		case 'j':
+		case 'R':
+		case 'G': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			long lo = c == 'j' || c == 'G' ? 1 : 0;
+			long hi = c == 'j' ? 64 : c == 'R' ? 20 : 100000;
+			if (end == optarg || *end || v < lo || v > hi) {
+				prom_queries_fini(&qs);
+				return cli_fail("pull: --%s '%s': expected a whole number from %ld to %ld",
+				                c == 'N' ? "slowest" : c == 'M' ? "sample" : c == 'j' ? "parallel"
+				                : c == 'R' ? "retries" : "page", optarg, lo, hi), 2;
+			}
+			if (c == 'N')
+				ta.o.slowest = (int)v;
+			else if (c == 'M')
+				ta.o.sample = (int)v;
+			else if (c == 'j')
+				ta.o.http.parallel = (int)v;
+			else if (c == 'R')
+				ta.o.http.retries = v == 0 ? -1 : (int)v;
+			else
+				ta.o.page = (int)v;
+			break;
+		}
+		case 'L':
+			if ((ta.last_ms = parse_ms(optarg)) < 0) {
+				prom_queries_fini(&qs);
+				return cli_fail("pull: --last '%s': expected a duration like 5m", optarg), 2;
+			}
+			break;
+		case 'E':
+			snprintf(ta.tenant, sizeof ta.tenant, "X-Scope-OrgID: %s", optarg);
+			break;
+		case 'H':
+			if (strchr(optarg, ':') == NULL || ta.n_headers >= 30) {
+				prom_queries_fini(&qs);
+				return cli_fail("pull: --header '%s': expected 'Name: value' (at most 30)",
+				                optarg), 2;
+			}
+			ta.headers[ta.n_headers++] = optarg;
+			break;
 		case 'e':
+			every_set = 1;
 			if ((every_ms = parse_ms(optarg)) < 0) {
 				prom_queries_fini(&qs);
 				return cli_fail("pull: --every '%s': expected a duration like 15s or 1m", optarg), 2;
@@ -190,16 +466,37 @@ int cmd_pull(int argc, char **argv)
 				return cli_fail("pull: --timeout '%s': expected a duration like 10s", optarg), 2;
 			}
 			break;
-		case 'T': po.bearer_token = optarg; break;
+		case 'T': po.bearer_token = optarg; trace_token = optarg; break;
 		case 'q': pr.quiet = 1; break;
 		case 'h': prom_queries_fini(&qs); usage(stdout); return 0;
 		default: prom_queries_fini(&qs); return 2;
 		}
 	}
-	if (optind < argc || po.url == NULL) {
+	if (optind < argc) {
 		prom_queries_fini(&qs);
-		if (po.url == NULL)
-			fputs("tailtriage: pull: --prometheus URL is required\n", stderr);
+		usage(stderr);
+		return 2;
+	}
+	if (ta.o.url) {
+		prom_queries_fini(&qs);
+		if (po.url)
+			return cli_fail("pull: --prometheus with --%s: run two pulls (one for the metrics, "
+			                "one for the traces)", trace_pull_backend_name(ta.o.backend)), 2;
+		if (ta.o.slowest == 0 && ta.o.sample == 0)
+			return cli_fail("pull: --slowest 0 and --sample 0: nothing to pull"), 2;
+		if (po.timeout_ms > 0)
+			ta.o.http.timeout_ms = po.timeout_ms;
+		if (trace_token && *trace_token) {
+			snprintf(ta.auth, sizeof ta.auth, "Authorization: Bearer %s", trace_token);
+			ta.headers[ta.n_headers++] = ta.auth;
+		}
+		if (ta.tenant[0])
+			ta.headers[ta.n_headers++] = ta.tenant;
+		return pull_traces(db, &ta, every_set ? every_ms : 0, once, pr.quiet);
+	}
+	if (po.url == NULL) {
+		prom_queries_fini(&qs);
+		fputs("tailtriage: pull: --prometheus, --jaeger or --tempo URL is required\n", stderr);
 		usage(stderr);
 		return 2;
 	}

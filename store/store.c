@@ -290,6 +290,31 @@ static const char *const migrations[] = {
 	 "  peer TEXT,"
 	 "  UNIQUE(parent, type, service, operation, callee));"
 	 "UPDATE agg_meta SET covered = 0;"),
+	/* 12 (sets): the trace sets a pull chose from a back end
+	 * (store_sets.c): the slowest N of a window, or a uniform sample of
+	 * a range, with the range and what was asked; and their traces */
+	("CREATE TABLE trace_sets("
+	 "  id INTEGER PRIMARY KEY,"
+	 "  kind TEXT NOT NULL CHECK (kind IN ('slowest', 'sample')),"
+	 "  role TEXT NOT NULL CHECK (role IN ('window', 'baseline')),"
+	 "  from_ns INTEGER NOT NULL,"
+	 "  to_ns INTEGER NOT NULL,"
+	 "  requested INTEGER NOT NULL,"
+	 "  population INTEGER NOT NULL DEFAULT -1,"
+	 "  source TEXT NOT NULL,"
+	 "  service TEXT NOT NULL,"
+	 "  operation TEXT NOT NULL DEFAULT '',"
+	 "  created_ms INTEGER NOT NULL,"
+	 "  UNIQUE(kind, role, from_ns, to_ns, source, service, operation));"
+	 "CREATE TABLE trace_set_members("
+	 "  set_id INTEGER NOT NULL REFERENCES trace_sets(id),"
+	 "  trace_id TEXT NOT NULL,"
+	 "  PRIMARY KEY(set_id, trace_id)) WITHOUT ROWID;"
+	 "CREATE INDEX trace_set_members_trace ON trace_set_members(trace_id);"
+	 /* the traces that are in a slowest set and in no sample: no
+	  * request of a population (the readers of roots leave them out) */
+	 "CREATE TABLE traces_not_population("
+	 "  trace_key INTEGER PRIMARY KEY);"),
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
@@ -641,6 +666,7 @@ void store_close(Store *st)
 	store_read_finalize(st);
 	store_metrics_finalize(st);
 	store_drills_finalize(st);
+	store_sets_finalize(st);
 	store_agg_finalize(st);
 	store_pack_finalize(st);
 	free(st->tkeys.e);

@@ -871,4 +871,55 @@ int store_drill_attempts_scan(Store *st, const char *person, const char *drill,
                               StoreDrillAttemptFn fn, void *ctx, Err *err);
 
 
+/* ==== trace sets (store_sets.c) ========================================= */
+/*
+ * What a pull from a trace back end chose (importers/trace_pull.h): the
+ * slowest N traces of a window, which serve the tail's traces and are no
+ * population, or a uniform sample of a range (window or baseline), which
+ * is one. A set is identified by (kind, role, range, source, service,
+ * operation): pulling the same again adds to it, never a second set.
+ * Members are trace ids (32 hex digits); a member's spans are stored by
+ * the importer, in their own transaction.
+ */
+typedef struct StoreTraceSet {
+	int64_t id;
+	const char *kind;          /* "slowest" or "sample" */
+	const char *role;          /* "window" or "baseline" */
+	int64_t from_ns, to_ns;    /* the range it was chosen from, [from, to) */
+	int64_t requested;         /* the N asked for */
+	int64_t population;        /* traces the back end listed in the range,
+	                            * -1 when not known */
+	int64_t members;           /* (read) traces recorded in it */
+	const char *source;        /* the back end's URL */
+	const char *service;
+	const char *operation;     /* "" for any */
+	int64_t created_ms;
+} StoreTraceSet;
+
+/* Finds or adds the set s describes (its id into *id); the requested and
+ * population figures of an existing one are updated. In the caller's
+ * transaction, or its own when none is open. */
+int store_trace_set_intern(Store *st, const StoreTraceSet *s, int64_t *id, Err *err);
+
+/* Records trace_id (32 hex digits) in set set_id; *added (may be NULL) is
+ * 1 when it was not there yet. Call it once the trace is stored: a stored
+ * member of a slowest set that no sample holds is then left out of every
+ * population (the readers of root spans skip it: it serves the tail's
+ * traces, not percentiles). */
+int store_trace_set_add(Store *st, int64_t set_id, const char *trace_id, int *added,
+                        Err *err);
+
+/* Calls fn for every set, oldest first; its strings live until fn
+ * returns. fn returns nonzero to stop. */
+typedef int (*StoreTraceSetFn)(void *ctx, const StoreTraceSet *s);
+int store_trace_sets(Store *st, StoreTraceSetFn fn, void *ctx, Err *err);
+
+/* The trace keys left out of populations (members of a slowest set that
+ * no sample holds), ascending, into a malloc'd *keys (NULL when none; the
+ * caller frees) of *n. A database without trace sets has none. */
+int store_traces_not_population(Store *st, int64_t **keys, size_t *n, Err *err);
+
+/* *known = 1 when spans of trace_id (32 hex digits) are stored. */
+int store_trace_known(Store *st, const char *trace_id, int *known, Err *err);
+
 #endif

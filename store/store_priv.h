@@ -126,6 +126,7 @@ typedef struct StoreSpool StoreSpool;
 
 #define STORE_METRICS_STMTS 32
 #define STORE_DRILLS_STMTS 4
+#define STORE_SETS_STMTS 10
 #define STORE_AGG_STMTS 12
 #define STORE_PACK_STMTS 3
 
@@ -136,6 +137,7 @@ struct Store {
 	sqlite3_stmt *rstmt[RSTMT_COUNT];
 	sqlite3_stmt *mstmt[STORE_METRICS_STMTS]; /* owned by store_metrics.c */
 	sqlite3_stmt *dstmt[STORE_DRILLS_STMTS];  /* owned by store_drills.c */
+	sqlite3_stmt *sstmt[STORE_SETS_STMTS];    /* owned by store_sets.c */
 	sqlite3_stmt *astmt[STORE_AGG_STMTS];     /* owned by store_agg.c */
 	sqlite3_stmt *pstmt[STORE_PACK_STMTS];    /* owned by store_pack.c */
 	StoreSpanRow *pk_rows;    /* store_pack.c: a decoded pack's rows */
@@ -188,6 +190,7 @@ void store_metrics_finalize(Store *st);
 
 /* store_drills.c (its table: migration 4 of store.c) */
 void store_drills_finalize(Store *st);
+void store_sets_finalize(Store *st);
 
 /* store_agg.c (its tables: migration 7 of store.c) */
 void store_agg_finalize(Store *st);

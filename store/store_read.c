@@ -50,11 +50,18 @@
  * no root (only orphans) belongs where its earliest span starts. Traces are
  * grouped by trace_key (the order they were first stored), which the
  * identity index (trace_key, span_id) delivers without a sort. */
+/* The traces pulled as the slowest of a window and in no sample are not
+ * requests of a population (store.h, "trace sets"): every reader of root
+ * spans leaves them out. */
+#define NOT_POPULATION " AND trace_key NOT IN (SELECT trace_key FROM traces_not_population)"
+
 #define WINDOW_TRACES                                                              \
 	"WITH t(k) AS ("                                                                \
 	"  SELECT trace_key FROM spans WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2" \
+	NOT_POPULATION                                                                  \
 	"  UNION SELECT trace_key FROM spans GROUP BY trace_key"                       \
-	"    HAVING sum(parent_id = '') = 0 AND min(start_ns) >= ?1 AND min(start_ns) < ?2)"
+	"    HAVING sum(parent_id = '') = 0 AND min(start_ns) >= ?1 AND min(start_ns) < ?2" \
+	NOT_POPULATION ")"
 
 static const char *const rsql[RSTMT_COUNT] = {
 	[RSTMT_SCAN_ALL] = "SELECT " SPAN_COLS("''") " FROM spans s ORDER BY s.trace_key",
@@ -70,7 +77,8 @@ static const char *const rsql[RSTMT_COUNT] = {
 	/* grouped by trace without a sort: the outer loop is over t, and for
 	 * each of its keys the identity index yields that trace's spans */
 	[RSTMT_SCAN_ROOTED] = "WITH t(k) AS MATERIALIZED (SELECT DISTINCT trace_key FROM spans"
-	                      " WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2)"
+	                      " WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2"
+	                      NOT_POPULATION ")"
 	                      " SELECT " SPAN_COLS("''")
 	                      " FROM t CROSS JOIN spans s ON s.trace_key = t.k",
 	/* every span of the traces that have one above rowid ?1, grouped by
@@ -87,13 +95,14 @@ static const char *const rsql[RSTMT_COUNT] = {
 	[RSTMT_UNRECOGNISED] = "SELECT count(*) FROM sources WHERE outcome = 'unrecognised'",
 	[RSTMT_ROOT_OPS] =
 	    "SELECT service, name, count(*) FROM spans"
-	    " WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2"
+	    " WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2" NOT_POPULATION
 	    " GROUP BY service, name ORDER BY count(*) DESC, service, name",
 	[RSTMT_ROOT_ATTRS] =
 	    "SELECT coalesce(s.attrs, ''), coalesce(r.attrs, '') FROM spans s"
 	    " LEFT JOIN resources r ON r.id = s.resource_id"
 	    " WHERE s.parent_id = '' AND s.service = ?1 AND s.name = ?2"
-	    " AND s.start_ns >= ?3 AND s.start_ns < ?4",
+	    " AND s.start_ns >= ?3 AND s.start_ns < ?4"
+	    " AND s.trace_key NOT IN (SELECT trace_key FROM traces_not_population)",
 	/* what the root spans say about their sampling, grouped: the W3C
 	 * tracestate, and the Jaeger and OpenTracing tags; at most ?5 roots
 	 * (a sampler is configured, not chosen per request) */
@@ -109,7 +118,7 @@ static const char *const rsql[RSTMT_COUNT] = {
 	[RSTMT_ROOT_KEYS] =
 	    "SELECT trace_key, start_ns, end_ns, queue_ns FROM spans"
 	    " WHERE parent_id = '' AND start_ns >= ?3 AND start_ns < ?4 AND service = ?1 AND name = ?2"
-	    " ORDER BY start_ns",
+	    NOT_POPULATION " ORDER BY start_ns",
 	[RSTMT_TRACE_KEY] = "SELECT " SPAN_COLS("''") " FROM spans s WHERE s.trace_key = ?1",
 	/* the identity index, as RSTMT_SCAN_ALL walks it (never the rowid
 	 * range and a sort of every row) */
@@ -119,7 +128,7 @@ static const char *const rsql[RSTMT_COUNT] = {
 	[RSTMT_MAX_TRACE_KEY] = "SELECT coalesce(max(trace_key), 0) FROM spans",
 	/* the partial index on root starts, without the rows */
 	[RSTMT_ROOTS_COUNT] = ("SELECT count(*) FROM spans WHERE parent_id = ''"
-	                       " AND start_ns >= ?1 AND start_ns < ?2"),
+	                       " AND start_ns >= ?1 AND start_ns < ?2" NOT_POPULATION),
 	/* a traces row exists only with its first span (same transaction) */
 	[RSTMT_STATS] =
 	    "SELECT (SELECT count(*) FROM spans),"

@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# pull_traces.sh - `tailtriage pull --jaeger` and `--tempo` against a
+# loopback server (tests/py/trace_api.py) that answers with the documented
+# response shapes of Jaeger's API v3 (its api_v3 snapshots), Jaeger v1's
+# /api/traces and Tempo's /api/search and /api/v2/traces, holding a
+# simulated incident (`tailtriage sim`). Checks: the window's slowest 20
+# are exactly the 20 slowest entries of the data; the samples are spread
+# over the window and the baseline (not the newest 100); the populations
+# the analysis reads are the samples alone; a second pull stores nothing; searches paged small (--page, and a server that caps a
+# search); 404 "No traces found" / "trace not found"; 429 then success; a
+# server killed mid-pull keeps what was stored and a later pull completes
+# it; 401 without the tenant or token; a server that is neither back end;
+# an unreachable one. Every server is on 127.0.0.1 and exits by itself.
+set -u
+BIN="${TT_BIN:?}"
+API="${TT_SRC:?}/tests/py/trace_api.py"
+TMP="$(mktemp -d)"
+SRV_PID=""
+cleanup() { [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null; rm -rf "$TMP"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# serve MODE [options]: starts trace_api.py, sets URL
+serve() {
+  [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null && wait "$SRV_PID" 2>/dev/null
+  rm -f "$TMP/port"
+  python3 "$API" --mode "$1" --data "$TMP/sim/traces.jsonl" --port-file "$TMP/port" \
+    --log "$TMP/requests.log" --lifetime 300 "${@:2}" &
+  SRV_PID=$!
+  for _ in $(seq 300); do [ -s "$TMP/port" ] && break; sleep 0.05; done
+  [ -s "$TMP/port" ] || fail "trace_api.py did not start"
+  URL="http://127.0.0.1:$(cat "$TMP/port")"
+}
+
+"$BIN" sim mercury --out "$TMP/sim" --traces 300 -q || fail "sim"
+read -r W B < <(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["window"]["range"], m["baseline"]["range"])' "$TMP/sim/manifest.json")
+SVC=mercury-api
+OP="GET /v2/home"
+
+# the answers from the full data: its 20 slowest entries, its diagnosis
+"$BIN" import -q --db "$TMP/full.db" "$TMP/sim/traces.jsonl" || fail "import of the full data"
+python3 - "$TMP/sim/traces.jsonl" "$TMP/sim/manifest.json" >"$TMP/slowest.ref" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[2]))
+w0, w1 = int(m["window"]["from_ns"]), int(m["window"]["to_ns"])
+d = []
+for line in open(sys.argv[1]):
+    for rs in json.loads(line)["resourceSpans"]:
+        svc = [a["value"]["stringValue"] for a in rs["resource"]["attributes"] if a["key"] == "service.name"][0]
+        for ss in rs["scopeSpans"]:
+            for sp in ss["spans"]:
+                if svc == "mercury-api" and sp["name"] == "GET /v2/home" and not sp.get("parentSpanId"):
+                    s, e = int(sp["startTimeUnixNano"]), int(sp["endTimeUnixNano"])
+                    if w0 <= s < w1:
+                        d.append((e - s, sp["traceId"]))
+for _, t in sorted(d, reverse=True)[:20]:
+    print(t)
+PY
+sort -o "$TMP/slowest.ref" "$TMP/slowest.ref"
+members() { # DB KIND ROLE: the set's trace ids, sorted
+  sqlite3 "$1" "SELECT m.trace_id FROM trace_set_members m JOIN trace_sets s ON s.id = m.set_id WHERE s.kind = '$2' AND s.role = '$3' ORDER BY 1"
+}
+"$BIN" diagnose --db "$TMP/full.db" --window "$W" --baseline "$B" --format json >"$TMP/full.json" 2>/dev/null ||
+  fail "diagnose on the full data"
+leader() { python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["hypotheses"][0]; print(h["id"], h.get("node",""))' "$1"; }
+
+check_pull() { # NAME MODE [server options] -- [pull options]
+  local name=$1 mode=$2
+  shift 2
+  local sopts=() popts=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do sopts+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  popts=("$@")
+  local be=--jaeger
+  case $mode in tempo*) be=--tempo ;; esac
+  serve "$mode" "${sopts[@]}"
+  local db="$TMP/$name.db"
+  "$BIN" pull --db "$db" "$be" "$URL" --service "$SVC" --operation "$OP" --window "$W" --baseline "$B" \
+    --slowest 20 --sample 100 "${popts[@]}" >"$TMP/$name.out" 2>"$TMP/$name.err" ||
+    fail "$name: pull failed: $(cat "$TMP/$name.out" "$TMP/$name.err")"
+  cat "$TMP/$name.out"
+  members "$db" slowest window >"$TMP/$name.slowest"
+  cmp -s "$TMP/slowest.ref" "$TMP/$name.slowest" ||
+    fail "$name: the slowest set is not the data's 20 slowest: $(comm -3 "$TMP/slowest.ref" "$TMP/$name.slowest" | head -5)"
+  for role in window baseline; do
+    [ "$(members "$db" sample $role | wc -l)" = 100 ] || fail "$name: the $role sample has $(members "$db" sample $role | wc -l) traces"
+  done
+  # spread over the window: a quarter of it in each quarter, give or take
+  python3 - "$db" "$TMP/sim/manifest.json" <<'PY' || fail "$name: the window's sample is not spread over it"
+import json, sqlite3, sys
+m = json.load(open(sys.argv[2]))
+w0, w1 = int(m["window"]["from_ns"]), int(m["window"]["to_ns"])
+db = sqlite3.connect(sys.argv[1])
+starts = [r[0] for r in db.execute(
+    "SELECT min(sp.start_ns) FROM trace_set_members m JOIN trace_sets s ON s.id = m.set_id"
+    " JOIN spans sp ON sp.trace_id = m.trace_id WHERE s.kind = 'sample' AND s.role = 'window'"
+    " GROUP BY m.trace_id")]
+q = [0, 0, 0, 0]
+for t in starts:
+    q[min(3, (t - w0) * 4 // (w1 - w0))] += 1
+print("sample per quarter of the window:", q)
+sys.exit(0 if len(starts) == 100 and all(15 <= x <= 35 for x in q) else 1)
+PY
+  # every trace of the sets is stored
+  local missing
+  missing=$(sqlite3 "$db" "SELECT count(DISTINCT m.trace_id) FROM trace_set_members m WHERE NOT EXISTS (SELECT 1 FROM spans s WHERE s.trace_id = m.trace_id)")
+  [ "$missing" = 0 ] || fail "$name: $missing traces of the sets are not stored"
+  # a second pull stores nothing new and fetches nothing
+  : >"$TMP/requests.log"
+  "$BIN" pull --db "$db" "$be" "$URL" --service "$SVC" --operation "$OP" --window "$W" --baseline "$B" \
+    --slowest 20 --sample 100 "${popts[@]}" >"$TMP/$name.out2" 2>"$TMP/$name.err2" || fail "$name: second pull: $(cat "$TMP/$name.err2")"
+  grep -q '0 traces fetched, .* already stored; 0 spans added' "$TMP/$name.out2" || fail "$name: second pull: $(cat "$TMP/$name.out2")"
+  grep -Eq '/api/(v3/|v2/)?traces/[0-9a-f]' "$TMP/requests.log" && fail "$name: the second pull fetched a trace again"
+  [ "$(sqlite3 "$db" "SELECT count(*) FROM trace_sets")" = 3 ] || fail "$name: the second pull added sets"
+  echo "$name: ok"
+}
+
+check_pull jaeger-v3 jaeger-v3
+check_pull jaeger-v3-old jaeger-v3-old
+check_pull jaeger-v1 jaeger-v1
+check_pull tempo tempo --tenant acme -- --tenant acme
+check_pull tempo-v1 tempo-v1
+# small pages, and a server that lists at most 40 whatever is asked
+check_pull paged jaeger-v3 --max-limit 40 -- --page 40
+
+# the populations are the samples: the slowest traces that no sample
+# holds are no requests of the window (its percentiles are the sample's)
+"$BIN" report --db "$TMP/jaeger-v3.db" --window "$W" --baseline "$B" --format json >"$TMP/pulled.json" 2>"$TMP/err" ||
+  fail "report on the pulled data: $(cat "$TMP/err")"
+python3 - "$TMP/pulled.json" <<'PY' || fail "the pulled populations are not the samples"
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("pulled populations:", d["window"]["requests"], d["baseline"]["requests"])
+sys.exit(0 if d["window"]["requests"] == 100 and d["baseline"]["requests"] == 100 else 1)
+PY
+"$BIN" diagnose --db "$TMP/jaeger-v3.db" --window "$W" --baseline "$B" --format json >"$TMP/pulled-dx.json" 2>"$TMP/err" ||
+  fail "diagnose on the pulled data: $(cat "$TMP/err")"
+echo "diagnosis leader: pulled $(leader "$TMP/pulled-dx.json"), full data $(leader "$TMP/full.json")"
+
+# a search that finds nothing: a clear error with the services there are
+serve jaeger-v3
+if "$BIN" pull --db "$TMP/none.db" --jaeger "$URL" --service nosuch --window "$W" >"$TMP/out" 2>"$TMP/err"; then
+  fail "a pull that found nothing succeeded"
+fi
+grep -q "no trace of nosuch in .*; services seen: .*mercury-api" "$TMP/err" || fail "nothing found: $(cat "$TMP/err")"
+
+# 429 three times, then answers: retried, and the pull succeeds
+serve jaeger-v3 --busy 3
+"$BIN" pull --db "$TMP/busy.db" --jaeger "$URL" --service "$SVC" --operation "$OP" --window "$W" \
+  --slowest 5 --sample 10 >"$TMP/out" 2>"$TMP/err" || fail "after 429s: $(cat "$TMP/err")"
+[ "$(members "$TMP/busy.db" slowest window | wc -l)" = 5 ] || fail "after 429s: slowest set: $(cat "$TMP/out" "$TMP/err"; sqlite3 "$TMP/busy.db" "SELECT kind, role, count(*) FROM trace_sets s JOIN trace_set_members m ON m.set_id = s.id GROUP BY s.id")"
+
+# 401: the token is required
+serve tempo --token s3cret
+if "$BIN" pull --db "$TMP/auth.db" --tempo "$URL" --service "$SVC" --window "$W" 2>"$TMP/err" >/dev/null; then
+  fail "a pull without the token succeeded"
+fi
+grep -q "HTTP 401 (not authenticated)" "$TMP/err" || fail "401: $(cat "$TMP/err")"
+"$BIN" pull -q --db "$TMP/auth.db" --tempo "$URL" --token s3cret --service "$SVC" --operation "$OP" \
+  --window "$W" --slowest 3 --sample 0 2>"$TMP/err" || fail "with the token: $(cat "$TMP/err")"
+# the tenant is required
+serve tempo --tenant acme
+if "$BIN" pull --db "$TMP/auth.db" --tempo "$URL" --service "$SVC" --window "$W" 2>"$TMP/err" >/dev/null; then
+  fail "a pull without the tenant succeeded"
+fi
+grep -q "401.*--tenant" "$TMP/err" || fail "tenant 401: $(cat "$TMP/err")"
+
+# a server that is neither
+serve html
+if "$BIN" pull --db "$TMP/html.db" --jaeger "$URL" --service "$SVC" --window "$W" 2>"$TMP/err" >/dev/null; then
+  fail "an HTML server was taken for Jaeger"
+fi
+grep -q "not Jaeger's query API" "$TMP/err" || fail "html: $(cat "$TMP/err")"
+if "$BIN" pull --db "$TMP/html.db" --tempo "$URL" --service "$SVC" --window "$W" 2>"$TMP/err" >/dev/null; then
+  fail "an HTML server was taken for Tempo"
+fi
+grep -q "not Tempo's API" "$TMP/err" || fail "html tempo: $(cat "$TMP/err")"
+
+# unreachable: nothing listens there any more
+kill "$SRV_PID"; wait "$SRV_PID" 2>/dev/null; SRV_PID=""
+if "$BIN" pull --db "$TMP/gone.db" --jaeger "$URL" --retries 1 --service "$SVC" --window "$W" 2>"$TMP/err" >/dev/null; then
+  fail "an unreachable server gave a pull"
+fi
+grep -q "cannot reach $URL/api/v3/services" "$TMP/err" || fail "unreachable: $(cat "$TMP/err")"
+
+# killed mid-pull: what was stored stays, a later pull completes it
+serve jaeger-v3 --die-after 30
+if "$BIN" pull --db "$TMP/killed.db" --jaeger "$URL" --retries 1 --service "$SVC" --operation "$OP" \
+  --window "$W" --baseline "$B" --slowest 20 --sample 100 >"$TMP/out" 2>"$TMP/err"; then
+  fail "a pull from a server that died succeeded"
+fi
+cat "$TMP/err"
+grep -q "traces could not be stored" "$TMP/err" || fail "killed: $(cat "$TMP/err")"
+stored=$(sqlite3 "$TMP/killed.db" "SELECT count(DISTINCT trace_id) FROM spans")
+[ "$stored" -ge 20 ] && [ "$stored" -lt 220 ] || fail "killed: $stored traces stored"
+SRV_PID=""
+serve jaeger-v3
+"$BIN" pull --db "$TMP/killed.db" --jaeger "$URL" --service "$SVC" --operation "$OP" --window "$W" \
+  --baseline "$B" --slowest 20 --sample 100 >"$TMP/out" 2>"$TMP/err" || fail "after the restart: $(cat "$TMP/err")"
+grep -q "already stored" "$TMP/out" || fail "after the restart: $(cat "$TMP/out")"
+missing=$(sqlite3 "$TMP/killed.db" "SELECT count(DISTINCT m.trace_id) FROM trace_set_members m WHERE NOT EXISTS (SELECT 1 FROM spans s WHERE s.trace_id = m.trace_id)")
+[ "$missing" = 0 ] || fail "after the restart: $missing traces of the sets missing"
+echo "pull_traces: ok"
