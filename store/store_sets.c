@@ -136,6 +136,18 @@ int store_trace_set_add(Store *st, int64_t set_id, const char *trace_id, int *ad
 	return 0;
 }
 
+/* *has = 0 for a database from before migration 12 (read-only: it was
+ * not migrated): no set. */
+static int has_sets(Store *st, int *has, Err *err)
+{
+	sqlite3_stmt *h = sstmt(st, S_HAS_TABLE, err);
+	if (h == NULL)
+		return TT_ESTORE;
+	*has = sqlite3_step(h) == SQLITE_ROW;
+	sqlite3_reset(h);
+	return 0;
+}
+
 static const char *col_text(sqlite3_stmt *s, int i)
 {
 	const unsigned char *t = sqlite3_column_text(s, i);
@@ -144,12 +156,9 @@ static const char *col_text(sqlite3_stmt *s, int i)
 
 int store_trace_sets(Store *st, StoreTraceSetFn fn, void *ctx, Err *err)
 {
-	/* a database from before migration 12, read-only: no set */
-	sqlite3_stmt *h = sstmt(st, S_HAS_TABLE, err);
-	if (h == NULL)
+	int has;
+	if (has_sets(st, &has, err))
 		return TT_ESTORE;
-	int has = sqlite3_step(h) == SQLITE_ROW;
-	sqlite3_reset(h);
 	if (!has)
 		return 0;
 	sqlite3_stmt *s = sstmt(st, S_LIST, err);
@@ -185,11 +194,9 @@ int store_traces_not_population(Store *st, int64_t **keys, size_t *n, Err *err)
 {
 	*keys = NULL;
 	*n = 0;
-	sqlite3_stmt *h = sstmt(st, S_HAS_TABLE, err);
-	if (h == NULL)
+	int has;
+	if (has_sets(st, &has, err))
 		return TT_ESTORE;
-	int has = sqlite3_step(h) == SQLITE_ROW;
-	sqlite3_reset(h);
 	if (!has)
 		return 0;
 	sqlite3_stmt *s = sstmt(st, S_NOT_POP, err);
