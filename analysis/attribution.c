@@ -578,8 +578,8 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 	}
 	/* bootstrap: the same resample of requests for every locus */
 	uint64_t brng = UINT64_C(0xb0075742a9) ^ (uint64_t)n;
-	double rises[ATTR_BOOT];
-	int nrise = 0;
+	double rises[ATTR_BOOT], ratios[ATTR_BOOT];
+	int nrise = 0, nratio = 0;
 	for (int bt = 0; bt < ATTR_BOOT; bt++) {
 		memset(cw, 0, (size_t)n * sizeof *cw);
 		memset(cb, 0, (size_t)m * sizeof *cb);
@@ -590,6 +590,8 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 		double bw = weighted_rank(sa, n, 1, cw, pct);
 		double bb = weighted_rank(sb, m, 1, cb, pct);
 		rises[nrise++] = bw - bb;
+		if (bb > 0)
+			ratios[nratio++] = bw / bb;
 		if (bw - bb <= 0)
 			continue; /* no rise in this replicate: no share */
 		for (int l = 0; l < nl; l++) {
@@ -612,12 +614,21 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 	                     "interval by bootstrap",
 	                     pct, pct, (long long)n, (long long)m);
 	ev_ci(rv, rise_lo, rise_hi);
-	int significant = rise_lo > 0;
-	char why[320];
+	if (qb > 0 && nratio > 0) {
+		qsort(ratios, (size_t)nratio, sizeof *ratios, cmp_double);
+		int rl = (int)floor(tail * (nratio - 1)), rh = (int)ceil((1 - tail) * (nratio - 1));
+		EvValue *xv = ev_put(e, "ingress.rise_ratio", qw / qb, "index", EV_SRC_SPANS, EV_Q_NONE,
+		                     n, 0, "spans: window p%g over baseline p%g (%lld and %lld requests); "
+		                     "interval by bootstrap", pct, pct, (long long)n, (long long)m);
+		ev_ci(xv, ratios[rl], ratios[rh]);
+	}
+	/* attributed only when the percentile rose: the one verdict the
+	 * headline, ingress.moved and the null hypothesis's place use too */
+	char verdict[320], why[480];
+	int significant = evidence_objective_rose(e, verdict, sizeof verdict) == 1;
 	snprintf(why, sizeof why,
-	         "spans: the p%g did not rise significantly (%+.1f ms, 95 %% interval %+.1f to "
-	         "%+.1f ms): nothing to attribute",
-	         pct, qw - qb, rise_lo, rise_hi);
+	         "spans: the p%g did not rise significantly by 5 %% and 5 ms, so nothing is "
+	         "attributed; %s", pct, verdict);
 	double best = -INFINITY;
 	char best_name[200] = "";
 	for (int l = 0; l < nl; l++) {
@@ -740,9 +751,13 @@ void ev_mix_explained(Evidence *e, const EvRequestSet *w, const EvRequestSet *b,
 	if (nc == 0 || n == 0 || m == 0)
 		return;
 	const EvValue *rise = evidence_get(e, "ingress.rise_ms");
-	if (rise && !rise->missing && rise->has_ci && !(rise->lo > 0)) {
-		ev_missing(e, "mix.explained_ratio", "ratio",
-		           "spans: the percentile did not rise significantly: nothing to explain");
+	char verdict[320];
+	if (rise && !rise->missing && evidence_objective_rose(e, verdict, sizeof verdict) != 1) {
+		char why[480];
+		snprintf(why, sizeof why,
+		         "spans: the percentile did not rise significantly by 5 %% and 5 ms, so there is "
+		         "nothing to explain; %s", verdict);
+		ev_missing(e, "mix.explained_ratio", "ratio", why);
 		return;
 	}
 	/* window classes in the baseline's numbering; a class the baseline

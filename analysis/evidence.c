@@ -303,7 +303,16 @@ static void why_missing(const Evidence *e, const char *name, char *why, size_t s
 	if (v == NULL)
 		snprintf(why, sz, "%s is not known", name);
 	else
-		snprintf(why, sz, "%s is missing (%s)", name, v->provenance);
+		snprintf(why, sz, "%s is missing: %s", name, evidence_provenance_text(v));
+}
+
+const char *evidence_provenance_text(const EvValue *v)
+{
+	static const char *const tags[] = {"spans: ", "derived: ", "metric: ", "model: ", NULL};
+	for (int i = 0; tags[i]; i++)
+		if (strncmp(v->provenance, tags[i], strlen(tags[i])) == 0)
+			return v->provenance + strlen(tags[i]);
+	return v->provenance;
 }
 
 /* For a comparison: 0 and a reason when name or name@baseline is
@@ -510,6 +519,89 @@ int evidence_above(const Evidence *e, const char *name, double t)
 int evidence_below(const Evidence *e, const char *name, double t)
 {
 	return t_beyond(e, name, t, 0, NULL, 0);
+}
+
+/* "+78.8 ms, 95 % interval -58.1 to +222.7 ms" */
+static void rise_text(double d, double lo, double hi, char *out, size_t sz)
+{
+	snprintf(out, sz, "%+.1f ms, 95 %% interval %+.1f to %+.1f ms", d, lo, hi);
+}
+
+static int from_sheet(const Evidence *e, const char *name)
+{
+	const EvValue *v = evidence_get(e, name);
+	return v && v->source == EV_SRC_SHEET;
+}
+
+int evidence_objective_rose(const Evidence *e, char *say, size_t sz)
+{
+	char buf[320];
+	if (say == NULL) {
+		say = buf;
+		sz = sizeof buf;
+	}
+	*say = '\0';
+	const EvValue *d = evidence_get(e, "ingress.rise_ms"), *r = evidence_get(e, "ingress.rise_ratio");
+	/* a sheet's p99, or a complete metric's when it is the best source
+	 * (ev_best_source()), is compared as it is; the bootstrap is the
+	 * traces' */
+	const EvValue *p = evidence_get(e, "ingress.p99_ms");
+	int sheet = from_sheet(e, "ingress.p99_ms") || from_sheet(e, "ingress.p99_ms@baseline") ||
+	            (p && p->source == EV_SRC_METRIC);
+	double nw = 0, nb = 0;
+	if (d && !d->missing && d->has_ci && !sheet &&
+	    (evidence_value(e, "ingress.requests.spans", &nw) ||
+	     evidence_value(e, "ingress.requests", &nw)) &&
+	    (evidence_value(e, "ingress.requests.spans@baseline", &nb) ||
+	     evidence_value(e, "ingress.requests@baseline", &nb)) &&
+	    (nw < EV_RISE_MIN_N || nb < EV_RISE_MIN_N)) {
+		/* a p99 of fewer than 100 requests is their maximum: resampling
+		 * the maximum says nothing about the percentile */
+		snprintf(say, sz, "the %s's %.0f requests are too few for a p99 (its nearest rank is the "
+		         "maximum)", nw < EV_RISE_MIN_N ? "window" : "baseline",
+		         nw < EV_RISE_MIN_N ? nw : nb);
+		return -1;
+	}
+	if (d && !d->missing && d->has_ci && !sheet) {
+		/* the bootstrap of the difference itself: its interval is not
+		 * left open by an order statistic past the sample */
+		double rv = r && !r->missing ? r->value : NAN;
+		double rhi = r && !r->missing && r->has_ci ? r->hi : INFINITY;
+		char iv[128];
+		rise_text(d->value, d->lo, d->hi, iv, sizeof iv);
+		if (d->value >= EV_RISE_MIN_MS && rv >= EV_RISE_MIN_FACTOR && d->lo > 0) {
+			snprintf(say, sz, "it rose by 5 %% and 5 ms or more, beyond sampling noise (%s)", iv);
+			return 1;
+		}
+		if (d->hi < EV_RISE_MIN_MS || rhi < EV_RISE_MIN_FACTOR) {
+			snprintf(say, sz, "its interval leaves no room for a rise of 5 %% and 5 ms (%s)", iv);
+			return 0;
+		}
+		if (d->value >= EV_RISE_MIN_MS && rv >= EV_RISE_MIN_FACTOR)
+			snprintf(say, sz, "the rise's interval reaches 0 (%s)", iv);
+		else
+			snprintf(say, sz, "a rise of 5 %% and 5 ms is inside its interval (%s)", iv);
+		return -1;
+	}
+	/* no request pass (a sheet, metrics only): the two values compared */
+	char why[320];
+	int t = t_rose(e, "ingress.p99_ms", EV_RISE_MIN_MS, EV_RISE_MIN_FACTOR, why, sizeof why);
+	EvChange c;
+	int have = evidence_change(e, "ingress.p99_ms", &c);
+	if (t == 1) {
+		snprintf(say, sz, "it rose from %.1f to %.1f ms, by 5 %% and 5 ms or more, beyond sampling "
+		         "noise", c.b, c.w);
+		return 1;
+	}
+	if (t_flat(e, "ingress.p99_ms", EV_RISE_MIN_MS, EV_RISE_MIN_FACTOR, t < 0 ? NULL : why,
+	           sizeof why) == 1) {
+		snprintf(say, sz, "its interval leaves no room for a rise of 5 %% and 5 ms (%.1f against "
+		         "%.1f ms)", c.w, c.b);
+		return 0;
+	}
+	(void)have;
+	snprintf(say, sz, "%s", why);
+	return -1;
 }
 
 int evidence_bound(const Evidence *e, const char *name, int upper, double *out, char *why,
@@ -1168,25 +1260,64 @@ static void derive_mix_top(Evidence *e)
 		ev_fact(e, "mix.grew_most", e->classes[top]);
 }
 
-/* ingress.moved: 1 when the endpoint's latency rose significantly (p99
- * or p90 up by 5 % or more with the interval of the change above 0), 0
- * when neither did, missing without a baseline. The null hypothesis
- * ranks first exactly when nothing moved (docs/diagnosis.md). */
+/* ingress.rose: the objective's percentile rose (1), did not (0: its
+ * interval leaves no room for a rise of 5 % and 5 ms) or cannot tell
+ * (missing, with the reason), as evidence_objective_rose() decides.
+ * ingress.moved: 1 when that percentile or the p90 rose, 0 when neither
+ * did, missing (with both reasons) when it cannot tell. The null
+ * hypothesis ranks first when nothing moved (docs/diagnosis.md). */
 static void derive_moved(Evidence *e)
 {
-	int a = evidence_rose(e, "ingress.p99_ms", 0, 1.05);
-	int b = evidence_rose(e, "ingress.p90_ms", 0, 1.05);
 	EvChange c;
-	if (!evidence_change(e, "ingress.p99_ms", &c) && !evidence_change(e, "ingress.p90_ms", &c)) {
-		ev_missing(e, "ingress.moved", "flag", "derived: needs the endpoint's p99 or p90 in both "
-		                                      "window and baseline");
+	int have99 = evidence_change(e, "ingress.p99_ms", &c) ||
+	             evidence_get(e, "ingress.rise_ms") != NULL;
+	int have90 = evidence_change(e, "ingress.p90_ms", &c);
+	if (!have99 && !have90) {
+		const char *why = "derived: needs the endpoint's p99 or p90 in both window and baseline";
+		ev_missing(e, "ingress.rose", "flag", why);
+		ev_missing(e, "ingress.moved", "flag", why);
 		return;
 	}
-	ev_put(e, "ingress.moved", a == 1 || b == 1, "flag", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
-	       "derived: the endpoint's p99 or p90 rose by 5 %% or more, beyond sampling noise "
-	       "(p99: %s, p90: %s)",
-	       a == 1 ? "rose" : a == 0 ? "did not rise" : "cannot tell",
-	       b == 1 ? "rose" : b == 0 ? "did not rise" : "cannot tell");
+	char s99[320] = "", s90[320] = "";
+	int a = have99 ? evidence_objective_rose(e, s99, sizeof s99) : -1;
+	int b = -1;
+	if (have90) {
+		b = t_rose(e, "ingress.p90_ms", EV_RISE_MIN_MS, EV_RISE_MIN_FACTOR, s90, sizeof s90);
+		if (b != 1) {
+			char wf[320];
+			b = t_flat(e, "ingress.p90_ms", EV_RISE_MIN_MS, EV_RISE_MIN_FACTOR, wf, sizeof wf) == 1
+			        ? 0
+			        : -1;
+			if (b < 0 && s90[0] == '\0')
+				snprintf(s90, sizeof s90, "%s", wf);
+		}
+	}
+	if (have99) {
+		if (a < 0)
+			ev_missing(e, "ingress.rose", "flag", s99);
+		else
+			ev_put(e, "ingress.rose", a, "flag", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
+			       "derived: the objective's percentile %s: %s", a ? "rose" : "did not rise", s99);
+	}
+	/* without a p90 on both sides (a sheet's p99 alone) the p99 decides */
+	int moved = !have90 ? a : !have99 ? b : a == 1 || b == 1 ? 1 : a == 0 && b == 0 ? 0 : -1;
+	char p99w[64], p90w[400];
+	snprintf(p99w, sizeof p99w, "p99: %s%s", a == 1 ? "rose" : a == 0 ? "did not rise" : "cannot tell",
+	         have99 ? "" : " (not known)");
+	snprintf(p90w, sizeof p90w, "p90: %s%s%s", b == 1 ? "rose" : b == 0 ? "did not rise" : "cannot tell",
+	         b < 0 && *s90 ? ", " : "", b < 0 ? s90 : "");
+	if (moved < 0) {
+		char why[1200];
+		snprintf(why, sizeof why,
+		         "derived: cannot tell whether the endpoint's p99 or p90 rose by 5 %% and 5 ms "
+		         "(%s%s%s; %s)", p99w, a < 0 && have99 ? ": " : "", a < 0 && have99 ? s99 : "",
+		         have90 ? p90w : "p90: not known");
+		ev_missing(e, "ingress.moved", "flag", why);
+		return;
+	}
+	ev_put(e, "ingress.moved", moved, "flag", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
+	       "derived: the endpoint's p99 or p90 %s by 5 %% and 5 ms beyond sampling noise (%s; %s)",
+	       moved ? "rose" : "did not rise", p99w, have90 ? p90w : "p90: not known");
 }
 
 /* Splits a window value "dep.<caller>.calls.<callee>" into its caller and

@@ -205,6 +205,31 @@ int evidence_below(const Evidence *e, const char *name, double threshold);
 int evidence_test(const Evidence *e, const char *op, const char *name, double a, double b,
                   char *why, size_t sz);
 
+/* The smallest rise of the endpoint's percentile that matters: 5 ms and
+ * 5 % of the baseline's value. */
+#define EV_RISE_MIN_MS 5.0
+#define EV_RISE_MIN_FACTOR 1.05
+/* Fewer requests than this on either side: their p99 is their maximum,
+ * and no rise of it can be shown. */
+#define EV_RISE_MIN_N 100
+
+/* Did the objective's percentile rise? The one verdict the diagnosis's
+ * headline, ingress.rose, ingress.moved, the attribution and the null
+ * hypothesis's place all use, so no screen shows a rise next to "did not
+ * rise": 1 when it rose by EV_RISE_MIN_MS and EV_RISE_MIN_FACTOR or more
+ * beyond sampling noise, 0 when its interval leaves no room for such a
+ * rise (an equivalence test), -1 cannot tell (also when either side holds
+ * fewer than EV_RISE_MIN_N requests). It reads the bootstrap
+ * interval of the rise itself (ingress.rise_ms, ingress.rise_ratio) when
+ * the request pass made one and no sheet overrides the p99, else compares
+ * ingress.p99_ms with its baseline. say (may be NULL) gets one clause
+ * saying why, with the interval. */
+int evidence_objective_rose(const Evidence *e, char *say, size_t sz);
+
+/* v's provenance without its source tag ("spans: ", "derived: ", ...),
+ * for a sentence that already names the value. Borrowed from v. */
+const char *evidence_provenance_text(const EvValue *v);
+
 /* A bound of name's interval (upper: 1 the upper, 0 the lower; the value
  * itself when it carries no interval): 1 and *out, or 0 with why when the
  * value is missing or that side is unbounded. */

@@ -142,7 +142,7 @@ static void snap_build(CliBoard *b, const Diagnosis *d)
 		t->signature = h->signature;
 		t->lines = &b->lines[li];
 		char xl[512];
-		if (i == 0)
+		if (i == 0) {
 			for (int k = 0; k < d->n_warnings; k++) {
 				Buf l;
 				buf_init(&l);
@@ -150,6 +150,7 @@ static void snap_build(CliBoard *b, const Diagnosis *d)
 				b->lines[li++] = keep(b, buf_str(&l));
 				buf_fini(&l);
 			}
+		}
 		diagnosis_format_explained(d, h, xl, sizeof xl);
 		if (*xl)
 			b->lines[li++] = keep(b, xl);
@@ -163,6 +164,16 @@ static void snap_build(CliBoard *b, const Diagnosis *d)
 		diagnosis_format_remedy(h, rm, sizeof rm);
 		if (*rm)
 			b->lines[li++] = keep(b, rm);
+		/* under the leader, the rise and the verdict the ranking used,
+		 * as diagnose prints them */
+		char rise[160], verdict[400];
+		if (i == 0 && diagnosis_rise(d, rise, sizeof rise, verdict, sizeof verdict)) {
+			Buf l;
+			buf_init(&l);
+			buf_printf(&l, "rise %s, %s", rise, verdict);
+			b->lines[li++] = keep(b, buf_str(&l));
+			buf_fini(&l);
+		}
 		for (int k = 0; k < h->n_preds; k++) {
 			const DxPredicate *p = &h->preds[k];
 			if (p->outcome == DX_NOT)

@@ -340,22 +340,33 @@ static void add_capacity(Out *o, const Evidence *e, const Model *m, const char *
 static void hold(Out *o, const Evidence *e, const DxHypothesis *hyp, int n_hyp)
 {
 	const char *id = "hold-rollout";
-	double p99, obj, nb;
+	double p99, obj, nb, nu = 0;
 	int breach = val(e, "ingress.p99_ms", &p99) && val(e, "objective.p99_ms", &obj) && p99 > obj;
-	int budgets = val(e, "budgets.breached", &nb) && nb >= 1;
+	int have_budgets = val(e, "budgets.breached", &nb);
+	int budgets = have_budgets && nb >= 1;
+	val(e, "budgets.unknown", &nu);
 	if (!breach && !budgets) {
+		/* what is known about the budgets, without reading "not known" as
+		 * "not breached" */
+		char bud[160];
+		if (!have_budgets)
+			snprintf(bud, sizeof bud, "no budget is declared");
+		else if (nu >= 1)
+			snprintf(bud, sizeof bud, "no budget is breached, but %.0f cannot be judged (their "
+			         "evidence is missing)", nu);
+		else
+			snprintf(bud, sizeof bud, "no budget is breached");
 		if (!val(e, "ingress.p99_ms", &p99))
 			add(o, id, DX_UNSUPPORTED,
-			    "the endpoint's p99 is not known and no budget is breached: no evidence to hold for");
+			    "the endpoint's p99 is not known and %s: no evidence to hold for", bud);
 		else if (!val(e, "objective.p99_ms", &obj))
 			add(o, id, DX_UNSUPPORTED,
-			    "no objective is known (p99 %.1f ms) and no budget is breached: nothing says the "
-			    "p99 is too slow; a model with an objective would judge it",
-			    p99);
+			    "no objective is known (p99 %.1f ms) and %s: nothing says the p99 is too slow; a "
+			    "model with an objective would judge it",
+			    p99, bud);
 		else
-			add(o, id, DX_UNSUPPORTED,
-			    "the objective is met (p99 %.1f ms) and no budget is breached: nothing to hold for",
-			    p99);
+			add(o, id, DX_UNSUPPORTED, "the objective is met (p99 %.1f ms) and %s: nothing to hold "
+			    "for", p99, bud);
 		return;
 	}
 	Buf b;
@@ -366,7 +377,8 @@ static void hold(Out *o, const Evidence *e, const DxHypothesis *hyp, int n_hyp)
 		buf_printf(&b, "%s%.0f budget%s breached", b.len ? "; " : "", nb, nb == 1 ? "" : "s");
 	int k = 0;
 	for (int i = 0; i < n_hyp && k < 3; i++) {
-		if (hyp[i].score <= 0 || strcmp(hyp[i].id, "insufficient-evidence") == 0)
+		if (hyp[i].score <= 0 || hyp[i].not_applicable ||
+		    strcmp(hyp[i].id, "insufficient-evidence") == 0)
 			continue;
 		buf_printf(&b, "%s%s (%s, check %s)", k == 0 ? "; unconfirmed leads: " : ", ", hyp[i].id,
 		           hyp[i].node, hyp[i].check);

@@ -302,6 +302,38 @@ void diagnosis_format_remedy(const DxHypothesis *h, char *out, size_t sz)
 	snprintf(out, sz, "remedy: %s. Cost: %s. Worked when: %s", c, k, w);
 }
 
+int diagnosis_rise(const Diagnosis *d, char *rise, size_t rsz, char *verdict, size_t vsz)
+{
+	const Evidence *e = d->evidence;
+	const EvValue *r = evidence_get(e, "ingress.rise_ms"), *p99 = evidence_get(e, "ingress.p99_ms");
+	EvChange mc;
+	/* the percentile the ranking reads is the metric's when it is the
+	 * best source: its change first */
+	int from_metric = p99 && !p99->missing && p99->source == EV_SRC_METRIC &&
+	                  evidence_change(e, "ingress.p99_ms", &mc);
+	if (!from_metric && (r == NULL || r->missing))
+		return 0;
+	char src[96];
+	if (from_metric) {
+		char lo[32], hi[32];
+		evidence_source_text(e, p99, src, sizeof src);
+		snprintf(lo, sizeof lo, isinf(mc.d_lo) ? "?" : "%.1f", mc.d_lo);
+		snprintf(hi, sizeof hi, isinf(mc.d_hi) ? "?" : "%.1f", mc.d_hi);
+		snprintf(rise, rsz, "%+.1f ms [%s, %s ms] (%s)", mc.d, lo, hi, src);
+	} else {
+		char ci[96];
+		diagnosis_format_interval(r, ci, sizeof ci);
+		evidence_source_text(e, r, src, sizeof src);
+		snprintf(rise, rsz, "%+.1f ms %s (%s)", r->value, ci, src);
+	}
+	/* the verdict ingress.rose and the ranking use */
+	char say[320];
+	int v = evidence_objective_rose(e, say, sizeof say);
+	snprintf(verdict, vsz, "%s: %s%s", v == 1 ? "rose" : v == 0 ? "did not rise" : "cannot tell",
+	         say, v == 1 || from_metric ? "" : "; nothing attributed");
+	return 1;
+}
+
 void diagnosis_format_explained(const Diagnosis *d, const DxHypothesis *h, char *out, size_t sz)
 {
 	*out = '\0';
@@ -417,6 +449,7 @@ void diagnosis_json(const Diagnosis *d, const Model *m, Buf *out)
 		cJSON_AddStringToObject(o, "param", h->param ? h->param : "");
 		cJSON_AddStringToObject(o, "title", h->title ? h->title : "");
 		cJSON_AddBoolToObject(o, "signature", h->signature);
+		cJSON_AddBoolToObject(o, "applicable", !h->not_applicable);
 		const EvValue *xv = h->explains ? evidence_get(d->evidence, h->explains) : NULL;
 		if (xv) {
 			cJSON *x = cJSON_AddObjectToObject(o, "explained");
@@ -461,6 +494,7 @@ void diagnosis_json(const Diagnosis *d, const Model *m, Buf *out)
 			cJSON_AddStringToObject(po, "text", p->text);
 			cJSON_AddStringToObject(po, "kind", p->against ? "against" : "for");
 			cJSON_AddNumberToObject(po, "weight", p->weight);
+			cJSON_AddBoolToObject(po, "signature", p->signature);
 			cJSON_AddStringToObject(po, "outcome", p->outcome == DX_HOLDS ? "holds"
 			                                       : p->outcome == DX_NOT ? "does-not-hold"
 			                                                              : "missing");
@@ -559,40 +593,30 @@ void diagnosis_text(const Diagnosis *d, const Model *m, Buf *out)
 			buf_printf(out, "  ! %s\n", d->warnings[i]);
 		buf_adds(out, "\n");
 	}
-	const EvValue *rise = evidence_get(e, "ingress.rise_ms");
-	const EvValue *p99 = evidence_get(e, "ingress.p99_ms");
-	EvChange mc;
-	int from_metric = p99 && !p99->missing && p99->source == EV_SRC_METRIC &&
-	                  evidence_change(e, "ingress.p99_ms", &mc);
-	if (from_metric) {
-		/* the percentile the Board reads is the metric's: the headline
-		 * says its change first, the traces' (which the attribution
-		 * replays) after it */
-		char src[96];
-		evidence_source_text(e, p99, src, sizeof src);
-		int r = evidence_rose(e, "ingress.p99_ms", 0, 1.0);
-		buf_printf(out, "Rise of the objective's percentile: %+.1f ms [%.1f, %.1f ms] (%s): %s\n",
-		           mc.d, mc.d_lo, mc.d_hi, src,
-		           r == 1 ? "it rose" : r == 0 ? "it did not rise" : "cannot tell");
-	}
-	if (rise && !rise->missing) {
-		char ci[96];
-		diagnosis_format_interval(rise, ci, sizeof ci);
-		char src[96];
-		evidence_source_text(e, rise, src, sizeof src);
-		buf_printf(out, "%s%+.1f ms %s (%s)%s\n", from_metric
-		               ? "  on the traces the attribution replays: "
-		               : "Rise of the objective's percentile: ",
-		           rise->value, ci, src,
-		           rise->has_ci && rise->lo > 0 ? "" : "  (not significant: nothing to attribute)");
-	}
-	if (from_metric || (rise && !rise->missing))
+	char rise[160], verdict[400];
+	if (diagnosis_rise(d, rise, sizeof rise, verdict, sizeof verdict)) {
+		buf_printf(out, "Rise of the objective's percentile: %s\n  %s\n", rise, verdict);
+		const EvValue *tr = evidence_get(e, "ingress.rise_ms"), *p99 = evidence_get(e, "ingress.p99_ms");
+		if (p99 && p99->source == EV_SRC_METRIC && tr && !tr->missing) {
+			/* what the attribution replays: the traces */
+			char ci[96], src[96];
+			diagnosis_format_interval(tr, ci, sizeof ci);
+			evidence_source_text(e, tr, src, sizeof src);
+			buf_printf(out, "  on the traces the attribution replays: %+.1f ms %s (%s)\n", tr->value,
+			           ci, src);
+		}
 		buf_adds(out, "\n");
+	}
 	buf_adds(out, "Hypotheses (ranked; score = weights of holding supporting minus contradicting "
 	              "predicates)\n");
 	for (int i = 0; i < d->n_hyp; i++) {
 		const DxHypothesis *h = &d->hyp[i];
 		clean(s1, sizeof s1, h->node);
+		if (h->not_applicable) {
+			buf_printf(out, "%2d. %-27s %s\n    = %s\n", h->rank, h->id, "(not applicable)",
+			           h->rank_note ? h->rank_note : "not applicable");
+			continue;
+		}
 		buf_printf(out, "%2d. %-27s %-16s score %+.1f%s\n", h->rank, h->id, s1, h->score,
 		           h->signature ? "" : (h->score > 0 ? "  (signature not seen)" : ""));
 		buf_printf(out, "    %s\n", h->title);

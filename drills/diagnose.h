@@ -67,6 +67,7 @@ typedef struct DxPredicate {
 	char *expr;                  /* the expression evaluated (names substituted) */
 	double weight;
 	int against;                 /* 0: supports the hypothesis when it holds; 1: contradicts */
+	int signature;               /* the hypothesis's own observation (catalog) */
 	int outcome;                 /* DX_HOLDS, DX_NOT or DX_MISSING */
 	char **names;                /* evidence names the expression read */
 	int n_names;
@@ -112,6 +113,9 @@ typedef struct DxHypothesis {
 	                              * would show it worked, for what it blames
 	                              * (catalog "remedy"); each NULL when the
 	                              * catalog gives none or nothing is blamed */
+	int not_applicable;          /* 1: nothing to evaluate it on (no workload class,
+	                              * no dependency that meets its condition): ranked
+	                              * last, rank_note says why, no check is suggested */
 } DxHypothesis;
 
 enum { DX_SUPPORTED, DX_UNSUPPORTED, DX_REFUSED };
@@ -146,6 +150,13 @@ void diagnosis_free(Diagnosis *d);
 /* "[281.2, 330.5 ms] n=3000" for a value with an interval ("?" for an
  * unbounded side: too few observations); "" without one. */
 void diagnosis_format_interval(const EvValue *v, char *out, size_t sz);
+
+/* The rise of the objective's percentile, "+78.8 ms [-58.1, 222.7 ms]
+ * n=300", and the one verdict on it that the ranking uses, "cannot tell:
+ * the rise's interval reaches 0 (...); nothing attributed" (or "rose: ...",
+ * "did not rise: ..."). Returns 0 (and writes nothing) when no rise was
+ * computed (a sheet, no baseline). */
+int diagnosis_rise(const Diagnosis *d, char *rise, size_t rsz, char *verdict, size_t vsz);
 
 /* "explains 64 % of the rise (95 % interval 41 to 88 %)" for a hypothesis
  * whose locus has an attribution; "" when it has none. */

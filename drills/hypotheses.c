@@ -491,7 +491,7 @@ static int lookup(void *ctx, const char *name, double *out)
 		const EvValue *ev = evidence_get(r->e, name);
 		char why[320];
 		if (ev)
-			snprintf(why, sizeof why, "%s is missing (%s)", name, ev->provenance);
+			snprintf(why, sizeof why, "%s is missing: %s", name, evidence_provenance_text(ev));
 		else
 			snprintf(why, sizeof why, "%s is not known", name);
 		add_why(r, why, 1);
@@ -664,6 +664,7 @@ static int eval_instance(const CatHyp *ch, const Inst *in, const Evidence *e, St
 		p->why = cp->why ? xstrdup(cp->why) : NULL;
 		p->weight = cp->weight;
 		p->against = cp->against;
+		p->signature = cp->signature;
 		p->expr = subst(cp->expr, in, e, 1);
 		if (p->expr == NULL)
 			p->expr = xstrdup(cp->expr); /* an unknown fact: the names stay unresolved */
@@ -737,6 +738,8 @@ typedef struct Ranked {
 static int cmp_ranked(const void *x, const void *y)
 {
 	const Ranked *a = x, *b = y;
+	if (a->h.not_applicable != b->h.not_applicable)
+		return a->h.not_applicable ? 1 : -1;
 	if (a->h.score != b->h.score)
 		return a->h.score > b->h.score ? -1 : 1;
 	if (a->null_hyp != b->null_hyp)
@@ -749,14 +752,62 @@ static int cmp_ranked(const void *x, const void *y)
 	return a->order - b->order;
 }
 
+/* A locus found by attribution: replaying it from the baseline removes a
+ * third of the rise or more, at the 95 % interval's lower bound (the bar
+ * the catalog calls a main carrier). */
+#define DX_FOUND_SHARE 0.33
+
+static int found_by_attribution(const DxHypothesis *h, const Evidence *e)
+{
+	if (h->explains == NULL || evidence_above(e, h->explains, DX_FOUND_SHARE) != 1)
+		return 0;
+	/* the locus is found; the mechanism stays in the running unless its
+	 * own signature was checked and does not hold */
+	int sig = 0, ruled_out = 0;
+	for (int k = 0; k < h->n_preds; k++)
+		if (h->preds[k].signature) {
+			sig++;
+			ruled_out += h->preds[k].outcome == DX_NOT;
+		}
+	return sig == 0 || ruled_out < sig;
+}
+
+/* "found by attribution (explains 97 % of the rise, 95 % interval 84 to
+ * 113 %); its signature could not be checked: 12 calls give ..." */
+static char *found_note(const DxHypothesis *h, const Evidence *e)
+{
+	const EvValue *v = evidence_get(e, h->explains);
+	const char *why = NULL;
+	for (int k = 0; k < h->n_preds && why == NULL; k++)
+		if (h->preds[k].signature && h->preds[k].outcome == DX_MISSING)
+			why = h->preds[k].reason;
+	Buf b;
+	buf_init(&b);
+	buf_printf(&b, "above insufficient-evidence: found by attribution (explains %.0f %% of the rise",
+	           100 * v->value);
+	if (v->has_ci)
+		buf_printf(&b, ", 95 %% interval %.0f to %.0f %%", 100 * v->lo, 100 * v->hi);
+	buf_adds(&b, ")");
+	if (why)
+		buf_printf(&b, "; its signature could not be checked: %s", why);
+	char *s = xstrdup(buf_str(&b));
+	buf_fini(&b);
+	return s;
+}
+
 /* The null hypothesis (the one without a signature) is not ranked by its
  * score but by rule:
  *  - first when the window holds fewer than 100 requests, or when the
- *    objective is not breached and nothing moved (ingress.moved is not 1);
- *  - otherwise right below the hypotheses whose signature holds (their
- *    tests are significance tests, so a signature that holds is not
- *    noise), and above every hypothesis whose signature does not: a story
- *    without its own observation never leads. */
+ *    objective is not breached and the rise is not shown (ingress.moved
+ *    is 0, or cannot tell), or when the objective is met and there is no
+ *    baseline;
+ *  - otherwise right below the hypotheses that found something: whose
+ *    signature holds (their tests are significance tests, so a signature
+ *    that holds is not noise), or whose locus explains a third of the
+ *    rise at the interval's lower bound (found by attribution, even when
+ *    its own per-call test cannot tell on few calls); among the others by
+ *    score. When nothing was found, it leads: abstaining is right only
+ *    when nothing explains the rise. */
 static void place_null(Ranked *rk, int n, const Evidence *e)
 {
 	int ni = -1;
@@ -766,7 +817,10 @@ static void place_null(Ranked *rk, int n, const Evidence *e)
 	if (ni < 0)
 		return;
 	double moved = NAN, p99, obj, nreq;
+	const EvValue *mv = evidence_get(e, "ingress.moved");
 	evidence_value(e, "ingress.moved", &moved);
+	/* cannot tell, as opposed to nothing to compare with */
+	int unknown = mv && mv->missing && strncmp(mv->provenance, "derived: cannot tell", 20) == 0;
 	int judged = evidence_value(e, "ingress.p99_ms", &p99) &&
 	             evidence_value(e, "objective.p99_ms", &obj);
 	int breached = judged && p99 > obj;
@@ -774,33 +828,45 @@ static void place_null(Ranked *rk, int n, const Evidence *e)
 	Ranked null = rk[ni];
 	memmove(&rk[ni], &rk[ni + 1], (size_t)(n - 1 - ni) * sizeof *rk);
 	int to = 0;
-	const char *why = NULL;
+	char why[600];
 	if (thin) {
-		why = "placed first: fewer than 100 requests in the window, too few for a p99 to say "
-		      "anything";
-	} else if (!breached && (moved == 0 || (isnan(moved) && judged))) {
-		why = moved == 0 ? "placed first: nothing moved beyond sampling noise (the endpoint's p99 "
-		                   "and p90 did not rise significantly) and the objective is not breached"
-		                 : "placed first: the objective is met and there is no baseline to show a "
-		                   "rise";
+		snprintf(why, sizeof why, "placed first: fewer than 100 requests in the window, too few "
+		                          "for a p99 to say anything");
+	} else if (!breached && moved == 0) {
+		snprintf(why, sizeof why,
+		         "placed first: nothing moved (the endpoint's p99 and p90 did not rise by 5 %% and "
+		         "5 ms) and the objective is not breached");
+	} else if (!breached && unknown) {
+		const char *p = strchr(mv->provenance, '(');
+		snprintf(why, sizeof why,
+		         "placed first: the rise is not shown and the objective is not breached (%s",
+		         p ? p + 1 : ")");
+	} else if (!breached && isnan(moved) && judged) {
+		snprintf(why, sizeof why, "placed first: the objective is met and there is no baseline to "
+		                          "show a rise");
 	} else {
-		/* stable: every signature-holding one first (in score order),
-		 * then the others with the null among them by score; when no
-		 * signature holds at all, the null leads */
+		/* stable: every hypothesis that found something first (in score
+		 * order), then the others with the null among them by score;
+		 * when nothing was found, the null leads */
 		Ranked *tmp = xcalloc((size_t)n, sizeof *tmp);
-		int k = 0, sig = 0;
-		for (int i = 0; i < n - 1; i++)
-			if (rk[i].h.signature)
-				tmp[k++] = rk[i];
-		sig = k;
+		int k = 0;
+		char *found = xcalloc((size_t)n, 1);
+		for (int i = 0; i < n - 1; i++) {
+			found[i] = rk[i].h.signature || found_by_attribution(&rk[i].h, e);
+			if (!found[i])
+				continue;
+			if (!rk[i].h.signature && rk[i].h.rank_note == NULL)
+				rk[i].h.rank_note = found_note(&rk[i].h, e);
+			tmp[k++] = rk[i];
+		}
 		int placed = 0;
-		if (sig == 0) {
+		if (k == 0) {
 			tmp[k++] = null;
 			placed = 1;
 			to = 0;
 		}
 		for (int i = 0; i < n - 1; i++) {
-			if (rk[i].h.signature)
+			if (found[i])
 				continue;
 			if (!placed && cmp_ranked(&null, &rk[i]) < 0) {
 				to = k;
@@ -815,16 +881,19 @@ static void place_null(Ranked *rk, int n, const Evidence *e)
 		}
 		memcpy(rk, tmp, (size_t)n * sizeof *rk);
 		free(tmp);
+		free(found);
 		if (to != ni)
 			rk[to].h.rank_note = xstrdup(
-			    to == 0 ? "placed first: no hypothesis's own signature holds beyond sampling noise"
-			            : "placed below the hypotheses whose signature holds beyond sampling noise");
+			    to == 0 ? "placed first: nothing explains the rise (no hypothesis's own signature "
+			              "holds beyond sampling noise, and no locus that explains a third of it "
+			              "has a mechanism whose signature is still open)"
+			            : "placed below the hypotheses whose signature holds beyond sampling noise "
+			              "or whose locus explains a third of the rise");
 		return;
 	}
 	memmove(&rk[to + 1], &rk[to], (size_t)(n - 1 - to) * sizeof *rk);
 	rk[to] = null;
-	if (ni != to)
-		rk[to].h.rank_note = xstrdup(why);
+	rk[to].h.rank_note = xstrdup(why); /* first by rule, whatever its score */
 }
 
 int hypotheses_evaluate(const Catalog *c, const Evidence *e, const Model *m, Store *exprs,
@@ -849,7 +918,15 @@ int hypotheses_evaluate(const Catalog *c, const Evidence *e, const Model *m, Sto
 			nv = e->n_callers;
 		}
 		int have = 0;
-		for (int k = 0; k < (nv ? nv : 1); k++) {
+		/* a parameter with no values (no workload class in the data or
+		 * the model): nothing to evaluate, and nothing to suggest */
+		const char *na = NULL;
+		if (*ch->param && nv == 0)
+			na = strcmp(ch->param, "class") == 0
+			         ? "not applicable: no workload class (neither the data nor the model names "
+			           "one), so no class can have grown"
+			         : "not applicable: no dependency (neither the data nor the model names one)";
+		for (int k = 0; k < (na ? 0 : nv ? nv : 1); k++) {
 			Inst in;
 			memset(&in, 0, sizeof in);
 			if (nv) {
@@ -857,11 +934,6 @@ int hypotheses_evaluate(const Catalog *c, const Evidence *e, const Model *m, Sto
 				evidence_segment(vals[k], in.seg, sizeof in.seg);
 				const char *pool = dx_pool_of(m, vals[k]);
 				evidence_segment(pool ? pool : vals[k], in.pool, sizeof in.pool);
-			} else if (*ch->param) {
-				/* a parameter with no values: evaluate once, unresolved */
-				in.value = "unknown";
-				snprintf(in.seg, sizeof in.seg, "unknown");
-				snprintf(in.pool, sizeof in.pool, "unknown");
 			}
 			DxHypothesis h;
 			int r = eval_instance(ch, &in, e, exprs, &h, err);
@@ -883,7 +955,7 @@ int hypotheses_evaluate(const Catalog *c, const Evidence *e, const Model *m, Sto
 		}
 		if (!have) {
 			/* no instance applies (e.g. no optional dependency): listed
-			 * with nothing for or against */
+			 * last with nothing for or against, and the reason */
 			rk[i].h.id = xstrdup(ch->id);
 			rk[i].h.title = xstrdup(ch->title);
 			rk[i].h.mechanism = xstrdup(ch->mechanism);
@@ -891,13 +963,25 @@ int hypotheses_evaluate(const Catalog *c, const Evidence *e, const Model *m, Sto
 			rk[i].h.node = xstrdup("none");
 			rk[i].h.check = xstrdup(ch->check);
 			rk[i].h.check_why = ch->check_why ? xstrdup(ch->check_why) : NULL;
+			rk[i].h.not_applicable = 1;
+			if (na == NULL) {
+				char why[600];
+				snprintf(why, sizeof why, "not applicable: its condition (%s) holds for no %s",
+				         ch->applies ? ch->applies : "applies", *ch->param ? ch->param : "instance");
+				rk[i].h.rank_note = xstrdup(why);
+			} else {
+				rk[i].h.rank_note = xstrdup(na);
+			}
 		}
 		rk[i].order = i;
 		rk[i].null_hyp = !ch->has_signature;
 		rk[i].specific = ch->applies != NULL;
 	}
 	qsort(rk, (size_t)c->n, sizeof *rk, cmp_ranked);
-	place_null(rk, c->n, e);
+	int n_app = c->n;
+	while (n_app > 0 && rk[n_app - 1].h.not_applicable)
+		n_app--;
+	place_null(rk, n_app, e);
 	DxHypothesis *hs = xcalloc((size_t)c->n, sizeof *hs);
 	for (int i = 0; i < c->n; i++) {
 		hs[i] = rk[i].h;

@@ -366,6 +366,12 @@ static void test_matched_peak_sheet(void **state)
 		assert_true(cJSON_IsString(cJSON_GetObjectItem(it, "node")));
 		double sc = cJSON_GetObjectItem(it, "score")->valuedouble;
 		assert_int_equal((int)cJSON_GetObjectItem(it, "rank")->valuedouble, ++rank);
+		/* scores fall among the applicable ones; the not applicable
+		 * (caller-saturation: a sheet has no callers) come after them */
+		if (cJSON_IsFalse(cJSON_GetObjectItem(it, "applicable"))) {
+			last = -INFINITY;
+			continue;
+		}
 		assert_true(sc <= last);
 		last = sc;
 	}
@@ -472,6 +478,46 @@ static void put(Evidence *e, const char *name, double v, const char *unit, doubl
 	                    n, 0, "test: %s", name);
 	if (!isnan(lo))
 		ev_ci(x, lo, hi);
+}
+
+/* The same from spans (a request pass's values: no sheet overrides them). */
+static void put_spans(Evidence *e, const char *name, double v, const char *unit, double lo,
+                      double hi, int64_t n)
+{
+	EvValue *x = ev_put(e, name, v, unit, EV_SRC_SPANS, strstr(unit, "ms") ? EV_Q_EXACT : EV_Q_NONE,
+	                    n, 0, "spans: %s", name);
+	if (!isnan(lo))
+		ev_ci(x, lo, hi);
+}
+
+/* The endpoint's own values: p99 and p90 of window and baseline, and the
+ * bootstrap rise of the p99 with its ratio (lo/hi of the rise). */
+static void put_ingress(Evidence *e, int64_t n, double p99, double p99b, double p90, double p90b,
+                        double rise_lo, double rise_hi)
+{
+	/* a p99 of a few hundred requests has no upper bound */
+	double up = n < 300 ? INFINITY : 1.1;
+	put_spans(e, "ingress.requests", (double)n, "count", NAN, NAN, n);
+	put_spans(e, "ingress.requests@baseline", (double)n, "count", NAN, NAN, n);
+	put_spans(e, "ingress.p99_ms", p99, "ms", 0.9 * p99, up * p99, n);
+	put_spans(e, "ingress.p99_ms@baseline", p99b, "ms", 0.9 * p99b, up * p99b, n);
+	put_spans(e, "ingress.p90_ms", p90, "ms", 0.98 * p90, 1.02 * p90, n);
+	put_spans(e, "ingress.p90_ms@baseline", p90b, "ms", 0.98 * p90b, 1.02 * p90b, n);
+	put_spans(e, "ingress.rise_ms", p99 - p99b, "ms", rise_lo, rise_hi, n);
+	put_spans(e, "ingress.rise_ratio", p99 / p99b, "index", (p99b + rise_lo) / p99b,
+	          (p99b + rise_hi) / p99b, n);
+}
+
+static int text_has(const Diagnosis *d, const char *needle)
+{
+	Buf b;
+	buf_init(&b);
+	diagnosis_text(d, NULL, &b);
+	int yes = strstr(buf_str(&b), needle) != NULL;
+	if (!yes)
+		fprintf(stderr, "%s\n-- has no '%s'\n", buf_str(&b), needle);
+	buf_fini(&b);
+	return yes;
 }
 
 /* The diagnosis of e (taken over) with the built-in catalog and no model. */
@@ -663,6 +709,165 @@ static void test_starved_caller(void **state)
 	assert_string_equal(h->node, "front");
 	assert_int_equal(find_pred(h, "its own calls waited longer")->outcome, DX_HOLDS);
 	assert_true(d->hyp[0].score > h->score);
+	diagnosis_free(d);
+}
+
+/* The headline and the null hypothesis read one verdict on whether the
+ * percentile rose. On 150 requests the p99's order statistics leave it
+ * unbounded, while the bootstrap of the rise itself is well above 0: the
+ * text must not say "did not rise" under a headline that shows the rise
+ * (it did, reading coalesce(rose(...), 0) = 0 as "did not rise"). */
+static void test_rise_one_verdict(void **state)
+{
+	(void)state;
+	Evidence *e = evidence_new();
+	put_ingress(e, 150, 3900, 97.6, 400, 90, 173.7, 3987.8);
+	Diagnosis *d = diagnose_evidence(e);
+	double v;
+	assert_true(evidence_value(d->evidence, "ingress.rose", &v) && v == 1);
+	assert_true(evidence_value(d->evidence, "ingress.moved", &v) && v == 1);
+	const DxHypothesis *ie = diagnosis_hypothesis(d, "insufficient-evidence");
+	const DxPredicate *p = find_pred(ie, "the endpoint's p99 and p90 did not rise");
+	assert_int_equal(p->outcome, DX_NOT);
+	assert_true(text_has(d, "Rise of the objective's percentile: +3802.4 ms"));
+	assert_true(text_has(d, "  rose: it rose by 5 % and 5 ms or more"));
+	diagnosis_free(d);
+
+	/* on 51 requests the p99 is the maximum: the bootstrap of a maximum
+	 * shows nothing, and both the headline and the null say "cannot tell" */
+	e = evidence_new();
+	put_ingress(e, 51, 3900, 97.6, 400, 90, 173.7, 3987.8);
+	d = diagnose_evidence(e);
+	assert_false(evidence_value(d->evidence, "ingress.rose", &v));
+	ie = diagnosis_hypothesis(d, "insufficient-evidence");
+	p = find_pred(ie, "the endpoint's p99 and p90 did not rise");
+	assert_int_not_equal(p->outcome, DX_HOLDS); /* the p90 rose */
+	assert_true(text_has(d, "  cannot tell: the window's 51 requests are too few for a p99"));
+	assert_string_equal(d->hyp[0].id, "insufficient-evidence");
+	assert_non_null(strstr(d->hyp[0].rank_note, "fewer than 100 requests"));
+	diagnosis_free(d);
+
+	/* a quiet window of 250 requests: the p99 cannot tell (its bound is
+	 * past the sample), the p90 stays flat; "did not rise" is not shown,
+	 * the null leads because no rise is shown, and says why */
+	e = evidence_new();
+	put_ingress(e, 250, 120, 118, 80, 80, -30, 35);
+	d = diagnose_evidence(e);
+	assert_false(evidence_value(d->evidence, "ingress.moved", &v));
+	assert_false(evidence_value(d->evidence, "ingress.rose", &v));
+	ie = diagnosis_hypothesis(d, "insufficient-evidence");
+	p = find_pred(ie, "the endpoint's p99 and p90 did not rise");
+	assert_int_equal(p->outcome, DX_MISSING);
+	assert_non_null(strstr(p->reason, "a rise of 5 % and 5 ms is inside its interval"));
+	assert_string_equal(d->hyp[0].id, "insufficient-evidence");
+	assert_non_null(strstr(d->hyp[0].rank_note, "the rise is not shown"));
+	assert_true(text_has(d, "  cannot tell: a rise of 5 % and 5 ms is inside its interval"));
+	diagnosis_free(d);
+
+	/* the same window on 3,000 requests: the interval leaves no room for
+	 * a rise that matters, so "did not rise" holds */
+	e = evidence_new();
+	put_ingress(e, 3000, 120, 118, 80, 80, -3, 4);
+	d = diagnose_evidence(e);
+	assert_true(evidence_value(d->evidence, "ingress.moved", &v) && v == 0);
+	ie = diagnosis_hypothesis(d, "insufficient-evidence");
+	assert_int_equal(find_pred(ie, "the endpoint's p99 and p90 did not rise")->outcome, DX_HOLDS);
+	assert_string_equal(d->hyp[0].id, "insufficient-evidence");
+	assert_true(text_has(d, "  did not rise: its interval leaves no room for a rise of 5 %"));
+	diagnosis_free(d);
+}
+
+/* A dependency that handles a dozen calls in the window: its own p90 has
+ * no upper bound there, so its signature cannot tell, but replaying it
+ * removes 97 % of a significant rise (84 to 113 %). It leads, above
+ * insufficient-evidence, and says it was found by attribution and why its
+ * signature could not be checked (the null led: "no signature holds"). */
+static void test_found_by_attribution(void **state)
+{
+	(void)state;
+	Evidence *e = evidence_new();
+	put_ingress(e, 600, 900, 300, 400, 250, 400, 700);
+	put(e, "dep.rates.service.p90_ms", 200, "ms", 50, INFINITY, 12);
+	put(e, "dep.rates.service.p90_ms@baseline", 20, "ms", 10, INFINITY, 12);
+	put(e, "dep.rates.service.p99_ms", 260, "ms", 50, INFINITY, 12);
+	put(e, "dep.rates.service.p99_ms@baseline", 25, "ms", 10, INFINITY, 12);
+	put(e, "dep.rates.explained", 0.97, "ratio", 0.84, 1.13, 600);
+	put(e, "dep.rates.service.explained", 0.95, "ratio", 0.80, 1.10, 600);
+	put(e, "dep.cart.service.p90_ms", 20, "ms", 19, 21, 600);
+	put(e, "dep.cart.service.p90_ms@baseline", 20, "ms", 19, 21, 600);
+	put(e, "dep.cart.explained", 0.02, "ratio", -0.05, 0.08, 600);
+	Diagnosis *d = diagnose_evidence(e);
+	print_top(d);
+	assert_string_equal(d->hyp[0].id, "dependency-slowdown");
+	assert_string_equal(d->hyp[0].node, "rates");
+	assert_false(d->hyp[0].signature);
+	assert_non_null(d->hyp[0].rank_note);
+	assert_non_null(strstr(d->hyp[0].rank_note, "found by attribution (explains 95 % of the rise, "
+	                                            "95 % interval 80 to 110 %)"));
+	assert_non_null(strstr(d->hyp[0].rank_note, "its signature could not be checked: the "
+	                                            "baseline's 12 calls give the p90 no upper bound"));
+	assert_true(diagnosis_rank(d, "insufficient-evidence") > 1);
+	diagnosis_free(d);
+
+	/* the same share with its interval reaching under a third: not found,
+	 * and with no signature holding the null leads */
+	e = evidence_new();
+	put_ingress(e, 600, 900, 300, 400, 250, 400, 700);
+	put(e, "dep.rates.service.p90_ms", 200, "ms", 50, INFINITY, 12);
+	put(e, "dep.rates.service.p90_ms@baseline", 20, "ms", 10, INFINITY, 12);
+	put(e, "dep.rates.explained", 0.56, "ratio", 0.28, 0.79, 600);
+	put(e, "dep.rates.service.explained", 0.56, "ratio", 0.28, 0.79, 600);
+	d = diagnose_evidence(e);
+	print_top(d);
+	assert_string_equal(d->hyp[0].id, "insufficient-evidence");
+	assert_non_null(strstr(d->hyp[0].rank_note, "nothing explains the rise"));
+	diagnosis_free(d);
+}
+
+/* Without a workload class in the data or the model, the class
+ * hypotheses are listed as not applicable, last, with the reason; no
+ * check names a class that does not exist, and hold-rollout does not
+ * count them as leads (they ranked second as "unknown", suggested
+ * --class unknown, and were listed as unconfirmed leads). */
+static void test_no_classes(void **state)
+{
+	(void)state;
+	Evidence *e = evidence_new();
+	put_ingress(e, 600, 900, 300, 400, 250, 400, 700);
+	put(e, "objective.p99_ms", 500, "ms", NAN, NAN, 0);
+	put(e, "fanout.calls_per_request", 2, "count", NAN, NAN, 600);
+	put(e, "dep.rates.service.explained", 0.95, "ratio", 0.80, 1.10, 600);
+	Diagnosis *d = diagnose_evidence(e);
+	const DxHypothesis *h = diagnosis_hypothesis(d, "class-mix-shift");
+	assert_non_null(h);
+	assert_true(h->not_applicable);
+	/* last, with the other hypotheses that have nothing to evaluate */
+	for (int i = h->rank; i < d->n_hyp; i++)
+		assert_true(d->hyp[i].not_applicable);
+	assert_null(h->check_class);
+	assert_non_null(strstr(h->rank_note, "no workload class"));
+	assert_true(text_has(d, "class-mix-shift             (not applicable)"));
+	for (int i = 0; i < d->n_hyp; i++)
+		assert_true(d->hyp[i].check_class == NULL || strcmp(d->hyp[i].check_class, "unknown") != 0);
+	const DxDecision *x = diagnosis_decision(d, "hold-rollout");
+	assert_non_null(x);
+	assert_null(strstr(x->reason, "class-mix-shift"));
+	Buf b;
+	buf_init(&b);
+	diagnosis_json(d, NULL, &b);
+	cJSON *j = cJSON_Parse(buf_str(&b));
+	const cJSON *ho;
+	int seen = 0;
+	cJSON_ArrayForEach(ho, cJSON_GetObjectItem(j, "hypotheses"))
+	{
+		if (strcmp(cJSON_GetObjectItem(ho, "id")->valuestring, "class-mix-shift") != 0)
+			continue;
+		assert_true(cJSON_IsFalse(cJSON_GetObjectItem(ho, "applicable")));
+		seen = 1;
+	}
+	assert_true(seen);
+	cJSON_Delete(j);
+	buf_fini(&b);
 	diagnosis_free(d);
 }
 
@@ -965,6 +1170,9 @@ int main(void)
 		cmocka_unit_test(test_explained_text),
 		cmocka_unit_test(test_cannot_tell_reason_shown),
 		cmocka_unit_test(test_starved_caller),
+		cmocka_unit_test(test_rise_one_verdict),
+		cmocka_unit_test(test_found_by_attribution),
+		cmocka_unit_test(test_no_classes),
 		cmocka_unit_test(test_decide_by_name),
 		cmocka_unit_test(test_quiet_window),
 		cmocka_unit_test(test_client_pool_wait),
