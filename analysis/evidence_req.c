@@ -989,7 +989,9 @@ static int64_t upper(const float *v, int64_t n, double x)
  * sides), and whether any class's p90 rose beyond noise:
  * dep.D.service.within_class_rose and dep.D.client_wait.within_class_rose.
  * A dependency whose overall p90 moved only because the class mix moved
- * has 0 there: no class got slower. */
+ * has 0 there: no class got slower, each class's interval leaving no room
+ * for a rise of that size. When no class rose but some class cannot rule
+ * one out, the flag is missing (cannot tell), never 0. */
 /* A set's calls grouped by (dependency, class): the calls of dependency d
  * and class c (a classes index) are order[start[key] .. start[key + 1])
  * with key = d * (n_classes + 1) + c + 1, in the set's order. */
@@ -1034,7 +1036,7 @@ static void within_class(Evidence *e, const EvRequestSet *w, const EvRequestSet 
 		char seg[96], cseg[96], name[320];
 		evidence_segment(e->deps[k], seg, sizeof seg);
 		for (int f = 0; f < 2; f++) {
-			int compared = 0, rose = 0;
+			int compared = 0, rose = 0, flat = 0;
 			for (int c = 0; c < e->n_classes; c++) {
 				int cw = idx(w->classes, w->n_classes, e->classes[c]);
 				int cb = idx(b->classes, b->n_classes, e->classes[c]);
@@ -1072,16 +1074,28 @@ static void within_class(Evidence *e, const EvRequestSet *w, const EvRequestSet 
 					}
 					snprintf(name, sizeof name, "dep.%s.class.%s.%s.p90_ms", seg, cseg, field[f]);
 					compared++;
-					rose |= evidence_rose(e, name, f == 0 ? 3 : 5, f == 0 ? 1.3 : 1.5) == 1;
+					double a = f == 0 ? 3 : 5, fac = f == 0 ? 1.3 : 1.5;
+					rose |= evidence_rose(e, name, a, fac) == 1;
+					flat += evidence_flat(e, name, a, fac) == 1;
 				}
 				free(v[0]);
 				free(v[1]);
 			}
 			snprintf(name, sizeof name, "dep.%s.%s.within_class_rose", seg, field[f]);
-			if (compared)
+			if (compared && !rose && flat < compared) {
+				char why[320];
+				snprintf(why, sizeof why,
+				         "spans: cannot tell: no class's p90 of %s rose beyond noise (%s), but %d "
+				         "of the %d classes with 30 calls or more on both sides cannot rule it out",
+				         f == 0 ? "the server's time" : "the client-side wait",
+				         f == 0 ? "by 30 % and 3 ms" : "by half and 5 ms", compared - flat,
+				         compared);
+				ev_missing(e, name, "flag", why);
+			} else if (compared)
 				ev_put(e, name, rose, "flag", EV_SRC_SPANS, EV_Q_NONE, compared, 0,
 				       "spans: 1 when the p90 of %s rose beyond noise within some class (%s), "
-				       "over %d classes with 30 calls or more on both sides",
+				       "0 when every class's interval rules that out; over %d classes with 30 "
+				       "calls or more on both sides",
 				       f == 0 ? "the server's time" : "the client-side wait",
 				       f == 0 ? "by 30 %% and 3 ms" : "by half and 5 ms", compared);
 			else

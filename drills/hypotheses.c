@@ -460,25 +460,59 @@ static char *subst_params(const char *tmpl, const Inst *in)
 }
 
 /* What one expression read: the names with a value and those missing,
- * and why it could not tell. A reason comes from where the test was
- * decided (evidence_test()), or, for a plain ev() of a missing value, from
- * that value's provenance; a test's reason is preferred, then the first. */
+ * and every call that left it undecided (a test that cannot tell, an ev()
+ * of a missing value) with its reason, in the order SQLite made them. A
+ * reason comes from where the test was decided (evidence_test()), or, for
+ * ev(), from the missing value's provenance. */
+#define READS_CAND 8
+
+typedef struct Cand {
+	int call;                   /* its number among the calls that can be NULL */
+	int test;                   /* 1: a test, 0: an ev() */
+	char why[320];
+} Cand;
+
 typedef struct Reads {
 	const Evidence *e;
 	char **names;
 	int n;
 	char **missing;
 	int n_missing;
-	char why[320];
-	int why_rank;               /* 0: none yet, 1: a missing value's, 2: a test's */
+	int calls;                  /* ev() and test calls so far */
+	int force_at;               /* that call answers force_val (a probe), or 0 */
+	double force_val;
+	Cand cand[READS_CAND];
+	int n_cand;
 } Reads;
 
-static void add_why(Reads *r, const char *why, int rank)
+/* Counts a call that can be NULL; 1 when it is the probed one. */
+static int forced(Reads *r, double *out)
 {
-	if (why && *why && rank > r->why_rank) {
-		snprintf(r->why, sizeof r->why, "%s", why);
-		r->why_rank = rank;
-	}
+	if (++r->calls != r->force_at)
+		return 0;
+	*out = r->force_val;
+	return 1;
+}
+
+static void add_cand(Reads *r, int test, const char *why)
+{
+	if (r->n_cand == READS_CAND || why == NULL || *why == '\0')
+		return;
+	Cand *c = &r->cand[r->n_cand++];
+	c->call = r->calls;
+	c->test = test;
+	snprintf(c->why, sizeof c->why, "%s", why);
+}
+
+static void note_name(Reads *r, const char *name, int have)
+{
+	char ***list = have ? &r->names : &r->missing;
+	int *n = have ? &r->n : &r->n_missing;
+	for (int i = 0; i < *n; i++)
+		if (strcmp((*list)[i], name) == 0)
+			return;
+	*list = xrealloc(*list, (size_t)(*n + 1) * sizeof **list);
+	(*list)[(*n)++] = xstrdup(name);
 }
 
 static int lookup(void *ctx, const char *name, double *out)
@@ -486,23 +520,21 @@ static int lookup(void *ctx, const char *name, double *out)
 	Reads *r = ctx;
 	double v;
 	int have = evidence_value(r->e, name, out ? out : &v);
-	if (!have && out) {
-		/* ev() of a missing value: the predicate is NULL because of it */
+	note_name(r, name, have);
+	if (out == NULL) /* has(): never NULL */
+		return have;
+	if (forced(r, out))
+		return 1;
+	if (!have) {
+		/* ev() of a missing value: the predicate may be NULL because of it */
 		const EvValue *ev = evidence_get(r->e, name);
 		char why[320];
 		if (ev)
 			snprintf(why, sizeof why, "%s is missing: %s", name, evidence_provenance_text(ev));
 		else
 			snprintf(why, sizeof why, "%s is not known", name);
-		add_why(r, why, 1);
+		add_cand(r, 0, why);
 	}
-	char ***list = have ? &r->names : &r->missing;
-	int *n = have ? &r->n : &r->n_missing;
-	for (int i = 0; i < *n; i++)
-		if (strcmp((*list)[i], name) == 0)
-			return have;
-	*list = xrealloc(*list, (size_t)(*n + 1) * sizeof **list);
-	(*list)[(*n)++] = xstrdup(name);
 	return have;
 }
 
@@ -520,20 +552,53 @@ static int test(void *ctx, const char *op, const char *name, double a, double b,
 		snprintf(bn, sizeof bn, "%s@baseline", name);
 		lookup(r, bn, NULL);
 	}
+	if (forced(r, out))
+		return 1;
 	char why[320];
 	if (strcmp(op, "lo") == 0 || strcmp(op, "hi") == 0) {
 		if (evidence_bound(r->e, name, op[0] == 'h', out, why, sizeof why))
 			return 1;
-		add_why(r, why, 2);
+		add_cand(r, 1, why);
 		return 0;
 	}
 	int t = evidence_test(r->e, op, name, a, b, why, sizeof why);
 	if (t < 0) {
-		add_why(r, why, 2);
+		add_cand(r, 1, why);
 		return 0;
 	}
 	*out = t;
 	return 1;
+}
+
+static void strv_free_n(char **v, int n);
+
+/* Why expr (NULL on r) cannot tell: the first undecided call whose answer
+ * would have decided it (probed with 0 and 1, and a large value for an
+ * ev()); a call inside an OR whose other side holds, or the first of
+ * coalesce()'s arguments, did not. Without one, the first test's reason,
+ * else the first reason. */
+static char *why_undecided(Store *exprs, const char *expr, const Reads *r)
+{
+	if (r->n_cand == 0)
+		return xstrdup("a division by zero, or a value out of range");
+	if (r->n_cand > 1) {
+		static const double probe[] = {0, 1, 1e9};
+		for (int i = 0; i < r->n_cand; i++)
+			for (int k = 0; k < (r->cand[i].test ? 2 : 3); k++) {
+				Reads q = {.e = r->e, .force_at = r->cand[i].call, .force_val = probe[k]};
+				double v = NAN;
+				Err err = {0};
+				int rc = store_expr_eval_ex(exprs, expr, lookup, test, &q, &v, &err);
+				strv_free_n(q.names, q.n);
+				strv_free_n(q.missing, q.n_missing);
+				if (rc == 0 && !isnan(v))
+					return xstrdup(r->cand[i].why);
+			}
+	}
+	for (int i = 0; i < r->n_cand; i++)
+		if (r->cand[i].test)
+			return xstrdup(r->cand[i].why);
+	return xstrdup(r->cand[0].why);
 }
 
 static void strv_add(char ***v, int *n, const char *s)
@@ -678,7 +743,7 @@ static int eval_instance(const CatHyp *ch, const Inst *in, const Evidence *e, St
 		}
 		p->outcome = isnan(v) ? DX_MISSING : v != 0 ? DX_HOLDS : DX_NOT;
 		if (p->outcome == DX_MISSING)
-			p->reason = xstrdup(r.why_rank ? r.why : "a division by zero, or a value out of range");
+			p->reason = why_undecided(exprs, p->expr, &r);
 		for (int i = 0; i < r.n; i++)
 			strv_add(&p->names, &p->n_names, r.names[i]);
 		for (int i = 0; i < r.n_missing; i++)

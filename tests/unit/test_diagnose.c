@@ -871,6 +871,65 @@ static void test_no_classes(void **state)
 	diagnosis_free(d);
 }
 
+/* The catalog never reads "cannot tell" as "no": the endpoint's queue
+ * "did not rise" only when its interval says so (flat), a rise "within a
+ * class" is unknown when no class can tell and the mix moved, and a host
+ * that is not measured is not "under 80 %". Each held before. */
+static void test_catalog_unknown_is_not_no(void **state)
+{
+	(void)state;
+	/* client-pool-wait's p90 path with no queue before the endpoint */
+	Evidence *e = evidence_new();
+	put_ingress(e, 600, 900, 300, 400, 250, 400, 700);
+	put(e, "dep.quote.client_wait.p90_ms", 40, "ms", 35, 45, 300);
+	put(e, "dep.quote.client_wait.p90_ms@baseline", 10, "ms", 9, 11, 300);
+	put(e, "dep.quote.wait_rise_alone", 1, "flag", NAN, NAN, 3);
+	Diagnosis *d = diagnose_evidence(e);
+	const DxPredicate *sig = find_pred(diagnosis_hypothesis(d, "client-pool-wait"),
+	                                   "the client-side wait (or the pool wait");
+	assert_int_equal(sig->outcome, DX_MISSING);
+	diagnosis_free(d);
+	/* ... and with a queue that is measured and flat */
+	e = evidence_new();
+	put_ingress(e, 600, 900, 300, 400, 250, 400, 700);
+	put(e, "dep.quote.client_wait.p90_ms", 40, "ms", 35, 45, 300);
+	put(e, "dep.quote.client_wait.p90_ms@baseline", 10, "ms", 9, 11, 300);
+	put(e, "dep.quote.wait_rise_alone", 1, "flag", NAN, NAN, 3);
+	put_spans(e, "endpoint.queue_age.p90_ms", 1, "ms", 0.8, 1.3, 600);
+	put_spans(e, "endpoint.queue_age.p90_ms@baseline", 1, "ms", 0.8, 1.3, 600);
+	d = diagnose_evidence(e);
+	sig = find_pred(diagnosis_hypothesis(d, "client-pool-wait"), "the client-side wait (or the pool wait");
+	assert_int_equal(sig->outcome, DX_HOLDS);
+	diagnosis_free(d);
+
+	/* dependency-slowdown: a rise no class can confirm, while the mix moved */
+	for (int moved = 0; moved < 2; moved++) {
+		e = evidence_new();
+		put_ingress(e, 600, 900, 300, 400, 250, 400, 700);
+		put(e, "dep.rates.service.p90_ms", 60, "ms", 55, 65, 300);
+		put(e, "dep.rates.service.p90_ms@baseline", 20, "ms", 18, 22, 300);
+		put_spans(e, "mix.change", moved ? 0.4 : 0, "ratio", NAN, NAN, 600);
+		d = diagnose_evidence(e);
+		const DxHypothesis *h = diagnosis_hypothesis(d, "dependency-slowdown");
+		assert_string_equal(h->node, "rates");
+		sig = find_pred(h, "the server's own time rose");
+		assert_int_equal(sig->outcome, moved ? DX_MISSING : DX_HOLDS);
+		if (moved)
+			assert_non_null(strstr(sig->reason, "within_class_rose"));
+		diagnosis_free(d);
+	}
+
+	/* fleet CPU without per-host figures */
+	e = evidence_new();
+	put_ingress(e, 600, 900, 300, 400, 250, 400, 700);
+	put(e, "cpu.fleet_mean", 0.46, "ratio", NAN, NAN, 0);
+	d = diagnose_evidence(e);
+	const DxHypothesis *cpu = diagnosis_hypothesis(d, "cpu-saturation");
+	assert_int_equal(find_pred(cpu, "fleet CPU is under 60 %")->outcome, DX_HOLDS);
+	assert_int_equal(find_pred(cpu, "no host is over 80 % CPU")->outcome, DX_MISSING);
+	diagnosis_free(d);
+}
+
 /* A per-node decision asked for by name gets a verdict even when no
  * leading hypothesis blames that node: degrading a core node is refused;
  * a node neither the model nor the data knows is judged unsupported (the
@@ -1173,6 +1232,7 @@ int main(void)
 		cmocka_unit_test(test_rise_one_verdict),
 		cmocka_unit_test(test_found_by_attribution),
 		cmocka_unit_test(test_no_classes),
+		cmocka_unit_test(test_catalog_unknown_is_not_no),
 		cmocka_unit_test(test_decide_by_name),
 		cmocka_unit_test(test_quiet_window),
 		cmocka_unit_test(test_client_pool_wait),
