@@ -146,6 +146,7 @@ void app_init(TuiApp *app, const TuiOptions *opt)
 	}
 	app->drill = opt->drill;
 	app->board = opt->board;
+	app->board_sealed = opt->drill && opt->board;
 	for (int p = 0; p < PANE_COUNT; p++)
 		app->views[p] = panes[p].make(opt);
 	app->pane = opt->drill ? PANE_DRILL : PANE_DAG;

@@ -59,6 +59,9 @@ typedef struct TuiApp {
 	void *evidence_ctx;
 	const struct TuiDrill *drill; /* NULL: no Drill pane (added by "drills") */
 	const struct TuiBoard *board; /* NULL: no Board pane (added by "diag") */
+	int board_sealed;             /* training: the Board shows the engine's
+	                               * answer, so it stays closed until the
+	                               * trainee has submitted (view_drill.c) */
 	const struct ModelFinding *model_findings; /* model vs data (added by "infer") */
 	int n_model_findings;
 	const char *model_out;        /* file the write-model key writes */

@@ -157,9 +157,20 @@ static void board_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 {
 	BoardView *v = (BoardView *)vv;
 	vv->rows = r.h;
+	int y = r.y;
+	if (app->board_sealed) {
+		/* training: the engine's ranking is the drill's answer key */
+		v->last = NULL;
+		canvas_text(cv, 1, y, r.w - 2, ROLE_TITLE, "the Board opens once you have submitted");
+		wrap(cv, 1, y + 2, r.w - 2, r.y + r.h, 0, ROLE_DIM,
+		     "It shows the engine's own ranking, checks and decisions for this window: "
+		     "the drill's answer. Rank, check and decide in the Drill pane (5) first; "
+		     "after your answers are scored, compare them with the engine's here. The "
+		     "DAG, node, ownership and trace panes are open while you answer.");
+		return;
+	}
 	const TuiBoardSnapshot *s = v->b ? v->b->snapshot(v->b->ctx, app->a) : NULL;
 	v->last = s;
-	int y = r.y;
 	if (s == NULL) {
 		canvas_text(cv, 1, y + 1, r.w - 2, ROLE_DIM,
 		            "diagnosing the window (evidence, hypotheses, decisions)...");
@@ -331,6 +342,8 @@ static int board_key(View *vv, TuiApp *app, Action act)
 {
 	BoardView *v = (BoardView *)vv;
 	const TuiBoardSnapshot *s = v->last;
+	if (app->board_sealed)
+		return REACT_NONE;
 	int n = s ? s->n_hyps : 0;
 	int page = vv->rows > 6 ? vv->rows / 2 : 1;
 	if (v->on_decisions)

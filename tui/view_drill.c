@@ -13,7 +13,9 @@
  * The pane holds only indexes into the TuiDrill's lists; scoring happens
  * in the caller's submit callback, which receives the answers as JSON in
  * the answers-file format. The other panes stay usable (Tab) to look at
- * the DAG while answering.
+ * the DAG while answering, except the Board: it shows the engine's own
+ * ranking and decisions, the answer, so it stays sealed
+ * (TuiApp.board_sealed) until the first answers are scored.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -510,7 +512,6 @@ static void pick(DrillView *v, const Row *row)
 static int drill_key(View *vv, TuiApp *app, Action act)
 {
 	DrillView *v = (DrillView *)vv;
-	(void)app;
 	if (v->d == NULL)
 		return REACT_NONE;
 	int page = vv->rows > 6 ? vv->rows - 6 : 1;
@@ -541,6 +542,9 @@ static int drill_key(View *vv, TuiApp *app, Action act)
 	case ACT_OPEN:
 		if (v->cursor >= 0 && v->cursor < n)
 			pick(v, &rows[v->cursor]);
+		/* answers scored: the engine's may be seen now */
+		if (v->submissions > 0)
+			app->board_sealed = 0;
 		return REACT_REDRAW;
 	default: return REACT_NONE;
 	}

@@ -39,9 +39,15 @@ tui_wait "\[5 Drill\]" "the Drill tab is not active"
 tui_wait "First paragraph of the brief" "the brief is not shown"
 tui_keys Enter
 tui_wait "rank 1 of 3: pick the hypothesis you rank #1" "no ranking step"
-# the Board and the DAG stay a key away while answering
+# the DAG stays a key away while answering; the Board, which shows the
+# engine's own ranking (the answer), is sealed until the answers are in
 tui_keys Tab
 tui_wait "\[6 Board\]" "Tab does not reach the Board"
+tui_wait "the Board opens once you have submitted" "the Board is not sealed during training"
+tui_keys Enter Right
+sleep 0.5
+tui_screen | grep -q "most likely first\|client-pool-wait\|hold-rollout" &&
+  tui_fail "the sealed Board shows the engine's ranking or decisions"
 tui_keys Tab
 tui_wait "\[1 DAG\]" "Tab does not reach the DAG"
 tui_wait "pricing" "the DAG does not show the drill's data"
@@ -77,6 +83,10 @@ tui_wait "decision: hold-rollout" "the review lacks the decision"
 tui_keys Enter
 tui_wait "mini: 95 / 100 points" "the score is not shown" 10
 tui_wait "lost 5: Hint 1 was revealed" "the hint's cost is not explained"
+# scored: now the engine's answer may be compared with the trainee's
+tui_keys 6
+tui_wait "hypotheses, most likely first" "the Board stays sealed after the answers were scored" 30
+tui_keys 5
 tui_keys q
 for ((i = 0; i < 100; i++)); do [ -s "$TUI_TMP/tui.rc" ] && break; sleep 0.05; done
 [ "$(cat "$TUI_TMP/tui.rc" 2>/dev/null)" = 0 ] || tui_fail "exit status after q"
