@@ -18,10 +18,12 @@
 #include "board.h"
 #include "buf.h"
 #include "cli.h"
+#include "diagnose.h"
 #include "import.h"
 #include "model_json.h"
 #include "paths.h"
 #include "report.h"
+#include "sanitize.h"
 #include "sim.h"
 #include "timefmt.h"
 #ifdef TT_HAVE_TUI
@@ -62,6 +64,73 @@ static void progress(void *ctx, uint64_t done, uint64_t total)
 	(void)ctx;
 	if (total && isatty(2))
 		fprintf(stderr, "\rimporting sample: %3d%%", (int)(100 * done / total));
+}
+
+/* "tailtriage" (or its absolute path) and " --db DB --model MODEL", as
+ * a command that works when pasted from another folder. */
+static void demo_command(Buf *b, const char *db, const char *verb)
+{
+	char dbabs[4096], model_path[4096];
+	if (db[0] == '/' || realpath(db, dbabs) == NULL)
+		snprintf(dbabs, sizeof dbabs, "%s", db);
+	if (tt_share_path("models/mercury-home.model.json", model_path, sizeof model_path))
+		snprintf(model_path, sizeof model_path, "mercury-home");
+	cli_shell_word(b, tt_self_command());
+	buf_printf(b, " %s --db ", verb);
+	cli_shell_word(b, dbabs);
+	buf_adds(b, " --model ");
+	cli_shell_word(b, model_path);
+}
+
+/* The Board's answer in a few lines, for after the dashboard closes and
+ * for --no-tui: the three leading hypotheses with what they explain and
+ * the decisions the engine supports (the same engine and the same
+ * question as the Board). Returns 0, or -1 with err set. */
+static int demo_answer(const char *db, const Model *model, Period per, Err *err)
+{
+	Store *st = NULL;
+	if (store_open(db, STORE_READONLY, &st, err))
+		return -1;
+	DiagnoseOptions o = {.model = model, .period = per};
+	Diagnosis *d = NULL;
+	int rc = diagnose_run(st, &o, &d, err);
+	store_close(st);
+	if (rc)
+		return -1;
+	Buf out, cmd;
+	buf_init(&out);
+	buf_init(&cmd);
+	buf_adds(&out, "\nThe Board's answer for the incident window:\n");
+	char node[128], xl[256], reason[1024];
+	for (int i = 0; i < d->n_hyp && i < 3; i++) {
+		const DxHypothesis *h = &d->hyp[i];
+		san_clean(h->node ? h->node : "", node, sizeof node);
+		diagnosis_format_explained(d, h, xl, sizeof xl);
+		buf_printf(&out, "  %d. %-26s %-16s %+5.1f%s%s\n", i + 1, h->id, node, h->score,
+		           *xl && !strstr(xl, "not computed") ? "  " : "",
+		           *xl && !strstr(xl, "not computed") ? xl : "");
+	}
+	int supported = 0;
+	for (int i = 0; i < d->n_dec; i++) {
+		if (d->dec[i].verdict != DX_SUPPORTED)
+			continue;
+		san_clean(d->dec[i].reason ? d->dec[i].reason : "", reason, sizeof reason);
+		buf_printf(&out, "  supported decision: %s: %s\n", d->dec[i].id, reason);
+		supported++;
+	}
+	if (!supported)
+		buf_adds(&out, "  no decision is supported yet: run the leading hypothesis's check\n");
+	demo_command(&cmd, db, "diagnose");
+	char w[96], b[96];
+	time_range_format(per.win, w, sizeof w);
+	time_range_format(per.base, b, sizeof b);
+	buf_printf(&out, "Every hypothesis with its evidence, checks and remedies: %s --window %s "
+	                 "--baseline %s\n", buf_str(&cmd), w, b);
+	fwrite(out.p, 1, out.len, stdout);
+	buf_fini(&out);
+	buf_fini(&cmd);
+	diagnosis_free(d);
+	return 0;
 }
 
 int cmd_demo(int argc, char **argv)
@@ -164,6 +233,8 @@ int cmd_demo(int argc, char **argv)
 		cli_board_wire(board, &to);
 		rc = tui_run(&to, &err);
 		cli_board_close(board);
+		if (rc == 0)
+			rc = demo_answer(db, model, per, &err);
 		model_free(model);
 		if (rc)
 			return cli_fail("%s", err.msg);
@@ -187,27 +258,22 @@ int cmd_demo(int argc, char **argv)
 	buf_init(&out);
 	report_text(a, &out);
 	fwrite(out.p, 1, out.len, stdout);
+	fflush(stdout);
+	buf_fini(&out);
+	analysis_free(a);
+	rc = demo_answer(db, model, per, &err);
+	model_free(model);
+	if (rc)
+		return cli_fail("%s", err.msg);
 	char w[96], b[96];
 	time_range_format(per.win, w, sizeof w);
 	time_range_format(per.base, b, sizeof b);
 	/* a command that works from here: the binary by name when it is the
 	 * one on $PATH, else by absolute path; absolute database and model */
-	char dbabs[4096], model_path[4096];
-	if (db[0] == '/' || realpath(db, dbabs) == NULL)
-		snprintf(dbabs, sizeof dbabs, "%s", db);
-	if (tt_share_path("models/mercury-home.model.json", model_path, sizeof model_path))
-		snprintf(model_path, sizeof model_path, "mercury-home");
 	Buf hint;
 	buf_init(&hint);
-	cli_shell_word(&hint, tt_self_command());
-	buf_adds(&hint, " tui --db ");
-	cli_shell_word(&hint, dbabs);
-	buf_adds(&hint, " --model ");
-	cli_shell_word(&hint, model_path);
+	demo_command(&hint, db, "tui");
 	printf("\nOpen the dashboard: %s --window %s --baseline %s\n", buf_str(&hint), w, b);
 	buf_fini(&hint);
-	buf_fini(&out);
-	analysis_free(a);
-	model_free(model);
 	return 0;
 }

@@ -5,5 +5,6 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 tt_install_packages
-tt_build "$TT_ROOT/build" >/dev/null
+# the first build takes a minute or two on two cores: say how far it got
+tt_build_quiet "$TT_ROOT/build"
 exec "$TT_ROOT/build/cli/tailtriage" demo "$@"

@@ -48,3 +48,30 @@ tt_build() {
   cmake -S "$TT_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
   cmake --build "$dir" -j"$(nproc)"
 }
+
+# tt_build_quiet DIR [cmake args...]: tt_build, saying only how far it got
+# on stderr ("building tailtriage: 45 %", one line rewritten on a terminal,
+# a line per tenth otherwise); the whole output is kept in DIR/build.log
+# and printed when the build fails.
+tt_build_quiet() {
+  local dir=$1 log
+  mkdir -p "$dir"
+  log=$dir/build.log
+  local tty=0
+  [ -t 2 ] && tty=1
+  set +e
+  tt_build "$@" 2>&1 | tee "$log" | awk -v tty=$tty '
+    match($0, /^\[ *[0-9]+%\]/) {
+      p = substr($0, RSTART + 1, RLENGTH - 3) + 0
+      if (tty) { printf "\rbuilding tailtriage: %3d %%", p > "/dev/stderr"; fflush("/dev/stderr") }
+      else if (int(p / 10) > last) { last = int(p / 10); printf "building tailtriage: %d %%\n", p > "/dev/stderr" }
+    }
+    END { if (tty) printf "\r\033[K" > "/dev/stderr" }'
+  local rc=${PIPESTATUS[0]}
+  set -e
+  if [ "$rc" != 0 ]; then
+    cat "$log" >&2
+    echo "setup: the build failed (its output is above and in $log)" >&2
+  fi
+  return "$rc"
+}

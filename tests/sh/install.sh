@@ -39,6 +39,16 @@ case "$hint" in
   "tailtriage tui --db $TUI_TMP/elsewhere/demo.db --model $SHARE/models/mercury-home.model.json --window "*) ;;
   *) tui_fail "the demo's hint is not a command for here: $hint" ;;
 esac
+# after the report, the Board's answer: the leading hypotheses and the
+# supported decisions, the same as the diagnose command it prints says
+grep -q "^The Board's answer for the incident window:$" "$TUI_TMP/demo.out" || tui_fail "demo --no-tui does not give the Board's answer"
+first=$(sed -n "/^The Board's answer/{n;s/^  1\. \([a-z-]*\) *\([^ ]*\).*/\1 \2/p}" "$TUI_TMP/demo.out")
+[ -n "$first" ] || tui_fail "the demo's answer has no first hypothesis"
+grep -q "^  supported decision: [a-z:-]*: " "$TUI_TMP/demo.out" || tui_fail "the demo's answer names no supported decision"
+dx=$(sed -n 's/^Every hypothesis with its evidence, checks and remedies: //p' "$TUI_TMP/demo.out")
+case "$dx" in "tailtriage diagnose --db $TUI_TMP/elsewhere/demo.db "*) ;; *) tui_fail "the demo's diagnose command: $dx" ;; esac
+$dx >"$TUI_TMP/dx.out" 2>&1 || { cat "$TUI_TMP/dx.out" >&2; tui_fail "the demo's diagnose command fails"; }
+grep -Eq "^ 1\. ${first% *} +${first#* } " "$TUI_TMP/dx.out" || tui_fail "demo says '$first' leads, its diagnose command does not"
 mkdir "$TUI_TMP/other"
 tmx new-session -d -s t -x 110 -y 32 \
   "cd '$TUI_TMP/other' && PATH='$PATH' LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color $hint 2>'$TUI_TMP/tui.err'; echo \$? >'$TUI_TMP/tui.rc'; sleep 60"
