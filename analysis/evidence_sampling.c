@@ -16,6 +16,9 @@
  *    a rate-limiting sampler keeps a rate, not a share (unknown ratio).
  *  - OpenTracing's sampling.priority > 0 marks a trace kept on purpose
  *    (an error, a debug flag): such traces are over-represented.
+ *  - a pull from a trace back end (importers/trace_pull.h): a trace of a
+ *    uniform sample of k of the n traces listed in a range was chosen with
+ *    probability k / n (store.h, "trace sets"), times its sampler's.
  *  - the user: --sampled 6%, --sampled tail.
  * A trace kept with probability p stands for 1/p requests (its adjusted
  * count), so the requests of a range are estimated as the sum of the
@@ -165,6 +168,16 @@ static int on_row(void *ctx, const StoreSamplingRow *r)
 		else if (strcmp(r->sampler_type, "ratelimiting") == 0 ||
 		         strcmp(r->sampler_type, "lowerbound") == 0)
 			a->ratelimited += r->roots;
+	}
+	if (r->has_pulled && r->pulled > 0 && r->pulled <= 1) {
+		/* pulled from a back end as a uniform sample of what it listed:
+		 * chosen with that probability among the traces it holds, which
+		 * a sampler before it may have thinned already */
+		p = p > 0 ? p * r->pulled : r->pulled;
+		how = p == r->pulled ? "a uniform sample pulled from a trace back end (pull --jaeger, "
+		                       "--tempo: of the traces it held)"
+		                     : "tracestate or sampler tags, times the uniform sample pulled "
+		                       "from a trace back end";
 	}
 	if (p > 0) {
 		a->with_p += r->roots;

@@ -509,7 +509,10 @@ int store_root_attrs(Store *st, const char *service, const char *name, int64_t f
  * about how they were sampled, one row per distinct combination: the W3C
  * tracestate (OpenTelemetry's "ot=th:..." or "ot=p:...") and the tags
  * sampler.type, sampler.param (Jaeger clients) and sampling.priority
- * (OpenTracing), with the number of roots that carry it. At most
+ * (OpenTracing), and for a trace pulled as a member of a uniform sample
+ * (store.h, "trace sets") the probability it was chosen with (members /
+ * population of its set), with the number of roots that carry it. The
+ * traces of no population are left out. At most
  * max_roots roots are read (<= 0: all). Strings are borrowed for the
  * call; return non-zero from fn to stop. */
 typedef struct StoreSamplingRow {
@@ -519,6 +522,8 @@ typedef struct StoreSamplingRow {
 	double param;
 	int has_priority;
 	double priority;
+	int has_pulled;           /* a member of a pulled uniform sample */
+	double pulled;            /* the probability it was chosen with */
 	int64_t roots;
 } StoreSamplingRow;
 

@@ -108,12 +108,20 @@ static const char *const rsql[RSTMT_COUNT] = {
 	 * (a sampler is configured, not chosen per request) */
 	[RSTMT_ROOT_SAMPLING] =
 	    "SELECT ts, json_extract(a, '$.\"sampler.type\"'), json_extract(a, '$.\"sampler.param\"'),"
-	    " json_extract(a, '$.\"sampling.priority\"'), count(*) FROM"
+	    " json_extract(a, '$.\"sampling.priority\"'), pulled, count(*) FROM"
 	    " (SELECT coalesce(trace_state, '') AS ts,"
-	    "  CASE WHEN json_valid(attrs) THEN attrs ELSE '{}' END AS a FROM spans"
+	    "  CASE WHEN json_valid(attrs) THEN attrs ELSE '{}' END AS a,"
+	    /* a trace pulled as a member of a uniform sample was chosen with
+	     * probability members / population of its set (the largest, when
+	     * sets overlap) */
+	    "  (SELECT max(min(1.0, CAST((SELECT count(*) FROM trace_set_members c"
+	    "     WHERE c.set_id = k.id) AS REAL) / k.population))"
+	    "   FROM trace_set_members m JOIN trace_sets k ON k.id = m.set_id"
+	    "   WHERE m.trace_id = spans.trace_id AND k.kind = 'sample' AND k.population > 0)"
+	    "  AS pulled FROM spans"
 	    "  WHERE parent_id = '' AND service = ?1 AND name = ?2"
-	    "  AND start_ns >= ?3 AND start_ns < ?4 LIMIT ?5)"
-	    " GROUP BY 1, 2, 3, 4",
+	    "  AND start_ns >= ?3 AND start_ns < ?4" NOT_POPULATION " LIMIT ?5)"
+	    " GROUP BY 1, 2, 3, 4, 5",
 	/* the partial index on root starts, in start order */
 	[RSTMT_ROOT_KEYS] =
 	    "SELECT trace_key, start_ns, end_ns, queue_ns FROM spans"
@@ -400,7 +408,9 @@ int store_root_sampling(Store *st, const char *service, const char *name, int64_
 		    .param = sqlite3_column_double(s, 2),
 		    .has_priority = sqlite3_column_type(s, 3) != SQLITE_NULL,
 		    .priority = sqlite3_column_double(s, 3),
-		    .roots = sqlite3_column_int64(s, 4),
+		    .has_pulled = sqlite3_column_type(s, 4) != SQLITE_NULL,
+		    .pulled = sqlite3_column_double(s, 4),
+		    .roots = sqlite3_column_int64(s, 5),
 		};
 		stopped = fn(ctx, &r);
 	}
