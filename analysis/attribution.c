@@ -52,6 +52,7 @@
 #define ATTR_MIN_CLASS 20      /* baseline observations before a class's own draws are used */
 #define ATTR_BOOT 120          /* bootstrap replicates */
 #define ATTR_MAX_DRAWS 12000   /* draws kept per locus: n * R */
+#define ATTR_FALLBACK_PCT 90   /* attributed when the objective's percentile did not rise */
 
 enum { F_TOTAL, F_WAIT, F_SERVICE, F_QUEUE, F_N };
 enum { M_ALL, M_FRONT, M_WAIT, M_SERVICE, M_QUEUE, M_EQUEUE, M_PLACE, M_SERIAL, M_RETRY, M_CALLER,
@@ -378,6 +379,60 @@ static void replay_locus(void *ctx, int l)
 	free(cx.ends);
 }
 
+/* The rise of the pct-th percentile, window over baseline, with its
+ * bootstrap interval: ATTR_BOOT resamples of both ranges drawn from seed
+ * (the same sequence ev_attribution()'s shares use). cw and cb are
+ * scratch. */
+typedef struct RiseCi {
+	double point, lo, hi;
+	double base;               /* the baseline's percentile */
+	double rlo, rhi;           /* interval of window over baseline */
+	int nratio;                /* resamples with a baseline above 0 */
+} RiseCi;
+
+static void resample(uint64_t *rng, int32_t *cw, int64_t n, int32_t *cb, int64_t m)
+{
+	memset(cw, 0, (size_t)n * sizeof *cw);
+	memset(cb, 0, (size_t)m * sizeof *cb);
+	for (int64_t i = 0; i < n; i++)
+		cw[below(rng, n)]++;
+	for (int64_t i = 0; i < m; i++)
+		cb[below(rng, m)]++;
+}
+
+static RiseCi rise_ci(const Item *sa, const Item *sb, int64_t n, int64_t m, double pct,
+                      uint64_t seed, int32_t *cw, int32_t *cb, double tail)
+{
+	RiseCi r;
+	for (int64_t i = 0; i < n; i++)
+		cw[i] = 1;
+	for (int64_t i = 0; i < m; i++)
+		cb[i] = 1;
+	r.base = weighted_rank(sb, m, 1, cb, pct);
+	r.point = weighted_rank(sa, n, 1, cw, pct) - r.base;
+	double rises[ATTR_BOOT], ratios[ATTR_BOOT];
+	int nr = 0;
+	uint64_t rng = seed;
+	for (int bt = 0; bt < ATTR_BOOT; bt++) {
+		resample(&rng, cw, n, cb, m);
+		double bw = weighted_rank(sa, n, 1, cw, pct), bb = weighted_rank(sb, m, 1, cb, pct);
+		rises[bt] = bw - bb;
+		if (bb > 0)
+			ratios[nr++] = bw / bb;
+	}
+	qsort(rises, ATTR_BOOT, sizeof *rises, cmp_double);
+	r.lo = rises[(int)floor(tail * (ATTR_BOOT - 1))];
+	r.hi = rises[(int)ceil((1 - tail) * (ATTR_BOOT - 1))];
+	r.nratio = nr;
+	r.rlo = r.rhi = NAN;
+	if (nr > 0) {
+		qsort(ratios, (size_t)nr, sizeof *ratios, cmp_double);
+		r.rlo = ratios[(int)floor(tail * (nr - 1))];
+		r.rhi = ratios[(int)ceil((1 - tail) * (nr - 1))];
+	}
+	return r;
+}
+
 void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, double pct)
 {
 	if (w->n == 0 || b->n == 0 || w->n_ops == 0)
@@ -565,39 +620,94 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 	for (int l = 0; l < nl; l++)
 		if (loci[l].sorted == NULL)
 			loci[l].sorted = sorted_items(loci[l].cf, n, R);
+	uint64_t seed = UINT64_C(0xb0075742a9) ^ (uint64_t)n;
+	double tail = (1 - QUANT_CI_LEVEL) / 2;
+
+	/* Which percentile's rise is attributed: the objective's; when its
+	 * rise is not significant but the p90's is (by 5 % or more, the bar of
+	 * ingress.moved), the p90's. On a few hundred requests the p99 of
+	 * either range has a wide interval, or is held by the slowest routes
+	 * whatever happened, while a cause that slowed most requests moved the
+	 * p90 beyond doubt: that rise is what there is to explain. */
+	RiseCi obj = rise_ci(sa, sb, n, m, pct, seed, cw, cb, tail);
+	EvValue *rv = ev_put(e, "ingress.rise_ms", obj.point, "ms", EV_SRC_SPANS, EV_Q_EXACT, n, 0,
+	                     "spans: window p%g minus baseline p%g (%lld and %lld requests); "
+	                     "interval by bootstrap",
+	                     pct, pct, (long long)n, (long long)m);
+	ev_ci(rv, obj.lo, obj.hi);
+	if (obj.base > 0 && obj.nratio > 0) {
+		EvValue *xv = ev_put(e, "ingress.rise_ratio", (obj.point + obj.base) / obj.base, "index",
+		                     EV_SRC_SPANS, EV_Q_NONE, n, 0,
+		                     "spans: window p%g over baseline p%g (%lld and %lld requests); "
+		                     "interval by bootstrap",
+		                     pct, pct, (long long)n, (long long)m);
+		ev_ci(xv, obj.rlo, obj.rhi);
+	}
+	/* attributed when the percentile rose: the one verdict the headline,
+	 * ingress.moved and the null hypothesis's place use too */
+	char verdict[320];
+	int rose = evidence_objective_rose(e, verdict, sizeof verdict) == 1;
+	double apct = pct;
+	RiseCi at = obj;
+	char why[640], fell_back[320] = "";
+	snprintf(why, sizeof why,
+	         "spans: the p%g did not rise significantly by 5 %% and 5 ms, so nothing is "
+	         "attributed; %s", pct, verdict);
+	if (!rose && pct > ATTR_FALLBACK_PCT) {
+		/* the bar of ingress.moved: 5 % and 5 ms, the interval above 0 */
+		RiseCi p90 = rise_ci(sa, sb, n, m, ATTR_FALLBACK_PCT, seed, cw, cb, tail);
+		if (p90.lo > 0 && p90.point >= 0.05 * p90.base && p90.point >= 5) {
+			apct = ATTR_FALLBACK_PCT;
+			at = p90;
+			snprintf(fell_back, sizeof fell_back,
+			         "; the p%g did not rise significantly (%+.1f ms, 95 %% interval %+.1f "
+			         "to %+.1f ms), the p%g did",
+			         pct, obj.point, obj.lo, obj.hi, apct);
+		} else {
+			snprintf(why, sizeof why,
+			         "spans: the p%g did not rise significantly by 5 %% and 5 ms (%s), nor did "
+			         "the p%g (%+.1f ms, 95 %% interval %+.1f to %+.1f ms): nothing is "
+			         "attributed",
+			         pct, verdict, (double)ATTR_FALLBACK_PCT, p90.point, p90.lo, p90.hi);
+		}
+	}
+	int significant = rose || apct != pct;
+	if (!significant)
+		ev_missing(e, "attribution.percentile", "", why);
+	else
+		ev_put(e, "attribution.percentile", apct, "", EV_SRC_DERIVED, EV_Q_NONE, n, 0,
+		       "derived: the percentile whose rise the *.explained shares divide: %s",
+		       apct == pct ? "the objective's" : "the p90, as the objective's did not rise significantly "
+		                                         "and the p90's did");
+	rv = ev_put(e, "attribution.rise_ms", at.point, "ms", EV_SRC_SPANS, EV_Q_EXACT, n, 0,
+	            "spans: window p%g minus baseline p%g (%lld and %lld requests), the rise the "
+	            "shares divide; interval by bootstrap",
+	            apct, apct, (long long)n, (long long)m);
+	ev_ci(rv, at.lo, at.hi);
+
 	for (int64_t i = 0; i < n; i++)
 		cw[i] = 1;
 	for (int64_t i = 0; i < m; i++)
 		cb[i] = 1;
-	double qw = weighted_rank(sa, n, 1, cw, pct);
-	double qb = weighted_rank(sb, m, 1, cb, pct);
+	double qw = weighted_rank(sa, n, 1, cw, apct);
+	double qb = weighted_rank(sb, m, 1, cb, apct);
 	for (int l = 0; l < nl; l++) {
-		double qc = weighted_rank(loci[l].sorted, n, R, cw, pct);
-		double saved_b = loci[l].bsorted ? qb - weighted_rank(loci[l].bsorted, m, 1, cb, pct) : 0;
+		double qc = weighted_rank(loci[l].sorted, n, R, cw, apct);
+		double saved_b = loci[l].bsorted ? qb - weighted_rank(loci[l].bsorted, m, 1, cb, apct) : 0;
 		loci[l].point = qw - qb != 0 ? (qw - qc - saved_b) / (qw - qb) : NAN;
 	}
-	/* bootstrap: the same resample of requests for every locus */
-	uint64_t brng = UINT64_C(0xb0075742a9) ^ (uint64_t)n;
-	double rises[ATTR_BOOT], ratios[ATTR_BOOT];
-	int nrise = 0, nratio = 0;
-	for (int bt = 0; bt < ATTR_BOOT; bt++) {
-		memset(cw, 0, (size_t)n * sizeof *cw);
-		memset(cb, 0, (size_t)m * sizeof *cb);
-		for (int64_t i = 0; i < n; i++)
-			cw[below(&brng, n)]++;
-		for (int64_t i = 0; i < m; i++)
-			cb[below(&brng, m)]++;
-		double bw = weighted_rank(sa, n, 1, cw, pct);
-		double bb = weighted_rank(sb, m, 1, cb, pct);
-		rises[nrise++] = bw - bb;
-		if (bb > 0)
-			ratios[nratio++] = bw / bb;
+	/* bootstrap: the same resamples as rise_ci()'s, for every locus */
+	uint64_t brng = seed;
+	for (int bt = 0; bt < ATTR_BOOT && significant; bt++) {
+		resample(&brng, cw, n, cb, m);
+		double bw = weighted_rank(sa, n, 1, cw, apct);
+		double bb = weighted_rank(sb, m, 1, cb, apct);
 		if (bw - bb <= 0)
 			continue; /* no rise in this replicate: no share */
 		for (int l = 0; l < nl; l++) {
 			Locus *L = &loci[l];
-			double bc = weighted_rank(L->sorted, n, R, cw, pct);
-			double saved_b = L->bsorted ? bb - weighted_rank(L->bsorted, m, 1, cb, pct) : 0;
+			double bc = weighted_rank(L->sorted, n, R, cw, apct);
+			double saved_b = L->bsorted ? bb - weighted_rank(L->bsorted, m, 1, cb, apct) : 0;
 			L->boot[L->nboot++] = (bw - bc - saved_b) / (bw - bb);
 		}
 	}
@@ -605,30 +715,6 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 	free(sb);
 	free(cw);
 	free(cb);
-	qsort(rises, (size_t)nrise, sizeof *rises, cmp_double);
-	double tail = (1 - QUANT_CI_LEVEL) / 2;
-	int lo_i = (int)floor(tail * (nrise - 1)), hi_i = (int)ceil((1 - tail) * (nrise - 1));
-	double rise_lo = rises[lo_i], rise_hi = rises[hi_i];
-	EvValue *rv = ev_put(e, "ingress.rise_ms", qw - qb, "ms", EV_SRC_SPANS, EV_Q_EXACT, n, 0,
-	                     "spans: window p%g minus baseline p%g (%lld and %lld requests); "
-	                     "interval by bootstrap",
-	                     pct, pct, (long long)n, (long long)m);
-	ev_ci(rv, rise_lo, rise_hi);
-	if (qb > 0 && nratio > 0) {
-		qsort(ratios, (size_t)nratio, sizeof *ratios, cmp_double);
-		int rl = (int)floor(tail * (nratio - 1)), rh = (int)ceil((1 - tail) * (nratio - 1));
-		EvValue *xv = ev_put(e, "ingress.rise_ratio", qw / qb, "index", EV_SRC_SPANS, EV_Q_NONE,
-		                     n, 0, "spans: window p%g over baseline p%g (%lld and %lld requests); "
-		                     "interval by bootstrap", pct, pct, (long long)n, (long long)m);
-		ev_ci(xv, ratios[rl], ratios[rh]);
-	}
-	/* attributed only when the percentile rose: the one verdict the
-	 * headline, ingress.moved and the null hypothesis's place use too */
-	char verdict[320], why[480];
-	int significant = evidence_objective_rose(e, verdict, sizeof verdict) == 1;
-	snprintf(why, sizeof why,
-	         "spans: the p%g did not rise significantly by 5 %% and 5 ms, so nothing is "
-	         "attributed; %s", pct, verdict);
 	double best = -INFINITY;
 	char best_name[200] = "";
 	for (int l = 0; l < nl; l++) {
@@ -660,26 +746,27 @@ void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, d
 			v = ev_put(e, name, L->point, "ratio", EV_SRC_SPANS, EV_Q_NONE, n, n < 100,
 			           "spans: share of the p%g rise (%+.1f ms) removed when the requests of the "
 			           "hosts holding the tail (%s) are replaced by requests of the other hosts "
-			           "(same class)", pct, qw - qb, hot_names);
+			           "(same class)%s", apct, qw - qb, hot_names, fell_back);
 		else if (L->bcf)
 			v = ev_put(e, name, L->point, "ratio", EV_SRC_SPANS, EV_Q_NONE, n, n < 100,
 			           "spans: share of the p%g rise (%+.1f ms) removed by replaying %lld "
 			           "requests with %s of %s, less what the same removal saves in the "
-			           "baseline's %lld requests",
-			           pct, qw - qb, (long long)n, MODE_WORD[L->mode], w->deps[L->dep],
-			           (long long)m);
+			           "baseline's %lld requests%s",
+			           apct, qw - qb, (long long)n, MODE_WORD[L->mode], w->deps[L->dep],
+			           (long long)m, fell_back);
 		else if (L->mode == M_CALLER)
 			v = ev_put(e, name, L->point, "ratio", EV_SRC_SPANS, EV_Q_NONE, n, n < 100,
 			           "spans: share of the p%g rise (%+.1f ms) removed by replaying %lld "
 			           "requests with %s of %s from the baseline (each callee's own, same "
-			           "class)",
-			           pct, qw - qb, (long long)n, MODE_WORD[L->mode], w->callers[L->caller]);
+			           "class)%s",
+			           apct, qw - qb, (long long)n, MODE_WORD[L->mode], w->callers[L->caller],
+			           fell_back);
 		else
 			v = ev_put(e, name, L->point, "ratio", EV_SRC_SPANS, EV_Q_NONE, n, n < 100,
 			           "spans: share of the p%g rise (%+.1f ms) removed by replaying %lld "
-			           "requests with %s%s%s from the baseline (same class)",
-			           pct, qw - qb, (long long)n, MODE_WORD[L->mode], L->dep >= 0 ? " of " : "",
-			           L->dep >= 0 ? w->deps[L->dep] : "");
+			           "requests with %s%s%s from the baseline (same class)%s",
+			           apct, qw - qb, (long long)n, MODE_WORD[L->mode], L->dep >= 0 ? " of " : "",
+			           L->dep >= 0 ? w->deps[L->dep] : "", fell_back);
 		ev_ci(v, lo, hi);
 		if (L->mode == M_ALL || L->mode == M_EQUEUE) {
 			if (L->point > best) {
@@ -750,9 +837,16 @@ void ev_mix_explained(Evidence *e, const EvRequestSet *w, const EvRequestSet *b,
 	int64_t n = w->n, m = b->n;
 	if (nc == 0 || n == 0 || m == 0)
 		return;
-	const EvValue *rise = evidence_get(e, "ingress.rise_ms");
+	/* the percentile whose rise the other shares divide (ev_attribution):
+	 * the p90's when the objective's did not rise and the p90's did */
+	const EvValue *ap = evidence_get(e, "attribution.percentile");
+	int other = ap && !ap->missing && ap->value != pct;
+	const EvValue *rise = evidence_get(e, other ? "attribution.rise_ms" : "ingress.rise_ms");
+	if (other)
+		pct = ap->value;
 	char verdict[320];
-	if (rise && !rise->missing && evidence_objective_rose(e, verdict, sizeof verdict) != 1) {
+	if (!other && rise && !rise->missing &&
+	    evidence_objective_rose(e, verdict, sizeof verdict) != 1) {
 		char why[480];
 		snprintf(why, sizeof why,
 		         "spans: the percentile did not rise significantly by 5 %% and 5 ms, so there is "

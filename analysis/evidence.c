@@ -1535,7 +1535,9 @@ static void derive_callers(Evidence *e)
  * dependency's own server time explains (and which one, as a fact). */
 static void derive_max_service(Evidence *e)
 {
-	double best = NAN;
+	double best = NAN, lo = NAN, hi = NAN;
+	int has_ci = 0;
+	int64_t n = 0;
 	const char *who = NULL;
 	for (int i = 0; i < e->n; i++) {
 		const char *nm = e->v[i].name;
@@ -1547,6 +1549,10 @@ static void derive_max_service(Evidence *e)
 		if (isnan(best) || e->v[i].value > best) {
 			best = e->v[i].value;
 			who = nm;
+			has_ci = e->v[i].has_ci;
+			lo = e->v[i].lo;
+			hi = e->v[i].hi;
+			n = e->v[i].n;
 		}
 	}
 	if (who == NULL)
@@ -1554,9 +1560,13 @@ static void derive_max_service(Evidence *e)
 	char dep[160];
 	snprintf(dep, sizeof dep, "%.*s", (int)(strlen(who) - 4 - (sizeof ".service.explained" - 1)),
 	         who + 4);
-	ev_put(e, "explained.max_service", best, "ratio", EV_SRC_DERIVED, EV_Q_NONE, 0, 0,
-	       "derived: the largest share of the rise one dependency's own server time explains "
-	       "(%s)", dep);
+	/* the share's own interval comes with it: rules that weigh it against
+	 * another share test both intervals, not two point estimates */
+	EvValue *v = ev_put(e, "explained.max_service", best, "ratio", EV_SRC_DERIVED, EV_Q_NONE, n, 0,
+	                    "derived: the largest share of the rise one dependency's own server time "
+	                    "explains (%s)", dep);
+	if (has_ci)
+		ev_ci(v, lo, hi);
 	ev_fact(e, "explained.top_service", dep);
 }
 

@@ -302,6 +302,17 @@ void diagnosis_format_remedy(const DxHypothesis *h, char *out, size_t sz)
 	snprintf(out, sz, "remedy: %s. Cost: %s. Worked when: %s", c, k, w);
 }
 
+int diagnosis_attributed_other(const Diagnosis *d)
+{
+	/* attributed although the objective's percentile did not rise: the
+	 * p90's rise is what the shares divide (ev_attribution()) */
+	const EvValue *ap = evidence_get(d->evidence, "attribution.percentile"),
+	              *ar = evidence_get(d->evidence, "attribution.rise_ms");
+	char say[320];
+	return ap && !ap->missing && ar && !ar->missing &&
+	       evidence_objective_rose(d->evidence, say, sizeof say) != 1;
+}
+
 int diagnosis_rise(const Diagnosis *d, char *rise, size_t rsz, char *verdict, size_t vsz)
 {
 	const Evidence *e = d->evidence;
@@ -330,7 +341,9 @@ int diagnosis_rise(const Diagnosis *d, char *rise, size_t rsz, char *verdict, si
 	char say[320];
 	int v = evidence_objective_rose(e, say, sizeof say);
 	snprintf(verdict, vsz, "%s: %s%s", v == 1 ? "rose" : v == 0 ? "did not rise" : "cannot tell",
-	         say, v == 1 || from_metric ? "" : "; nothing attributed");
+	         say, v == 1 || from_metric ? ""
+	              : diagnosis_attributed_other(d) ? "; the p90 rose: the shares are of its rise"
+	                                              : "; nothing attributed");
 	return 1;
 }
 
@@ -350,10 +363,14 @@ void diagnosis_format_explained(const Diagnosis *d, const DxHypothesis *h, char 
 	/* above all of it: taking the locus away leaves the window faster
 	 * than the baseline (noise in both p99s, or something else got
 	 * faster); said so, since "140 % of the rise" reads like an error */
-	snprintf(out, sz, "explains %.0f %% of the rise%s%s", 100 * v->value, ci,
-	         v->value > 1 ? ": more than the whole rise (without it the window's p99 would be"
-	                        " under the baseline's)"
-	                      : "");
+	double apct = 99;
+	evidence_value(d->evidence, "attribution.percentile", &apct);
+	char more[128] = "";
+	if (v->value > 1)
+		snprintf(more, sizeof more,
+		         ": more than the whole rise (without it the window's p%g would be under the "
+		         "baseline's)", apct);
+	snprintf(out, sz, "explains %.0f %% of the rise%s%s", 100 * v->value, ci, more);
 }
 
 static const char *state_name(int s)
@@ -604,6 +621,16 @@ void diagnosis_text(const Diagnosis *d, const Model *m, Buf *out)
 			evidence_source_text(e, tr, src, sizeof src);
 			buf_printf(out, "  on the traces the attribution replays: %+.1f ms %s (%s)\n", tr->value,
 			           ci, src);
+		}
+		const EvValue *ap = evidence_get(e, "attribution.percentile"),
+		              *ar = evidence_get(e, "attribution.rise_ms");
+		if (diagnosis_attributed_other(d)) {
+			/* the objective's percentile did not rise, the p90 did: the
+			 * shares below are of the p90's rise (docs/diagnosis.md) */
+			char ci[96];
+			diagnosis_format_interval(ar, ci, sizeof ci);
+			buf_printf(out, "Rise of the p%g: %+.1f ms %s: the shares below are of this rise\n",
+			           ap->value, ar->value, ci);
 		}
 		buf_adds(out, "\n");
 	}

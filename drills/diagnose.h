@@ -158,6 +158,10 @@ void diagnosis_format_interval(const EvValue *v, char *out, size_t sz);
  * computed (a sheet, no baseline). */
 int diagnosis_rise(const Diagnosis *d, char *rise, size_t rsz, char *verdict, size_t vsz);
 
+/* 1 when the explained shares are of the p90's rise: the objective's
+ * percentile did not rise by the one verdict, the p90's did. */
+int diagnosis_attributed_other(const Diagnosis *d);
+
 /* "explains 64 % of the rise (95 % interval 41 to 88 %)" for a hypothesis
  * whose locus has an attribution; "" when it has none. */
 void diagnosis_format_explained(const Diagnosis *d, const DxHypothesis *h, char *out, size_t sz);
