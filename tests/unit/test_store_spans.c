@@ -3,6 +3,7 @@
  * writer's trace key memory, and the migration of databases written before
  * the traces table existed.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -273,6 +274,86 @@ static void test_reader_migrates_schema_v4(void **state)
 	assert_int_equal(stats.traces, 3);
 }
 
+typedef struct SamplingSeen {
+	int64_t pulled_roots, plain_roots;
+	double p[4];
+	int64_t n_at[4];
+	int np;
+} SamplingSeen;
+
+static int on_sampling(void *ctx, const StoreSamplingRow *r)
+{
+	SamplingSeen *s = ctx;
+	if (!r->has_pulled) {
+		s->plain_roots += r->roots;
+		return 0;
+	}
+	s->pulled_roots += r->roots;
+	assert_true(s->np < 4);
+	s->p[s->np] = r->pulled;
+	s->n_at[s->np++] = r->roots;
+	return 0;
+}
+
+/* What a pull recorded tells how each root was chosen: a member of a
+ * uniform sample of 4 among the 12 listed, 1/3 (of two overlapping
+ * samples, the larger share, 1/2); a root of no set says nothing; a
+ * member of the slowest set alone is no root of the population. */
+static void test_root_sampling_of_pulled_sets(void **state)
+{
+	Env *e = *state;
+	Err err = {0};
+	assert_int_equal(store_begin(e->st, &err), 0);
+	int64_t src = source(e, "pulled");
+	StoreSpan s;
+	int added;
+	for (int t = 0; t < 8; t++) {
+		mk_span(&s, t, 0);
+		assert_int_equal(store_span_add(e->st, src, &s, &added, &err), 0);
+	}
+	assert_int_equal(store_commit(e->st, &err), 0);
+	StoreTraceSet a = {.kind = "sample", .role = "window", .from_ns = T0, .to_ns = T0 + MS(1000),
+	                   .requested = 4, .population = 12, .source = "http://x", .service = "svc",
+	                   .operation = "op"};
+	StoreTraceSet b = a, slow = a;
+	b.kind = "sample";
+	b.role = "baseline"; /* another set over the same traces: 2 of 4 */
+	b.requested = 2;
+	b.population = 4;
+	slow.kind = "slowest";
+	slow.requested = 2;
+	int64_t ia, ib, is;
+	assert_int_equal(store_trace_set_intern(e->st, &a, &ia, &err), 0);
+	assert_int_equal(store_trace_set_intern(e->st, &b, &ib, &err), 0);
+	assert_int_equal(store_trace_set_intern(e->st, &slow, &is, &err), 0);
+	char id[33];
+	for (int t = 0; t < 4; t++) { /* traces 0-3 in a, 2-3 also in b */
+		snprintf(id, sizeof id, "%032x", t + 1);
+		assert_int_equal(store_trace_set_add(e->st, ia, id, NULL, &err), 0);
+		if (t >= 2)
+			assert_int_equal(store_trace_set_add(e->st, ib, id, NULL, &err), 0);
+	}
+	snprintf(id, sizeof id, "%032x", 6 + 1); /* trace 6: slowest only */
+	assert_int_equal(store_trace_set_add(e->st, is, id, NULL, &err), 0);
+	snprintf(id, sizeof id, "%032x", 0 + 1); /* trace 0: slowest and sampled */
+	assert_int_equal(store_trace_set_add(e->st, is, id, NULL, &err), 0);
+	SamplingSeen seen = {0};
+	assert_int_equal(store_root_sampling(e->st, "svc", "op", T0, T0 + MS(1000), 0, on_sampling,
+	                                     &seen, &err), 0);
+	assert_int_equal(seen.pulled_roots, 4);
+	assert_int_equal(seen.plain_roots, 3); /* 4, 5, 7; not 6 */
+	double third = 0, half = 0;
+	for (int i = 0; i < seen.np; i++) {
+		if (fabs(seen.p[i] - 1.0 / 3) < 1e-9)
+			third += (double)seen.n_at[i];
+		else if (fabs(seen.p[i] - 0.5) < 1e-9)
+			half += (double)seen.n_at[i];
+		else
+			fail_msg("a root chosen with probability %g", seen.p[i]);
+	}
+	assert_true(third == 2 && half == 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +363,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_many_traces_one_import, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_migrates_schema_v4, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reader_migrates_schema_v4, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_root_sampling_of_pulled_sets, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
