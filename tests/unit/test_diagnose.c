@@ -829,6 +829,34 @@ static void test_found_by_attribution(void **state)
  * check names a class that does not exist, and hold-rollout does not
  * count them as leads (they ranked second as "unknown", suggested
  * --class unknown, and were listed as unconfirmed leads). */
+/* More endpoint concurrency is supported only when the queue age is shown
+ * to be over its budget: a p99 of 18.8 ms whose interval reaches down to
+ * 10 ms (a histogram's bucket) may be inside the 12 ms budget, and the
+ * reason says so; the same reading with its whole interval over 12 ms
+ * supports it. */
+static void test_raise_concurrency_needs_shown_queue(void **state)
+{
+	(void)state;
+	for (int shown = 0; shown < 2; shown++) {
+		Evidence *e = evidence_new();
+		put_ingress(e, 3000, 340, 270, 200, 190, 40, 110);
+		put_spans(e, "endpoint.queue_age.p99_ms", 18.8, "ms", shown ? 13 : 10, 25, 966985);
+		put_spans(e, "executor.occupancy", 0.6, "ratio", NAN, NAN, 3000);
+		put_spans(e, "late_work.ratio", 0.013, "ratio", 0.009, 0.018, 3000);
+		Diagnosis *d = diagnose_evidence(e);
+		const DxDecision *x = diagnosis_decision(d, "raise-endpoint-concurrency");
+		assert_non_null(x);
+		if (shown) {
+			assert_int_equal(x->verdict, DX_SUPPORTED);
+		} else {
+			assert_int_equal(x->verdict, DX_UNSUPPORTED);
+			if (!strstr(x->reason, "95 % interval 10.0 to 25.0 ms, may be inside its budget (12 ms)"))
+				fail_msg("reason: %s", x->reason);
+		}
+		diagnosis_free(d);
+	}
+}
+
 static void test_no_classes(void **state)
 {
 	(void)state;
@@ -1231,6 +1259,7 @@ int main(void)
 		cmocka_unit_test(test_starved_caller),
 		cmocka_unit_test(test_rise_one_verdict),
 		cmocka_unit_test(test_found_by_attribution),
+		cmocka_unit_test(test_raise_concurrency_needs_shown_queue),
 		cmocka_unit_test(test_no_classes),
 		cmocka_unit_test(test_catalog_unknown_is_not_no),
 		cmocka_unit_test(test_decide_by_name),
