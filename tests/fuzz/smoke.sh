@@ -11,12 +11,17 @@
 # failure carries a located message and leaves no rows. A crash, a sanitizer
 # report, a leak or a broken contract fails the stage; the input that did
 # it is kept in the printed folder. A harness that leaves temporary files
-# behind after a clean run also fails it (each gets its own TMPDIR). Longer runs to look for new bugs:
+# behind after a clean run also fails it (each gets its own TMPDIR). An
+# input that runs for more than TIMEOUT seconds (default 120) is a hang:
+# the limit is wall-clock time, so it leaves room for a loaded machine (at
+# 10 s, two harnesses of nine timed out on a machine at a load average of
+# 20). Longer runs to look for new bugs:
 # tests/fuzz/CMakeLists.txt.
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=$(cd "${1:?usage: smoke.sh BUILD_DIR [RUNS]}" && pwd)
 RUNS=${2:-20000}
+TIMEOUT=${TIMEOUT:-120}
 FIX=$SRC/tests/fixtures
 WORK=$(mktemp -d /tmp/tt-fuzz-smoke-XXXXXX)
 
@@ -40,7 +45,7 @@ run_one() {
   find "$FIX/$corpus" -type f -size -64k -exec cp {} "$dir/corpus/" \;
   local dict=()
   case $name in *otlp*) dict=(-dict="$SRC/tests/fuzz/otlp.dict") ;; esac
-  if (cd "$dir/found" && TMPDIR="$dir/tmp" "$bin" -seed=1 -runs="$RUNS" -max_len=65536 -timeout=10 \
+  if (cd "$dir/found" && TMPDIR="$dir/tmp" "$bin" -seed=1 -runs="$RUNS" -max_len=65536 -timeout="$TIMEOUT" \
         -rss_limit_mb=1024 -print_final_stats=0 "${dict[@]}" "$dir/corpus" \
         > "$dir/log" 2>&1); then
     echo "fuzz smoke: $name: $RUNS inputs from $corpus, ok ($((SECONDS - start)) s)"
