@@ -25,9 +25,12 @@ if command -v sqlite3 >/dev/null; then
   done
 fi
 tui_wait "replay done: [0-9]+ spans" "the replay did not finish on screen" 20
-# the last slice reaches the screen within a tick or two
-sleep 2.2
-last=$(count)
+# the window's request count on screen grows with the slices (read once
+# it has moved, not after a guess at how long a redraw takes)
+end=$(tui_deadline)
+while last=$(count); [ -n "$first" ] && [ -n "$last" ] && [ "$last" -le "$first" ] && ((SECONDS < end)); do
+  sleep 0.1
+done
 echo "drill_replay_tui: window requests on screen $first -> $last; status '$first_status'; spans in the file ${sizes[*]:-n/a}"
 [ -n "$first" ] && [ -n "$last" ] || tui_fail "request counts not found"
 [ "$last" -gt "$first" ] || tui_fail "the request count did not grow ($first -> $last)"

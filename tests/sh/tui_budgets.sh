@@ -21,11 +21,17 @@ tui_wait "budgets .*([2-9]|[1-9][0-9]) within" "the budgets never appeared witho
 # the node pane shows the pricing pool from the imported metrics
 # (move down until the pointer's row is pricing: the order of the rows
 # follows the data, not a fixed list)
+# (each j waits until the pointer has moved: the screen is read once it
+# has settled, not after a guess at how long drawing takes)
+selected() { tui_screen | grep -E '^(>|▶)' | head -1; }
 tui_keys 1
+tui_wait "\[1 DAG\]" "1 did not open the DAG"
 for i in $(seq 1 16); do
-  tui_screen | grep -Eq '^(>|▶).*pricing' && break
+  row=$(selected)
+  case $row in *pricing*) break ;; esac
   tui_keys j
-  sleep 0.3
+  end=$(tui_deadline)
+  while [ "$(selected)" = "$row" ] && ((SECONDS < end)); do sleep 0.05; done
 done
 tui_keys Enter
 tui_wait "call mercury-api -> pricing" "the pricing node did not open"

@@ -69,35 +69,53 @@ tui_pid() {
 
 tui_screen() { tmx capture-pane -p -t t; }
 
+# A deadline, not a measurement: on a loaded machine (a build beside the
+# tests, the sanitizer pass) the dashboard can take many times its usual
+# time to draw, so every wait below allows at least TUI_PATIENCE seconds
+# (default 60) however short the SECONDS a test gives; it returns as soon
+# as the condition holds, and only a failing test waits that long.
+TUI_PATIENCE=${TUI_PATIENCE:-60}
+
+# tui_deadline [SECONDS]: the SECONDS value at which a wait gives up
+tui_deadline() {
+  local secs=${1:-0}
+  ((secs >= TUI_PATIENCE)) || secs=$TUI_PATIENCE
+  echo $((SECONDS + secs))
+}
+
 # tui_wait PATTERN WHAT [SECONDS]: waits until the screen matches the
 # extended regular expression PATTERN.
 tui_wait() {
-  local pat=$1 what=$2 secs=${3:-8} i
-  for ((i = 0; i < secs * 20; i++)); do
+  local pat=$1 what=$2 t0=$SECONDS end
+  end=$(tui_deadline "${3:-}")
+  while :; do
     tui_screen | grep -Eq -- "$pat" && return 0
+    ((SECONDS < end)) || break
     sleep 0.05
   done
-  tui_fail "$what (waited ${secs}s for /$pat/)"
+  tui_fail "$what (waited $((SECONDS - t0))s for /$pat/)"
 }
 
 # tui_gone PATTERN WHAT [SECONDS]: waits until PATTERN is no longer shown.
 tui_gone() {
-  local pat=$1 what=$2 secs=${3:-8} i
-  for ((i = 0; i < secs * 20; i++)); do
+  local pat=$1 what=$2 t0=$SECONDS end
+  end=$(tui_deadline "${3:-}")
+  while :; do
     tui_screen | grep -Eq -- "$pat" || return 0
+    ((SECONDS < end)) || break
     sleep 0.05
   done
-  tui_fail "$what (still shows /$pat/ after ${secs}s)"
+  tui_fail "$what (still shows /$pat/ after $((SECONDS - t0))s)"
 }
 
 tui_keys() { tmx send-keys -t t "$@"; }
 
 # tui_quit: presses q and checks that the process ended with status 0.
 tui_quit() {
-  local i
+  local end
+  end=$(tui_deadline)
   tui_keys q
-  for ((i = 0; i < 100; i++)); do
-    [ -s "$TUI_TMP/tui.rc" ] && break
+  while [ ! -s "$TUI_TMP/tui.rc" ] && ((SECONDS < end)); do
     sleep 0.05
   done
   [ -s "$TUI_TMP/tui.rc" ] || tui_fail "q did not end the process"
