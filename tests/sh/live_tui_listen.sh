@@ -19,10 +19,12 @@ tmx new-session -d -s t -x 150 -y 30 \
   "TERM=xterm-256color '$TT_BIN' tui --db '$DB' --listen 127.0.0.1:$PORT --refresh 0.2 --ascii 2>'$LIVE_TMP/tui.err'; echo \$? >'$LIVE_TMP/tui.rc'; sleep 30"
 
 screen() { tmx capture-pane -p -t t; }
-wait_for() { # wait_for PATTERN WHAT
-  local i
-  for i in $(seq 1 100); do
-    screen | grep -q -- "$1" && return 0
+# wait_for ERE WHAT: until the screen matches; a deadline of 60 s, not a
+# measurement (a loaded machine draws late; only a failing test waits it out)
+wait_for() {
+  local end=$((SECONDS + 60))
+  while ((SECONDS < end)); do
+    screen | grep -Eq -- "$1" && return 0
     sleep 0.1
   done
   screen >&2
@@ -42,12 +44,13 @@ wait_for "inventory" "the DAG did not show the inventory call"
 # dashboard drafts a model from it, as it does at start on a database
 # with data (the title says so and the DAG's calls get their tags)
 wait_for "model: inferred" "no model was inferred from the data that arrived"
-screen | grep -Eq -- "-> pricing|pricing +(M|opt) " || live_fail "the pricing call has no tag from the inferred model"
+# (the title can say so a redraw before the rows carry their tags)
+wait_for "-> pricing|pricing +(M|opt) " "the pricing call has no tag from the inferred model"
 screen | grep -E "GET /checkout|pricing|inventory|rx :" | sed 's/  */ /g'
 [ "$(live_sql "$DB" 'select count(*) from spans')" = 240 ] || live_fail "spans missing from the database"
 tmx send-keys -t t q
-for _ in $(seq 1 50); do
-  [ -s "$LIVE_TMP/tui.rc" ] && break
+end=$((SECONDS + 60))
+while [ ! -s "$LIVE_TMP/tui.rc" ] && ((SECONDS < end)); do
   sleep 0.1
 done
 [ "$(cat "$LIVE_TMP/tui.rc" 2>/dev/null)" = 0 ] || live_fail "tui did not quit cleanly"

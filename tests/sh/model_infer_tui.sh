@@ -27,9 +27,11 @@ OUT="$LIVE_TMP/written.model.json"
 tmx new-session -d -s t -x 130 -y 32 \
   "cd '$LIVE_TMP' && LANG=C.UTF-8 TERM=xterm-256color '$TT_BIN' tui --db '$DB' --ascii --model-out '$OUT' 2>'$LIVE_TMP/tui.err'; echo \$? >'$LIVE_TMP/tui.rc'; sleep 30"
 screen() { tmx capture-pane -p -t t; }
-wait_for() { # wait_for ERE WHAT
-  local i
-  for i in $(seq 1 100); do
+# wait_for ERE WHAT: until the screen matches; a deadline of 60 s, not a
+# measurement (a loaded machine draws late; only a failing test waits it out)
+wait_for() {
+  local end=$((SECONDS + 60))
+  while ((SECONDS < end)); do
     screen | grep -Eq -- "$1" && return 0
     sleep 0.1
   done
@@ -59,7 +61,7 @@ tmx send-keys -t t M
 wait_for "cannot write .*written\.model\.json: File exists" "M overwrote an existing file"
 
 tmx send-keys -t t q
-for i in $(seq 1 50); do [ -s "$LIVE_TMP/tui.rc" ] && break; sleep 0.1; done
+end=$((SECONDS + 60)); while [ ! -s "$LIVE_TMP/tui.rc" ] && ((SECONDS < end)); do sleep 0.1; done
 [ "$(cat "$LIVE_TMP/tui.rc" 2>/dev/null)" = 0 ] || live_fail "tui exited with status $(cat "$LIVE_TMP/tui.rc" 2>/dev/null)"
 grep -q 'no --model: using a model inferred from the data' "$LIVE_TMP/tui.err" ||
   live_fail "tui did not say it uses an inferred model"
