@@ -407,13 +407,15 @@ static void walk(Builder *b, Trace *t, int s, int64_t parent, int depth)
 	if (parent < 0)
 		type = NODE_ROOT;
 	const char *dep = NULL, *dbs = NULL, *peer = NULL;
+	/* the root is the endpoint, named by its route (analysis.c) */
+	const char *op = type == NODE_ROOT ? trace_route(t, s) : trace_str(t, sp->name);
 	if (type == NODE_CALL && sp->server >= 0)
 		dep = t->sp[sp->server].svc ? trace_str(t, t->sp[sp->server].svc) : NULL;
 	else if (type == NODE_CALL && sp->db)
 		dbs = trace_str(t, sp->db);
 	else if (type == NODE_CALL && sp->peer)
 		peer = trace_str(t, sp->peer);
-	int64_t node = bnode(b, parent, type, trace_str(t, sp->svc), trace_str(t, sp->name),
+	int64_t node = bnode(b, parent, type, trace_str(t, sp->svc), op,
 	                     type == NODE_CALL ? trace_callee(t, s) : "", dep, dbs, peer);
 	sp->node = (int)node;
 	unit_push(b, s);
@@ -437,7 +439,7 @@ static const char *trace_cls(const Trace *t)
 	if (t->sp[t->root].cls)
 		return trace_str(t, t->sp[t->root].cls);
 	for (int i = 0; i < t->n; i++)
-		if (t->sp[i].cls && !t->sp[i].orphan)
+		if (t->sp[i].cls && !t->sp[i].orphan && !t->sp[i].above)
 			return trace_str(t, t->sp[i].cls);
 	return "";
 }
@@ -460,12 +462,17 @@ static void add_trace(Builder *b, Trace *t)
 {
 	if (t->n == 0 || b->rc)
 		return;
-	trace_link(t);
-	if (t->cyclic || t->root < 0)
+	trace_link_entry(t);
+	/* a request: its entry's subtree. It belongs to the minute its trace's
+	 * root starts in, as the reads of a rebuild find it; a trace without
+	 * a root (its caller's span missing) is left to the exact analysis,
+	 * which reads every trace */
+	if (t->cyclic || t->root < 0 || t->top < 0)
 		return;
 	const TSpan *root = &t->sp[t->root];
-	int64_t minute = store_agg_minute(root->start);
-	if (minute < b->m0 || minute >= b->m1 || root->start < b->from || root->start >= b->to)
+	int64_t rstart = t->sp[t->top].start;
+	int64_t minute = store_agg_minute(rstart);
+	if (minute < b->m0 || minute >= b->m1 || rstart < b->from || rstart >= b->to)
 		return; /* read here for an extra root; counted where its root is */
 	if (b->cap_vote < t->n) {
 		b->cap_vote = t->n * 2;
@@ -637,6 +644,7 @@ static void pack_trace(Builder *b, const Trace *t)
 		    .end_ns = sp->end, .status_code = sp->status, .wclass = trace_str(t, sp->cls),
 		    .has_queue = sp->has_queue, .queue_ns = sp->queue_row,
 		    .db_system = trace_str(t, sp->db), .peer = trace_str(t, sp->peer),
+		    .route = trace_str(t, sp->route), .route_rule = sp->route_rule,
 		};
 		if (i == 0)
 			store_pack_begin(p, &r);
@@ -1341,13 +1349,19 @@ int analysis_from_aggregates(Store *st, const AnalysisOptions *opt, Analysis **o
 	if (rc)
 		goto out;
 	r.root_req = xcalloc((size_t)(r.n_nodes ? r.n_nodes : 1), sizeof *r.root_req);
-	/* the endpoint: the model's root, else the root with the most requests
-	 * in the window (then the baseline), as analysis.c's pick_root() */
-	if (m && m->root_service && m->root_operation) {
+	/* the endpoint: the one asked for, else the model's root, else the
+	 * root node (a route: the entries') with the most requests in the
+	 * window (then the baseline); the commands name one (endpoints.h) */
+	const char *want_svc = opt->ep_service, *want_route = opt->ep_route;
+	if (!(want_svc && want_route) && m && m->root_service && m->root_operation) {
+		want_svc = m->root_service;
+		want_route = m->root_operation;
+	}
+	if (want_svc && want_route) {
 		for (int64_t i = 0; i < r.n_nodes; i++)
 			if (r.nodes[i].n.parent == 0 && r.nodes[i].n.type == NODE_ROOT &&
-			    strcmp(r.nodes[i].n.service, m->root_service) == 0 &&
-			    strcmp(r.nodes[i].n.operation, m->root_operation) == 0)
+			    strcmp(r.nodes[i].n.service, want_svc) == 0 &&
+			    strcmp(r.nodes[i].n.operation, want_route) == 0)
 				r.root_id = r.nodes[i].n.id;
 	} else {
 		r.counting = 1;
@@ -1410,8 +1424,9 @@ int analysis_from_aggregates(Store *st, const AnalysisOptions *opt, Analysis **o
 	a->data_version = store_data_version(st);
 	a->objective_ms = m ? m->objective_ms : 0;
 	int64_t ri = r.root_id ? rnode(&r, r.root_id) : -1;
-	a->root_service = xstrdup(ri >= 0 ? r.nodes[ri].n.service : "");
-	a->root_operation = xstrdup(ri >= 0 ? r.nodes[ri].n.operation : "");
+	a->root_service = xstrdup(ri >= 0 ? r.nodes[ri].n.service : want_svc ? want_svc : "");
+	a->root_operation = xstrdup(ri >= 0 ? r.nodes[ri].n.operation : want_route ? want_route : "");
+	a->route_rule = -1;
 	if (m && m->endpoint) {
 		a->endpoint = xstrdup(m->endpoint);
 	} else {
@@ -1425,6 +1440,8 @@ int analysis_from_aggregates(Store *st, const AnalysisOptions *opt, Analysis **o
 		a->class_filter = xstrdup(opt->wclass);
 	a->asked = *opt;
 	a->asked.wclass = a->class_filter;
+	a->asked.ep_service = opt->ep_service ? a->root_service : NULL;
+	a->asked.ep_route = opt->ep_route ? a->root_operation : NULL;
 	atomic_init(&a->extra_refs, 0);
 
 	int nc = r.n_classes, idx[AGG_MAX_CLASSES], cmap[AGG_MAX_CLASSES];

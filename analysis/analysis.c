@@ -31,6 +31,8 @@
 
 #include "buf.h"
 #include "analysis_priv.h"
+#include "endpoints.h"
+#include "route.h"
 #include "trace_build.h"
 #include "trace_feed.h"
 
@@ -196,6 +198,8 @@ struct AnalysisState {
 	char *wclass;
 	int root_known;
 	char *root_svc, *root_op;
+	char *ep_svc, *ep_route;  /* opt's endpoint, copied */
+	int64_t rules[ROUTE_RULES]; /* requests by the rule of their route */
 	int64_t last_rowid;
 	int64_t seq;              /* traces processed, for request dedup */
 	/* nodes */
@@ -400,6 +404,8 @@ static void dq_add(DataQuality *to, const DataQuality *d, int sign)
 	to->spans += sign * d->spans;
 	to->other_endpoint += sign * d->other_endpoint;
 	to->rootless += sign * d->rootless;
+	to->no_entry += sign * d->no_entry;
+	to->entered_below += sign * d->entered_below;
 	to->extra_roots += sign * d->extra_roots;
 	to->orphan_spans += sign * d->orphan_spans;
 	to->cycles += sign * d->cycles;
@@ -636,7 +642,10 @@ static void assign_nodes(AnalysisState *g, Trace *t, int s, int parent_node, int
 	int type = sp->kind == SPAN_KIND_CLIENT ? NODE_CALL : NODE_LOCAL;
 	if (parent_node < 0)
 		type = NODE_ROOT;
-	int node = node_get(g, parent_node, type, trace_str(t, sp->svc), trace_str(t, sp->name),
+	/* the root is the endpoint: named by its route, so the entries of one
+	 * route under different span names are one node */
+	int node = node_get(g, parent_node, type, trace_str(t, sp->svc),
+	                    type == NODE_ROOT ? trace_route(t, s) : trace_str(t, sp->name),
 	                    type == NODE_CALL ? trace_callee(t, s) : "");
 	sp->node = node;
 	if (type == NODE_CALL && sp->server >= 0) {
@@ -741,7 +750,7 @@ static int trace_class(AnalysisState *g, Trace *t)
 	if (t->root >= 0 && t->sp[t->root].cls)
 		return class_get(g, trace_str(t, t->sp[t->root].cls));
 	for (int i = 0; i < t->n; i++)
-		if (t->sp[i].cls && !t->sp[i].orphan)
+		if (t->sp[i].cls && !t->sp[i].orphan && !t->sp[i].above)
 			return class_get(g, trace_str(t, t->sp[i].cls));
 	return -1;
 }
@@ -774,15 +783,8 @@ static void process_trace(AnalysisState *g, TraceRec *rec)
 	Trace *t = &g->tr;
 	if (t->n == 0)
 		return;
-	trace_link(t);
-	int64_t start = INT64_MAX;
-	if (t->root >= 0) {
-		start = t->sp[t->root].start;
-	} else {
-		for (int i = 0; i < t->n; i++)
-			if (t->sp[i].start < start)
-				start = t->sp[i].start;
-	}
+	trace_link_entry(t);
+	int64_t start = trace_request_start(t);
 	int pops[2], np = 0;
 	for (int p = 0; p < 2; p++)
 		if (in_pop(g, p, start))
@@ -800,15 +802,23 @@ static void process_trace(AnalysisState *g, TraceRec *rec)
 	d.extra_roots = t->n_extra_roots;
 	d.orphan_spans = t->n_orphans;
 	if (t->root < 0) {
-		d.rootless = 1;
+		/* no entry: no span at all without a parent, or a client's alone */
+		if (t->top < 0)
+			d.rootless = 1;
+		else
+			d.no_entry = 1;
 		goto done;
 	}
+	if (t->root != t->top)
+		d.entered_below = 1;
 	const TSpan *root = &t->sp[t->root];
 	if (strcmp(trace_str(t, root->svc), g->root_svc) != 0 ||
-	    strcmp(trace_str(t, root->name), g->root_op) != 0) {
+	    strcmp(trace_route(t, t->root), g->root_op) != 0) {
 		d.other_endpoint = 1;
 		goto done;
 	}
+	if (root->route_rule >= 0 && root->route_rule < ROUTE_RULES)
+		g->rules[root->route_rule]++;
 	if (g->tapping)
 		for (int k = 0; k < np; k++)
 			g->tap(g->tap_ctx, t, pops[k]);
@@ -922,39 +932,33 @@ static int on_trace_row(void *ctx, const StoreSpanRow *r)
 	return 0;
 }
 
-typedef struct RootPick {
-	char *svc, *op;
-} RootPick;
-
-static int on_root_op(void *ctx, const char *svc, const char *op, int64_t n)
-{
-	RootPick *rp = ctx;
-	(void)n;
-	rp->svc = xstrdup(svc);
-	rp->op = xstrdup(op);
-	return 1; /* the first row is the most common */
-}
-
+/* The endpoint to analyse: the one asked for, else the model's root,
+ * else the first of the ranked endpoints of the window and baseline
+ * (endpoints.h). None yet (no request anywhere): decided when one comes. */
 static int pick_root(AnalysisState *g, Store *st, Err *err)
 {
 	const Model *m = g->opt.model;
-	RootPick rp = {0};
-	if (m && m->root_service && m->root_operation) {
-		rp.svc = xstrdup(m->root_service);
-		rp.op = xstrdup(m->root_operation);
+	char *svc = NULL, *route = NULL;
+	if (g->opt.ep_service && g->opt.ep_route) {
+		svc = xstrdup(g->opt.ep_service);
+		route = xstrdup(g->opt.ep_route);
+	} else if (m && m->root_service && m->root_operation) {
+		svc = xstrdup(m->root_service);
+		route = xstrdup(m->root_operation);
 	} else {
-		if (store_root_operations(st, g->opt.period.win.from, g->opt.period.win.to, on_root_op, &rp,
-		                          err))
+		EndpointList *l = NULL;
+		if (analysis_endpoints(st, &g->opt.period, m, &l, err))
 			return TT_ESTORE;
-		if (rp.svc == NULL && g->opt.period.has_baseline &&
-		    store_root_operations(st, g->opt.period.base.from, g->opt.period.base.to, on_root_op, &rp,
-		                          err))
-			return TT_ESTORE;
+		if (l->n > 0) {
+			svc = xstrdup(l->v[0].service);
+			route = xstrdup(l->v[0].route);
+		}
+		analysis_endpoints_free(l);
 	}
-	if (rp.svc == NULL)
+	if (svc == NULL)
 		return 0; /* no request yet: decide when one arrives */
-	g->root_svc = rp.svc;
-	g->root_op = rp.op;
+	g->root_svc = svc;
+	g->root_op = route;
 	g->root_known = 1;
 	return 0;
 }
@@ -967,6 +971,12 @@ AnalysisState *analysis_state_new(const AnalysisOptions *opt)
 		g->wclass = xstrdup(opt->wclass);
 		g->opt.wclass = g->wclass;
 	}
+	if (opt->ep_service && opt->ep_route) {
+		g->ep_svc = xstrdup(opt->ep_service);
+		g->ep_route = xstrdup(opt->ep_route);
+	}
+	g->opt.ep_service = g->ep_svc;
+	g->opt.ep_route = g->ep_route;
 	trace_init(&g->tr);
 	trace_set_skew(&g->tr, &opt->skew);
 	for (int p = 0; p < 2; p++) {
@@ -1181,7 +1191,20 @@ int analysis_state_sample(AnalysisState *g, Store *st, int64_t max_requests, Err
 		if (p == POP_BASELINE && !g->opt.period.has_baseline)
 			continue;
 		TimeRange r = p ? g->opt.period.base : g->opt.period.win;
-		rc = store_root_keys(st, g->root_svc, g->root_op, r.from, r.to, on_root_key, &all[p], err);
+		/* the index lists the requests whose entry is their root: with
+		 * roots of another kind in the range (a load generator's client
+		 * spans above the entries), or roots whose route is not stored
+		 * yet, it does not list them all, and every trace is read */
+		int64_t unusual = 0;
+		rc = store_roots_unusual(st, r.from, r.to, &unusual, err);
+		if (rc == 0 && unusual > 0) {
+			keys_free(&all[0]);
+			keys_free(&all[1]);
+			return analysis_state_update(g, st, err);
+		}
+		if (rc == 0)
+			rc = store_root_keys(st, g->root_svc, g->root_op, r.from, r.to, on_root_key, &all[p],
+			                     err);
 		over |= all[p].n > max_requests;
 	}
 	if (rc || !over) {
@@ -1480,6 +1503,10 @@ Analysis *analysis_state_result(AnalysisState *g, Store *st)
 	a->objective_ms = m ? m->objective_ms : 0;
 	a->root_service = xstrdup(g->root_svc ? g->root_svc : "");
 	a->root_operation = xstrdup(g->root_op ? g->root_op : "");
+	a->route_rule = -1;
+	for (int r = 0; r < ROUTE_RULES; r++)
+		if (g->rules[r] > 0 && (a->route_rule < 0 || g->rules[r] > g->rules[a->route_rule]))
+			a->route_rule = r;
 	if (m && m->endpoint) {
 		a->endpoint = xstrdup(m->endpoint);
 	} else {
@@ -1493,6 +1520,9 @@ Analysis *analysis_state_result(AnalysisState *g, Store *st)
 		a->class_filter = xstrdup(g->wclass);
 	a->asked = g->opt;
 	a->asked.wclass = a->class_filter;
+	/* asked by name: the endpoint analysed is that one */
+	a->asked.ep_service = g->ep_svc ? a->root_service : NULL;
+	a->asked.ep_route = g->ep_svc ? a->root_operation : NULL;
 	atomic_init(&a->extra_refs, 0);
 	a->dq = g->dq;
 	if (st) {
@@ -1618,6 +1648,8 @@ void analysis_state_free(AnalysisState *g)
 	free(g->refetch);
 	free(g->root_svc);
 	free(g->root_op);
+	free(g->ep_svc);
+	free(g->ep_route);
 	free(g->wclass);
 	free(g);
 }
@@ -1690,6 +1722,12 @@ int analysis_answers(const Analysis *a, const AnalysisOptions *o)
 	if ((h->wclass == NULL) != (o->wclass == NULL) ||
 	    (h->wclass && strcmp(h->wclass, o->wclass) != 0))
 		return 0;
+	/* an endpoint asked for by name: the same one (copied by the caller:
+	 * compared by content) */
+	const char *hs[2] = {h->ep_service, h->ep_route}, *os[2] = {o->ep_service, o->ep_route};
+	for (int k = 0; k < 2; k++)
+		if ((hs[k] == NULL) != (os[k] == NULL) || (hs[k] && strcmp(hs[k], os[k]) != 0))
+			return 0;
 	int64_t ha, oa;
 	double hf, of;
 	skew_effective(&h->skew, &ha, &hf);

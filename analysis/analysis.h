@@ -19,9 +19,14 @@
  *    slow population (requests at or above the window p99, or above the
  *    objective when a model sets one) it says who owns the tail.
  *
- * Everything works without a model: then the endpoint is the most common
- * root operation, classes are whatever values the data carries, and
- * mandatory/core are unknown.
+ * A request is a trace's entry span and what runs under it (trace_build.h,
+ * trace_link_entry()): the first server span, below any client span of a
+ * caller (a load generator, a browser). The endpoint is (service, route)
+ * of the entry (DESIGN.md, "Endpoint"): the one asked for, else the
+ * model's root, else the first of the ranked list of endpoints.h.
+ *
+ * Everything works without a model: then classes are whatever values the
+ * data carries, and mandatory/core are unknown.
  *
  * Ownership: analysis_run() returns an Analysis the caller frees with
  * analysis_free(). Every pointer inside it lives as long as the Analysis.
@@ -138,8 +143,15 @@ typedef struct SkewTolerance {
 typedef struct DataQuality {
 	int64_t traces;            /* traces read */
 	int64_t spans;             /* spans read */
-	int64_t other_endpoint;    /* traces whose root is another operation */
-	int64_t rootless;          /* traces with no root span */
+	int64_t other_endpoint;    /* traces whose entry is another endpoint's */
+	int64_t rootless;          /* traces with neither a root span nor a
+	                            * server span: no entry */
+	int64_t no_entry;          /* traces whose root is a client span with
+	                            * no server span below: not an endpoint */
+	int64_t entered_below;     /* requests whose entry is below another span
+	                            * (a load generator's or a browser's client
+	                            * span) or whose caller's span is missing:
+	                            * those spans are left out of the DAG */
 	int64_t extra_roots;       /* additional parentless spans (kept as orphans) */
 	int64_t orphan_spans;      /* spans whose parent is missing */
 	int64_t cycles;            /* traces rejected for a parent cycle */
@@ -190,12 +202,19 @@ typedef struct AnalysisOptions {
 	const char *wclass;           /* only requests of this class, or NULL */
 	const Model *model;           /* may be NULL */
 	SkewTolerance skew;           /* zero: the default tolerance */
+	const char *ep_service;       /* the endpoint (service, route) to analyse, */
+	const char *ep_route;         /* or NULL: the model's root, else the first
+	                               * of analysis_endpoints() (endpoints.h) */
 } AnalysisOptions;
 
 typedef struct Analysis {
-	char *endpoint;           /* "service operation" of the root, or model name */
-	char *root_service;
-	char *root_operation;
+	char *endpoint;           /* "service route" of the entry, or model name */
+	char *root_service;       /* the endpoint: its service, */
+	char *root_operation;     /* and its route (the entry spans' route,
+	                           * common/route.h; "" when none was found) */
+	int route_rule;           /* the ROUTE_* most of its requests' routes
+	                           * came from, -1 unknown (metric series of the
+	                           * endpoint are matched by it: an http.route) */
 	double objective_ms;      /* 0: none */
 	DagNode *nodes;           /* pre-order; nodes[0] is the root */
 	int n_nodes;

@@ -228,30 +228,9 @@ int evidence_change(const Evidence *e, const char *name, EvChange *c)
 	c->w = w->value;
 	c->b = b->value;
 	c->sampled = w->has_ci || b->has_ci;
-	/* MOVER (Zou & Donner 2008): the difference's bounds from each side's
-	 * distance to its own bounds; an infinite bound stays infinite */
-	c->d = c->w - c->b;
-	double a1 = c->w - wl, a2 = bh - c->b, b1 = wh - c->w, b2 = c->b - bl;
-	c->d_lo = c->d - sqrt(a1 * a1 + a2 * a2);
-	c->d_hi = c->d + sqrt(b1 * b1 + b2 * b2);
-	/* the ratio: MOVER on the log scale when both sides are positive */
-	c->r = c->r_lo = c->r_hi = NAN;
-	if (c->b > 0 && c->w >= 0) {
-		c->r = c->w / c->b;
-		if (c->w > 0) {
-			double lw = log(c->w), lb = log(c->b);
-			double x1 = wl > 0 ? lw - log(wl) : INFINITY, x2 = bh > 0 ? log(bh) - lb : INFINITY;
-			double y1 = wh > 0 ? log(wh) - lw : INFINITY, y2 = bl > 0 ? lb - log(bl) : INFINITY;
-			c->r_lo = exp(lw - lb - sqrt(x1 * x1 + x2 * x2));
-			c->r_hi = exp(lw - lb + sqrt(y1 * y1 + y2 * y2));
-		} else {
-			c->r_lo = 0;
-			c->r_hi = bl > 0 ? wh / bl : INFINITY;
-		}
-	} else if (c->b == 0 && c->w > 0) {
-		c->r = c->r_hi = INFINITY;
-		c->r_lo = bh > 0 ? wl / bh : 0;
-	}
+	/* MOVER on the difference and the ratio (quantile.h) */
+	quant_change(c->w, wl, wh, c->b, bl, bh, &c->d, &c->d_lo, &c->d_hi, &c->r, &c->r_lo,
+	             &c->r_hi);
 	return 1;
 }
 

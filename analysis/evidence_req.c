@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "endpoints.h"
 #include "trace_build.h"
 #include "trace_feed.h"
 
@@ -300,15 +301,6 @@ static void add_request(Pass *ps, const Trace *t)
 	ps->present[ri] = mask;
 }
 
-static int on_root_op(void *ctx, const char *svc, const char *op, int64_t n)
-{
-	Pass *ps = ctx;
-	(void)n;
-	ps->root_svc = xstrdup(svc);
-	ps->root_op = xstrdup(op);
-	return 1;
-}
-
 static int cmp_float_desc(const void *a, const void *b)
 {
 	float x = *(const float *)a, y = *(const float *)b;
@@ -441,8 +433,17 @@ int evidence_requests_load(Store *st, const Model *m, const char *root_service,
 	} else if (m && m->root_service && m->root_operation) {
 		ps.root_svc = xstrdup(m->root_service);
 		ps.root_op = xstrdup(m->root_operation);
-	} else if ((rc = store_root_operations(st, from, to, on_root_op, &ps, err))) {
-		goto out;
+	} else {
+		/* the endpoint the commands take by default (endpoints.h) */
+		Period per = {.win = {from, to}};
+		EndpointList *l = NULL;
+		if ((rc = analysis_endpoints(st, &per, m, &l, err)))
+			goto out;
+		if (l->n > 0) {
+			ps.root_svc = xstrdup(l->v[0].service);
+			ps.root_op = xstrdup(l->v[0].route);
+		}
+		analysis_endpoints_free(l);
 	}
 	if (ps.root_svc == NULL) {
 		*out = ps.s; /* no requests at all */

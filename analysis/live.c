@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "endpoints.h"
 #include "wake.h"
 
 struct LiveSession {
@@ -39,6 +40,7 @@ struct LiveSession {
 	/* request (under mu) */
 	AnalysisOptions req;
 	char *req_class;          /* owned copy of req.wclass */
+	char *req_ep_svc, *req_ep_route; /* owned copies of req.ep_* */
 	unsigned req_gen;
 	uint64_t req_seq;         /* bumped per request */
 	uint64_t done_seq;        /* last request the worker picked up */
@@ -65,6 +67,7 @@ static int same_str(const char *a, const char *b)
 static int same_options(const AnalysisOptions *a, const char *a_cls, const AnalysisOptions *b)
 {
 	return period_eq(&a->period, &b->period) && a->model == b->model && same_str(a_cls, b->wclass) &&
+	       same_str(a->ep_service, b->ep_service) && same_str(a->ep_route, b->ep_route) &&
 	       a->skew.set == b->skew.set &&
 	       (!a->skew.set || (a->skew.abs_ns == b->skew.abs_ns && a->skew.frac == b->skew.frac));
 }
@@ -73,8 +76,10 @@ static int same_options(const AnalysisOptions *a, const char *a_cls, const Analy
  * its poll(). Called with mu held. */
 static void publish(LiveSession *ls, const LiveResult *r)
 {
-	if (ls->has_result)
+	if (ls->has_result) {
 		analysis_free(ls->res.a);
+		analysis_endpoints_free(ls->res.endpoints);
+	}
 	ls->res = *r;
 	ls->has_result = 1;
 	wake_signal(&ls->wake);
@@ -86,6 +91,7 @@ static void *worker(void *arg)
 	AnalysisState *state = NULL;  /* kept while the options stay the same */
 	AnalysisOptions state_opt;
 	char *state_cls = NULL;
+	char *state_ep[2] = {NULL, NULL}; /* state_opt's endpoint strings */
 	memset(&state_opt, 0, sizeof state_opt);
 	pthread_mutex_lock(&ls->mu);
 	for (;;) {
@@ -96,6 +102,10 @@ static void *worker(void *arg)
 		AnalysisOptions opt = ls->req;
 		char *cls = ls->req_class ? xstrdup(ls->req_class) : NULL;
 		opt.wclass = cls;
+		char *ep[2] = {ls->req_ep_svc ? xstrdup(ls->req_ep_svc) : NULL,
+		               ls->req_ep_route ? xstrdup(ls->req_ep_route) : NULL};
+		opt.ep_service = ep[0];
+		opt.ep_route = ep[1];
 		unsigned gen = ls->req_gen;
 		ls->done_seq = ls->req_seq;
 		ls->running = 1;
@@ -114,6 +124,13 @@ static void *worker(void *arg)
 			state_opt = opt;
 			state_cls = cls;
 			cls = NULL;
+			free(state_ep[0]);
+			free(state_ep[1]);
+			state_ep[0] = ep[0];
+			state_ep[1] = ep[1];
+			ep[0] = ep[1] = NULL;
+			state_opt.ep_service = state_ep[0];
+			state_opt.ep_route = state_ep[1];
 			fresh = 1;
 		}
 		/* a new question on a database whose aggregates are current: their
@@ -143,6 +160,11 @@ static void *worker(void *arg)
 		if (r.rc == 0) {
 			r.a = analysis_state_result(state, ls->wst);
 			evidence_tap_finish(tap, r.a);
+			/* the endpoints of the same window and baseline, for the
+			 * Endpoints pane; a failure leaves the previous list */
+			Err e = {0};
+			if (analysis_endpoints(ls->wst, &opt.period, opt.model, &r.endpoints, &e) != 0)
+				r.endpoints = NULL;
 		} else {
 			evidence_tap_free(tap);
 			analysis_state_free(state); /* start over next time */
@@ -150,6 +172,8 @@ static void *worker(void *arg)
 		}
 		r.compute_ms = now_ms() - t0;
 		free(cls);
+		free(ep[0]);
+		free(ep[1]);
 
 		pthread_mutex_lock(&ls->mu);
 		ls->running = 0;
@@ -158,6 +182,8 @@ static void *worker(void *arg)
 	pthread_mutex_unlock(&ls->mu);
 	analysis_state_free(state);
 	free(state_cls);
+	free(state_ep[0]);
+	free(state_ep[1]);
 	return NULL;
 }
 
@@ -199,9 +225,13 @@ void live_close(LiveSession *ls)
 		pthread_mutex_unlock(&ls->mu);
 		pthread_join(ls->th, NULL);
 	}
-	if (ls->has_result)
+	if (ls->has_result) {
 		analysis_free(ls->res.a);
+		analysis_endpoints_free(ls->res.endpoints);
+	}
 	free(ls->req_class);
+	free(ls->req_ep_svc);
+	free(ls->req_ep_route);
 	store_close(ls->st);
 	store_close(ls->wst);
 	wake_close(&ls->wake);
@@ -217,6 +247,11 @@ void live_request(LiveSession *ls, const AnalysisOptions *opt, unsigned gen)
 	free(ls->req_class);
 	ls->req_class = opt->wclass ? xstrdup(opt->wclass) : NULL;
 	ls->req.wclass = NULL; /* the worker uses its own copy of req_class */
+	free(ls->req_ep_svc);
+	free(ls->req_ep_route);
+	ls->req_ep_svc = opt->ep_service ? xstrdup(opt->ep_service) : NULL;
+	ls->req_ep_route = opt->ep_route ? xstrdup(opt->ep_route) : NULL;
+	ls->req.ep_service = ls->req.ep_route = NULL; /* likewise */
 	ls->req_gen = gen;
 	ls->req_seq++;
 	pthread_cond_signal(&ls->cv);
@@ -242,6 +277,7 @@ int live_take(LiveSession *ls, LiveResult *res)
 		int superseded = ls->res.gen != ls->req_gen;
 		if (superseded) {
 			analysis_free(ls->res.a);
+			analysis_endpoints_free(ls->res.endpoints);
 		} else {
 			*res = ls->res;
 			got = 1;

@@ -35,7 +35,8 @@ int live_open(const char *path, LiveSession **out, Err *err);
  * the connections. NULL is a no-op. */
 void live_close(LiveSession *ls);
 
-/* Asks for an analysis with opt (copied, including the class string);
+/* Asks for an analysis with opt (copied, including the class and
+ * endpoint strings);
  * gen is handed back with the result so the caller can tell which request
  * it answers. */
 void live_request(LiveSession *ls, const AnalysisOptions *opt, unsigned gen);
@@ -55,6 +56,10 @@ typedef struct LiveResult {
 	int rc;                   /* analysis_run's return code */
 	Err err;                  /* its message when rc != 0 */
 	double compute_ms;        /* wall time of analysis_run */
+	struct EndpointList *endpoints; /* the exact answer's: every endpoint of
+	                          * its window and baseline, ranked
+	                          * (endpoints.h); owned by the caller now;
+	                          * NULL with an approximate answer */
 } LiveResult;
 
 /* Takes a finished result: returns 1 and fills *res, or 0 when none is

@@ -27,6 +27,7 @@ struct ModelFollow {
 	pthread_cond_t cv;
 	int stop;
 	int asked;                   /* a draft is wanted */
+	char *want_svc, *want_route; /* ... of this endpoint (NULL: the most common) */
 	int running;                 /* the worker drafts */
 	Model *ready;                /* drafted, not yet taken (owned) */
 	unsigned drafts;
@@ -49,6 +50,15 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* 1 when m describes another endpoint than the one a shows (its root
+ * names one, and a is of another): the dashboard switched endpoints. */
+static int other_endpoint(const Model *m, const Analysis *a)
+{
+	return m && m->root_service && m->root_operation && a->root_service && a->root_service[0] &&
+	       (strcmp(m->root_service, a->root_service) != 0 ||
+	        strcmp(m->root_operation, a->root_operation) != 0);
+}
+
 int model_follow_material(const Model *m, const Analysis *a, int64_t mark_requests, int mark_nodes)
 {
 	if (a == NULL || a->class_filter != NULL)
@@ -56,7 +66,7 @@ int model_follow_material(const Model *m, const Analysis *a, int64_t mark_reques
 	int64_t req = a->pop[POP_WINDOW].requests;
 	if (req <= 0)
 		return 0;
-	if (m == NULL)
+	if (m == NULL || other_endpoint(m, a))
 		return 1;
 	if (req >= 2 * mark_requests)
 		return 1;
@@ -79,12 +89,16 @@ static void *worker(void *arg)
 			break;
 		f->asked = 0;
 		f->running = 1;
+		char *svc = f->want_svc, *route = f->want_route;
+		f->want_svc = f->want_route = NULL;
 		pthread_mutex_unlock(&f->mu);
 
 		Model *m = NULL;
 		Err err = {0};
-		if (model_infer(f->st, f->from, f->to, &m, &err) == 0 && m->n_nodes == 0 &&
-		    m->n_pools == 0) {
+		int rc = model_infer_endpoint(f->st, f->from, f->to, svc, route, &m, &err);
+		free(svc);
+		free(route);
+		if (rc == 0 && m->n_nodes == 0 && m->n_pools == 0) {
 			/* nothing to draft from yet: a model with nothing in it
 			 * would only hide that there is none */
 			model_free(m);
@@ -165,6 +179,12 @@ const Model *model_follow_update(ModelFollow *f, const Analysis *a)
 		f->primed = 1;
 		f->asked = 1;
 		f->asked_ms = t;
+		/* the endpoint on screen (a new one the dashboard switched to) */
+		free(f->want_svc);
+		free(f->want_route);
+		int named = a->root_service && a->root_service[0];
+		f->want_svc = named ? xstrdup(a->root_service) : NULL;
+		f->want_route = named ? xstrdup(a->root_operation) : NULL;
 		pthread_cond_signal(&f->cv);
 	}
 	pthread_mutex_unlock(&f->mu);
@@ -189,6 +209,8 @@ void model_follow_close(ModelFollow *f)
 	pthread_mutex_unlock(&f->mu);
 	pthread_join(f->th, NULL);
 	model_free(f->ready);
+	free(f->want_svc);
+	free(f->want_route);
 	for (int i = 0; i < f->n_kept; i++)
 		model_free(f->kept[i]);
 	free(f->kept);

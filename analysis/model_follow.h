@@ -14,7 +14,9 @@
  *    4, 8, ... times its first size: whether a node is mandatory, and
  *    which pools there are, settle as the data grows);
  *  - the DAG has a node the model does not describe, and more nodes than
- *    when the model in use was asked for (a new dependency appeared).
+ *    when the model in use was asked for (a new dependency appeared);
+ *  - the analysis is of another endpoint than the model's root (the
+ *    dashboard switched endpoints): the draft is of the endpoint shown.
  * At most one inference runs at a time, and a new one starts at most
  * every MODEL_FOLLOW_MIN_MS.
  *

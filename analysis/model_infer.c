@@ -25,6 +25,7 @@
 
 #include "analysis.h"
 #include "buf.h"
+#include "endpoints.h"
 #include "evidence.h"
 #include "evidence_hist.h"
 
@@ -657,21 +658,6 @@ typedef struct RootOps {
 	int kinds;
 } RootOps;
 
-static int on_root_op(void *ctx, const char *svc, const char *op, int64_t n)
-{
-	RootOps *r = ctx;
-	r->total += n;
-	r->kinds++;
-	if (r->svc == NULL || n > r->top) {
-		free(r->svc);
-		free(r->op);
-		r->svc = xstrdup(svc);
-		r->op = xstrdup(op);
-		r->top = n;
-	}
-	return 0;
-}
-
 /* Per dependency: requests that call it and requests in which a call to it
  * was cut short. */
 typedef struct DepUse {
@@ -1028,6 +1014,12 @@ static void infer_pools(Model *m, const Analysis *a, PoolSet *ps)
 
 int model_infer(Store *st, int64_t from, int64_t to, Model **out, Err *err)
 {
+	return model_infer_endpoint(st, from, to, NULL, NULL, out, err);
+}
+
+int model_infer_endpoint(Store *st, int64_t from, int64_t to, const char *service,
+                         const char *route, Model **out, Err *err)
+{
 	*out = NULL;
 	Model *m = xcalloc(1, sizeof *m);
 	m->inferred = 1;
@@ -1037,12 +1029,29 @@ int model_infer(Store *st, int64_t from, int64_t to, Model **out, Err *err)
 	EvRequestSet *rs = NULL;
 	RootOps ro = {0};
 	PoolSet ps = {0};
-	int rc = store_root_operations(st, from, to, on_root_op, &ro, err);
+	/* the endpoint: the one asked for, else the first of the window's
+	 * endpoints (endpoints.h: the most common one, without a baseline) */
+	Period per = {.win = {from, to}};
+	EndpointList *l = NULL;
+	int rc = analysis_endpoints(st, &per, NULL, &l, err);
 	if (rc)
 		goto out;
+	int pick = service && route ? analysis_endpoints_find(l, service, route) : l->n > 0 ? 0 : -1;
+	if (service && route) {
+		ro.svc = xstrdup(service);
+		ro.op = xstrdup(route);
+	} else if (pick >= 0) {
+		ro.svc = xstrdup(l->v[pick].service);
+		ro.op = xstrdup(l->v[pick].route);
+	}
+	for (int i = 0; i < l->n; i++)
+		ro.total += l->v[i].pop[POP_WINDOW].requests;
+	ro.kinds = l->n;
+	ro.top = pick >= 0 ? l->v[pick].pop[POP_WINDOW].requests : 0;
+	analysis_endpoints_free(l);
 	/* the DAG and the request set of the window in one pass over the
-	 * spans; the analysis's endpoint is ro's (the same most common root) */
-	AnalysisOptions ao = {.period.win = {from, to}};
+	 * spans, of that endpoint */
+	AnalysisOptions ao = {.period.win = {from, to}, .ep_service = ro.svc, .ep_route = ro.op};
 	EvRequestSet *sets[2] = {NULL, NULL};
 	if ((rc = evidence_analysis_run(st, &ao, INFER_SAMPLE, &a, sets, err)))
 		goto out;
@@ -1051,9 +1060,14 @@ int model_infer(Store *st, int64_t from, int64_t to, Model **out, Err *err)
 		m->root_service = xstrdup(ro.svc);
 		m->root_operation = xstrdup(ro.op);
 		m->endpoint = dupf("%s %s", ro.svc, ro.op);
-		m->why_root = dupf("the most common root operation: %lld of %lld root spans (%d root "
-		                   "operations in the range)", (long long)ro.top, (long long)ro.total,
-		                   ro.kinds);
+		if (service && route)
+			m->why_root = dupf("the endpoint asked for: %lld of the %lld requests of %d "
+			                   "endpoints in the range", (long long)ro.top, (long long)ro.total,
+			                   ro.kinds);
+		else
+			m->why_root = dupf("the most common endpoint (service and route of the requests' "
+			                   "entry span): %lld of %lld requests (%d endpoints in the range)",
+			                   (long long)ro.top, (long long)ro.total, ro.kinds);
 		if (a->pop[POP_WINDOW].sample_of > 0) {
 			char *w = dupf("%s; the rest is read from a uniform sample of %lld of its %lld "
 			               "requests", m->why_root, (long long)a->pop[POP_WINDOW].requests,
@@ -1064,7 +1078,7 @@ int model_infer(Store *st, int64_t from, int64_t to, Model **out, Err *err)
 	} else {
 		evidence_requests_free(rs); /* no endpoint: no requests either */
 		rs = NULL;
-		m->why_root = xstrdup("no root spans in the range: no ingress to infer");
+		m->why_root = xstrdup("no request in the range (no entry span): no ingress to infer");
 	}
 	m->why_objective = xstrdup("not inferred: the data cannot say what the objective is; "
 	                           "declare threshold_ms and percentile");

@@ -5,7 +5,8 @@
  * model_infer() reads the store (spans and metric series of a range) and
  * fills a Model (common/model.h) whose every field carries the reason it
  * was chosen (ModelNode.why, ModelPool.why, Model.why_*):
- *  - the ingress: the most common root operation;
+ *  - the ingress: the endpoint asked for, else the most common one (the
+ *    service and route of the requests' entry spans, endpoints.h);
  *  - the nodes: the calls (by called service) and local spans of the
  *    aggregate DAG; mandatory when present in (nearly) every request and
  *    rarely cut short (client span in error, or the server outlived the
@@ -34,6 +35,12 @@
  * Returns 0 and *out (free with model_free; inferred == 1) or a negative
  * code with err. A store without spans yields a model with no nodes. */
 int model_infer(Store *st, int64_t from, int64_t to, Model **out, Err *err);
+
+/* model_infer() of the endpoint (service, route) (endpoints.h); NULL: the
+ * first endpoint of the range (the most common one). A dependency every
+ * request of that endpoint calls is mandatory. */
+int model_infer_endpoint(Store *st, int64_t from, int64_t to, const char *service,
+                         const char *route, Model **out, Err *err);
 
 /* How a pool name relates to a service name, by normalised tokens (split
  * on '-', '_', '.', space; lower case; generic words such as "pool",

@@ -177,3 +177,31 @@ int quant_small_sample(int64_t n)
 {
 	return n < 100;
 }
+
+void quant_change(double w, double wlo, double whi, double b, double blo, double bhi, double *d,
+                  double *d_lo, double *d_hi, double *r, double *r_lo, double *r_hi)
+{
+	double wl = isnan(wlo) || wlo > w ? w : wlo, wh = isnan(whi) || whi < w ? w : whi;
+	double bl = isnan(blo) || blo > b ? b : blo, bh = isnan(bhi) || bhi < b ? b : bhi;
+	*d = w - b;
+	double a1 = w - wl, a2 = bh - b, b1 = wh - w, b2 = b - bl;
+	*d_lo = *d - sqrt(a1 * a1 + a2 * a2);
+	*d_hi = *d + sqrt(b1 * b1 + b2 * b2);
+	*r = *r_lo = *r_hi = NAN;
+	if (b > 0 && w >= 0) {
+		*r = w / b;
+		if (w > 0) {
+			double lw = log(w), lb = log(b);
+			double x1 = wl > 0 ? lw - log(wl) : INFINITY, x2 = bh > 0 ? log(bh) - lb : INFINITY;
+			double y1 = wh > 0 ? log(wh) - lw : INFINITY, y2 = bl > 0 ? lb - log(bl) : INFINITY;
+			*r_lo = exp(lw - lb - sqrt(x1 * x1 + x2 * x2));
+			*r_hi = exp(lw - lb + sqrt(y1 * y1 + y2 * y2));
+		} else {
+			*r_lo = 0;
+			*r_hi = bl > 0 ? wh / bl : INFINITY;
+		}
+	} else if (b == 0 && w > 0) {
+		*r = *r_hi = INFINITY;
+		*r_lo = bh > 0 ? wl / bh : 0;
+	}
+}

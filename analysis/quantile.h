@@ -52,6 +52,16 @@ void quant_ci_ranks(int64_t n, double p, int64_t *l, int64_t *u);
  * -INFINITY, *hi = v[u-1] or INFINITY. NAN, NAN when n == 0. */
 void quant_ci(const double *v, int64_t n, double p, double *lo, double *hi);
 
+/* The change from a baseline value b (interval [blo, bhi]) to a window
+ * value w ([wlo, whi]): the difference d = w - b and the ratio r = w / b,
+ * each with a 95 % interval by MOVER (Zou & Donner 2008: each side's
+ * distance to its own bounds, combined; the ratio on the log scale when
+ * both are positive). An infinite bound (too few observations) stays
+ * infinite; NAN bounds count as none (the value itself). r and its bounds
+ * are NAN when b is not positive (r infinite when only w is). */
+void quant_change(double w, double wlo, double whi, double b, double blo, double bhi, double *d,
+                  double *d_lo, double *d_hi, double *r, double *r_lo, double *r_hi);
+
 /* True when a p99 from n samples is too thin to trust: fewer than 100
  * observations means the "p99" is the maximum or close to it. */
 int quant_small_sample(int64_t n);

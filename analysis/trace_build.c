@@ -8,6 +8,11 @@
  *    path, which starts at the root, never reaches them;
  *  - a trace whose spans are not all reachable from the root or an orphan
  *    root has a parent cycle and is flagged, not analysed;
+ *  - after trace_link_entry(), t->root is the entry instead: the subtree
+ *    the entry hangs in, down to it (its callers' spans), and the subtree
+ *    of the trace's root when the entry is elsewhere, are marked above and
+ *    excluded; neither pairing nor the critical path visits them, and the
+ *    top of the entry's subtree is no longer an orphan root;
  *  - astart/aend are the times used for overlap and the critical path: a
  *    server span that overruns its client by up to 1 % is clipped into it,
  *    and so is one that started inside a call which got its answer (no
@@ -132,7 +137,8 @@ void trace_reset(Trace *t, const char *trace_id)
 	buf_reset(&t->arena);
 	buf_addc(&t->arena, '\0'); /* offset 0 is the empty string */
 	t->n = 0;
-	t->root = -1;
+	t->root = t->top = t->entry = -1;
+	t->n_above = 0;
 	t->n_extra_roots = t->n_orphans = t->n_unpaired = t->n_db = 0;
 	t->n_clipped = t->n_skew = t->n_outside = t->n_late = t->n_held = 0;
 	t->skew_max_ms = 0;
@@ -180,6 +186,8 @@ void trace_add(Trace *t, const StoreSpanRow *r)
 	s->attrs = put(t, r->attrs_json);
 	s->db = put(t, r->db_system);
 	s->peer = put(t, r->peer);
+	s->route = put(t, r->route);
+	s->route_rule = r->route_rule;
 	s->events = put(t, r->events_json);
 	s->kind = r->kind;
 	s->start = s->astart = r->start_ns;
@@ -648,9 +656,12 @@ static void walk_tree(Trace *t)
 	free(h.cmax);
 }
 
-void trace_link(Trace *t)
+/* Parents, children, the root, orphans, callees and the cycle check:
+ * what both ways of linking share. */
+static void link_tree(Trace *t)
 {
-	t->root = -1;
+	t->root = t->top = t->entry = -1;
+	t->n_above = 0;
 	if (t->n == 0)
 		return;
 	/* the span-id index and the reached-from-a-root flags, in memory the
@@ -690,6 +701,7 @@ void trace_link(Trace *t)
 		     strcmp(trace_str(t, s->sid), trace_str(t, t->sp[t->root].sid)) < 0))
 			t->root = i;
 	}
+	t->top = t->root;
 	for (int i = 0; i < t->n; i++) {
 		TSpan *s = &t->sp[i];
 		if (s->parent < 0 && !s->orphan && i != t->root) {
@@ -714,8 +726,65 @@ void trace_link(Trace *t)
 	for (int i = 0; i < t->n; i++)
 		if (!seen[i])
 			t->cyclic = 1;
+}
+
+/* Is there a SERVER span above s (the trace has no cycle)? */
+static int server_above(const Trace *t, int s)
+{
+	for (int p = t->sp[s].parent, d = 0; p >= 0 && d < MAX_DEPTH * 4; p = t->sp[p].parent, d++)
+		if (t->sp[p].kind == SPAN_KIND_SERVER)
+			return 1;
+	return 0;
+}
+
+/* The entry span (trace_build.h, trace_link_entry()), or -1. */
+static int find_entry(const Trace *t)
+{
 	if (t->cyclic)
+		return -1;
+	if (t->root >= 0 && t->sp[t->root].kind == SPAN_KIND_SERVER)
+		return t->root;
+	int best = -1;
+	for (int i = 0; i < t->n; i++) {
+		const TSpan *s = &t->sp[i];
+		if (s->kind != SPAN_KIND_SERVER || server_above(t, i))
+			continue;
+		if (best < 0 || s->start < t->sp[best].start ||
+		    (s->start == t->sp[best].start &&
+		     strcmp(trace_str(t, s->sid), trace_str(t, t->sp[best].sid)) < 0))
+			best = i;
+	}
+	if (best >= 0)
+		return best;
+	if (t->root >= 0 && t->sp[t->root].kind != SPAN_KIND_CLIENT)
+		return t->root;
+	return -1;
+}
+
+/* Marks s's subtree, except stop's, as outside the request. */
+static void mark_above(Trace *t, int s, int stop, int depth)
+{
+	if (s == stop || depth > MAX_DEPTH * 4)
 		return;
+	TSpan *sp = &t->sp[s];
+	sp->above = sp->excluded = 1;
+	t->n_above++;
+	for (int c = sp->first_child; c >= 0; c = t->sp[c].next_sibling)
+		mark_above(t, c, stop, depth + 1);
+}
+
+/* The top of the subtree s hangs in: the root or an orphan root. */
+static int subtree_top(const Trace *t, int s)
+{
+	for (int d = 0; t->sp[s].parent >= 0 && d < MAX_DEPTH * 4; d++)
+		s = t->sp[s].parent;
+	return s;
+}
+
+/* Pairing and skew, from the root and from each orphan root; then the
+ * walks' tree. */
+static void pair_all(Trace *t)
+{
 	if (t->root >= 0)
 		pair_down(t, t->root, 0);
 	for (int i = 0; i < t->n; i++)
@@ -724,16 +793,72 @@ void trace_link(Trace *t)
 	walk_tree(t);
 }
 
-int trace_link_request(Trace *t, const char *service, const char *operation)
+void trace_link(Trace *t)
+{
+	link_tree(t);
+	if (t->n == 0 || t->cyclic)
+		return;
+	t->entry = find_entry(t);
+	pair_all(t);
+}
+
+void trace_link_entry(Trace *t)
+{
+	link_tree(t);
+	if (t->n == 0 || t->cyclic)
+		return;
+	int e = t->entry = find_entry(t);
+	t->root = e;
+	if (e < 0)
+		return;
+	if (e != t->top) {
+		/* the spans above the entry: its own subtree's top down to it,
+		 * and the trace's root with everything under it when the entry
+		 * hangs elsewhere (an orphan whose caller's span is missing) */
+		int r = subtree_top(t, e);
+		mark_above(t, r, e, 0);
+		if (t->top >= 0 && t->top != r)
+			mark_above(t, t->top, e, 0);
+		/* the subtree's top is no orphan of the request: it is the
+		 * entry, or above it */
+		TSpan *rs = &t->sp[r];
+		if (rs->orphan) {
+			rs->orphan = 0;
+			if (rs->pid == 0)
+				t->n_extra_roots--;
+			else
+				t->n_orphans--;
+		}
+	}
+	pair_all(t);
+}
+
+int trace_link_request(Trace *t, const char *service, const char *route)
 {
 	if (t->n == 0)
 		return 0;
-	trace_link(t);
+	trace_link_entry(t);
 	if (t->cyclic || t->root < 0)
 		return 0;
-	const TSpan *root = &t->sp[t->root];
-	return strcmp(trace_str(t, root->svc), service) == 0 &&
-	       strcmp(trace_str(t, root->name), operation) == 0;
+	return strcmp(trace_str(t, t->sp[t->root].svc), service) == 0 &&
+	       strcmp(trace_route(t, t->root), route) == 0;
+}
+
+const char *trace_route(const Trace *t, int s)
+{
+	const TSpan *sp = &t->sp[s];
+	return trace_str(t, sp->route ? sp->route : sp->name);
+}
+
+int64_t trace_request_start(const Trace *t)
+{
+	if (t->top >= 0)
+		return t->sp[t->top].start;
+	int64_t start = INT64_MAX;
+	for (int i = 0; i < t->n; i++)
+		if (t->sp[i].start < start)
+			start = t->sp[i].start;
+	return start;
 }
 
 int64_t trace_ingress_ns(const Trace *t)

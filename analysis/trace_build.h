@@ -18,6 +18,8 @@ typedef struct TSpan {
 	size_t db;                 /* db system of a database client span, or 0 */
 	size_t peer;               /* a client span's peer.service / server.address, or 0 */
 	size_t callee;             /* CLIENT: trace_callee(), set by trace_link(), or 0 */
+	size_t route;              /* its route (common/route.h), 0: none or its name */
+	int route_rule;            /* ROUTE_* of route, -1 none */
 	int kind;
 	int64_t start, end;        /* as recorded */
 	int64_t astart, aend;      /* adjusted: skew-corrected and clipped */
@@ -33,7 +35,10 @@ typedef struct TSpan {
 	int outside;               /* wholly outside its parent: off the path */
 	int late;                  /* SERVER: outlived its call, which failed: late
 	                            * work (the caller gave up; trace_link) */
-	int excluded;              /* under an orphan root */
+	int excluded;              /* not part of the request (trace_link_entry():
+	                            * above its entry) */
+	int above;                 /* trace_link_entry(): outside the entry's
+	                            * subtree (a caller's span above it) */
 	int node;                  /* aggregate node id (set by the caller) */
 	int comp;                  /* COMP_WAIT for a client span, else COMP_SERVICE */
 	int64_t crit;              /* own time on the critical path (ns) */
@@ -52,7 +57,13 @@ typedef struct Trace {
 	Buf arena;
 	TSpan *sp;
 	int n, cap;
-	int root;                  /* -1: no root */
+	int root;                  /* -1: no root. trace_link(): the parentless
+	                            * span that starts first; trace_link_entry():
+	                            * the entry (-1: the trace has none) */
+	int top;                   /* the parentless span that starts first, -1 */
+	int entry;                 /* the entry server span (trace_entry()), -1 */
+	int n_above;               /* trace_link_entry(): spans left out, above
+	                            * the entry */
 	int n_extra_roots;
 	int n_orphans;
 	int n_unpaired;            /* client spans without a server span, except... */
@@ -118,13 +129,39 @@ int trace_holds(const Trace *t, int c, int s);
 /* Links parents and children, picks the root, marks orphans, detects
  * cycles (t->cyclic), pairs client and server spans, adjusts for skew,
  * marks spans outside their parent and builds the walks' tree (wfirst,
- * wnext, holder: containers hold the siblings they cover). */
+ * wnext, holder: containers hold the siblings they cover); sets t->entry.
+ * The whole trace, as the waterfall shows it. */
 void trace_link(Trace *t);
 
-/* trace_link(), then 1 when the trace is a request of the endpoint
- * (service, operation): no parent cycle, a root span, and that root's
- * service and name; else 0. */
-int trace_link_request(Trace *t, const char *service, const char *operation);
+/* The request of the trace (DESIGN.md, "Endpoint"): its entry span, which
+ * trace_link*() set in t->entry, is
+ *  - the root when the root is a SERVER span;
+ *  - else the first SERVER span (earliest start, then lowest span id)
+ *    with no SERVER span above it: the one below a load generator's or a
+ *    browser's CLIENT root, or one whose caller is not in the data (its
+ *    parent missing, as with an untraced caller);
+ *  - else, in a trace without server spans, the root unless it is a
+ *    CLIENT span (a client alone is not an endpoint);
+ *  - else none (-1).
+ * trace_link_entry() links the trace as trace_link() does, but with the
+ * entry as its root: the spans above it (and the rest of the subtree it
+ * hangs in) are excluded and counted in t->n_above, and pairing, skew
+ * and the critical path start at it. t->root is the entry (-1: none);
+ * t->top stays the trace's first parentless span. */
+void trace_link_entry(Trace *t);
+
+/* trace_link_entry(), then 1 when the trace is a request of the endpoint
+ * (service, route): no parent cycle, an entry, and its service and route
+ * (trace_route()); else 0. */
+int trace_link_request(Trace *t, const char *service, const char *route);
+
+/* The route of span s: its stored route, else its name. */
+const char *trace_route(const Trace *t, int s);
+
+/* When the request starts, for windows: the start of the trace's first
+ * parentless span, else (a trace without one) of its earliest span, as
+ * the store's windowed reads choose traces (store_spans_scan()). */
+int64_t trace_request_start(const Trace *t);
 
 /* Computes the critical path from the root (requires trace_link and, for
  * credit to land on nodes, TSpan.node/comp) over the walks' tree (a

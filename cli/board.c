@@ -297,8 +297,15 @@ static char *check_cb(void *ctx, const Analysis *a, const char *name, const char
 		return NULL;
 	}
 	DxLiveKey k = dx_live_key(a);
-	CheckOptions o = {.model = b->model, .period = dx_live_key_period(&k), .node = node,
-	                  .wclass = wclass};
+	/* the check of the endpoint on screen, with the model only when it
+	 * describes that endpoint */
+	const Model *m = b->model;
+	if (m && m->root_service && m->root_operation &&
+	    (strcmp(m->root_service, k.ep_service) != 0 || strcmp(m->root_operation, k.ep_route) != 0))
+		m = NULL;
+	CheckOptions o = {.model = m, .period = dx_live_key_period(&k), .node = node,
+	                  .wclass = wclass, .ep_service = k.ep_service[0] ? k.ep_service : NULL,
+	                  .ep_route = k.ep_service[0] ? k.ep_route : NULL};
 	CheckTable *t = NULL;
 	Err e = {0};
 	if (dx_live_check(b->live, name, &o, &t, &e)) {

@@ -26,6 +26,7 @@ int cmd_drill(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_model(int argc, char **argv);
+int cmd_endpoints(int argc, char **argv);
 
 /* Default database path: $TAILTRIAGE_DB or ./tailtriage.db. */
 const char *cli_default_db(void);
@@ -131,6 +132,51 @@ Model *cli_load_model(const char *path, Err *err);
  * metrics to infer from: no model, also said in one line). Returns 0 and *out
  * (NULL when none; free with model_free), or 1 after printing the error. */
 int cli_model(const char *path, Store *st, int64_t from, int64_t to, Model **out);
+
+/* --endpoint SERVICE ROUTE (cli/endpoint.c, docs/endpoints.md). */
+typedef struct CliEndpoint {
+	int set;                 /* an endpoint is named (or was chosen) */
+	char service[256];
+	char route[768];
+	int from_model;          /* the model's root named it */
+	int others;              /* chosen by default: the other endpoints listed */
+} CliEndpoint;
+
+/* The usage lines of --endpoint. */
+#define CLI_ENDPOINT_HELP                                                                 \
+	"  --endpoint SERVICE ROUTE  the endpoint to analyse, as 'tailtriage endpoints'\n"     \
+	"                   lists it (one word or two); default: the model's root, else the\n" \
+	"                   endpoint whose percentile rose the most significantly, else the\n" \
+	"                   most common one\n"
+
+/* Joins "--endpoint SERVICE ROUTE" (two words) into one argument in argv,
+ * before getopt runs; returns the new argc (the words after it move up,
+ * NULLs are left past the new end). */
+int cli_endpoint_argv(int argc, char **argv);
+
+/* --endpoint's value ("SERVICE ROUTE") into ep. 0, or prints why and
+ * returns 2. */
+int cli_endpoint_parse(const char *arg, CliEndpoint *ep);
+
+enum {
+	CLI_EP_QUIET = 1,        /* no line on stderr about the choice */
+	CLI_EP_MUST_EXIST = 2,   /* --endpoint must name an endpoint of the data
+	                          * (when the data has any): else an error */
+};
+
+/* The model and the endpoint of a command, decided together: the endpoint
+ * is --endpoint (ep->set), else the root of the model file at model_path,
+ * else the first of `tailtriage endpoints` over per (said on stderr with
+ * why, and how many others there are, when there are others); a model file whose root names
+ * another endpoint than --endpoint is a usage error; without model_path,
+ * the model is drafted for the endpoint (cli_model_infer()), "none": no
+ * model. Returns 0 with *out (NULL: none) and ep set (unless the data has
+ * no request), 1 after printing an error, 2 for a usage error. */
+int cli_model_endpoint(const char *model_path, Store *st, const Period *per, int flags,
+                       CliEndpoint *ep, Model **out);
+
+/* cli_model(NULL, ...) for endpoint ep (NULL: the most common one). */
+int cli_model_infer(Store *st, int64_t from, int64_t to, const CliEndpoint *ep, Model **out);
 
 /* Where the model of a command came from, for its output: "file",
  * "inferred" or "none". */

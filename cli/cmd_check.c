@@ -22,6 +22,7 @@ static void usage(FILE *out)
 	      "       tailtriage check --list\n\n"
 	      "Runs one discriminating check over the database and prints its table.\n\n"
 	      "  --db FILE        database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
+	      CLI_ENDPOINT_HELP
 	      "  --model FILE     endpoint model (which pool guards which node, the objective);\n"
 	      "                   without it, a model inferred from the data ('none': no model)\n"
 	      "  --window A..B    analysed range (RFC 3339 or epoch ms; default: all data)\n"
@@ -47,15 +48,18 @@ int cmd_check(int argc, char **argv)
 		{"class", required_argument, NULL, 'c'},
 		{"format", required_argument, NULL, 'f'},
 		{"list", no_argument, NULL, 'l'},
+		{"endpoint", required_argument, NULL, 'E'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *db = cli_default_db(), *model_path = NULL, *format = "text", *baseline = NULL;
 	const char *window = NULL;
 	CheckOptions o = {.period = PERIOD_ALL};
+	CliEndpoint ep = {0};
 	Err err = {0};
 	int c, list = 0;
 	optind = 1;
+	argc = cli_endpoint_argv(argc, argv);
 	while ((c = cli_getopt("check", argc, argv, "d:m:w:b:n:c:f:lh", opts)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
@@ -66,6 +70,10 @@ int cmd_check(int argc, char **argv)
 		case 'c': o.wclass = optarg; break;
 		case 'f': format = optarg; break;
 		case 'l': list = 1; break;
+		case 'E':
+			if (cli_endpoint_parse(optarg, &ep))
+				return 2;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: return 2;
 		}
@@ -111,11 +119,14 @@ int cmd_check(int argc, char **argv)
 	if (store_open(db, STORE_READONLY, &st, &err))
 		return cli_fail("%s", err.msg);
 	Model *model = NULL;
-	if (cli_model(model_path, st, o.period.win.from, o.period.win.to, &model)) {
+	int mrc = cli_model_endpoint(model_path, st, &o.period, CLI_EP_MUST_EXIST, &ep, &model);
+	if (mrc) {
 		store_close(st);
-		return 1;
+		return mrc;
 	}
 	o.model = model;
+	o.ep_service = ep.set ? ep.service : NULL;
+	o.ep_route = ep.set ? ep.route : NULL;
 	int crc = cli_check_class(st, model, o.wclass);
 	if (crc) {
 		store_close(st);

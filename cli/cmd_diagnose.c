@@ -17,7 +17,8 @@
 
 static void usage(FILE *out)
 {
-	fputs("usage: tailtriage diagnose [--db FILE] [--model FILE] [--window A..B]\n"
+	fputs("usage: tailtriage diagnose [--db FILE] [--endpoint SERVICE ROUTE] [--model FILE]\n"
+	      "                           [--window A..B]\n"
 	      "                           [--baseline A..B|before] [--sheet FILE]\n"
 	      "                           [--catalog FILE] [--skew-tolerance T]\n"
 	      "                           [--sample N] [--sampled S] [--format text|json]\n\n"
@@ -32,6 +33,7 @@ static void usage(FILE *out)
 	      "replay of the window's requests (docs/diagnosis.md).\n\n"
 	      "  --db FILE        database (default $TAILTRIAGE_DB or ./tailtriage.db); with\n"
 	      "                   --sheet and no --db, a missing default database is skipped\n"
+	      CLI_ENDPOINT_HELP
 	      "  --model FILE     endpoint model (objective, optional/core nodes, pools, budgets):\n"
 	      "                   a file, or a bundled model by name (mercury-home); without it,\n"
 	      "                   a model inferred from the data ('none': no model)\n"
@@ -70,6 +72,7 @@ int cmd_diagnose(int argc, char **argv)
 		{"skew-tolerance", required_argument, NULL, 'K'},
 		{"sample", required_argument, NULL, 'S'},
 		{"sampled", required_argument, NULL, 'P'},
+		{"endpoint", required_argument, NULL, 'E'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -80,9 +83,11 @@ int cmd_diagnose(int argc, char **argv)
 	int n_decide = 0;
 	DiagnoseOptions o = {.period = PERIOD_ALL, .decide = decide};
 	int64_t sample = EVIDENCE_SAMPLE_DEFAULT;
+	CliEndpoint ep = {0};
 	Err err = {0};
 	int c;
 	optind = 1;
+	argc = cli_endpoint_argv(argc, argv);
 	while ((c = cli_getopt("diagnose", argc, argv, "d:m:w:b:s:C:f:D:h", opts)) != -1) {
 		switch (c) {
 		case 'D':
@@ -107,6 +112,10 @@ int cmd_diagnose(int argc, char **argv)
 			break;
 		case 'P':
 			if (cli_sampled(optarg, &o.sampled))
+				return 2;
+			break;
+		case 'E':
+			if (cli_endpoint_parse(optarg, &ep))
 				return 2;
 			break;
 		case 'h': usage(stdout); return 0;
@@ -151,16 +160,22 @@ int cmd_diagnose(int argc, char **argv)
 		cli_fail("%s", err.msg);
 		goto done;
 	}
-	/* no --model: one inferred from the window's data */
-	if (cli_model(model_path, st, o.period.win.from, o.period.win.to, &model))
+	/* the endpoint, and without --model a model inferred from the window's
+	 * data for it */
+	int mrc = cli_model_endpoint(model_path, st, &o.period, CLI_EP_MUST_EXIST, &ep, &model);
+	if (mrc) {
+		rc = mrc;
 		goto done;
+	}
 	o.model = model;
 	/* one read of the spans: the analysis of the question, read by the
 	 * model's findings and by the diagnosis's evidence, and the request
 	 * sets of its window and baseline (evidence_compute would build the
 	 * same) */
 	if (st) {
-		AnalysisOptions ao = {.period = o.period, .model = model, .skew = o.skew};
+		AnalysisOptions ao = {.period = o.period, .model = model, .skew = o.skew,
+		                      .ep_service = ep.set ? ep.service : NULL,
+		                      .ep_route = ep.set ? ep.route : NULL};
 		if (evidence_analysis_run(st, &ao, sample, &a, reqs, &err)) {
 			cli_fail("%s", err.msg);
 			goto done;

@@ -16,11 +16,13 @@
 
 static void usage(FILE *out)
 {
-	fputs("usage: tailtriage model infer [--db FILE] [--window A..B] [-o FILE]\n"
+	fputs("usage: tailtriage model infer [--db FILE] [--endpoint SERVICE ROUTE] [--window A..B]\n"
+	      "                             [-o FILE]\n"
 	      "       tailtriage model check --model FILE [--db FILE] [--window A..B]\n\n"
 	      "infer: drafts an endpoint model from the traces and metrics in the database and\n"
-	      "says why for every field: the ingress (most common root operation), the DAG\n"
-	      "nodes, mandatory or optional (how often each branch is absent or cut short),\n"
+	      "says why for every field: the ingress (the endpoint asked for, else the most\n"
+	      "common one), the DAG nodes of that endpoint, mandatory or optional (how often\n"
+	      "each branch is absent or cut short in that endpoint's requests),\n"
 	      "the workload-class attribute, and the pools and executors found through\n"
 	      "OpenTelemetry metric names (db.client.connection.*, http.client.open_connections,\n"
 	      "executor.*, queue-age histograms), matched to services by their labels or by\n"
@@ -30,6 +32,8 @@ static void usage(FILE *out)
 	      "metric max, a node absent from the traces, a declared class absent, a pool\n"
 	      "selector that matches no series). Exit status 0 either way.\n\n"
 	      "  --db FILE        database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
+	      "  --endpoint SERVICE ROUTE  (infer) the endpoint to describe, as 'tailtriage\n"
+	      "                   endpoints' lists it (default: the most common one)\n"
 	      "  --window A..B    range to read (RFC 3339 or epoch ms; default: all data)\n"
 	      "  -o, --out FILE   write the model to FILE and print the reasons; without it\n"
 	      "                   the model is printed on standard output\n"
@@ -125,6 +129,7 @@ int cmd_model(int argc, char **argv)
 		{"window", required_argument, NULL, 'w'},
 		{"out", required_argument, NULL, 'o'},
 		{"model", required_argument, NULL, 'm'},
+		{"endpoint", required_argument, NULL, 'E'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -151,8 +156,10 @@ int cmd_model(int argc, char **argv)
 		return 2;
 	}
 	const char *db = cli_default_db(), *window = NULL, *outp = NULL, *model_path = NULL;
+	CliEndpoint ep = {0};
 	int c;
 	optind = 1;
+	argc = 1 + cli_endpoint_argv(argc - 1, argv + 1);
 	char who[16];
 	snprintf(who, sizeof who, "model %s", verb); /* infer or check */
 	while ((c = cli_getopt(who, argc - 1, argv + 1, "d:w:o:m:h", opts)) != -1) {
@@ -161,6 +168,10 @@ int cmd_model(int argc, char **argv)
 		case 'w': window = optarg; break;
 		case 'o': outp = optarg; break;
 		case 'm': model_path = optarg; break;
+		case 'E':
+			if (cli_endpoint_parse(optarg, &ep))
+				return 2;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: return 2;
 		}
@@ -177,6 +188,10 @@ int cmd_model(int argc, char **argv)
 	}
 	if (!check && model_path) {
 		fprintf(stderr, "tailtriage model infer: takes no --model\n");
+		return 2;
+	}
+	if (check && ep.set) {
+		fprintf(stderr, "tailtriage model check: takes no --endpoint (the model's root names it)\n");
 		return 2;
 	}
 	Period rg;
@@ -213,7 +228,18 @@ int cmd_model(int argc, char **argv)
 		rc = 0;
 		goto done;
 	}
-	if (model_infer(st, rg.win.from, rg.win.to, &m, &err)) {
+	if (ep.set) {
+		/* a name that is not in the data is refused, with the ones that are */
+		Model *none = NULL;
+		int erc = cli_model_endpoint("none", st, &rg, CLI_EP_MUST_EXIST, &ep, &none);
+		model_free(none);
+		if (erc) {
+			rc = erc;
+			goto done;
+		}
+	}
+	if (model_infer_endpoint(st, rg.win.from, rg.win.to, ep.set ? ep.service : NULL,
+	                         ep.set ? ep.route : NULL, &m, &err)) {
 		cli_fail("%s", err.msg);
 		goto done;
 	}

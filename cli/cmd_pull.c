@@ -33,7 +33,7 @@
 static void usage(FILE *out)
 {
 	fputs("usage: tailtriage pull --prometheus URL [--db FILE] [--model M] [--query Q]...\n"
-	      "                       [--every 15s | --once] [options]\n"
+	      "                       [--endpoint SERVICE ROUTE] [--every 15s | --once] [options]\n"
 	      "       tailtriage pull --jaeger URL | --tempo URL --service S [--operation OP]\n"
 	      "                       --window A..B [--baseline A..B|before] [--slowest N]\n"
 	      "                       [--sample N] [--every 30s --last 5m] [options]\n\n"
@@ -72,6 +72,8 @@ static void usage(FILE *out)
 	      "                     a file, or a bundled model by name (mercury-home); without\n"
 	      "                     it (and without --query), the pools of a model inferred\n"
 	      "                     from the database too; 'none': defaults only\n"
+	      "  --endpoint SERVICE ROUTE  the endpoint whose model (inferred, without --model)\n"
+	      "                     names the pools to query (default: the most common one)\n"
 	      "  --query Q          ad-hoc PromQL, repeatable; NAME=PROMQL names the result\n"
 	      "  --every DURATION   time between rounds (default 15s; units ms, s, m)\n"
 	      "  --once             one round, then exit (1 if any query failed)\n"
@@ -358,6 +360,7 @@ int cmd_pull(int argc, char **argv)
 		{"tenant", required_argument, NULL, 'E'},
 		{"header", required_argument, NULL, 'H'},
 		{"quiet", no_argument, NULL, 'q'},
+		{"endpoint", required_argument, NULL, 'X'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -376,9 +379,17 @@ int cmd_pull(int argc, char **argv)
 	PromQuerySet qs;
 	prom_queries_init(&qs);
 	Err err = {0};
+	CliEndpoint ep = {0};
 	optind = 1;
+	argc = cli_endpoint_argv(argc, argv);
 	while ((c = cli_getopt("pull", argc, argv, "d:p:m:qh", opts)) != -1) {
 		switch (c) {
+		case 'X':
+			if (cli_endpoint_parse(optarg, &ep)) {
+				prom_queries_fini(&qs);
+				return 2;
+			}
+			break;
 		case 'd': db = optarg; break;
 		case 'p': po.url = optarg; break;
 		case 'm': model_path = optarg; break;
@@ -511,6 +522,7 @@ int cmd_pull(int argc, char **argv)
 			return 1;
 		}
 	} else if (qs.n == 0 && access(db, F_OK) == 0) {
+		/* (--endpoint: that endpoint's model, below) */
 		/* no model and no queries: the pools a model inferred from what
 		 * the database already holds, besides the defaults */
 		Store *ro = NULL;
@@ -518,7 +530,7 @@ int cmd_pull(int argc, char **argv)
 			prom_queries_fini(&qs);
 			return cli_fail("%s", err.msg);
 		}
-		int bad = cli_model(NULL, ro, INT64_MIN, INT64_MAX, &model);
+		int bad = cli_model_infer(ro, INT64_MIN, INT64_MAX, ep.set ? &ep : NULL, &model);
 		store_close(ro);
 		if (bad) {
 			prom_queries_fini(&qs);

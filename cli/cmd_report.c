@@ -17,13 +17,15 @@
 
 static void usage(FILE *out)
 {
-	fputs("usage: tailtriage report [--db FILE] [--model FILE] [--window A..B]\n"
-	      "                         [--baseline A..B] [--class C] [--skew-tolerance T]\n"
-	      "                         [--sample N] [--sampled S] [--format text|json]\n\n"
+	fputs("usage: tailtriage report [--db FILE] [--endpoint SERVICE ROUTE] [--model FILE]\n"
+	      "                         [--window A..B] [--baseline A..B] [--class C]\n"
+	      "                         [--skew-tolerance T] [--sample N] [--sampled S]\n"
+	      "                         [--format text|json]\n\n"
 	      "Prints the endpoint's request DAG with queue / client wait / service p99 per\n"
 	      "node for the window and the baseline, the objective status, who owns the\n"
 	      "critical path of the slow requests, and data-quality findings.\n\n"
 	      "  --db FILE        database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
+	      CLI_ENDPOINT_HELP
 	      "  --model FILE     endpoint model (objective, mandatory/optional, core, budgets):\n"
 	      "                   a file, or a bundled model by name (mercury-home); without it,\n"
 	      "                   a model inferred from the data ('none': no model)\n"
@@ -78,6 +80,7 @@ int cmd_report(int argc, char **argv)
 		{"skew-tolerance", required_argument, NULL, 'K'},
 		{"sample", required_argument, NULL, 'S'},
 		{"sampled", required_argument, NULL, 'P'},
+		{"endpoint", required_argument, NULL, 'E'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -86,9 +89,11 @@ int cmd_report(int argc, char **argv)
 	AnalysisOptions ao = {.period = PERIOD_ALL};
 	int64_t sample = EVIDENCE_SAMPLE_DEFAULT;
 	EvSampling sampled = {0};
+	CliEndpoint ep = {0};
 	Err err = {0};
 	int c;
 	optind = 1;
+	argc = cli_endpoint_argv(argc, argv);
 	while ((c = cli_getopt("report", argc, argv, "d:m:w:b:c:f:h", opts)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
@@ -109,6 +114,10 @@ int cmd_report(int argc, char **argv)
 			if (cli_sampled(optarg, &sampled))
 				return 2;
 			break;
+		case 'E':
+			if (cli_endpoint_parse(optarg, &ep))
+				return 2;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: return 2;
 		}
@@ -126,11 +135,14 @@ int cmd_report(int argc, char **argv)
 	if (store_open(db, STORE_READONLY, &st, &err))
 		return cli_fail("%s", err.msg);
 	Model *model = NULL;
-	if (cli_model(model_path, st, ao.period.win.from, ao.period.win.to, &model)) {
+	int mrc = cli_model_endpoint(model_path, st, &ao.period, CLI_EP_MUST_EXIST, &ep, &model);
+	if (mrc) {
 		store_close(st);
-		return 1;
+		return mrc;
 	}
 	ao.model = model;
+	ao.ep_service = ep.set ? ep.service : NULL;
+	ao.ep_route = ep.set ? ep.route : NULL;
 	ModelFinding *mf = NULL;
 	int nmf = 0;
 	int crc = cli_check_class(st, model, ao.wclass);

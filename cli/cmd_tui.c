@@ -19,7 +19,8 @@
 
 static void usage(FILE *out)
 {
-	fputs("usage: tailtriage tui [--db FILE] [--model FILE] [--window A..B] [--baseline A..B]\n"
+	fputs("usage: tailtriage tui [--db FILE] [--endpoint SERVICE ROUTE] [--model FILE]\n"
+	      "                      [--window A..B] [--baseline A..B]\n"
 	      "                      [--class C] [--skew-tolerance T] [--sampled S]\n"
 	      "                      [--refresh SECONDS] [--ascii] [--no-color]\n\n"
 	      "Opens the live dashboard: the endpoint's request DAG with queue / client wait /\n"
@@ -27,6 +28,10 @@ static void usage(FILE *out)
 	      "is read-only here; imports running in another process show up within two\n"
 	      "refresh ticks. Press ? inside for the keys.\n\n"
 	      "  --db FILE          database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
+	      "  --endpoint SERVICE ROUTE  the endpoint to open, as 'tailtriage endpoints'\n"
+	      "                     lists it (default: the model's root, else the one whose\n"
+	      "                     percentile rose most significantly, else the most common);\n"
+	      "                     e lists them inside, { and } switch\n"
 	      "  --model FILE       endpoint model (objective, mandatory/optional, core, budgets):\n"
 	      "                     a file, or a bundled model by name (mercury-home); without\n"
 	      "                     it, a model inferred from the data at start ('none': no\n"
@@ -98,6 +103,7 @@ int cmd_tui(int argc, char **argv)
 		{"model-out", required_argument, NULL, 'O'},
 		{"skew-tolerance", required_argument, NULL, 'K'},
 		{"sampled", required_argument, NULL, 'P'},
+		{"endpoint", required_argument, NULL, 'E'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -111,8 +117,10 @@ int cmd_tui(int argc, char **argv)
 	Err err = {0};
 	const char *window = NULL, *baseline = NULL;
 	EvSampling sampled = {0};
+	CliEndpoint ep = {0};
 	int c;
 	optind = 1;
+	argc = cli_endpoint_argv(argc, argv);
 	while ((c = cli_getopt("tui", argc, argv, "d:m:w:b:c:r:anL:h", opts)) != -1) {
 		switch (c) {
 		case 'd': to.db_path = optarg; break;
@@ -141,6 +149,10 @@ int cmd_tui(int argc, char **argv)
 			break;
 		case 'P':
 			if (cli_sampled(optarg, &sampled))
+				return 2;
+			break;
+		case 'E':
+			if (cli_endpoint_parse(optarg, &ep))
 				return 2;
 			break;
 		case 'h': usage(stdout); return 0;
@@ -182,17 +194,24 @@ int cmd_tui(int argc, char **argv)
 		receiver_stop(rx);
 		return cli_fail("%s", err.msg);
 	}
-	if (cli_model(model_path, st, to.period.win.from, to.period.win.to, &model)) {
+	/* the endpoint (with --listen it may not have arrived yet), and the
+	 * model: given, or inferred for that endpoint */
+	int erc = cli_model_endpoint(model_path, st, &to.period, listen ? 0 : CLI_EP_MUST_EXIST, &ep,
+	                             &model);
+	if (erc) {
 		store_close(st);
 		receiver_stop(rx);
-		return 1;
+		return erc;
 	}
+	to.ep_service = ep.set ? ep.service : NULL;
+	to.ep_route = ep.set ? ep.route : NULL;
 	/* the model's findings are counts: the aggregates answer them without
 	 * reading every span before the first frame (model_check_with() says
 	 * when they may) */
 	Analysis *agg = NULL;
 	if (model && !model->inferred) {
-		AnalysisOptions ao = {.period.win = to.period.win, .model = model};
+		AnalysisOptions ao = {.period.win = to.period.win, .model = model,
+		                      .ep_service = to.ep_service, .ep_route = to.ep_route};
 		Err aerr = {0};
 		if (analysis_from_aggregates(st, &ao, &agg, &aerr) != 0)
 			agg = NULL;

@@ -31,6 +31,7 @@ static const Command commands[] = {
 	{"diagnose", cmd_diagnose, "rank hypotheses on the evidence, name checks, judge decisions", 1},
 	{"check", cmd_check, "run one discriminating check and print its table", 1},
 	{"model", cmd_model, "infer an endpoint model from the data, or check one against it", 1},
+	{"endpoints", cmd_endpoints, "list the endpoints, ranked by how much their percentile rose", 1},
 };
 
 /* A command that analyses allocates and frees its big arrays (the traces

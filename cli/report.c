@@ -16,7 +16,9 @@
 #include <string.h>
 
 #include "buf.h"
+#include "endpoints.h"
 #include "timefmt.h"
+#include "route.h"
 #include "sanitize.h"
 
 void report_ms(char *out, size_t sz, double v, int64_t n, int applicable)
@@ -116,12 +118,39 @@ static void pop_line(Buf *o, const char *label, const char *rng, const PopSummar
 		           p->rate_rps);
 }
 
+/* "          note: ..." wrapped at 90 columns, the lines after the first
+ * indented as far as the note. */
+static void wrap_note(Buf *o, const char *text)
+{
+	char clean[2048];
+	san_clean(text, clean, sizeof clean);
+	const char *s = clean;
+	int first = 1;
+	while (*s) {
+		int width = 74;
+		size_t n = strlen(s);
+		size_t cut = n;
+		if ((int)n > width) {
+			cut = (size_t)width;
+			while (cut > 0 && s[cut] != ' ')
+				cut--;
+			if (cut == 0)
+				cut = (size_t)width;
+		}
+		buf_printf(o, "          %s%.*s\n", first ? "note: " : "      ", (int)cut, s);
+		s += cut;
+		while (*s == ' ')
+			s++;
+		first = 0;
+	}
+}
+
 void report_text(const Analysis *a, Buf *o)
 {
 	char ep[160], rng[100];
 	clean(ep, sizeof ep, a->endpoint);
 	if (a->root_service[0] == '\0' && a->root_operation[0] == '\0')
-		snprintf(ep, sizeof ep, "(none: no root span in the range)");
+		snprintf(ep, sizeof ep, "(none: no request in the range)");
 	buf_printf(o, "Endpoint  %s\n", ep);
 	if (a->class_filter) {
 		char cf[64];
@@ -147,8 +176,12 @@ void report_text(const Analysis *a, Buf *o)
 		buf_printf(o, "Objective p99 <= %.0f ms: window p99 %s ms (n=%lld) %s", a->objective_ms, v,
 		           (long long)w->ingress.n, status);
 	} else {
-		buf_printf(o, "Ingress   window p99 %s ms (n=%lld), no objective (no model)", v,
-		           (long long)w->ingress.n);
+		const Model *m = a->asked.model;
+		buf_printf(o, "Ingress   window p99 %s ms (n=%lld), no objective (%s)", v,
+		           (long long)w->ingress.n,
+		           m == NULL      ? "no model"
+		           : m->inferred ? "the inferred model sets none"
+		                         : "the model sets none");
 	}
 	if (b->present) {
 		report_ms(bv, sizeof bv, b->ingress.p99, b->ingress.n, 1);
@@ -158,6 +191,11 @@ void report_text(const Analysis *a, Buf *o)
 	if (quant_small_sample(w->ingress.n) && w->ingress.n > 0)
 		buf_printf(o, "          note: p99 from %lld requests is close to the maximum; treat as noise\n",
 		           (long long)w->ingress.n);
+	Buf thin_note;
+	buf_init(&thin_note);
+	if (analysis_thin_hint(a, &thin_note))
+		wrap_note(o, buf_str(&thin_note));
+	buf_fini(&thin_note);
 	if (a->n_classes > 0) {
 		buf_adds(o, "Classes  ");
 		for (int c = 0; c < a->n_classes; c++) {
@@ -278,7 +316,12 @@ void report_text(const Analysis *a, Buf *o)
 		any = 1;                                                             \
 	}
 	DQ(other_endpoint, "traces of other endpoints (not analysed)")
-	DQ(rootless, "traces without a root span (not analysed)")
+	DQ(rootless, "traces without a root span or a server span (not analysed)")
+	DQ(no_entry, "traces whose root is a client span with no server span below (no endpoint; "
+	             "not analysed)")
+	DQ(entered_below, "requests entered below their trace's root (a load generator's or a "
+	                  "browser's client span, or a caller missing from the data): the DAG starts "
+	                  "at the entry server span")
 	DQ(cycles, "traces rejected: parent links form a cycle")
 	DQ(orphan_spans, "spans whose parent is missing (kept under '(missing parent)', off the critical path)")
 	DQ(extra_roots, "extra parentless spans in a trace (kept as orphans)")
@@ -377,6 +420,8 @@ static cJSON *report_json_tree(const Analysis *a)
 	cJSON_AddStringToObject(r, "endpoint", a->endpoint);
 	cJSON_AddStringToObject(r, "root_service", a->root_service);
 	cJSON_AddStringToObject(r, "root_operation", a->root_operation);
+	if (a->route_rule >= 0)
+		cJSON_AddStringToObject(r, "route_rule", route_rule_name(a->route_rule));
 	if (a->class_filter)
 		cJSON_AddStringToObject(r, "class", a->class_filter);
 	else
@@ -476,6 +521,8 @@ static cJSON *report_json_tree(const Analysis *a)
 	cJSON_AddNumberToObject(dq, "spans", (double)q->spans);
 	cJSON_AddNumberToObject(dq, "other_endpoint", (double)q->other_endpoint);
 	cJSON_AddNumberToObject(dq, "rootless_traces", (double)q->rootless);
+	cJSON_AddNumberToObject(dq, "no_entry", (double)q->no_entry);
+	cJSON_AddNumberToObject(dq, "entered_below", (double)q->entered_below);
 	cJSON_AddNumberToObject(dq, "cycles", (double)q->cycles);
 	cJSON_AddNumberToObject(dq, "orphan_spans", (double)q->orphan_spans);
 	cJSON_AddNumberToObject(dq, "extra_roots", (double)q->extra_roots);

@@ -234,7 +234,15 @@ int cli_model(const char *path, Store *st, int64_t from, int64_t to, Model **out
 	}
 	if (st == NULL)
 		return 0;
-	if (model_infer(st, from, to, out, &err))
+	return cli_model_infer(st, from, to, NULL, out);
+}
+
+int cli_model_infer(Store *st, int64_t from, int64_t to, const CliEndpoint *ep, Model **out)
+{
+	Err err = {0};
+	*out = NULL;
+	if (model_infer_endpoint(st, from, to, ep ? ep->service : NULL, ep ? ep->route : NULL, out,
+	                         &err))
 		return cli_fail("inferring a model: %s", err.msg);
 	const Model *m = *out;
 	if (m->n_nodes == 0 && m->n_pools == 0) {

@@ -797,11 +797,11 @@ int check_run(Store *st, const char *name, const CheckOptions *o, CheckTable **o
 		return err_set(err, TT_EINVAL, "check %s needs a database with telemetry", name);
 	EvRequestSet *w = NULL, *b = NULL;
 	const Period *pd = &o->period;
-	int rc = evidence_requests_load(st, o->model, NULL, NULL, pd->win.from, pd->win.to, NULL, &w,
-	                                err);
+	int rc = evidence_requests_load(st, o->model, o->ep_service, o->ep_route, pd->win.from,
+	                                pd->win.to, NULL, &w, err);
 	if (rc == 0 && pd->has_baseline)
-		rc = evidence_requests_load(st, o->model, NULL, NULL, pd->base.from, pd->base.to, NULL, &b,
-		                            err);
+		rc = evidence_requests_load(st, o->model, o->ep_service, o->ep_route, pd->base.from,
+		                            pd->base.to, NULL, &b, err);
 	if (rc == 0 && w->n == 0)
 		rc = err_set(err, TT_ENOTFOUND, "check %s: no requests of the endpoint in the window", name);
 	CheckTable *t = NULL;

@@ -39,6 +39,8 @@
 typedef struct CheckOptions {
 	const Model *model;          /* may be NULL */
 	Period period;               /* window (open sides: all data) and baseline */
+	const char *ep_service;      /* the endpoint (service, route), or NULL: the */
+	const char *ep_route;        /* model's root, else the first (endpoints.h) */
 	const char *node;            /* dependency for pool-by-class / client-vs-server, or NULL */
 	const char *wclass;          /* class to single out, or NULL */
 } CheckOptions;

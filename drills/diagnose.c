@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "drills_priv.h"
+#include "endpoints.h"
 #include "sheet.h"
 #include "sanitize.h"
 #include "timefmt.h"
@@ -77,7 +78,7 @@ static int guard_empty(Store *st, const DiagnoseOptions *opt, const Evidence *e,
 static void warn(Diagnosis *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(Diagnosis *d, const char *fmt, ...)
 {
-	char msg[512];
+	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
@@ -97,16 +98,42 @@ static void guard_warnings(Diagnosis *d, const DiagnoseOptions *opt)
 	char note[600];
 	if (evidence_sampling_note(e, note, sizeof note))
 		warn(d, "%s", note);
+	/* a thin endpoint: what else could answer (docs/endpoints.md), said
+	 * with the last of these warnings, or alone when the p99 exists but
+	 * has no upper bound */
+	const char *answers = opt->analysis && analysis_thin(opt->analysis)
+	                          ? "; a longer window, the route's own latency metric, or all "
+	                            "endpoints together (a dependency they share) could answer"
+	                          : "";
+	int said = 0;
+	double n[2] = {0, 0};
+	int few[2] = {0, 0};
 	for (int p = 0; p < 2; p++) {
 		char nm[64];
-		double n;
 		snprintf(nm, sizeof nm, "ingress.requests%s", pops[p]);
-		if (evidence_value(e, nm, &n) && n > 0 && n < need)
-			warn(d,
-			     "the %s holds %.0f requests, fewer than the %d a p%g needs (its nearest rank is "
-			     "the maximum): comparisons that need it say 'cannot tell'",
-			     p ? "baseline" : "window", n, need, pct);
+		few[p] = evidence_value(e, nm, &n[p]) && n[p] > 0 && n[p] < need;
 	}
+	if (few[0] && few[1]) {
+		warn(d,
+		     "the window holds %.0f requests and the baseline %.0f, fewer than the %d a p%g "
+		     "needs (its nearest rank is the maximum): comparisons that need it say 'cannot "
+		     "tell'%s", n[0], n[1], need, pct, answers);
+		said = 1;
+	}
+	for (int p = 0; p < 2 && !said; p++) {
+		if (!few[p])
+			continue;
+		warn(d,
+		     "the %s holds %.0f requests, fewer than the %d a p%g needs (its nearest rank is "
+		     "the maximum): comparisons that need it say 'cannot tell'%s",
+		     p ? "baseline" : "window", n[p], need, pct, answers);
+		said = 1;
+	}
+	Buf thin;
+	buf_init(&thin);
+	if (!said && opt->analysis && analysis_thin_hint(opt->analysis, &thin))
+		warn(d, "%s", buf_str(&thin));
+	buf_fini(&thin);
 	/* a baseline that shares time with the window shares its requests:
 	 * the two look alike, and a rise shows smaller than it is */
 	const TimeRange *w = &opt->period.win, *bs = &opt->period.base;

@@ -82,7 +82,25 @@ DxLiveKey dx_live_key(const Analysis *a)
 	if (k.period.has_baseline)
 		k.period.base = (TimeRange){a->pop[POP_BASELINE].from_ns, a->pop[POP_BASELINE].to_ns};
 	k.data_version = a->data_version;
+	snprintf(k.ep_service, sizeof k.ep_service, "%s", a->root_service ? a->root_service : "");
+	snprintf(k.ep_route, sizeof k.ep_route, "%s", a->root_operation ? a->root_operation : "");
 	return k;
+}
+
+/* The model for k's endpoint: the DxLive's, when it describes it (its
+ * root names that endpoint, or none), else none. */
+static const Model *key_model(const DxLive *l, const DxLiveKey *k)
+{
+	const Model *m = l->base.model;
+	if (m == NULL || m->root_service == NULL || m->root_operation == NULL || !k->ep_service[0])
+		return m;
+	return strcmp(m->root_service, k->ep_service) == 0 &&
+	       strcmp(m->root_operation, k->ep_route) == 0 ? m : NULL;
+}
+
+static int same_endpoint(const DxLiveKey *a, const DxLiveKey *b)
+{
+	return strcmp(a->ep_service, b->ep_service) == 0 && strcmp(a->ep_route, b->ep_route) == 0;
 }
 
 Period dx_live_key_period(const DxLiveKey *k)
@@ -97,12 +115,12 @@ Period dx_live_key_period(const DxLiveKey *k)
 
 int dx_live_same_range(const DxLiveKey *a, const DxLiveKey *b)
 {
-	return period_eq(&a->period, &b->period);
+	return period_eq(&a->period, &b->period) && same_endpoint(a, b);
 }
 
 static int same(const DxLiveKey *a, const DxLiveKey *b)
 {
-	return period_eq(&a->period, &b->period) && a->data_version == b->data_version;
+	return dx_live_same_range(a, b) && a->data_version == b->data_version;
 }
 
 /* 1 when a is what the diagnosis of k would compute itself (called under
@@ -118,8 +136,11 @@ static int reusable(const DxLive *l, const DxLiveKey *k, const Analysis *a)
 	for (int p = 0; p < 2; p++)
 		if (a->pop[p].requests > EVIDENCE_SAMPLE_DEFAULT)
 			return 0;
+	/* k's endpoint is a's (dx_live_key()): asked by name, or not */
 	AnalysisOptions ao = {
-	    .period = dx_live_key_period(k), .wclass = NULL, .model = l->base.model, .skew = l->skew,
+	    .period = dx_live_key_period(k), .wclass = NULL, .model = key_model(l, k), .skew = l->skew,
+	    .ep_service = a->asked.ep_service ? k->ep_service : NULL,
+	    .ep_route = a->asked.ep_route ? k->ep_route : NULL,
 	};
 	return analysis_answers(a, &ao);
 }
@@ -151,6 +172,7 @@ static void *worker(void *arg)
 		l->running_key = k;
 		l->running_model_gen = l->model_gen;
 		DiagnoseOptions o = l->base; /* its model may change (under mu) */
+		o.model = key_model(l, &k);
 		pthread_mutex_unlock(&l->mu);
 
 		o.period = dx_live_key_period(&k);
@@ -162,7 +184,9 @@ static void *worker(void *arg)
 		if (a == NULL) {
 			/* its own: the analysis and the request sets in one pass, a
 			 * uniform sample beyond the commands' bound */
-			AnalysisOptions ao = {.period = o.period, .model = o.model, .skew = skew};
+			AnalysisOptions ao = {.period = o.period, .model = o.model, .skew = skew,
+			                      .ep_service = k.ep_service[0] ? k.ep_service : NULL,
+			                      .ep_route = k.ep_service[0] ? k.ep_route : NULL};
 			rc = evidence_analysis_run(l->wk, &ao, EVIDENCE_SAMPLE_DEFAULT, &a, sets, &err);
 			o.requests[0] = sets[0];
 			o.requests[1] = sets[1];

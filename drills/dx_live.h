@@ -37,11 +37,15 @@ typedef struct DxLiveKey {
 	                              * past the last span count), while
 	                              * period.win keeps the data bounds
 	                              * that identify the result */
+	char ep_service[256];        /* the endpoint diagnosed (analysis/endpoints.h), */
+	char ep_route[768];          /* "" "": the default one */
 } DxLiveKey;
 
 /* The key of the window and baseline a's populations cover (the
  * dashboard's analysis on screen): their resolved bounds, which ends were
- * asked open, and a's data version. */
+ * asked open, a's endpoint and data version. The model is used for the
+ * endpoint it describes (its root; any when it names none); another
+ * endpoint is diagnosed without it. */
 DxLiveKey dx_live_key(const Analysis *a);
 
 /* The window and baseline the diagnosis of k reads: k's bounds, with an
@@ -49,7 +53,8 @@ DxLiveKey dx_live_key(const Analysis *a);
  * belong to an open window). */
 Period dx_live_key_period(const DxLiveKey *k);
 
-/* 1 when a and b name the same window and baseline (data versions aside). */
+/* 1 when a and b name the same window, baseline and endpoint (data
+ * versions aside). */
 int dx_live_same_range(const DxLiveKey *a, const DxLiveKey *b);
 
 /* Opens db_path read-only (twice) and starts the worker. Errors: TT_EIO. */

@@ -116,6 +116,8 @@ typedef struct J {
 	TjAttrs attrs;
 	Buf attrs_json, events_json, links_json, tmp;
 	Buf peer, db;            /* the attributes' names (tj_attrs_names) */
+	Buf route;               /* the span's route (tj_attrs_route) */
+	int route_rule;          /* its rule, -1: left to the readers */
 	const char *peer_s, *db_s;
 	JProc *procs;            /* sorted named processes, then inline ones */
 	size_t nprocs, capprocs, nnamed;
@@ -725,6 +727,11 @@ static int span_write(J *j, JSpan *js)
 	buf_reset(&j->attrs_json);
 	tj_attrs_write(&j->attrs, &j->attrs_json);
 	tj_attrs_names(&j->attrs, &j->peer, &j->db, &j->peer_s, &j->db_s);
+	buf_reset(&j->route);
+	{
+		const char *rn = op && op->type == TJ_STRING ? op->text : "";
+		j->route_rule = tj_attrs_route(&j->attrs, rn, strlen(rn), &j->route);
+	}
 
 	/* what the tags say; strings copied since tag_text reuses j->tmp */
 	char *wclass = dup_or_null(tag_text(j, tag_find(j, ctx->class_key)));
@@ -832,6 +839,11 @@ static int span_write(J *j, JSpan *js)
 	sp.attrs_json = buf_str(&j->attrs_json);
 	sp.attr_peer = j->peer_s;
 	sp.attr_db_system = j->db_s;
+	if (route_wanted(sp.kind, sp.parent_id[0] != '\0') && j->route_rule >= 0) {
+		sp.has_route = 1;
+		sp.route = buf_str(&j->route);
+		sp.route_rule = j->route_rule;
+	}
 	sp.events_json = nev ? buf_str(&j->events_json) : NULL;
 	sp.links_json = nlinks ? buf_str(&j->links_json) : NULL;
 	int added = 0;
@@ -1008,6 +1020,7 @@ int jaeger_json_run(ImportCtx *ctx, FILE *f)
 	buf_init(&j.vals);
 	buf_init(&j.attrs_json);
 	buf_init(&j.peer);
+	buf_init(&j.route);
 	buf_init(&j.db);
 	buf_init(&j.events_json);
 	buf_init(&j.links_json);
@@ -1066,6 +1079,7 @@ out:
 	buf_fini(&j.vals);
 	buf_fini(&j.attrs_json);
 	buf_fini(&j.peer);
+	buf_fini(&j.route);
 	buf_fini(&j.db);
 	buf_fini(&j.events_json);
 	buf_fini(&j.links_json);

@@ -82,6 +82,7 @@
 #include "formats.h"
 #include "otlp_common.h"
 #include "otlp_simd.h"
+#include "route.h"
 
 #define CHUNK_SIZE (64 * 1024)
 #define LINE_CAP (4u << 20)           /* longest line for the fast path */
@@ -285,6 +286,7 @@ enum {
 	S_LINKS,
 	S_PEER,         /* what the span's attributes name its peer, "" none */
 	S_DB,           /* ... and its database system */
+	S_ROUTE,        /* a server or parentless span's route (route.h) */
 	S_COUNT
 };
 
@@ -410,6 +412,7 @@ static StoreSpan *sink_span(Sink *k, const Batch *b, Rec *r)
 	sp->wclass = rec_str(b, r, S_CLASS);
 	sp->attr_peer = rec_str(b, r, S_PEER);
 	sp->attr_db_system = rec_str(b, r, S_DB);
+	sp->route = rec_str(b, r, S_ROUTE);
 	if (k->has_res) {
 		sp->resource_id = k->res_id;
 		sp->service = k->has_service ? k->service.p : NULL;
@@ -646,7 +649,8 @@ typedef struct Queue {
 	X(sc_name) X(sc_version) X(sc_attrs)                                    \
 	X(sp_name) X(sp_state) X(sp_msg) X(sp_attrs) X(sp_events) X(sp_links)   \
 	X(sp_class) X(ev_name) X(ev_attrs) X(lk_state) X(lk_attrs)               \
-	X(sp_nm0) X(sp_nm1) X(sp_nm2) X(sp_nm3) X(sp_nm4) X(sp_nm5) X(sp_nm6)
+	X(sp_nm0) X(sp_nm1) X(sp_nm2) X(sp_nm3) X(sp_nm4) X(sp_nm5) X(sp_nm6)   \
+	X(sp_ra) X(sp_route)
 
 typedef struct Parser {
 	ImportCtx *ctx;
@@ -689,6 +693,11 @@ typedef struct Parser {
 	unsigned char sp_nm_st[7]; /* NAMED attributes: NM_ABSENT, NM_STRING (in
 	                           * sp_nm<i>) or NM_OTHER (not a string, or
 	                           * given twice: left to the readers) */
+	unsigned char sp_ra_st[RA_COUNT]; /* the route's attributes (common/route.h):
+	                           * NM_ABSENT, NM_STRING (sp_ra_off/len in
+	                           * sp_ra) or NM_OTHER (given twice, or with a
+	                           * NUL: the route is left to the readers) */
+	size_t sp_ra_off[RA_COUNT], sp_ra_len[RA_COUNT];
 	Queue sp_q;
 	int64_t q_total;        /* queue time summed over carriers */
 	int q_has;
@@ -997,6 +1006,49 @@ static void named_pick(Parser *p, Rec *r, int first, int n, int slot)
 	pipe_str(p->pipe, r, slot, "", 0);
 }
 
+/* An attribute the route rule reads (route.h): its string value kept;
+ * a value of another type counts as absent, as it does for the readers
+ * (json_extract gives them no text). */
+static void route_attr(Parser *p, const OtlpKv *kv)
+{
+	int i = route_attr_index(kv->key, kv->key_len);
+	if (i < 0)
+		return;
+	if (p->sp_ra_st[i] != NM_ABSENT || memchr(kv->text, '\0', kv->text_len)) {
+		p->sp_ra_st[i] = NM_OTHER;
+	} else if (kv->type == OTLP_AV_STRING) {
+		p->sp_ra_off[i] = p->sp_ra.len;
+		p->sp_ra_len[i] = kv->text_len;
+		buf_add(&p->sp_ra, kv->text, kv->text_len);
+		p->sp_ra_st[i] = NM_STRING;
+	}
+}
+
+/* The span's route (route.h) into the record, for a server span or one
+ * without a parent; nothing (the readers take it) when an attribute it
+ * reads was given twice. */
+static void route_pick(Parser *p, Rec *r)
+{
+	StoreSpan *sp = &r->sp;
+	if (!route_wanted(sp->kind, sp->parent_id[0] != '\0'))
+		return;
+	RouteAttrs a;
+	memset(&a, 0, sizeof a);
+	for (int i = 0; i < RA_COUNT; i++) {
+		if (p->sp_ra_st[i] == NM_OTHER)
+			return;
+		if (p->sp_ra_st[i] == NM_STRING) {
+			a.v[i] = p->sp_ra.p + p->sp_ra_off[i];
+			a.n[i] = p->sp_ra_len[i];
+		}
+	}
+	buf_reset(&p->sp_route);
+	sp->route_rule = route_make(&a, p->sp_name.p ? p->sp_name.p : "", p->sp_name.len,
+	                            &p->sp_route);
+	sp->has_route = 1;
+	pipe_str(p->pipe, r, S_ROUTE, p->sp_route.p, p->sp_route.len);
+}
+
 /* Called by the attribute machine for each top-level attribute. */
 static const char *on_attr(void *ctx, const OtlpKv *kv)
 {
@@ -1027,6 +1079,7 @@ static const char *on_attr(void *ctx, const OtlpKv *kv)
 		return NULL;
 	case OWN_SPAN:
 		named_attr(p, kv);
+		route_attr(p, kv);
 		if (key_is_str(kv, ck, ckn))
 			return class_value(kv, &p->sp_class, &p->sp_has_class);
 		queue_attr(&p->sp_q, kv, key_is(kv, "queue.wait_ns"), key_is(kv, "queue.wait_ms"));
@@ -1088,6 +1141,8 @@ static int push(Parser *p, int type)
 		p->sp_has_class = 0;
 		memset(p->sp_nm_st, 0, sizeof p->sp_nm_st);
 		memset(p->sp_port, 0, sizeof p->sp_port);
+		memset(p->sp_ra_st, 0, sizeof p->sp_ra_st);
+		buf_reset(&p->sp_ra);
 		memset(&p->sp_q, 0, sizeof p->sp_q);
 		p->q_total = 0;
 		p->q_has = 0;
@@ -1233,6 +1288,7 @@ static int end_span(Parser *p, const Frame *f)
 		pipe_str(pp, r, S_CLASS, p->sp_class.p, p->sp_class.len);
 	named_pick(p, r, NM_PEER, NM_PEER_KEYS, S_PEER);
 	named_pick(p, r, NM_DB, NM_DB_KEYS, S_DB);
+	route_pick(p, r);
 	return 1;
 }
 

@@ -970,6 +970,8 @@ void tj_attrs_write(TjAttrs *a, Buf *out)
 {
 	for (int k = 0; k < TJ_NAMED; k++)
 		a->named[k] = -1;
+	for (int k = 0; k < RA_COUNT; k++)
+		a->route_at[k] = -1;
 	buf_addc(out, '{');
 	if (a->n) {
 		sort_text = a->text.p;
@@ -988,6 +990,9 @@ void tj_attrs_write(TjAttrs *a, Buf *out)
 				if (e->klen == strlen(NAMED_KEYS[k]) &&
 				    memcmp(a->text.p + e->koff, NAMED_KEYS[k], e->klen) == 0)
 					a->named[k] = (long)i;
+			int ri = route_attr_index(a->text.p + e->koff, e->klen);
+			if (ri >= 0)
+				a->route_at[ri] = (long)i;
 			buf_add_json_str(out, a->text.p + e->koff, e->klen);
 			buf_addc(out, ':');
 			buf_add(out, a->text.p + e->voff, e->vlen);
@@ -1055,6 +1060,26 @@ void tj_attrs_names(const TjAttrs *a, Buf *peer, Buf *db, const char **peer_out,
 		*peer_out = u ? buf_str(peer) : NULL;
 		buf_fini(&url);
 	}
+}
+
+int tj_attrs_route(const TjAttrs *a, const char *name, size_t nlen, Buf *out)
+{
+	RouteAttrs ra;
+	memset(&ra, 0, sizeof ra);
+	for (int k = 0; k < RA_COUNT; k++) {
+		long i = a->route_at[k];
+		if (i < 0)
+			continue;
+		const char *v = a->text.p + a->v[i].voff;
+		size_t n = a->v[i].vlen;
+		if (n < 2 || v[0] != '"' || v[n - 1] != '"')
+			continue; /* not a string: absent, as for the readers */
+		if (memchr(v + 1, '\\', n - 2) != NULL)
+			return -1;
+		ra.v[k] = v + 1;
+		ra.n[k] = n - 2;
+	}
+	return route_make(&ra, name, nlen, out);
 }
 
 const char *tj_quote(const char *s, size_t n, char *out, size_t outsz)

@@ -32,6 +32,7 @@
 
 #include "buf.h"
 #include "formats.h"
+#include "route.h"
 
 /* Largest tree one record may take (about 40 MB of typical span JSON). */
 #define TJ_RECORD_MAX ((size_t)256 << 20)
@@ -185,6 +186,8 @@ typedef struct TjAttrs {
 	size_t n, cap;
 	long named[TJ_NAMED];     /* the last write's value of each of the keys
 	                           * tj_attrs_names() reads: an index in v, or -1 */
+	long route_at[RA_COUNT];  /* likewise for the keys of the route rule
+	                           * (common/route.h), tj_attrs_route() */
 } TjAttrs;
 
 void tj_attrs_init(TjAttrs *a);
@@ -207,6 +210,12 @@ void tj_attrs_write(TjAttrs *a, Buf *out);
  * is not a JSON string without escapes; else it points into peer or db. */
 void tj_attrs_names(const TjAttrs *a, Buf *peer, Buf *db, const char **peer_out,
                     const char **db_out);
+
+/* After tj_attrs_write(): the route of a span named name (nlen bytes)
+ * with the attributes written (common/route.h) appended to out, and its
+ * rule; -1 (nothing appended: the readers take it from the attributes)
+ * when one of them is a string with escapes. */
+int tj_attrs_route(const TjAttrs *a, const char *name, size_t nlen, Buf *out);
 
 /* Bounded substring search used by the sniffers (head is not
  * NUL-terminated). */

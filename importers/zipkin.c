@@ -104,6 +104,8 @@ typedef struct Z {
 	TjAttrs attrs;
 	Buf attrs_json, events_json, res_json, last_res, tmp;
 	Buf peer, db;            /* the attributes' names (tj_attrs_names) */
+	Buf route;               /* the span's route (tj_attrs_route) */
+	int route_rule;          /* its rule, -1: left to the readers */
 	const char *peer_s, *db_s;
 	int64_t last_res_id;
 	TjIdMap ids;             /* opaque ids of the file (see the top) */
@@ -603,6 +605,11 @@ static int span_write(Z *z, const ZSpan *s)
 	buf_reset(&z->attrs_json);
 	tj_attrs_write(&z->attrs, &z->attrs_json);
 	tj_attrs_names(&z->attrs, &z->peer, &z->db, &z->peer_s, &z->db_s);
+	buf_reset(&z->route);
+	{
+		const char *rn = s->name ? s->name : "";
+		z->route_rule = tj_attrs_route(&z->attrs, rn, strlen(rn), &z->route);
+	}
 
 	Buf classbuf, hostbuf;
 	buf_init(&classbuf);
@@ -739,6 +746,11 @@ static int span_write(Z *z, const ZSpan *s)
 	sp.attrs_json = buf_str(&z->attrs_json);
 	sp.attr_peer = z->peer_s;
 	sp.attr_db_system = z->db_s;
+	if (route_wanted(sp.kind, sp.parent_id[0] != '\0') && z->route_rule >= 0) {
+		sp.has_route = 1;
+		sp.route = buf_str(&z->route);
+		sp.route_rule = z->route_rule;
+	}
 	sp.events_json = nev ? buf_str(&z->events_json) : NULL;
 	int added = 0;
 	if ((rc = store_span_add(ctx->st, ctx->source_id, &sp, &added, ctx->err)))
@@ -813,6 +825,7 @@ int zipkin_json_run(ImportCtx *ctx, FILE *f)
 	tj_idmap_init(&z.ids);
 	buf_init(&z.attrs_json);
 	buf_init(&z.peer);
+	buf_init(&z.route);
 	buf_init(&z.db);
 	buf_init(&z.events_json);
 	buf_init(&z.res_json);
@@ -836,6 +849,7 @@ int zipkin_json_run(ImportCtx *ctx, FILE *f)
 	tj_attrs_fini(&z.attrs);
 	buf_fini(&z.attrs_json);
 	buf_fini(&z.peer);
+	buf_fini(&z.route);
 	buf_fini(&z.db);
 	buf_fini(&z.events_json);
 	buf_fini(&z.res_json);

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "buf.h"
+#include "route.h"
 
 /* The schema's migrations, in the order they run: entry i takes a database
  * from PRAGMA user_version i to i+1, for every area of the store (spans,
@@ -315,6 +316,31 @@ static const char *const migrations[] = {
 	  * request of a population (the readers of roots leave them out) */
 	 "CREATE TABLE traces_not_population("
 	 "  trace_key INTEGER PRIMARY KEY);"),
+	/* 13 (spans, aggregates): endpoints (DESIGN.md, "Endpoint"). Each
+	 * server span and each span without a parent gets its route
+	 * (common/route.h), taken by the importer while it reads the
+	 * attributes: route is NULL when it is the span's name, route_rule the
+	 * rule that gave it (ROUTE_*), NULL for a span that has none or whose
+	 * importer did not take it (readers then take it from attrs). The rows
+	 * stored before are given theirs by the next writer (route_backfill:
+	 * the rows up to upto). The root index holds what the endpoints of a
+	 * range need (kind, route, status). A request is now its trace's entry
+	 * server span, below any client span above it: the aggregates, keyed
+	 * by the root span until now, are built again by the next writer, and
+	 * trace packs, which lack the route, are dropped. */
+	("ALTER TABLE spans ADD COLUMN route TEXT;"
+	 "ALTER TABLE spans ADD COLUMN route_rule INTEGER;"
+	 "CREATE TABLE route_backfill("
+	 "  id INTEGER PRIMARY KEY CHECK (id = 1),"
+	 "  upto INTEGER NOT NULL);"
+	 "INSERT INTO route_backfill(id, upto) SELECT 1, max(id) FROM spans HAVING count(*) > 0;"
+	 "DROP INDEX spans_root_start;"
+	 "CREATE INDEX spans_root_start ON spans(start_ns, service, name, kind, route, route_rule,"
+	 " status_code, trace_key, end_ns, queue_ns) WHERE parent_id = '';"
+	 "DELETE FROM agg_cells;"
+	 "DELETE FROM agg_nodes;"
+	 "UPDATE agg_meta SET covered = 0;"
+	 "DELETE FROM trace_packs;"),
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
@@ -324,8 +350,8 @@ static const char *const migrations[] = {
 	"INSERT OR IGNORE INTO spans(trace_id, span_id, parent_id, source_id, resource_id," \
 	" scope_id, service, host, name, kind, start_ns, end_ns, status_code, status_msg,"  \
 	" wclass, queue_ns, trace_state, flags, attrs, events, links, dropped, trace_key,"  \
-	" attr_peer, attr_db_system) VALUES "
-#define SPAN_PARAMS 25
+	" attr_peer, attr_db_system, route, route_rule) VALUES "
+#define SPAN_PARAMS 27
 
 static const char *const sql_text[STMT_COUNT] = {
 	[STMT_SOURCE_FIND] =
@@ -344,7 +370,7 @@ static const char *const sql_text[STMT_COUNT] = {
 	[STMT_TRACE_ADD] = "INSERT OR IGNORE INTO traces(trace_id) VALUES (?1)",
 	[STMT_SPAN_ADD] = SPAN_INSERT
 	    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
-	    " ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+	    " ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
 	[STMT_SPAN_SET_RESOURCE] =
 	    "UPDATE spans SET resource_id = ?3, service = ?4, host = ?5"
 	    " WHERE source_id = ?1 AND id >= ?2 AND resource_id IS NULL",
@@ -646,7 +672,8 @@ int store_open_mode(const char *path, int flags, int bulk, Store **out, Err *err
 	 * faster, in 30 MiB less) */
 	store_cache_kib(st, (flags & STORE_READONLY) ? STORE_READ_CACHE_KIB : 32768);
 	exec(st, "PRAGMA temp_store = MEMORY", NULL);
-	if (store_prepare_all(st, sql_text, STMT_COUNT, st->stmt, err) ||
+	if (store_route_register(st, err) ||
+	    store_prepare_all(st, sql_text, STMT_COUNT, st->stmt, err) ||
 	    store_read_prepare(st, err) || store_metrics_prepare(st, err)) {
 		store_close(st);
 		return TT_ESTORE;
@@ -715,7 +742,8 @@ int store_begin(Store *st, Err *err)
 
 int store_commit(Store *st, Err *err)
 {
-	if (!sqlite3_get_autocommit(st->db) && store_run_commit_hook(st, 0, err))
+	if (!sqlite3_get_autocommit(st->db) &&
+	    (store_route_backfill(st, err) || store_run_commit_hook(st, 0, err)))
 		return TT_ESTORE;
 	return step_done(st, st->stmt[STMT_COMMIT], err, "commit");
 }
@@ -951,6 +979,27 @@ static void bind_int_or_null(sqlite3_stmt *s, int i, int has, int64_t v)
 		sqlite3_bind_null(s, i);
 }
 
+int store_span_route(const StoreSpan *sp, const char **route, int *rule)
+{
+	*route = NULL;
+	*rule = -1;
+	if (!route_wanted(sp->kind, sp->parent_id[0] != '\0'))
+		return 1;
+	if (sp->has_route) {
+		*rule = sp->route_rule;
+		*route = sp->route ? sp->route : store_nz(sp->name);
+		return 1;
+	}
+	/* not taken: without any attribute the rule reads, it is the name */
+	const char *a = sp->attrs_json;
+	if (a == NULL || (!strstr(a, "\"http.") && !strstr(a, "\"url.") && !strstr(a, "\"rpc."))) {
+		*rule = ROUTE_NAME;
+		*route = store_nz(sp->name);
+		return 1;
+	}
+	return 0;
+}
+
 /* Binds sp as row `row` (0-based) of a span insert. */
 static void bind_span(sqlite3_stmt *s, int row, int64_t source_id, const StoreSpan *sp,
                       int64_t tkey)
@@ -981,6 +1030,13 @@ static void bind_span(sqlite3_stmt *s, int row, int64_t source_id, const StoreSp
 	sqlite3_bind_int64(s, b + 23, tkey);
 	store_bind_text(s, b + 24, sp->attr_peer);
 	store_bind_text(s, b + 25, sp->attr_db_system);
+	/* a route equal to the name is stored as NULL (most server spans are
+	 * named after it): a smaller row */
+	const char *route = NULL;
+	int rule = -1;
+	store_span_route(sp, &route, &rule);
+	store_bind_text(s, b + 26, route && strcmp(route, store_nz(sp->name)) != 0 ? route : NULL);
+	bind_int_or_null(s, b + 27, rule >= 0, rule);
 }
 
 /* The insert of STORE_SPAN_ROWS spans in one statement, prepared on first

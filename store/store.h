@@ -268,6 +268,12 @@ typedef struct StoreSpan {
 	                           * neither), as the importer read them; NULL
 	                           * when not taken (then readers parse attrs) */
 	const char *attr_db_system; /* likewise db.system.name, else db.system */
+	int has_route;            /* 1: route and route_rule were taken by the
+	                           * importer (a server span or a span without
+	                           * a parent, common/route.h); 0: not taken,
+	                           * readers take them from attrs */
+	const char *route;        /* the span's route (NULL or its name: the name) */
+	int route_rule;           /* ROUTE_* (common/route.h) */
 } StoreSpan;
 
 /* Inserts a span in the current transaction. *added is 1 when new, 0 when a
@@ -333,6 +339,10 @@ typedef struct StoreSpanRow {
 	                           * server.address attribute, else "" (what an
 	                           * uninstrumented dependency is called) */
 	const char *events_json;  /* store_trace_scan() only, else "" */
+	const char *route;        /* a server span or a span without a parent:
+	                           * its route (common/route.h; its name when
+	                           * no rule gave another), else "" */
+	int route_rule;           /* ROUTE_* of route, -1 when it has none */
 } StoreSpanRow;
 
 /* Called for each span. Return non-zero to stop. */
@@ -402,14 +412,34 @@ typedef struct StoreRootKey {
 	int64_t start_ns, end_ns;
 	int has_queue;
 	int64_t queue_ns;         /* queue wait recorded before it (has_queue) */
+	/* store_root_scan() only (borrowed for the call): */
+	const char *service;
+	const char *route;        /* its route (common/route.h) */
+	int route_rule;           /* ROUTE_* */
+	int kind;                 /* SPAN_KIND_* */
+	int status_code;
 } StoreRootKey;
 typedef int (*StoreRootKeyFn)(void *ctx, const StoreRootKey *k);
 
-/* The root spans of (service, name) starting in [from_ns, to_ns), in
- * start order. fn returns non-zero to stop. Reads the root-start index,
- * not the spans. */
-int store_root_keys(Store *st, const char *service, const char *name, int64_t from_ns,
+/* The SERVER root spans of the endpoint (service, route) starting in
+ * [from_ns, to_ns), in start order: the requests whose entry is their
+ * root (analysis/trace_build.h). fn returns non-zero to stop. Reads the
+ * root-start index, not the spans. Roots stored before routes were, which
+ * the next writer gives theirs, are left out (store_roots_unusual()). */
+int store_root_keys(Store *st, const char *service, const char *route, int64_t from_ns,
                     int64_t to_ns, StoreRootKeyFn fn, void *ctx, Err *err);
+
+/* Every root span starting in [from_ns, to_ns), in start order, with its
+ * service, route, kind and status: the index alone, except the route of a
+ * root stored before routes were (read from its attributes). */
+int store_root_scan(Store *st, int64_t from_ns, int64_t to_ns, StoreRootKeyFn fn, void *ctx,
+                    Err *err);
+
+/* How many root spans starting in [from_ns, to_ns) are not SERVER spans
+ * (their request's entry is below them, or they have none) or have no
+ * stored route: when 0, store_root_keys() lists every request of the
+ * range whose trace has a root. */
+int store_roots_unusual(Store *st, int64_t from_ns, int64_t to_ns, int64_t *out, Err *err);
 
 /* Every span of the trace with key trace_key, ordered by span id (the
  * order of the full scans). */
@@ -498,14 +528,16 @@ typedef int (*StoreRootOpFn)(void *ctx, const char *service, const char *name, i
 int store_root_operations(Store *st, int64_t from_ns, int64_t to_ns, StoreRootOpFn fn,
                           void *ctx, Err *err);
 
-/* Called with the attributes of each root span of (service, name) that
- * starts in [from_ns, to_ns), and of its resource (JSON object texts, ""
- * when none). Borrowed for the call. Return non-zero to stop. */
+/* Called with the attributes of each SERVER root span of the endpoint
+ * (service, route) that starts in [from_ns, to_ns), and of its resource
+ * (JSON object texts, "" when none). Borrowed for the call. Return
+ * non-zero to stop. */
 typedef int (*StoreRootAttrsFn)(void *ctx, const char *span_attrs, const char *resource_attrs);
 
-int store_root_attrs(Store *st, const char *service, const char *name, int64_t from_ns,
+int store_root_attrs(Store *st, const char *service, const char *route, int64_t from_ns,
                      int64_t to_ns, StoreRootAttrsFn fn, void *ctx, Err *err);
-/* What the root spans of (service, name) starting in [from_ns, to_ns) say
+/* What the SERVER root spans of the endpoint (service, route) starting in
+ * [from_ns, to_ns) say
  * about how they were sampled, one row per distinct combination: the W3C
  * tracestate (OpenTelemetry's "ot=th:..." or "ot=p:...") and the tags
  * sampler.type, sampler.param (Jaeger clients) and sampling.priority
@@ -529,7 +561,7 @@ typedef struct StoreSamplingRow {
 
 typedef int (*StoreSamplingFn)(void *ctx, const StoreSamplingRow *r);
 
-int store_root_sampling(Store *st, const char *service, const char *name, int64_t from_ns,
+int store_root_sampling(Store *st, const char *service, const char *route, int64_t from_ns,
                         int64_t to_ns, int64_t max_roots, StoreSamplingFn fn, void *ctx,
                         Err *err);
 

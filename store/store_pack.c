@@ -2,22 +2,23 @@
  * store_pack.c - trace packs: a trace's spans in one row (store.h says
  * what they are for and when one is valid).
  *
- * Encoding (version 1): byte 1, the trace id and a NUL, then per span up
+ * Encoding (version 2): byte 2, the trace id and a NUL, then per span up
  * to the last four bytes, which hold the number of spans (little-endian;
  * a pack cut short, or with anything after its spans, does not decode):
- *   span id, parent id, service, host, name, class, database system, peer
- *     (eight strings), each a varint tag: 0 the empty string, 1 a new
+ *   span id, parent id, service, host, name, class, database system, peer,
+ *     route (nine strings), each a varint tag: 0 the empty string, 1 a new
  *     string whose bytes and a NUL follow (it becomes the next entry of the
  *     pack's dictionary, while the dictionary holds fewer than PACK_DICT_MAX),
  *     k >= 2 dictionary entry k - 2;
- *   varint kind, zigzag varint status code;
+ *   varint kind, zigzag varint status code, zigzag varint route rule;
  *   zigzag varint start minus the previous span's start (the first: minus 0);
  *   zigzag varint end minus start;
  *   byte has_queue, then (when 1) zigzag varint queue.
  * Differences are taken in unsigned 64-bit arithmetic, so every int64
  * round-trips. A pack is decoded whole (every bound checked) before its
  * first row is handed on, so a damaged one is read from the spans
- * instead, with nothing of it delivered.
+ * instead, with nothing of it delivered. Version 1 (without the route)
+ * is no longer read: its traces are read from their spans.
  */
 #include "store.h"
 #include "store_priv.h"
@@ -26,9 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PACK_VERSION 1
+#define PACK_VERSION 2
 #define PACK_DICT_MAX 65536        /* entries a pack's dictionary holds */
-#define PACK_FIELDS 8              /* strings per span */
+#define PACK_FIELDS 9              /* strings per span */
 
 struct StorePackStr {
 	uint64_t hash;
@@ -179,9 +180,9 @@ void store_pack_row(StorePack *p, const StoreSpanRow *r)
 		p->bad = 1;
 	if (r->rowid > p->upto)
 		p->upto = r->rowid;
-	const char *f[PACK_FIELDS] = {r->span_id, r->parent_id, r->service, r->host,
-	                              r->name,    r->wclass,    r->db_system, r->peer};
-	size_t len[PACK_FIELDS], room = 6 * 10 + 1;
+	const char *f[PACK_FIELDS] = {r->span_id, r->parent_id, r->service,   r->host, r->name,
+	                              r->wclass,  r->db_system, r->peer,      r->route};
+	size_t len[PACK_FIELDS], room = 7 * 10 + 1;
 	for (int i = 0; i < PACK_FIELDS; i++) {
 		len[i] = f[i] ? strlen(f[i]) : 0;
 		room += len[i] + 1 + 10;
@@ -194,6 +195,7 @@ void store_pack_row(StorePack *p, const StoreSpanRow *r)
 		o = w_str(p, o, f[i], len[i]);
 	o = var_write(o, (uint64_t)(int64_t)r->kind);
 	o = w_zigzag(o, (uint64_t)(int64_t)r->status_code);
+	o = w_zigzag(o, (uint64_t)(int64_t)r->route_rule);
 	o = w_zigzag(o, (uint64_t)r->start_ns - (uint64_t)p->prev_start);
 	o = w_zigzag(o, (uint64_t)r->end_ns - (uint64_t)r->start_ns);
 	*o++ = r->has_queue ? 1 : 0;
@@ -300,7 +302,9 @@ static int decode(Store *st, const void *blob, int len)
 		w->wclass = get_str(st, &r);
 		w->db_system = get_str(st, &r);
 		w->peer = get_str(st, &r);
+		w->route = get_str(st, &r);
 		uint64_t kind = var_get(&r), status = var_get_zigzag(&r);
+		int64_t rule = (int64_t)var_get_zigzag(&r);
 		start += var_get_zigzag(&r);
 		uint64_t dur = var_get_zigzag(&r);
 		if (r.p >= r.end) {
@@ -308,12 +312,14 @@ static int decode(Store *st, const void *blob, int len)
 			break;
 		}
 		unsigned char q = *r.p++;
-		if (kind > 1000 || (int64_t)status < -1000000 || (int64_t)status > 1000000 || q > 1) {
+		if (kind > 1000 || (int64_t)status < -1000000 || (int64_t)status > 1000000 || q > 1 ||
+		    rule < -1 || rule > 1000) {
 			r.bad = 1;
 			break;
 		}
 		w->kind = (int)kind;
 		w->status_code = (int)(int64_t)status;
+		w->route_rule = (int)rule;
 		w->start_ns = (int64_t)start;
 		w->end_ns = (int64_t)(start + dur);
 		w->has_queue = q;

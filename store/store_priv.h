@@ -99,6 +99,9 @@ enum {
 	RSTMT_KEY_RANGE,
 	RSTMT_MAX_TRACE_KEY,
 	RSTMT_ROOTS_COUNT,
+	RSTMT_ROOT_SCAN,
+	RSTMT_ROUTE_OF,
+	RSTMT_ROOTS_UNUSUAL,
 	RSTMT_COUNT
 };
 
@@ -149,6 +152,8 @@ struct Store {
 	StoreBulk *bulk;          /* non-NULL: a bulk load (store_bulk.c) */
 	StoreSpool *spool;        /* a bulk load's copy of its spans for the
 	                           * aggregates' pass (store_spool.c), or NULL */
+	int route_done;           /* store_route.c: the rows from before routes
+	                           * were stored have theirs */
 };
 
 int store_sqlerr(Store *st, Err *err, const char *what);
@@ -197,6 +202,49 @@ void store_agg_finalize(Store *st);
 /* Runs the commit hook, if one is set, on a writing store: not inside a
  * bulk load's own commits, but at its end (bulk_end 1). */
 int store_run_commit_hook(Store *st, int bulk_end, Err *err);
+
+/* ---- routes (migration 13 of store.c; the rule: common/route.h) ---------- */
+
+/* The arguments of tt_route() and tt_route_rule() for the span row alias
+ * a: its name, then the value of each attribute the rule reads, in
+ * RouteAttrs order (json_extract gives NULL for an absent key and a
+ * number for a number: both count as absent). */
+#define STORE_RX(a, k) "json_extract(" a ".attrs, '$.\"" k "\"')"
+#define STORE_ROUTE_ARGS(a)                                                           \
+	a ".name, " STORE_RX(a, "http.route") ", " STORE_RX(a, "http.request.method") ", " \
+	STORE_RX(a, "http.request.method_original") ", " STORE_RX(a, "http.method") ", "   \
+	STORE_RX(a, "url.path") ", " STORE_RX(a, "url.full") ", "                          \
+	STORE_RX(a, "http.target") ", " STORE_RX(a, "http.path") ", "                      \
+	STORE_RX(a, "http.url") ", "                                                       \
+	STORE_RX(a, "rpc.system") ", " STORE_RX(a, "rpc.service") ", "                     \
+	STORE_RX(a, "rpc.method")
+/* The route of a span row (alias a): the stored one (NULL: its name), or
+ * for a row whose importer took none, the rule applied to its attributes
+ * (only for the spans that have a route: server spans, spans without a
+ * parent; '' for the others). CASE is lazy: attrs is read only on that
+ * last branch. */
+#define STORE_ROUTE_COL(a)                                                            \
+	"CASE WHEN " a ".route_rule IS NOT NULL THEN coalesce(" a ".route, " a ".name)"     \
+	" WHEN " a ".kind <> 2 AND " a ".parent_id <> '' THEN ''"                           \
+	" WHEN json_valid(" a ".attrs) THEN tt_route(" STORE_ROUTE_ARGS(a) ")"              \
+	" ELSE " a ".name END"
+#define STORE_ROUTE_RULE_COL(a)                                                       \
+	"CASE WHEN " a ".route_rule IS NOT NULL THEN " a ".route_rule"                      \
+	" WHEN " a ".kind <> 2 AND " a ".parent_id <> '' THEN -1"                           \
+	" WHEN json_valid(" a ".attrs) THEN tt_route_rule(" STORE_ROUTE_ARGS(a) ")"         \
+	" ELSE 0 END"
+
+/* store_route.c: registers tt_route() and tt_route_rule() on the
+ * connection (every connection: readers of rows from before migration 13
+ * call them); the writer's one-time pass that gives those rows their
+ * route (route_backfill), run inside its first transaction that commits. */
+int store_route_register(Store *st, Err *err);
+/* store.c: the route of sp as stored (a read gives it): 1 with *route
+ * (NULL and *rule -1 for a span that has none, a kind of span the rule
+ * does not name) or 0 when its importer took none and its attributes may
+ * hold one (then only the readers' SQL says). */
+int store_span_route(const StoreSpan *sp, const char **route, int *rule);
+int store_route_backfill(Store *st, Err *err);
 
 /* ---- helpers shared by the store's .c files ------------------------------ */
 

@@ -43,7 +43,8 @@
 #define SPAN_COLS_EV(attrs, events)                                              \
 	"s.trace_id, s.span_id, s.parent_id, s.service, s.host, s.name, s.kind,"     \
 	" s.start_ns, s.end_ns, s.status_code, coalesce(s.wclass, ''), s.queue_ns,"  \
-	" " attrs ", " events ", " DB_SYSTEM ", " PEER ", s.trace_key, s.id"
+	" " attrs ", " events ", " DB_SYSTEM ", " PEER ", s.trace_key, s.id, "       \
+	STORE_ROUTE_COL("s") ", " STORE_ROUTE_RULE_COL("s")
 #define SPAN_COLS(attrs) SPAN_COLS_EV(attrs, "''")
 
 /* A trace belongs to a window when its root span starts in it; a trace with
@@ -82,7 +83,7 @@ static const char *const rsql[RSTMT_COUNT] = {
 	                      " SELECT " SPAN_COLS("''")
 	                      " FROM t CROSS JOIN spans s ON s.trace_key = t.k",
 	/* every span of the traces that have one above rowid ?1, grouped by
-	 * trace, with "is it above ?1" as column 18. NOT INDEXED: the rowid
+	 * trace, with "is it above ?1" as column 20. NOT INDEXED: the rowid
 	 * range (the new rows), not the identity index, which would give the
 	 * DISTINCT for free but read every span of the store */
 	[RSTMT_TOUCHED] = "WITH t(k) AS MATERIALIZED (SELECT DISTINCT trace_key FROM spans"
@@ -100,8 +101,8 @@ static const char *const rsql[RSTMT_COUNT] = {
 	[RSTMT_ROOT_ATTRS] =
 	    "SELECT coalesce(s.attrs, ''), coalesce(r.attrs, '') FROM spans s"
 	    " LEFT JOIN resources r ON r.id = s.resource_id"
-	    " WHERE s.parent_id = '' AND s.service = ?1 AND s.name = ?2"
-	    " AND s.start_ns >= ?3 AND s.start_ns < ?4"
+	    " WHERE s.parent_id = '' AND s.service = ?1 AND s.kind = 2"
+	    " AND coalesce(s.route, s.name) = ?2 AND s.start_ns >= ?3 AND s.start_ns < ?4"
 	    " AND s.trace_key NOT IN (SELECT trace_key FROM traces_not_population)",
 	/* what the root spans say about their sampling, grouped: the W3C
 	 * tracestate, and the Jaeger and OpenTracing tags; at most ?5 roots
@@ -119,14 +120,28 @@ static const char *const rsql[RSTMT_COUNT] = {
 	    "   FROM trace_set_members m JOIN trace_sets k ON k.id = m.set_id"
 	    "   WHERE m.trace_id = spans.trace_id AND k.kind = 'sample' AND k.population > 0)"
 	    "  AS pulled FROM spans"
-	    "  WHERE parent_id = '' AND service = ?1 AND name = ?2"
+	    "  WHERE parent_id = '' AND service = ?1 AND kind = 2 AND coalesce(route, name) = ?2"
 	    "  AND start_ns >= ?3 AND start_ns < ?4" NOT_POPULATION " LIMIT ?5)"
 	    " GROUP BY 1, 2, 3, 4, 5",
-	/* the partial index on root starts, in start order */
+	/* the partial index on root starts, in start order: the server roots
+	 * of one endpoint (a root whose route is not stored yet is left out:
+	 * store_roots_unusual() counts them) */
 	[RSTMT_ROOT_KEYS] =
 	    "SELECT trace_key, start_ns, end_ns, queue_ns FROM spans"
-	    " WHERE parent_id = '' AND start_ns >= ?3 AND start_ns < ?4 AND service = ?1 AND name = ?2"
+	    " WHERE parent_id = '' AND start_ns >= ?3 AND start_ns < ?4 AND service = ?1"
+	    " AND kind = 2 AND route_rule IS NOT NULL AND coalesce(route, name) = ?2"
 	    NOT_POPULATION " ORDER BY start_ns",
+	/* every root of a range, from the index alone (migration 13) */
+	[RSTMT_ROOT_SCAN] =
+	    "SELECT trace_key, start_ns, end_ns, queue_ns, service, coalesce(route, name),"
+	    " route_rule, kind, status_code, id FROM spans"
+	    " WHERE parent_id = '' AND start_ns >= ?1 AND start_ns < ?2" NOT_POPULATION
+	    " ORDER BY start_ns",
+	[RSTMT_ROUTE_OF] = "SELECT " STORE_ROUTE_COL("s") ", " STORE_ROUTE_RULE_COL("s")
+	                   " FROM spans s WHERE s.id = ?1",
+	[RSTMT_ROOTS_UNUSUAL] = "SELECT count(*) FROM spans WHERE parent_id = '' AND start_ns >= ?1"
+	                        " AND start_ns < ?2 AND (kind <> 2 OR route_rule IS NULL)"
+	                        NOT_POPULATION,
 	[RSTMT_TRACE_KEY] = "SELECT " SPAN_COLS("''") " FROM spans s WHERE s.trace_key = ?1",
 	/* the identity index, as RSTMT_SCAN_ALL walks it (never the rowid
 	 * range and a sort of every row) */
@@ -157,7 +172,7 @@ void store_read_finalize(Store *st)
 		sqlite3_finalize(st->rstmt[i]);
 }
 
-/* fn_new, when given instead of fn, also gets column 18 (non-zero: a row
+/* fn_new, when given instead of fn, also gets column 20 (non-zero: a row
  * stored after the rowid the statement was given). */
 static int run_scan_ex(Store *st, sqlite3_stmt *s, StoreSpanFn fn,
                        int (*fn_new)(void *ctx, const StoreSpanRow *row, int is_new), void *ctx,
@@ -186,7 +201,9 @@ static int run_scan_ex(Store *st, sqlite3_stmt *s, StoreSpanFn fn,
 		r.peer = store_col_text(s, 15);
 		r.trace_key = sqlite3_column_int64(s, 16);
 		r.rowid = sqlite3_column_int64(s, 17);
-		stopped = fn_new ? fn_new(ctx, &r, sqlite3_column_int(s, 18)) : fn(ctx, &r);
+		r.route = store_col_text(s, 18);
+		r.route_rule = sqlite3_column_int(s, 19);
+		stopped = fn_new ? fn_new(ctx, &r, sqlite3_column_int(s, 20)) : fn(ctx, &r);
 	}
 	if (stopped)
 		rc = SQLITE_DONE;
@@ -362,22 +379,22 @@ int store_spans_since(Store *st, int64_t after_rowid, int64_t upto_rowid, StoreS
 	return run_scan(st, s, fn, ctx, err);
 }
 
-/* The root operation (service, name) ?1 ?2 and the start range [?3, ?4)
+/* The endpoint (service, route) ?1 ?2 and the start range [?3, ?4)
  * of the statements about one endpoint's root spans. */
-static void bind_endpoint_range(sqlite3_stmt *s, const char *service, const char *name,
+static void bind_endpoint_range(sqlite3_stmt *s, const char *service, const char *route,
                                 int64_t from_ns, int64_t to_ns)
 {
 	sqlite3_bind_text(s, 1, service, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, route, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, from_ns);
 	sqlite3_bind_int64(s, 4, to_ns);
 }
 
-int store_root_attrs(Store *st, const char *service, const char *name, int64_t from_ns,
+int store_root_attrs(Store *st, const char *service, const char *route, int64_t from_ns,
                      int64_t to_ns, StoreRootAttrsFn fn, void *ctx, Err *err)
 {
 	sqlite3_stmt *s = st->rstmt[RSTMT_ROOT_ATTRS];
-	bind_endpoint_range(s, service, name, from_ns, to_ns);
+	bind_endpoint_range(s, service, route, from_ns, to_ns);
 	int rc;
 	int stopped = 0;
 	while (!stopped && (rc = sqlite3_step(s)) == SQLITE_ROW)
@@ -391,12 +408,12 @@ int store_root_attrs(Store *st, const char *service, const char *name, int64_t f
 	return 0;
 }
 
-int store_root_sampling(Store *st, const char *service, const char *name, int64_t from_ns,
+int store_root_sampling(Store *st, const char *service, const char *route, int64_t from_ns,
                         int64_t to_ns, int64_t max_roots, StoreSamplingFn fn, void *ctx,
                         Err *err)
 {
 	sqlite3_stmt *s = st->rstmt[RSTMT_ROOT_SAMPLING];
-	bind_endpoint_range(s, service, name, from_ns, to_ns);
+	bind_endpoint_range(s, service, route, from_ns, to_ns);
 	sqlite3_bind_int64(s, 5, max_roots > 0 ? max_roots : -1);
 	int rc;
 	int stopped = 0;
@@ -423,11 +440,65 @@ int store_root_sampling(Store *st, const char *service, const char *name, int64_
 	return 0;
 }
 
-int store_root_keys(Store *st, const char *service, const char *name, int64_t from_ns,
+int store_root_scan(Store *st, int64_t from_ns, int64_t to_ns, StoreRootKeyFn fn, void *ctx,
+                    Err *err)
+{
+	sqlite3_stmt *s = st->rstmt[RSTMT_ROOT_SCAN];
+	sqlite3_bind_int64(s, 1, from_ns);
+	sqlite3_bind_int64(s, 2, to_ns);
+	int rc, stop = 0;
+	Buf route;
+	buf_init(&route);
+	while (!stop && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		StoreRootKey k = {
+		    .trace_key = sqlite3_column_int64(s, 0), .start_ns = sqlite3_column_int64(s, 1),
+		    .end_ns = sqlite3_column_int64(s, 2),
+		    .has_queue = sqlite3_column_type(s, 3) != SQLITE_NULL,
+		    .service = store_col_text(s, 4), .route = store_col_text(s, 5),
+		    .route_rule = sqlite3_column_int(s, 6), .kind = sqlite3_column_int(s, 7),
+		    .status_code = sqlite3_column_int(s, 8),
+		};
+		k.queue_ns = k.has_queue ? sqlite3_column_int64(s, 3) : 0;
+		if (sqlite3_column_type(s, 6) == SQLITE_NULL) {
+			/* stored before routes were (migration 13): from its attributes */
+			sqlite3_stmt *r = st->rstmt[RSTMT_ROUTE_OF];
+			sqlite3_bind_int64(r, 1, sqlite3_column_int64(s, 9));
+			int rr = sqlite3_step(r);
+			if (rr == SQLITE_ROW) {
+				buf_reset(&route);
+				buf_adds(&route, store_col_text(r, 0));
+				k.route = buf_str(&route);
+				k.route_rule = sqlite3_column_int(r, 1);
+			}
+			store_stmt_done(r);
+			if (rr != SQLITE_ROW) {
+				rc = rr;
+				break;
+			}
+		}
+		stop = fn(ctx, &k);
+	}
+	buf_fini(&route);
+	if (stop)
+		rc = SQLITE_DONE;
+	store_stmt_done(s);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(st, err, "reading root spans");
+	return 0;
+}
+
+int store_roots_unusual(Store *st, int64_t from_ns, int64_t to_ns, int64_t *out, Err *err)
+{
+	sqlite3_bind_int64(st->rstmt[RSTMT_ROOTS_UNUSUAL], 1, from_ns);
+	sqlite3_bind_int64(st->rstmt[RSTMT_ROOTS_UNUSUAL], 2, to_ns);
+	return one_int64(st, RSTMT_ROOTS_UNUSUAL, out, "counting root spans", err);
+}
+
+int store_root_keys(Store *st, const char *service, const char *route, int64_t from_ns,
                     int64_t to_ns, StoreRootKeyFn fn, void *ctx, Err *err)
 {
 	sqlite3_stmt *s = st->rstmt[RSTMT_ROOT_KEYS];
-	bind_endpoint_range(s, service, name, from_ns, to_ns);
+	bind_endpoint_range(s, service, route, from_ns, to_ns);
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		StoreRootKey k = {

@@ -29,9 +29,9 @@
  * from its record: an insert that stored fewer rows than given (a
  * duplicate: which one is not known), rows changed after they were
  * stored (a resource or class that came after its spans), a rolled-back
- * file, a database system or peer that only the readers' SQL takes from
- * the attributes, a string longer than a record holds, a bucket too big
- * to load, or a write that failed.
+ * file, a database system, peer or route that only the readers' SQL
+ * takes from the attributes, a string longer than a record holds, a
+ * bucket too big to load, or a write that failed.
  */
 #define _GNU_SOURCE  /* O_TMPFILE */
 #include "store.h"
@@ -54,13 +54,14 @@
 #define SPOOL_BUFFERED 16             /* buckets that keep their buffer's memory */
 
 enum { SP_TRACE, SP_SPAN, SP_PARENT, SP_SERVICE, SP_HOST, SP_NAME, SP_CLASS, SP_DB, SP_PEER,
-       SP_STRS };
+       SP_ROUTE, SP_STRS };
 
 /* A record: this head, then the SP_STRS strings (len[] bytes each, no
  * NULs), in one block of one bucket. */
 typedef struct SpoolHead {
 	uint32_t size;            /* head and strings */
 	int32_t kind, status;
+	int32_t route_rule;       /* as StoreSpanRow.route_rule */
 	int32_t has_queue;
 	int64_t key, rowid, start, end, queue;
 	uint16_t len[SP_STRS];
@@ -231,10 +232,21 @@ static const char *named_or_give_up(const char *col, int kind, const char *attrs
 	return "";
 }
 
+/* The route a read gives (STORE_ROUTE_COL): "" for a span that has none;
+ * NULL when only the readers' SQL can say (store_span_route()). */
+static const char *route_or_give_up(const StoreSpan *s, int *rule)
+{
+	const char *r = NULL;
+	if (!store_span_route(s, &r, rule))
+		return NULL;
+	return r ? r : "";
+}
+
 void store_spool_add(StoreSpool *sp, const StoreSpan *s, int64_t key, int64_t rowid)
 {
 	if (sp == NULL || sp->broken)
 		return;
+	int rule = -1;
 	static const char *const db_keys[] = {"\"db.system", NULL};
 	static const char *const peer_keys[] = {"\"peer.service\"", "\"server.address\"",
 	                                        "\"net.peer.name\"", NULL};
@@ -244,8 +256,10 @@ void store_spool_add(StoreSpool *sp, const StoreSpan *s, int64_t key, int64_t ro
 	    [SP_NAME] = store_nz(s->name), [SP_CLASS] = store_nz(s->wclass),
 	    [SP_DB] = named_or_give_up(s->attr_db_system, s->kind, s->attrs_json, db_keys),
 	    [SP_PEER] = named_or_give_up(s->attr_peer, s->kind, s->attrs_json, peer_keys),
+	    [SP_ROUTE] = route_or_give_up(s, &rule),
 	};
-	SpoolHead h = {.kind = s->kind, .status = s->status_code, .has_queue = s->has_queue != 0,
+	SpoolHead h = {.kind = s->kind, .status = s->status_code, .route_rule = rule,
+	               .has_queue = s->has_queue != 0,
 	               .key = key, .rowid = rowid, .start = s->start_ns, .end = s->end_ns,
 	               .queue = s->has_queue ? s->queue_ns : 0};
 	size_t size = sizeof h;
@@ -453,6 +467,7 @@ int store_spool_read(Store *st, StoreSpoolCursor *c, int64_t bucket, int64_t fro
 			    .end_ns = h.end, .status_code = h.status, .wclass = s[SP_CLASS],
 			    .has_queue = h.has_queue, .queue_ns = h.queue, .attrs_json = "",
 			    .db_system = s[SP_DB], .peer = s[SP_PEER], .events_json = "",
+			    .route = s[SP_ROUTE], .route_rule = h.route_rule,
 			};
 			stop = fn(ctx, &r);
 		}

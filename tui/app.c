@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "endpoints.h"
 #include "model_infer.h"
 #include "sanitize.h"
 #include "timefmt.h"
@@ -63,6 +64,7 @@ static View *make_owner(const TuiOptions *o) { (void)o; return view_owner_new();
 static View *make_trace(const TuiOptions *o) { (void)o; return view_trace_new(); }
 static View *make_drill(const TuiOptions *o) { return view_drill_new(o->drill); }
 static View *make_board(const TuiOptions *o) { return view_board_new(o->board); }
+static View *make_endpoints(const TuiOptions *o) { (void)o; return view_endpoints_new(); }
 
 static int has_trace(const TuiApp *app) { return app->trace != NULL; }
 static int has_drill(const TuiApp *app) { return app->drill != NULL; }
@@ -85,6 +87,7 @@ static const struct PaneDef {
 	[PANE_DRILL] = {make_drill, has_drill, "the Drill pane is there in 'tailtriage drill train'"},
 	[PANE_BOARD] = {make_board, has_board,
 	                "the Board needs the diagnosis engine (tailtriage tui with a database)"},
+	[PANE_ENDPOINTS] = {make_endpoints, NULL, NULL},
 };
 
 int app_pane_available(const TuiApp *app, int pane)
@@ -135,6 +138,10 @@ void app_init(TuiApp *app, const TuiOptions *opt)
 	app->evidence_ctx = opt->evidence_ctx;
 	app->period = opt->period;
 	app->wclass = opt->wclass ? xstrdup(opt->wclass) : NULL;
+	if (opt->ep_service && opt->ep_route) {
+		app->ep_service = xstrdup(opt->ep_service);
+		app->ep_route = xstrdup(opt->ep_route);
+	}
 	app->skew = opt->skew;
 	app->opt_gen = 1;
 	/* the model and the data disagree: say the first thing at once (the
@@ -160,8 +167,22 @@ void app_fini(TuiApp *app)
 	analysis_free(app->a);
 	trace_view_free(app->trace);
 	free(app->wclass);
+	free(app->ep_service);
+	free(app->ep_route);
+	analysis_endpoints_free(app->endpoints);
 	free(app->sel_key);
 	memset(app, 0, sizeof *app);
+}
+
+/* Does the model describe the endpoint asked for? A model names the one
+ * endpoint it is of (its root): another is shown without it. */
+static int model_applies(const TuiApp *app)
+{
+	const Model *m = app->model;
+	return m == NULL || m->root_service == NULL || m->root_operation == NULL ||
+	       app->ep_service == NULL ||
+	       (strcmp(m->root_service, app->ep_service) == 0 &&
+	        strcmp(m->root_operation, app->ep_route) == 0);
 }
 
 void app_options(const TuiApp *app, AnalysisOptions *out)
@@ -169,8 +190,49 @@ void app_options(const TuiApp *app, AnalysisOptions *out)
 	memset(out, 0, sizeof *out);
 	out->period = app->period;
 	out->wclass = app->wclass;
-	out->model = app->model;
+	out->model = model_applies(app) ? app->model : NULL;
 	out->skew = app->skew;
+	out->ep_service = app->ep_service;
+	out->ep_route = app->ep_route;
+}
+
+void app_set_endpoints(TuiApp *app, EndpointList *l)
+{
+	if (l == NULL)
+		return;
+	analysis_endpoints_free(app->endpoints);
+	app->endpoints = l;
+}
+
+int app_endpoint_index(const TuiApp *app)
+{
+	const EndpointList *l = app->endpoints;
+	const char *svc = app->ep_service, *route = app->ep_route;
+	if (svc == NULL && app->a) {
+		svc = app->a->root_service;
+		route = app->a->root_operation;
+	}
+	return l && svc ? analysis_endpoints_find(l, svc, route) : -1;
+}
+
+int app_switch_endpoint(TuiApp *app, int i)
+{
+	const EndpointList *l = app->endpoints;
+	if (l == NULL || i < 0 || i >= l->n || i == app_endpoint_index(app))
+		return REACT_NONE;
+	const Endpoint *e = &l->v[i];
+	free(app->ep_service);
+	free(app->ep_route);
+	app->ep_service = xstrdup(e->service);
+	app->ep_route = xstrdup(e->route);
+	app->opt_gen++;
+	char name[256];
+	san_copy(e->name, name, sizeof name, 80);
+	app_set_status(app, 0, "endpoint %d of %d: %s%s", i + 1, l->n, name,
+	               model_applies(app) || app->model == NULL ? ""
+	               : app->model->inferred ? " (a model is drafted for it)"
+	                                      : " (the model describes another: none)");
+	return REACT_RELOAD | REACT_REDRAW;
 }
 
 void app_set_status(TuiApp *app, int error, const char *fmt, ...)
@@ -565,6 +627,39 @@ static int act_trace_id(TuiApp *app)
 	return REACT_REDRAW;
 }
 
+static int act_endpoints(TuiApp *app)
+{
+	app_open_pane(app, PANE_ENDPOINTS);
+	return REACT_REDRAW;
+}
+
+/* One keystroke to the neighbouring endpoint of the ranked list. */
+static int step_endpoint(TuiApp *app, int dir)
+{
+	const EndpointList *l = app->endpoints;
+	if (l == NULL || l->n == 0) {
+		app_set_status(app, 0, "no endpoint list yet");
+		return REACT_REDRAW;
+	}
+	if (l->n == 1) {
+		app_set_status(app, 0, "the only endpoint of the window is on screen");
+		return REACT_REDRAW;
+	}
+	int i = app_endpoint_index(app);
+	i = i < 0 ? 0 : (i + dir + l->n) % l->n;
+	return app_switch_endpoint(app, i);
+}
+
+static int act_prev_endpoint(TuiApp *app)
+{
+	return step_endpoint(app, -1);
+}
+
+static int act_next_endpoint(TuiApp *app)
+{
+	return step_endpoint(app, 1);
+}
+
 static int act_filter(TuiApp *app)
 {
 	if (app->pane != PANE_DAG)
@@ -618,6 +713,9 @@ static const Handler handlers[] = {
 	{ACT_FILTER, act_filter},
 	{ACT_WRITE_MODEL, act_write_model},
 	{ACT_TRACE_ID, act_trace_id},
+	{ACT_ENDPOINTS, act_endpoints},
+	{ACT_PREV_ENDPOINT, act_prev_endpoint},
+	{ACT_NEXT_ENDPOINT, act_next_endpoint},
 };
 
 static int help_key(TuiApp *app, Action act)

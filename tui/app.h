@@ -32,7 +32,8 @@ enum {
 	REACT_PAUSE = 1 << 4,    /* live updates paused or resumed */
 };
 
-enum { PANE_DAG, PANE_NODE, PANE_OWNER, PANE_TRACE, PANE_DRILL, PANE_BOARD, PANE_COUNT };
+enum { PANE_DAG, PANE_NODE, PANE_OWNER, PANE_TRACE, PANE_DRILL, PANE_BOARD, PANE_ENDPOINTS,
+       PANE_COUNT };
 
 enum { PROMPT_NONE, PROMPT_FILTER, PROMPT_WINDOW, PROMPT_BASELINE, PROMPT_TRACE };
 
@@ -67,6 +68,8 @@ typedef struct TuiApp {
 	const char *model_out;        /* file the write-model key writes */
 
 	/* analysis options the user asked for */
+	char *ep_service;        /* the endpoint (owned), NULL: the default one */
+	char *ep_route;
 	Period period;           /* window and baseline */
 	char *wclass;            /* owned; NULL: all classes */
 	SkewTolerance skew;      /* sibling skew tolerance (zero: the default) */
@@ -77,6 +80,9 @@ typedef struct TuiApp {
 	                          * diagnosis may hold it too; NULL until the
 	                          * first result */
 	unsigned a_gen;          /* opt_gen the analysis was computed for */
+	struct EndpointList *endpoints; /* owned: every endpoint of the window,
+	                          * ranked (analysis/endpoints.h), with the
+	                          * latest exact analysis; NULL until then */
 	TraceView *trace;        /* owned; the waterfall's trace, or NULL */
 	char want_trace[33];     /* with REACT_TRACE: trace to load */
 	int sel_node;            /* selected DAG node id */
@@ -131,6 +137,17 @@ void app_set_analysis(TuiApp *app, Analysis *a, unsigned gen);
  * (opt_gen moves); the model's findings are dropped (m is a draft from
  * the data, which has none). The title row names the model in use. */
 void app_set_model(TuiApp *app, const Model *m);
+
+/* Takes ownership of l (may be NULL: the previous list stays), the
+ * endpoints of the latest exact analysis. */
+void app_set_endpoints(TuiApp *app, struct EndpointList *l);
+
+/* The row of app->endpoints the endpoint on screen is, or -1. */
+int app_endpoint_index(const TuiApp *app);
+
+/* Shows endpoint i of app->endpoints: REACT_RELOAD | REACT_REDRAW, or
+ * REACT_NONE when it is already on screen or there is no such row. */
+int app_switch_endpoint(TuiApp *app, int i);
 
 /* Takes ownership of t and shows the waterfall pane. */
 void app_set_trace(TuiApp *app, TraceView *t);

@@ -40,6 +40,9 @@ static const KeyBinding bindings[] = {
 	{'[', ACT_DETAIL_UP},
 	{']', ACT_DETAIL_DOWN},
 	{'t', ACT_TRACE_ID},
+	{'e', ACT_ENDPOINTS},
+	{'{', ACT_PREV_ENDPOINT},
+	{'}', ACT_NEXT_ENDPOINT},
 };
 
 /* Actions with per_pane set mean something different in each pane: the
@@ -63,6 +66,9 @@ static const ActionInfo actions[] = {
 	{ACT_BASELINE, "baseline", "baseline: A..B, before (same length), none", 0},
 	{ACT_PAUSE, "pause", "pause or resume live updates", 0},
 	{ACT_TRACE_ID, "trace", "open a trace by its id in the waterfall (32 hex digits)", 0},
+	{ACT_ENDPOINTS, "endpoints", "the endpoints, ranked (Enter opens one)", 0},
+	{ACT_PREV_ENDPOINT, "prev-endpoint", "the previous endpoint of the ranked list", 0},
+	{ACT_NEXT_ENDPOINT, "next-endpoint", "the next endpoint of the ranked list", 0},
 	{ACT_OPEN, "open", "open the selected row (see each pane)", 1},
 	{ACT_LEFT, "left", "see each pane", 1},
 	{ACT_RIGHT, "right", "see each pane", 1},

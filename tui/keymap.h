@@ -57,6 +57,9 @@ typedef enum Action {
 	ACT_DETAIL_UP,          /* scroll a detail panel (span attributes, ...) */
 	ACT_DETAIL_DOWN,
 	ACT_TRACE_ID,           /* open a trace by its id (global) */
+	ACT_ENDPOINTS,          /* the Endpoints pane (global) */
+	ACT_PREV_ENDPOINT,      /* the previous / next endpoint of the list (global) */
+	ACT_NEXT_ENDPOINT,
 	ACT_COUNT
 } Action;
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "endpoints.h"
 #include "evidence.h"
 #include "fmt.h"
 #include "sanitize.h"
@@ -33,6 +34,16 @@ static void draw_title_row(const TuiApp *app, Canvas *cv, int y)
 	const Analysis *a = app->a;
 	int x = 0;
 	x = x_text(cv, x, y, ROLE_TITLE, a ? a->endpoint : "(no analysis yet)");
+	/* which of the window's endpoints this is, when there are others */
+	int rank = app_endpoint_index(app);
+	if (app->endpoints && app->endpoints->n > 1) {
+		char e[64];
+		if (rank >= 0)
+			snprintf(e, sizeof e, " (%d of %d endpoints: e)", rank + 1, app->endpoints->n);
+		else
+			snprintf(e, sizeof e, " (%d endpoints: e)", app->endpoints->n);
+		x = x_text(cv, x, y, ROLE_DIM, e);
+	}
 	x = x_text(cv, x, y, ROLE_DIM, "  class ");
 	x = x_text(cv, x, y, app->wclass ? ROLE_WARN : ROLE_NORMAL, app->wclass ? app->wclass : "all");
 	if (a && app->a_gen != app->opt_gen)

@@ -203,6 +203,7 @@ int tui_run(const TuiOptions *opt, Err *err)
 			if (r.rc) {
 				app_set_status(&app, 1, "analysis failed: %s", r.err.msg);
 			} else {
+				app_set_endpoints(&app, r.endpoints);
 				app_set_analysis(&app, r.a, r.gen);
 				app.compute_ms = r.compute_ms;
 				answer = r.a && r.a->approx ? 1 : 2;

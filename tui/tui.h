@@ -36,6 +36,8 @@ typedef struct TuiOptions {
 	const char *db_path;        /* required */
 	const Model *model;         /* borrowed for the whole run; NULL: none */
 	Period period;              /* window (open sides: all data) and baseline */
+	const char *ep_service;     /* the endpoint to open (analysis/endpoints.h), */
+	const char *ep_route;       /* NULL: the default one */
 	const char *wclass;         /* only this workload class, NULL: all */
 	SkewTolerance skew;         /* sibling skew tolerance; zero: the default */
 	int refresh_ms;             /* live tick; <= 0 means 1000 */

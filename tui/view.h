@@ -54,6 +54,7 @@ View *view_dag_new(void);
 View *view_node_new(void);
 View *view_owner_new(void);
 View *view_trace_new(void);
+View *view_endpoints_new(void);
 /* The Drill pane of `drill train` (view_drill.c); d is borrowed, NULL
  * draws a placeholder. */
 struct TuiDrill;

@@ -54,6 +54,23 @@ for cmd in report diagnose; do
 done
 expect 2 "--format must be text or json, not 'yaml'" check host-concentration --db "$TMP/none.db" --format yaml
 
+# ---- --endpoint: SERVICE ROUTE, one of the data's endpoints ----------------
+expect 2 "--endpoint takes SERVICE ROUTE" report --db "$DB" --endpoint mercury-api
+expect 1 "no request of endpoint 'mercury-api GET /nope' .*'mercury-api GET /v2/home'" \
+  report --db "$DB" --endpoint mercury-api 'GET /nope'
+expect 1 "no request of endpoint 'shop GET /x'" diagnose --db "$DB" --endpoint 'shop GET /x'
+expect 2 "--endpoint asks for 'shop GET /x', but the model describes 'mercury-api GET /v2/home'" \
+  report --db "$DB" --model "$TMP/model.json" --endpoint 'shop GET /x'
+expect 2 "--format must be text or json, not 'yaml'" endpoints --db "$DB" --format yaml
+expect 2 "unexpected argument 'extra'" endpoints --db "$DB" extra
+# two words or one: the same endpoint
+"$TT_BIN" report --db "$DB" --model none --endpoint mercury-api 'GET /v2/home' >"$TMP/two" ||
+  fail "--endpoint SERVICE ROUTE refused"
+"$TT_BIN" report --db "$DB" --model none --endpoint 'mercury-api GET /v2/home' >"$TMP/one" ||
+  fail "--endpoint 'SERVICE ROUTE' refused"
+cmp -s "$TMP/one" "$TMP/two" || fail "--endpoint in one word and in two differ"
+grep -q "^Endpoint  mercury-api GET /v2/home" "$TMP/one" || fail "--endpoint: another endpoint analysed"
+
 # ---- a directory where a file belongs -------------------------------------
 mkdir "$TMP/dir"
 expect 1 "dir: is a directory" report --db "$TMP/dir"

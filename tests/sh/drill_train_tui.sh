@@ -49,9 +49,11 @@ sleep 0.5
 tui_screen | grep -q "most likely first\|client-pool-wait\|hold-rollout" &&
   tui_fail "the sealed Board shows the engine's ranking or decisions"
 tui_keys Tab
+tui_wait "\[7 Endpoints\]" "Tab does not reach the Endpoints"
+tui_keys Tab
 tui_wait "\[1 DAG\]" "Tab does not reach the DAG"
 tui_wait "pricing" "the DAG does not show the drill's data"
-tui_keys BTab BTab
+tui_keys BTab BTab BTab
 tui_wait "\[5 Drill\]" "Shift-Tab does not come back to the drill"
 # the list is in the attempt's shuffled order, not the file's
 first=$(shown hypotheses | head -1)

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "analysis.h"
+#include "endpoints.h"
 #include "helpers.h"
 #include "trace_build.h"
 
@@ -313,6 +314,88 @@ static void test_orphans_and_cycles(void **state)
 	fx_free(f);
 }
 
+/* A request is its trace's entry server span: below a load generator's
+ * client root (t1, t2) or a browser's internal root and fetch (t6), one
+ * whose caller is missing (t3); the spans above are left out. A client
+ * root alone is no endpoint (t4); a trace without any server span is
+ * entered at its root (t5). The endpoint list reads the traces of roots
+ * that are not server spans, and leaves a trace without a root to the
+ * analysis. */
+static const TSpanSpec entries[] = {
+	{"t1", "lg", "", "loadgen", "GET", C, 0, 100, NULL, 0},
+	{"t1", "fe", "lg", "frontend", "GET /p", S, 5, 95, NULL, 0},
+	{"t1", "cc", "fe", "frontend", "cart.Get", C, 10, 50, NULL, 0},
+	{"t1", "cs", "cc", "cart", "Get", S, 12, 48, NULL, 0},
+	{"t2", "lg", "", "loadgen", "GET", C, 0, 100, NULL, 0},
+	{"t2", "fe", "lg", "frontend", "GET /p", S, 5, 85, NULL, 0},
+	{"t2", "cc", "fe", "frontend", "cart.Get", C, 10, 70, NULL, 0},
+	{"t2", "cs", "cc", "cart", "Get", S, 12, 68, NULL, 0},
+	{"t3", "fe", "gone", "frontend", "GET /p", S, 0, 80, NULL, 0},
+	{"t3", "cc", "fe", "frontend", "cart.Get", C, 10, 30, NULL, 0},
+	{"t4", "lg", "", "loadgen", "GET", C, 0, 10, NULL, 0},
+	{"t5", "cr", "", "batch", "cron", I, 0, 40, NULL, 0},
+	{"t6", "dl", "", "browser", "documentLoad", I, 0, 100, NULL, 0},
+	{"t6", "fx", "dl", "browser", "fetch", C, 2, 90, NULL, 0},
+	{"t6", "fe", "fx", "frontend", "GET /p", S, 4, 64, NULL, 0},
+};
+
+static void test_entry_span(void **state)
+{
+	(void)state;
+	Fx *f = fx_new(entries, 15);
+	AnalysisOptions o = {.period.win = TIME_RANGE_ALL, .ep_service = "frontend",
+	                     .ep_route = "GET /p"};
+	fx_run(f, &o);
+	const Analysis *a = f->a;
+	assert_string_equal(a->endpoint, "frontend GET /p");
+	assert_int_equal(a->pop[0].requests, 4);
+	assert_int_equal(a->dq.entered_below, 4);
+	assert_int_equal(a->dq.no_entry, 1);
+	assert_int_equal(a->dq.other_endpoint, 1);
+	assert_int_equal(a->dq.rootless, 0);
+	assert_int_equal(a->dq.orphan_spans, 0); /* t3's entry is no orphan */
+	/* the entries' durations, not the load generator's or the browser's */
+	assert_float_equal(a->pop[0].ingress.max, 90, 1e-6);
+	assert_float_equal(a->pop[0].ingress.p50, 80, 1e-6);
+	assert_int_equal(a->n_nodes, 2);
+	assert_string_equal(a->nodes[0].label, "GET /p");
+	assert_null(node(a, "GET"));
+	assert_null(node(a, "fetch"));
+	assert_int_equal(node(a, "cart")->pop[0].calls, 3);
+	/* the critical path of the slow requests is the entries' time */
+	double crit = 0;
+	for (int i = 0; i < a->n_nodes; i++)
+		crit += a->nodes[i].crit[0].total_ms;
+	assert_float_equal(crit, a->pop[0].crit_total_ms, 1e-6);
+	/* the default endpoint is the most common one; the list reads the
+	 * traces whose root is not a server span */
+	EndpointList *l = NULL;
+	Err err = {0};
+	Period per = {.win = TIME_RANGE_ALL};
+	assert_int_equal(analysis_endpoints(f->st, &per, NULL, &l, &err), 0);
+	assert_int_equal(l->n, 2);
+	assert_string_equal(l->v[0].name, "frontend GET /p");
+	assert_int_equal(l->v[0].pop[0].requests, 3);
+	assert_string_equal(l->v[1].name, "batch cron");
+	assert_int_equal(l->traces_read, 5);
+	assert_int_equal(l->no_entry, 1);
+	assert_int_equal(l->entered_below, 3);
+	analysis_endpoints_free(l);
+	fx_run(f, NULL);
+	assert_string_equal(f->a->endpoint, "frontend GET /p");
+	/* the import-time aggregates key the DAG by the entry too (a trace
+	 * without a root is the exact analysis's alone) */
+	assert_int_equal(analysis_agg_update(f->st, &err), 0);
+	Analysis *g = NULL;
+	assert_int_equal(analysis_from_aggregates(f->st, &o, &g, &err), 0);
+	assert_int_equal(g->pop[0].requests, 3);
+	assert_int_equal(g->n_nodes, 2);
+	assert_string_equal(g->nodes[0].operation, "GET /p");
+	assert_string_equal(g->nodes[1].dependency, "cart");
+	analysis_free(g);
+	fx_free(f);
+}
+
 /* Nearest rank over 1..100 ms: p50 = 50, p90 = 90, p99 = 99. */
 /* One span of trace "t" for callee_trace(): a CLIENT span of svc named
  * name under parent, with the peer it names ("" for none). */
@@ -533,6 +616,7 @@ int main(void)
 		cmocka_unit_test(test_critical_path),
 		cmocka_unit_test(test_clock_skew_and_late_work),
 		cmocka_unit_test(test_orphans_and_cycles),
+		cmocka_unit_test(test_entry_span),
 		cmocka_unit_test(test_unnamed_call_takes_siblings_peer),
 		cmocka_unit_test(test_quantiles_nearest_rank),
 		cmocka_unit_test(test_classes_and_windows),

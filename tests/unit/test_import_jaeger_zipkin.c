@@ -465,6 +465,121 @@ static void test_named_attributes(void **state)
 	db_free(d);
 }
 
+/* Routes (common/route.h) of Jaeger and Zipkin server spans: each way the
+ * rule reads them, Zipkin's http.path, an escaped value (left to the
+ * readers), a client span without a parent. */
+#define JSPAN(id, start, kind, tags)                                                       \
+	"{\"traceID\":\"e6e6\",\"spanID\":\"" id "\",\"operationName\":\"GET\","            \
+	"\"references\":[],\"startTime\":" start ",\"duration\":100,\"processID\":\"p1\","   \
+	"\"tags\":[{\"key\":\"span.kind\",\"type\":\"string\",\"value\":\"" kind "\"}" tags "]}"
+#define JTAG(k, v) ",{\"key\":\"" k "\",\"type\":\"string\",\"value\":\"" v "\"}"
+static const char route_jaeger[] =
+	"{\"data\":[{\"traceID\":\"e6e6\",\"spans\":["
+	JSPAN("c1", "1700000000000000", "server", JTAG("http.method", "GET") JTAG("http.route", "/u/:id")) ","
+	JSPAN("c2", "1700000000000001", "server",
+	      JTAG("http.request.method", "GET") JTAG("url.path", "/api/items/48213")) ","
+	JSPAN("c3", "1700000000000002", "server", JTAG("http.method", "GET")
+	      JTAG("http.target", "/api/cart/3f2a9c1e?x=1")) ","
+	JSPAN("c4", "1700000000000003", "server", JTAG("rpc.system", "grpc")
+	      JTAG("rpc.service", "pkg.Cart") JTAG("rpc.method", "Get")) ","
+	JSPAN("c5", "1700000000000004", "server", JTAG("http.route", "/a\\\"b")) ","
+	JSPAN("c6", "1700000000000005", "client", JTAG("http.method", "GET")
+	      JTAG("url.full", "http://x/api/items/9")) ","
+	JSPAN("c7", "1700000000000006", "server", "")
+	"],\"processes\":{\"p1\":{\"serviceName\":\"shop\"}}}]}";
+#undef JSPAN
+#undef JTAG
+#define ZSPAN(id, ts, extra)                                                               \
+	"{\"traceId\":\"f7f7\",\"id\":\"" id "\",\"name\":\"get\",\"kind\":\"SERVER\","      \
+	"\"timestamp\":" ts ",\"duration\":100,\"localEndpoint\":{\"serviceName\":\"shop\"}" extra "}"
+static const char route_zipkin[] =
+	"["
+	ZSPAN("d1", "1700000000000000", ",\"tags\":{\"http.method\":\"GET\",\"http.path\":\"/api/items/17\"}") ","
+	ZSPAN("d2", "1700000000000001", ",\"tags\":{\"http.method\":\"PUT\",\"http.url\":\"http://h/a/99?q\"}") ","
+	ZSPAN("d3", "1700000000000002", "")
+	"]";
+#undef ZSPAN
+
+typedef struct RouteRows {
+	Buf b;
+} RouteRows;
+
+static int on_route_row(void *ctx, const StoreSpanRow *r)
+{
+	RouteRows *rr = ctx;
+	buf_printf(&rr->b, "%s %s|%d\n", r->span_id, r->route, r->route_rule);
+	return 0;
+}
+
+/* span id, route and rule of every span as a read gives them */
+static void route_rows(const char *path, Buf *out)
+{
+	Store *st = NULL;
+	Err err = {0};
+	assert_int_equal(store_open(path, STORE_READONLY, &st, &err), 0);
+	RouteRows rr;
+	buf_init(&rr.b);
+	assert_int_equal(store_spans_scan(st, INT64_MIN, INT64_MAX, 0, on_route_row, &rr, &err), 0);
+	store_close(st);
+	buf_reset(out);
+	buf_adds(out, buf_str(&rr.b));
+	buf_fini(&rr.b);
+}
+
+static void test_routes(void **state)
+{
+	(void)state;
+	Db *d = db_new();
+	Err err = {0};
+	assert_int_equal(imp_mem(d, "route.json", route_jaeger, sizeof route_jaeger - 1, NULL, &err), 0);
+	assert_int_equal(imp_mem(d, "route-z.json", route_zipkin, sizeof route_zipkin - 1, NULL, &err), 0);
+#define ROUTE "SELECT ifnull(route, '<name>')||'|'||ifnull(route_rule, '<null>') FROM spans WHERE span_id LIKE ?"
+	ASSERT_Q(d, ROUTE, "%c1", "GET /u/:id|1");
+	ASSERT_Q(d, ROUTE, "%c2", "GET /api/items/{id}|4");
+	ASSERT_Q(d, ROUTE, "%c3", "GET /api/cart/{id}|4");
+	ASSERT_Q(d, ROUTE, "%c4", "pkg.Cart/Get|2");
+	ASSERT_Q(d, ROUTE, "%c5", "<name>|<null>"); /* escaped: the readers decide */
+	/* a client span without a parent (a load generator's) has one too */
+	ASSERT_Q(d, ROUTE, "%c6", "GET /api/items/{id}|4");
+	ASSERT_Q(d, ROUTE, "%c7", "<name>|0");
+	ASSERT_Q(d, ROUTE, "%d1", "GET /api/items/{id}|4");
+	ASSERT_Q(d, ROUTE, "%d2", "PUT /a/{id}|4");
+	ASSERT_Q(d, ROUTE, "%d3", "<name>|0");
+#undef ROUTE
+	assert_int_equal(imp_file(d, "fixtures/jaeger/query.json", NULL, NULL, &err), 0);
+	assert_int_equal(imp_file(d, "fixtures/zipkin/spans.json", NULL, NULL, &err), 0);
+	/* the readers give every span the importer's route when its columns
+	 * are empty (a row from before routes were stored) */
+	Buf taken, computed;
+	buf_init(&taken);
+	buf_init(&computed);
+	route_rows(d->path, &taken);
+	char copy[160];
+	snprintf(copy, sizeof copy, "%s.copy", d->path);
+	Store *w = NULL;
+	assert_int_equal(store_open(copy, 0, &w, &err), 0);
+	store_close(w);
+	rm_db(copy);
+	sqlite3 *db = NULL;
+	char q[256];
+	snprintf(q, sizeof q, "VACUUM INTO '%s'", copy);
+	assert_int_equal(sqlite3_open(d->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, q, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(sqlite3_open(copy, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "UPDATE spans SET route = NULL, route_rule = NULL", NULL,
+	                              NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	route_rows(copy, &computed);
+	assert_string_equal(buf_str(&computed), buf_str(&taken));
+	assert_non_null(strstr(buf_str(&taken), "c5 GET /a\"b|1"));
+	assert_non_null(strstr(buf_str(&taken), "c6 GET /api/items/{id}|4"));
+	rm_db(copy);
+	buf_fini(&taken);
+	buf_fini(&computed);
+	db_free(d);
+}
+
 #define TREE_SQL                                                                         \
 	"SELECT group_concat(x, ' ') FROM (SELECT trace_id||'/'||span_id||'<'||parent_id||':'" \
 	"||name AS x FROM spans ORDER BY start_ns)"
@@ -1132,6 +1247,7 @@ int main(void)
 		cmocka_unit_test(test_opaque_id_collisions),
 		cmocka_unit_test(test_otlp_ids_stay_hex),
 		cmocka_unit_test(test_named_attributes),
+		cmocka_unit_test(test_routes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

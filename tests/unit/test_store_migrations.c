@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 #include <openssl/evp.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -107,6 +108,89 @@ static void migrations_reach_the_schema_version(void **state)
 	remove(dir);
 }
 
+/* A database written before routes were stored (schema 12): a reader
+ * gives its server spans their route from the attributes, and the next
+ * writer stores them (migration 13's route_backfill). */
+static int on_route(void *ctx, const StoreSpanRow *r)
+{
+	char *out = ctx;
+	size_t n = strlen(out);
+	snprintf(out + n, 512 - n, "%s:%s:%d;", r->span_id, r->route, r->route_rule);
+	return 0;
+}
+
+static void old_rows_get_routes(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/tt-migr-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[64];
+	snprintf(path, sizeof path, "%s/old.db", dir);
+	sqlite3 *db = NULL;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	for (int i = 0; i < 12; i++)
+		assert_int_equal(sqlite3_exec(db, store_migration_sql(i), NULL, NULL, NULL), SQLITE_OK);
+	const char *rows =
+	    "PRAGMA user_version = 12;"
+	    "INSERT INTO sources(id, path, sha256, format, imported_at_ms) VALUES (1, 'f', 'x', 'otlp', 0);"
+	    "INSERT INTO traces(id, trace_id) VALUES (1, 'aa');"
+	    "INSERT INTO spans(trace_id, span_id, parent_id, source_id, service, name, kind, start_ns,"
+	    " end_ns, attrs, trace_key) VALUES"
+	    " ('aa', 's1', '', 1, 'shop', 'GET', 2, 1, 9,"
+	    "  '{\"http.request.method\":\"GET\",\"url.path\":\"/items/42\"}', 1),"
+	    " ('aa', 's2', 's1', 1, 'shop', 'GET', 3, 2, 8, '{\"url.full\":\"http://x/y\"}', 1),"
+	    " ('aa', 's3', 's2', 1, 'cart', 'GET /c', 2, 3, 7, '{\"http.route\":\"/c\",\"http.method\":\"GET\"}', 1);";
+	assert_int_equal(sqlite3_exec(db, rows, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	Store *st = NULL;
+	Err err = {0};
+	char got[512] = "";
+	assert_int_equal(store_open(path, STORE_READONLY, &st, &err), 0);
+	assert_int_equal(store_spans_scan(st, INT64_MIN, INT64_MAX, 0, on_route, got, &err), 0);
+	store_close(st);
+	const char *want = "s1:GET /items/{id}:4;s2::-1;s3:GET /c:1;";
+	assert_string_equal(got, want);
+	/* migrated, not yet stored */
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	sqlite3_stmt *q = NULL;
+	const char *count = "SELECT count(*) FROM spans WHERE route_rule IS NOT NULL";
+	assert_int_equal(sqlite3_prepare_v2(db, count, -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(q, 0), 0);
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	/* the next write stores them; the reads give the same */
+	assert_int_equal(store_open(path, 0, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	got[0] = '\0';
+	assert_int_equal(store_spans_scan(st, INT64_MIN, INT64_MAX, 0, on_route, got, &err), 0);
+	store_close(st);
+	assert_string_equal(got, want);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT group_concat(span_id || '=' ||"
+	                                        " ifnull(route, '-') || '/' || ifnull(route_rule, '-'),"
+	                                        " ' ') FROM (SELECT * FROM spans ORDER BY span_id)",
+	                                    -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(q, 0),
+	                    "s1=GET /items/{id}/4 s2=-/- s3=-/1");
+	sqlite3_finalize(q);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM route_backfill", -1, &q, NULL),
+	                 SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(q, 0), 0);
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	char p[80];
+	const char *suffix[] = {"", "-wal", "-shm"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof p, "%s%s", path, suffix[i]);
+		remove(p);
+	}
+	remove(dir);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--print") == 0) {
@@ -120,6 +204,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(recorded_migrations_unchanged),
 		cmocka_unit_test(migrations_reach_the_schema_version),
+		cmocka_unit_test(old_rows_get_routes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

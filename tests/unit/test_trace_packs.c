@@ -231,7 +231,9 @@ static void test_stale_and_damaged(void **state)
 	/* damaged packs of t1 (key 1) */
 	static const char *const damage[] = {
 	    "UPDATE trace_packs SET pack = substr(pack, 1, length(pack) / 2) WHERE trace_key = 1",
-	    "UPDATE trace_packs SET pack = x'02' || substr(pack, 2) WHERE trace_key = 1",
+	    "UPDATE trace_packs SET pack = x'03' || substr(pack, 2) WHERE trace_key = 1",
+	    /* a pack of version 1 (before routes) */
+	    "UPDATE trace_packs SET pack = x'01' || substr(pack, 2) WHERE trace_key = 1",
 	    "UPDATE trace_packs SET pack = substr(pack, 1, length(pack) - 1) WHERE trace_key = 1",
 	    ("UPDATE trace_packs SET pack = substr(pack, 1, length(pack) - 4) || x'09000000'"
 	     " WHERE trace_key = 1"),

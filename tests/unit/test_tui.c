@@ -449,7 +449,7 @@ static void test_help_lists_every_pane(void **state)
 	                      "5 Drill (not open now)", "6 Board (not open now)",
 	                      "run the marked hypothesis's discriminating check",
 	                      "close the check's result", "brief: start; then pick the marked answer",
-	                      "zoom in on the marked span", "1-6 "};
+	                      "zoom in on the marked span", "1-7 "};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
 		if (strstr(all.p, want[i]) == NULL)
 			fail_msg("the help does not say '%s'", want[i]);
@@ -753,8 +753,12 @@ static void test_tab_cycles_panes(void **state)
 	assert_int_equal(e->app.pane, PANE_NODE);
 	env_key(e, TK_TAB);
 	assert_int_equal(e->app.pane, PANE_OWNER);
-	env_key(e, TK_TAB); /* no trace loaded: skipped */
+	env_key(e, TK_TAB); /* no trace loaded, no drill, no board: skipped */
+	assert_int_equal(e->app.pane, PANE_ENDPOINTS);
+	env_key(e, TK_TAB);
 	assert_int_equal(e->app.pane, PANE_DAG);
+	env_key(e, TK_BTAB);
+	assert_int_equal(e->app.pane, PANE_ENDPOINTS);
 	env_key(e, TK_BTAB);
 	assert_int_equal(e->app.pane, PANE_OWNER);
 	char *s = screen(e);
