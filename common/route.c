@@ -22,6 +22,7 @@ const char *const route_attr_keys[RA_COUNT] = {
 	[RA_RPC_SYSTEM] = "rpc.system",
 	[RA_RPC_SERVICE] = "rpc.service",
 	[RA_RPC_METHOD] = "rpc.method",
+	[RA_URL_TEMPLATE] = "url.template",
 };
 
 int route_attr_index(const char *key, size_t klen)
@@ -51,6 +52,7 @@ const char *route_rule_name(int rule)
 	case ROUTE_RPC: return "rpc method";
 	case ROUTE_PATH: return "url path";
 	case ROUTE_PATH_TEMPLATED: return "url path, ids templated";
+	case ROUTE_URL_TEMPLATE: return "url.template";
 	default: return "unknown";
 	}
 }
@@ -244,17 +246,21 @@ int route_make(const RouteAttrs *a, const char *name, size_t name_len, Buf *out)
 {
 	size_t mn = 0;
 	const char *method = method_of(a, &mn);
-	int http = has(a, RA_HTTP_ROUTE) || has(a, RA_URL_PATH) || has(a, RA_URL_FULL) ||
-	           has(a, RA_HTTP_TARGET) || has(a, RA_HTTP_PATH) || has(a, RA_HTTP_URL);
+	int http = has(a, RA_HTTP_ROUTE) || has(a, RA_URL_TEMPLATE) || has(a, RA_URL_PATH) ||
+	           has(a, RA_URL_FULL) || has(a, RA_HTTP_TARGET) || has(a, RA_HTTP_PATH) ||
+	           has(a, RA_HTTP_URL);
 	if (mn == 0 && http)
 		method = method_of_name(name, name_len, &mn); /* no method attribute */
-	if (has(a, RA_HTTP_ROUTE)) {
+	/* a template the instrumentation gives: the server's route, else the
+	 * path's template (url.template), both after the method */
+	int tpl = has(a, RA_HTTP_ROUTE) ? RA_HTTP_ROUTE : has(a, RA_URL_TEMPLATE) ? RA_URL_TEMPLATE : -1;
+	if (tpl >= 0) {
 		if (mn) {
 			buf_add(out, method, mn);
 			buf_addc(out, ' ');
 		}
-		buf_add(out, a->v[RA_HTTP_ROUTE], a->n[RA_HTTP_ROUTE]);
-		return ROUTE_HTTP_ROUTE;
+		buf_add(out, a->v[tpl], a->n[tpl]);
+		return tpl == RA_HTTP_ROUTE ? ROUTE_HTTP_ROUTE : ROUTE_URL_TEMPLATE;
 	}
 	if (has(a, RA_RPC_METHOD)) {
 		const char *m = a->v[RA_RPC_METHOD];

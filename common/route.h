@@ -10,6 +10,8 @@
  *     http.request.method, its _original when it is "_OTHER", else the
  *     older http.method, else the span name's first word when it is one:
  *     3 to 7 capitals, as in "GET /v2/home"; the route alone when none);
+ *     else url.template, the instrumentation's own template of the path
+ *     ("/users/{id}"), after the method likewise;
  *  2. else the RPC method: rpc.method when it already holds
  *     "service/method", else "rpc.service/rpc.method" (rpc.method alone
  *     without a service), or the span name of a gRPC span
@@ -43,6 +45,7 @@ enum {
 	ROUTE_RPC = 2,            /* the RPC method */
 	ROUTE_PATH = 3,           /* the method and the URL path, no id in it */
 	ROUTE_PATH_TEMPLATED = 4, /* the method and the URL path, ids made {id} */
+	ROUTE_URL_TEMPLATE = 5,   /* url.template (stored numbers never change) */
 	ROUTE_RULES
 };
 
@@ -60,6 +63,7 @@ enum {
 	RA_RPC_SYSTEM,            /* rpc.system */
 	RA_RPC_SERVICE,           /* rpc.service */
 	RA_RPC_METHOD,            /* rpc.method */
+	RA_URL_TEMPLATE,          /* url.template (semantic conventions 1.27) */
 	RA_COUNT
 };
 
@@ -86,8 +90,9 @@ int route_wanted(int kind, int has_parent);
  * a to out (after what it holds) and returns its ROUTE_* rule. */
 int route_make(const RouteAttrs *a, const char *name, size_t name_len, Buf *out);
 
-/* A short name of rule ("http.route", "rpc method", "url path",
- * "url path, ids templated", "span name"), "unknown" when out of range. */
+/* A short name of rule ("http.route", "url.template", "rpc method",
+ * "url path", "url path, ids templated", "span name"), "unknown" when out
+ * of range. */
 const char *route_rule_name(int rule);
 
 /* Appends path (n bytes) to out with every id segment made "{id}" (rule

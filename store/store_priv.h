@@ -217,7 +217,7 @@ int store_run_commit_hook(Store *st, int bulk_end, Err *err);
 	STORE_RX(a, "http.target") ", " STORE_RX(a, "http.path") ", "                      \
 	STORE_RX(a, "http.url") ", "                                                       \
 	STORE_RX(a, "rpc.system") ", " STORE_RX(a, "rpc.service") ", "                     \
-	STORE_RX(a, "rpc.method")
+	STORE_RX(a, "rpc.method") ", " STORE_RX(a, "url.template")
 /* The route of a span row (alias a): the stored one (NULL: its name), or
  * for a row whose importer took none, the rule applied to its attributes
  * (only for the spans that have a route: server spans, spans without a

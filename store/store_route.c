@@ -21,7 +21,7 @@
 
 /* STORE_ROUTE_ARGS (store_priv.h) lists the keys of route_attr_keys[] in
  * their order: a key added to the rule goes there too. */
-_Static_assert(RA_COUNT == 12, "STORE_ROUTE_ARGS names every key of the route rule");
+_Static_assert(RA_COUNT == 13, "STORE_ROUTE_ARGS names every key of the route rule");
 
 /* argv: the name, then the RouteAttrs values in order (a text counts,
  * anything else is absent); *rule gets the rule. */

@@ -9,7 +9,8 @@
 //     (traces.json, traces.pb), as otlp_files.js does.
 //
 // The spans: server spans with http.route; with only url.path (ids in it);
-// with the older http.method and http.target or http.url; a gRPC server
+// with the older http.method and http.target or http.url; with
+// url.template; a gRPC server
 // span; a load generator's CLIENT root with url.full above a server span;
 // an internal root; and a client call (which has no route).
 //
@@ -80,6 +81,9 @@ async function main() {
                                                'url.path': '/cart/17' }));
   end(span('shop', 'GET', S.SERVER, { 'http.method': 'GET', 'http.target': '/api/cart/3f2a9c1e?x=1' }));
   end(span('shop', 'PUT', S.SERVER, { 'http.method': 'PUT', 'http.url': 'http://shop:8080/a/99' }));
+  // the path's template as the instrumentation gives it (url.template)
+  end(span('shop', 'GET', S.SERVER, { 'http.request.method': 'GET', 'url.template': '/api/users/{userId}',
+                                      'url.path': '/api/users/77' }));
   end(span('cart', 'oteldemo.CartService/GetCart', S.SERVER, {
     'rpc.system': 'grpc', 'rpc.service': 'oteldemo.CartService', 'rpc.method': 'GetCart' }));
   // a load generator's client root above the frontend's server span,

@@ -62,6 +62,7 @@ loadgenerator | GET | GET /api/products/{id} | 4
 shop | GET /cart/:id | GET /cart/:id | 1
 shop | GET | GET /api/cart/{id} | 4
 shop | GET | GET /api/items/{id} | 4
+shop | GET | GET /api/users/{userId} | 5
 shop | POST | POST /api/orders/{id}/{id} | 4
 shop | PUT | PUT /a/{id} | 4
 EOF

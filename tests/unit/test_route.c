@@ -60,6 +60,28 @@ static void test_http_route_first(void **state)
 	expect("HTTP", other, "PURGE /cache", ROUTE_HTTP_ROUTE);
 }
 
+/* url.template: the instrumentation's template of the path, when the
+ * server gives no http.route; never a path with the ids in it */
+static void test_url_template(void **state)
+{
+	(void)state;
+	const char *tpl[] = {"http.request.method", "GET", "url.template", "/api/cart/{cartId}",
+	                     "url.path", "/api/cart/3f2a9c1e", NULL};
+	expect("GET", tpl, "GET /api/cart/{cartId}", ROUTE_URL_TEMPLATE);
+	/* http.route says it first */
+	const char *both[] = {"http.request.method", "GET", "http.route", "/api/cart/:id",
+	                      "url.template", "/api/cart/{cartId}", NULL};
+	expect("GET", both, "GET /api/cart/:id", ROUTE_HTTP_ROUTE);
+	/* a span named after the method alone, with no method attribute */
+	const char *bare[] = {"url.template", "/users/{id}", NULL};
+	expect("DELETE", bare, "DELETE /users/{id}", ROUTE_URL_TEMPLATE);
+	/* an empty template is none */
+	const char *empty[] = {"http.method", "GET", "url.template", "", "url.path", "/u/42", NULL};
+	expect("GET", empty, "GET /u/{id}", ROUTE_PATH_TEMPLATED);
+	assert_int_equal(route_attr_index("url.template", 12), RA_URL_TEMPLATE);
+	assert_string_equal(route_rule_name(ROUTE_URL_TEMPLATE), "url.template");
+}
+
 static void test_rpc(void **state)
 {
 	(void)state;
@@ -152,7 +174,8 @@ static void test_keys_and_helpers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_http_route_first), cmocka_unit_test(test_rpc),
+	    cmocka_unit_test(test_http_route_first), cmocka_unit_test(test_url_template),
+	    cmocka_unit_test(test_rpc),
 	    cmocka_unit_test(test_paths_templated), cmocka_unit_test(test_url_forms),
 	    cmocka_unit_test(test_keys_and_helpers),
 	};
