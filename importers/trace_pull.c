@@ -636,11 +636,13 @@ static int slowest(Puller *p, int64_t from, int64_t to, int n, Cands *out, int d
 		    (rc = slowest(p, mid, to, n, &c, depth + 1)))
 			goto out;
 	}
-	qsort(c.v, c.n, sizeof *c.v, by_dur_desc);
+	if (c.n > 1) /* c.v is NULL when nothing was found */
+		qsort(c.v, c.n, sizeof *c.v, by_dur_desc);
 	for (size_t i = 0; i < c.n && (int)i < n; i++)
 		cands_add(out, c.v[i].id, c.v[i].start_ns, c.v[i].dur_ns);
 	if (depth == 0) {
-		qsort(out->v, out->n, sizeof *out->v, by_dur_desc);
+		if (out->n > 1)
+			qsort(out->v, out->n, sizeof *out->v, by_dur_desc);
 		if ((int)out->n > n)
 			out->n = (size_t)n;
 	}
@@ -728,7 +730,8 @@ static int sample(Puller *p, int64_t from, int64_t to, int n, Cands *out, int64_
 	}
 	for (size_t i = 0; i < ns; i++) {
 		Cands *c = &sl[i].c;
-		qsort(c->v, c->n, sizeof *c->v, by_start);
+		if (c->n > 1)
+			qsort(c->v, c->n, sizeof *c->v, by_start);
 		for (int k = 0; k < q[i] && (size_t)k < c->n; k++) {
 			size_t at = (size_t)(((double)k + 0.5) * (double)c->n / (double)q[i]);
 			if (at >= c->n)

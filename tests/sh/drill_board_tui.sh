@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # drill_board_tui.sh - the drill modes are complete dashboards: in
 # `drill train` (interactive) and `drill replay --tui` the Board pane is
-# offered, its decisions include the ones the drill asks about (degrading
+# offered (sealed in training until the answers are scored), its decisions include the ones the drill asks about (degrading
 # pricing, which the model declares core, is refused), and the header's
 # budgets are evaluated from the drill's data: the telemetry and the
 # drill's observation sheet (its late-work figure, over budget, shows up
@@ -34,6 +34,12 @@ checks_board() {
   tui_wait "^budgets .*[2-9] within" "$what: budgets not evaluated from the drill's data" 20
   tui_screen | grep -q "evaluating" && tui_fail "$what: still evaluating with the budgets shown"
   tui_keys 6
+  if [ "$what" = "drill train" ]; then
+    # the engine's ranking is the answer: sealed until the answers are
+    # scored (drill_train_tui.sh opens it after a submission)
+    tui_wait "the Board opens once you have submitted" "$what: the Board is not sealed"
+    return
+  fi
   tui_wait "hypotheses, most likely first" "$what: the Board is empty" 20
   tui_wait "refused +degrade:pricing: pricing is core" "$what: degrade:pricing is not judged"
   tui_wait "fleet CPU 61\.0 %" "$what: the Board does not use the drill's sheet"
