@@ -906,16 +906,32 @@ static void test_no_classes(void **state)
 static void test_catalog_unknown_is_not_no(void **state)
 {
 	(void)state;
-	/* client-pool-wait's p90 path with no queue before the endpoint */
+	/* client-pool-wait's p90 path with a queue before the endpoint that
+	 * is measured but cannot tell (a few waits: a wide interval) */
 	Evidence *e = evidence_new();
 	put_ingress(e, 600, 900, 300, 400, 250, 400, 700);
 	put(e, "dep.quote.client_wait.p90_ms", 40, "ms", 35, 45, 300);
 	put(e, "dep.quote.client_wait.p90_ms@baseline", 10, "ms", 9, 11, 300);
 	put(e, "dep.quote.wait_rise_alone", 1, "flag", NAN, NAN, 3);
+	put_spans(e, "endpoint.queue_age.p90_ms", 2, "ms", 0.5, 40, 12);
+	put_spans(e, "endpoint.queue_age.p90_ms@baseline", 1, "ms", 0.5, 30, 12);
 	Diagnosis *d = diagnose_evidence(e);
 	const DxPredicate *sig = find_pred(diagnosis_hypothesis(d, "client-pool-wait"),
 	                                   "the client-side wait (or the pool wait");
 	assert_int_equal(sig->outcome, DX_MISSING);
+	assert_non_null(sig->reason);
+	diagnosis_free(d);
+	/* ... with no queue measured at all: the wait alone, and the text
+	 * says the queue counts only where one is measured */
+	e = evidence_new();
+	put_ingress(e, 600, 900, 300, 400, 250, 400, 700);
+	put(e, "dep.quote.client_wait.p90_ms", 40, "ms", 35, 45, 300);
+	put(e, "dep.quote.client_wait.p90_ms@baseline", 10, "ms", 9, 11, 300);
+	put(e, "dep.quote.wait_rise_alone", 1, "flag", NAN, NAN, 3);
+	d = diagnose_evidence(e);
+	sig = find_pred(diagnosis_hypothesis(d, "client-pool-wait"), "the client-side wait (or the pool wait");
+	assert_int_equal(sig->outcome, DX_HOLDS);
+	assert_non_null(strstr(sig->text, "where one is measured"));
 	diagnosis_free(d);
 	/* ... and with a queue that is measured and flat */
 	e = evidence_new();
