@@ -53,19 +53,35 @@ LIGHT=(fleet=light)
 
 # mechanism  expected-hypothesis  expected-node (* = any host; a|b = either:
 # dependency-slowdown slows profile and recommendation together)  fleet
+# [label key=value...]: a setting of the mechanism's strength, shown as
+# mechanism/label (default: the fleet).
+#
+# A mechanism at a strength that does not move the p99 beyond noise at
+# 3,000 traces tests nothing: its "weak" row (the light fleet's defaults,
+# where the p99 of seed 1 rose by +1 to +23 ms against +7 ms with the
+# mechanism off) is right when insufficient-evidence leads, and its
+# "strong" row sets the strength at which its own rise is significant at
+# 3,000 traces (in at least 2 of 3 seeds tried; the quiet row with the
+# same stragglers checks that they alone are no incident).
 MECHS=(
   "pricing-client-wait client-pool-wait pricing case"
   "none insufficient-evidence none case"
-  "pricing-pool-shrink client-pool-wait pricing light"
+  "pricing-pool-shrink insufficient-evidence none light weak"
+  "pricing-pool-shrink client-pool-wait pricing light strong rate=70"
   "executor-saturation endpoint-queue-saturation mercury-api light"
   "dependency-slowdown dependency-slowdown profile|recommendation light"
   "single-slowdown dependency-slowdown inventory light"
-  "class-mix-shift class-mix-shift enterprise light"
-  "placement-hotspot placement-concentration * light"
+  "class-mix-shift insufficient-evidence none light weak"
+  "class-mix-shift class-mix-shift enterprise light strong incident-enterprise-share=0.3"
+  "placement-hotspot insufficient-evidence none light weak"
+  "placement-hotspot placement-concentration * light strong hot-hosts=1 hot-share=1 enterprise-share=0.1"
   "serial-hop serial-hop inventory light"
-  "wider-fanout fanout-tail-amplification pricing light"
-  "retry-storm retry-amplification inventory light"
+  "wider-fanout insufficient-evidence none light weak"
+  "wider-fanout fanout-tail-amplification pricing light strong straggler-p=0.004 straggler-mult=50"
+  "retry-storm insufficient-evidence none light weak"
+  "retry-storm retry-amplification inventory light strong retry-p=0.85"
   "none insufficient-evidence none light"
+  "none insufficient-evidence none light stragglers straggler-p=0.004 straggler-mult=50"
 )
 
 windows() { # manifest -> "W B"
@@ -79,14 +95,16 @@ EOF
 }
 
 for spec in "${MECHS[@]}"; do
-  read -r mech want node fleet <<<"$spec"
+  read -r mech want node fleet label strength <<<"$spec"
+  label=${label:-$fleet}
   sets=()
   if [ "$fleet" = light ]; then
     for kv in "${LIGHT[@]}"; do sets+=(--set "$kv"); done
   fi
+  for kv in $strength; do sets+=(--set "$kv"); done
   for size in $SIZES; do
     for seed in $(seq 1 "$SEEDS"); do
-      d=$OUT/$mech-$fleet-$size-$seed
+      d=$OUT/$mech-$label-$size-$seed
       rm -rf "$d"
       "$TT" sim mercury --out "$d" -q "${sets[@]}" --set incident="$mech" --seed "$seed" --traces "$size"
       read -r W B < <(windows "$d/manifest.json")
@@ -100,7 +118,7 @@ for spec in "${MECHS[@]}"; do
         "$TT" diagnose --db "$db" --model "$MODEL" --window "$W" --baseline "$B" \
           --format json >"$d/dx$met.json" 2>"$d/dx$met.err" || true
         t1=$(date +%s.%N)
-        python3 - "$d/dx$met.json" "$mech/$fleet" "$want" "$node" "$size" "$seed" "$met" \
+        python3 - "$d/dx$met.json" "$mech/$label" "$want" "$node" "$size" "$seed" "$met" \
           "$(python3 -c "print($t1 - $t0)")" >>"$RES" <<'EOF'
 import json, sys
 path, mech, want, node, size, seed, met, secs = sys.argv[1:]
@@ -118,18 +136,21 @@ def ok(h):
 rank = next((h["rank"] for h in hs if ok(h)), 99)
 top = "%s:%s" % (hs[0]["id"], hs[0]["node"]) if hs else "error"
 rise = next((e["value"] for e in d.get("evidence", []) if e["name"] == "ingress.rise_ms"), None) if hs else None
-print("\t".join([mech, size, seed, met, str(rank), top, secs, str(rise)]))
+# the one verdict on the rise (docs/diagnosis.md): 1 rose, 0 did not, - cannot tell
+rose = next((e["value"] for e in d.get("evidence", []) if e["name"] == "ingress.rose"), None) if hs else None
+rose = "-" if rose is None else "%d" % rose
+print("\t".join([mech, size, seed, met, str(rank), top, secs, str(rise), rose]))
 EOF
       done
       # the counterfactual confirmation: same seed, mechanism off
       if [ "$mech" != none ] && [ "$met" = 0 ] && [ "$seed" = 1 ]; then
-        c=$OUT/$mech-$fleet-$size-$seed-off
+        c=$OUT/$mech-$label-$size-$seed-off
         rm -rf "$c"
         "$TT" sim mercury --out "$c" -q "${sets[@]}" --set incident=none --seed "$seed" --traces "$size"
         "$TT" import -q --db "$c/db" "$c/traces.jsonl" >/dev/null
         "$TT" diagnose --db "$c/db" --model "$MODEL" --window "$W" --baseline "$B" \
           --format json >"$c/dx.json" 2>/dev/null || true
-        python3 - "$c/dx.json" "$mech/$fleet" "$size" >>"$OUT/off.tsv" <<'EOF'
+        python3 - "$c/dx.json" "$mech/$label" "$size" >>"$OUT/off.tsv" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 rise = next((e["value"] for e in d["evidence"] if e["name"] == "ingress.rise_ms"), None)
@@ -154,12 +175,20 @@ except FileNotFoundError:
 expect = {}
 g = collections.OrderedDict()
 times = []
-for mech, size, seed, met, rank, top, secs, rise in rows:
-    g.setdefault((mech, size, met), []).append((int(rank), top, rise))
+for row in rows:
+    mech, size, seed, met, rank, top, secs, rise = row[:8]
+    rose = row[8] if len(row) > 8 else "-"
+    g.setdefault((mech, size, met), []).append((int(rank), top, rise, rose))
     times.append(float(secs))
 sizes = sorted({k[1] for k in g}, key=int)
-print("| mechanism/fleet | traces/window | metrics | runs | top-1 | top-3 | most common #1 when wrong | p99 rise (seed 1) | rise with mechanism off |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| mechanism/setting | traces/window | metrics | runs | top-1 | top-3 | most common #1 when wrong | p99 rose (runs) | p99 rise (seed 1) | rise with mechanism off |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+def frac(k, n):
+    # k of n with Wilson's 95 % interval: a row of a few seeds is a small sample
+    z = 1.96
+    c = (k / n + z * z / (2 * n)) / (1 + z * z / n)
+    h = z * ((k / n * (1 - k / n) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return "%d/%d = %d %% [%d-%d]" % (k, n, round(100 * k / n), round(100 * max(0, c - h)), round(100 * min(1, c + h)))
 for (mech, size, met), v in g.items():
     n = len(v)
     t1 = sum(1 for r in v if r[0] == 1)
@@ -170,8 +199,10 @@ for (mech, size, met), v in g.items():
     rise = "%+.0f ms" % float(rise) if rise not in ("None", "") else "-"
     o = off.get((mech, size))
     o = "%+.0f ms" % float(o) if o not in (None, "None") else "-"
-    print("| %s | %s | %s | %d | %d %% | %d %% | %s | %s | %s |" % (
-        mech, size, "yes" if met == "1" else "no", n, round(100 * t1 / n), round(100 * t3 / n), w, rise, o))
+    shown = sum(1 for r in v if r[3] == "1")
+    print("| %s | %s | %s | %d | %s | %s | %s | %d of %d | %s | %s |" % (
+        mech, size, "yes" if met == "1" else "no", n, frac(t1, n), frac(t3, n), w,
+        shown, n, rise, o))
 times.sort()
 if times:
     print()
