@@ -28,8 +28,12 @@
 //   slow   catalog's own handling gets slower (150 to 300 ms more)
 // The controls travel over the processes' IPC channel, never as HTTP
 // requests (which would be traced and counted as requests of the endpoint).
-// It prints {"phases": [{"cause", "range": "A..B" (epoch ms), "requests"}],
-// "ratio"} once every service has flushed.
+// It prints {"phases": [{"cause", "range": "A..B" (epoch ms), "requests",
+// "own"}], "ratio"} once every service has flushed; "own" is the phase as
+// the app measured it (ms): /cart's p90 and p99 at the load generator,
+// storefront's p99 wait for a pricing socket, catalog's p90 handling time,
+// and per service the p99 of its event-loop delay (how late its timers
+// ran: a process starved by the machine shows it there).
 //
 // Usage: node sampled_app.js ENDPOINT RATIO RATE SECONDS PHASES [POOL]
 'use strict';
@@ -96,8 +100,12 @@ function service(name, endpoint, ratio, peers) {
   });
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   // the app's own numbers since the last flush: what the fault did, as the
-  // service itself measured it (ms)
+  // service itself measured it (ms), and how late its event loop ran its
+  // timers (p99, ms): its own account of being starved by the machine
   let own = { wait: [], handle: [] };
+  const { monitorEventLoopDelay } = require('perf_hooks');
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
   process.on('message', async (m) => {
     if (m.cmd === 'pool') {
       pricingAgent = new h.Agent({ keepAlive: true, maxSockets: m.size });
@@ -110,7 +118,10 @@ function service(name, endpoint, ratio, peers) {
       await reader.forceFlush();
       const mine = own;
       own = { wait: [], handle: [] };
-      process.send({ done: m.cmd, own: { wait_p99: pct(mine.wait, 99), handle_p90: pct(mine.handle, 90) } });
+      const loopP99 = loop.count ? loop.percentile(99) / 1e6 : null;
+      loop.reset();
+      process.send({ done: m.cmd, own: { wait_p99: pct(mine.wait, 99), handle_p90: pct(mine.handle, 90),
+        loop_p99: loopP99 } });
       return;
     }
     process.send({ done: m.cmd });
@@ -219,7 +230,8 @@ async function main() {
         // the app's own view: /cart as the load generator saw it, the
         // pool's waits as storefront measured them, catalog's handling
         own: { cart_p90: pct(lat, 90), cart_p99: pct(lat, 99), pool_wait_p99: own.storefront.wait_p99,
-          catalog_p90: own.catalog.handle_p90 },
+          catalog_p90: own.catalog.handle_p90,
+          loop_p99: Object.fromEntries(Object.entries(own).map(([n, o]) => [n, o.loop_p99])) },
       });
       await pause();
     }

@@ -18,35 +18,78 @@
 #  - report --sampled says so too, in text and JSON.
 # Every judgment of the Board is made only after the app's own numbers
 # show that the fault happened (or, for the quiet window, that nothing
-# happened): the machine may be loaded, so latencies are real, not set.
+# happened) and that the machine did not starve storefront meanwhile; the
+# phases are made again when not (a bounded number of times): the machine
+# may be loaded, so latencies are real, not set.
 source "${TT_SRC:?}/tests/js/live_common.bash"
 live_need_node
 
 DB="$LIVE_TMP/sampled.db"
-live_serve "$DB" --grpc-listen none
-node "$LIVE_JS_DIR/sampled_app.js" "http://127.0.0.1:$LIVE_PORT" 0.05 30 25 none,none,pool,slow 1 \
-  >"$LIVE_TMP/app.json" || live_fail "sampled_app.js failed"
-live_serve_stop
-cat "$LIVE_TMP/app.json"
-
-# the phases' ranges, and whether the app's own numbers show each fault
-read -r A B C D QUIET < <(python3 - "$LIVE_TMP/app.json" <<'PY'
+# the phases are made again, up to three times, when the app's own numbers
+# do not show a fault, or show storefront starved by the machine in an
+# incident phase (its event loop's delay p99 up by 10 ms or more on the
+# second quiet phase: then every wait storefront records grows, and the
+# Board rightly reads a starved caller, not the fault the test injected),
+# or delayed by the machine by half of what the fault added or more, or
+# when /cart's own p90 did not rise by half of what the fault added (then
+# the fault is lost in the noise, and "nothing stands out" is right)
+ok=0
+for attempt in 1 2 3; do
+  rm -f "$DB" "$DB-wal" "$DB-shm"
+  live_serve "$DB" --grpc-listen none
+  node "$LIVE_JS_DIR/sampled_app.js" "http://127.0.0.1:$LIVE_PORT" 0.05 30 25 none,none,pool,slow 1 \
+    >"$LIVE_TMP/app.json" || live_fail "sampled_app.js failed"
+  live_serve_stop
+  cat "$LIVE_TMP/app.json"
+  # the phases' ranges, and whether the app's own numbers show each fault
+  QUIET=
+  read -r A B C D QUIET < <(python3 - "$LIVE_TMP/app.json" "$attempt" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 p = {i: x for i, x in enumerate(d["phases"])}
 a, b, c, s = (p[i]["own"] for i in range(4))
+why = []
 # pool: the storefront's own waits for a socket to pricing
-assert c["pool_wait_p99"] >= max(50, 4 * b["pool_wait_p99"]), \
-    f"the pool fault did not show in the app: pool wait p99 {b['pool_wait_p99']} -> {c['pool_wait_p99']} ms"
+if not c["pool_wait_p99"] >= max(50, 4 * b["pool_wait_p99"]):
+    why.append(f"the pool fault did not show: pool wait p99 {b['pool_wait_p99']} -> {c['pool_wait_p99']} ms")
 # slow: catalog's own handling time
-assert s["catalog_p90"] >= max(1.5 * b["catalog_p90"], b["catalog_p90"] + 40), \
-    f"the slowdown did not show in the app: catalog p90 {b['catalog_p90']} -> {s['catalog_p90']} ms"
+if not s["catalog_p90"] >= max(1.5 * b["catalog_p90"], b["catalog_p90"] + 40):
+    why.append(f"the slowdown did not show: catalog p90 {b['catalog_p90']} -> {s['catalog_p90']} ms")
+# neither incident starved storefront more than the quiet phase did, and
+# in neither the machine's delay on storefront (its event loop's p99) came
+# near what the fault added (the pool's wait, catalog's time): telemetry
+# drowned in the machine's own delays is not the incident
+for name, x, added in (("pool", c, c["pool_wait_p99"] - b["pool_wait_p99"]),
+                       ("slow", s, s["catalog_p90"] - b["catalog_p90"])):
+    lb, li = b["loop_p99"]["storefront"], x["loop_p99"]["storefront"]
+    if li - lb >= 10:
+        why.append(f"the machine starved storefront in the {name} phase: "
+                   f"its event-loop delay p99 {lb:.1f} -> {li:.1f} ms")
+    elif max(lb, li) > added / 2:
+        why.append(f"the machine delayed storefront about as much as the {name} fault did: "
+                   f"its event-loop delay p99 {lb:.1f}, {li:.1f} ms against {added:.1f} ms added")
+    # the endpoint itself got slower by half of that at least: the Board
+    # explains a rise of the endpoint, and a quiet phase slowed by the
+    # machine can hide it
+    if x["cart_p90"] - b["cart_p90"] < added / 2:
+        why.append(f"/cart did not get slower in the {name} phase: its p90 {b['cart_p90']:.1f} -> "
+                   f"{x['cart_p90']:.1f} ms, against {added:.1f} ms the fault added")
+for w in why:
+    print(f"  attempt {sys.argv[2]}: {w}", file=sys.stderr)
+if why:
+    sys.exit(1)
 # quiet: /cart as the load generator saw it did not get slower by more
 # than sampling and scheduling noise
 quiet = b["cart_p90"] <= 1.2 * a["cart_p90"] and b["cart_p99"] <= 1.3 * a["cart_p99"]
 print(*(p[i]["range"] for i in range(4)), int(quiet))
 PY
-) || live_fail "the app's own numbers do not show the faults (see above)"
+  ) || true
+  if [ -n "$QUIET" ]; then
+    ok=1
+    break
+  fi
+done
+[ $ok = 1 ] || live_fail "the machine was too busy to produce the incidents (3 runs; see above)"
 
 board() { # window baseline file [options]
   local w=$1 b=$2 out=$3
