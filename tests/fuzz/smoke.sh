@@ -6,7 +6,12 @@
 #
 # Each harness starts from the test fixtures of its format (copied to a
 # temporary folder: libFuzzer writes new inputs into its corpus folder) and
-# runs RUNS inputs (default 20000) with a fixed seed, under ASan and UBSan.
+# runs RUNS inputs (default 10000) with a fixed seed, under ASan and UBSan.
+# (Past 8,000 inputs the edges reached grow slowly: from 8,192 to 20,000
+# inputs by 1.5 % for fuzz_import_prometheus, 4 % for zipkin-json and 3 %
+# for sheet, the three harnesses measured; so 10,000 reach all but a few
+# percent of the edges 20,000 do, in half the time. Longer runs find new
+# bugs, as below; this one guards against regressions.)
 # The harnesses assert the importers' contract besides the sanitizers': a
 # failure carries a located message and leaves no rows. A crash, a sanitizer
 # report, a leak or a broken contract fails the stage; the input that did
@@ -20,7 +25,7 @@
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=$(cd "${1:?usage: smoke.sh BUILD_DIR [RUNS]}" && pwd)
-RUNS=${2:-20000}
+RUNS=${2:-10000}
 TIMEOUT=${TIMEOUT:-120}
 FIX=$SRC/tests/fixtures
 WORK=$(mktemp -d /tmp/tt-fuzz-smoke-XXXXXX)
