@@ -194,7 +194,8 @@ static int read_pop(Lister *l, Store *st, TimeRange r, Err *err)
 		trace_reset(&l->tr, "");
 		return rc;
 	}
-	qsort(l->keys, (size_t)l->n_keys, sizeof *l->keys, cmp_i64);
+	if (l->n_keys > 1) /* keys is NULL when no root was kept */
+		qsort(l->keys, (size_t)l->n_keys, sizeof *l->keys, cmp_i64);
 	for (int64_t i = 0; i < l->n_keys && rc == 0; i++) {
 		if (i > 0 && l->keys[i] == l->keys[i - 1])
 			continue;
@@ -327,7 +328,8 @@ int analysis_endpoints(Store *st, const Period *per, const Model *m, EndpointLis
 			if (el->objective_ms > 0 && mine && e->pop[0].requests > 0)
 				e->breached = e->pop[0].pq > el->objective_ms;
 		}
-		qsort(el->v, (size_t)el->n, sizeof *el->v, cmp_rank);
+		if (el->n > 1)
+			qsort(el->v, (size_t)el->n, sizeof *el->v, cmp_rank);
 		*out = el;
 	}
 	for (int i = 0; i < l.n; i++) {
