@@ -288,6 +288,13 @@ int live_take(LiveSession *ls, LiveResult *res)
 	return got;
 }
 
+void live_result_free(LiveResult *res)
+{
+	analysis_free(res->a);
+	analysis_endpoints_free(res->endpoints);
+	memset(res, 0, sizeof *res);
+}
+
 int live_busy(LiveSession *ls)
 {
 	pthread_mutex_lock(&ls->mu);

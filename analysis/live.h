@@ -67,6 +67,10 @@ typedef struct LiveResult {
  * different gen are dropped here, not returned. */
 int live_take(LiveSession *ls, LiveResult *res);
 
+/* Frees what a taken result owns (the analysis, the endpoints) and
+ * clears it. */
+void live_result_free(LiveResult *res);
+
 /* 1 while a request is pending or being computed. */
 int live_busy(LiveSession *ls);
 

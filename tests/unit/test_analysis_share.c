@@ -214,7 +214,7 @@ static void test_live_analysis_carries_requests(void **state)
 	for (int i = 0; i < 6000; i++) { /* the exact answer: 60 s at most */
 		LiveResult q;
 		if (live_take(ls, &q)) {
-			analysis_free(r.a);
+			live_result_free(&r);
 			r = q;
 			if (r.a && !r.a->approx)
 				break;
@@ -239,7 +239,7 @@ static void test_live_analysis_carries_requests(void **state)
 	same_evidence(x, y);
 	evidence_free(x);
 	evidence_free(y);
-	analysis_free(r.a);
+	live_result_free(&r);
 	live_close(ls);
 	gen_free(&g);
 	model_free(m);

@@ -86,7 +86,7 @@ static void test_compute_change_and_trace(void **state)
 	assert_int_equal(live_check(ls), 1);
 	assert_int_equal(live_check(ls), 0); /* reported once */
 	live_request(ls, &ao, 7);
-	analysis_free(r.a);
+	live_result_free(&r);
 	assert_true(wait_result(ls, &r));
 	assert_int_equal(r.a->pop[POP_WINDOW].requests, 2 * FX_N + 20);
 	assert_non_null(find(r.a, "audit"));
@@ -100,7 +100,7 @@ static void test_compute_change_and_trace(void **state)
 	assert_true(tv->n_spans >= 10);
 	trace_view_free(tv);
 	assert_int_equal(live_trace(ls, "00000000000000000000000000000000", NULL, &tv, &err), TT_ENOTFOUND);
-	analysis_free(r.a);
+	live_result_free(&r);
 	live_close(ls);
 	rm_db(path);
 }
@@ -127,7 +127,7 @@ static void test_superseded_requests(void **state)
 	assert_true(wait_result(ls, &r));
 	assert_int_equal(r.gen, 2);
 	assert_string_equal(r.a->class_filter, "premium");
-	analysis_free(r.a);
+	live_result_free(&r);
 	/* nothing else arrives */
 	for (int i = 0; i < 5 && live_busy(ls); i++)
 		poll(NULL, 0, 100);
