@@ -124,7 +124,6 @@ int cli_model_endpoint(const char *model_path, Store *st, const Period *per, int
 		rc = cli_fail("no request of endpoint '%s' in the %s (its endpoints: %s; "
 		              "'tailtriage endpoints' lists them)", a,
 		              per->has_baseline ? "window or the baseline" : "window", buf_str(&msg));
-		rc = 1;
 	} else if (!ep->set && l && l->n > 0) {
 		snprintf(ep->service, sizeof ep->service, "%s", l->v[0].service);
 		snprintf(ep->route, sizeof ep->route, "%s", l->v[0].route);
