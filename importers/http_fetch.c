@@ -82,7 +82,12 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
 		v[m] = '\0';
 		char *end;
 		double s = strtod(v, &end);
-		r->retry_after_ms = end != v && s >= 0 ? (long)(s * 1000) : 1000;
+		/* s >= 0 is false for a NaN; a huge or infinite value is capped
+		 * before the cast (a double out of range cast to long is
+		 * undefined), as the wait is anyway */
+		r->retry_after_ms = end != v && s >= 0 ? (s < MAX_WAIT_MS / 1000.0 ? (long)(s * 1000)
+		                                                                    : MAX_WAIT_MS)
+		                                       : 1000;
 	}
 	return n;
 }

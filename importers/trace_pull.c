@@ -42,6 +42,7 @@
 #include <time.h>
 
 #include "buf.h"
+#include "sanitize.h"
 
 enum { API_JAEGER_V3 = 1, API_JAEGER_V1, API_TEMPO };
 
@@ -97,8 +98,16 @@ static int stopped(const Puller *p)
 	return p->o->stop && *p->o->stop;
 }
 
+/* Longest length a candidate keeps (36 years): a server's lengths are
+ * untrusted, and the searches' thresholds add to them. */
+#define DUR_MAX ((int64_t)1 << 60)
+
 static void cands_add(Cands *c, const char *id, int64_t start, int64_t dur)
 {
+	if (dur < 0)
+		dur = 0;
+	if (dur > DUR_MAX)
+		dur = DUR_MAX;
 	for (size_t i = 0; i < c->n; i++)
 		if (strcmp(c->v[i].id, id) == 0) {
 			if (dur > c->v[i].dur_ns)
@@ -155,13 +164,37 @@ static void rfc3339(int64_t ns, char *out, size_t n)
 	snprintf(out, n, "%s.%09lldZ", day, (long long)frac);
 }
 
+/* A number of v times mul as int64 (a back end's times: strings or
+ * numbers); 0 when v is neither, or the product is not finite or does not
+ * fit (a double out of range cast to int64 is undefined behaviour). */
+static int64_t json_scaled(const cJSON *v, double mul)
+{
+	double d;
+	if (cJSON_IsString(v)) {
+		if (mul == 1)
+			return strtoll(v->valuestring, NULL, 10);
+		d = strtod(v->valuestring, NULL);
+	} else if (cJSON_IsNumber(v)) {
+		d = v->valuedouble;
+	} else {
+		return 0;
+	}
+	d *= mul;
+	return d > -9.2e18 && d < 9.2e18 ? (int64_t)d : 0;
+}
+
 static int64_t json_i64(const cJSON *v)
 {
-	if (cJSON_IsString(v))
-		return strtoll(v->valuestring, NULL, 10);
-	if (cJSON_IsNumber(v))
-		return (int64_t)v->valuedouble;
-	return 0;
+	return json_scaled(v, 1);
+}
+
+/* e - s when e is after s, else 0; 0 too when the difference does not
+ * fit (a server's times are untrusted: INT64_MIN and INT64_MAX overflow) */
+static int64_t span_len(int64_t s, int64_t e)
+{
+	if (e <= s || (s < 0 && e > INT64_MAX + s))
+		return 0;
+	return e - s;
 }
 
 /* The first bytes of a body, printable, for messages. */
@@ -195,9 +228,11 @@ static int http_trouble(Puller *p, const char *what, const char *url, const Http
 		               r->status == 401 ? "not authenticated" : "forbidden",
 		               ex[0] ? ex : "(no body)",
 		               p->o->backend == TRACE_PULL_TEMPO ? ", and the tenant with --tenant" : "");
-	return err_set(p->err, TT_EIO, "%s: %s: %s: HTTP %ld%s%s%s",
+	char ct[sizeof r->content_type];
+	san_clean(r->content_type, ct, sizeof ct);  /* the server's bytes */
+	return err_set(p->err, TT_EIO, "%s: %s: %s: HTTP %ld%s%s%s%s",
 	               trace_pull_backend_name(p->o->backend), url, what, r->status,
-	               r->content_type[0] ? " " : "", r->content_type, ex[0] ? ": " : "");
+	               ct[0] ? " " : "", ct, ex[0] ? ": " : "", ex);
 }
 
 /* One search or lookup, waited for. */
@@ -250,7 +285,9 @@ static void append_names(Buf *out, const cJSON *arr, const char *key)
 			buf_adds(out, ", ...");
 			break;
 		}
-		buf_printf(out, "%s%s", out->len ? ", " : "", v->valuestring);
+		char name[256];
+		san_clean(v->valuestring, name, sizeof name);  /* the server's names */
+		buf_printf(out, "%s%s", out->len ? ", " : "", name);
 	}
 }
 
@@ -371,7 +408,7 @@ static void cands_from_otlp(Puller *p, const cJSON *rss, Cands *c)
 				            (p->o->operation == NULL ||
 				             (cJSON_IsString(nm) && strcmp(nm->valuestring, p->o->operation) == 0));
 				/* an entry span counts its own length; others only place it */
-				cands_add(c, id, s, entry && e > s ? e - s : 0);
+				cands_add(c, id, s, entry ? span_len(s, e) : 0);
 			}
 		}
 	}
@@ -393,8 +430,8 @@ static void cands_from_v1(Puller *p, const cJSON *data, Cands *c)
 			const cJSON *op = cJSON_GetObjectItemCaseSensitive(sp, "operationName");
 			const cJSON *proc = cJSON_IsString(pid) ? cJSON_GetObjectItemCaseSensitive(procs, pid->valuestring) : NULL;
 			const cJSON *sn = cJSON_GetObjectItemCaseSensitive(proc, "serviceName");
-			int64_t s = (int64_t)(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sp, "startTime")) * 1000);
-			int64_t d = (int64_t)(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sp, "duration")) * 1000);
+			int64_t s = json_scaled(cJSON_GetObjectItemCaseSensitive(sp, "startTime"), 1000);
+			int64_t d = json_scaled(cJSON_GetObjectItemCaseSensitive(sp, "duration"), 1000);
 			int entry = cJSON_IsString(sn) && strcmp(sn->valuestring, p->o->service) == 0 &&
 			            (p->o->operation == NULL ||
 			             (cJSON_IsString(op) && strcmp(op->valuestring, p->o->operation) == 0));
@@ -499,7 +536,7 @@ static int list(Puller *p, int64_t from, int64_t to, int64_t min_ns, int limit, 
 				continue;
 			int64_t s0 = json_i64(cJSON_GetObjectItemCaseSensitive(s, "minStartTimeUnixNano"));
 			int64_t s1 = json_i64(cJSON_GetObjectItemCaseSensitive(s, "maxEndTimeUnixNano"));
-			cands_add(c, id, s0, s1 > s0 ? s1 - s0 : 0);
+			cands_add(c, id, s0, span_len(s0, s1));
 		}
 	} else if (p->api == API_JAEGER_V3) {
 		const cJSON *res = cJSON_GetObjectItemCaseSensitive(j, "result");
@@ -514,7 +551,7 @@ static int list(Puller *p, int64_t from, int64_t to, int64_t min_ns, int limit, 
 			if (!cJSON_IsString(tid) || !norm_id(tid->valuestring, id))
 				continue;
 			int64_t s0 = json_i64(cJSON_GetObjectItemCaseSensitive(t, "startTimeUnixNano"));
-			int64_t d = (int64_t)(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(t, "durationMs")) * 1e6);
+			int64_t d = json_scaled(cJSON_GetObjectItemCaseSensitive(t, "durationMs"), 1e6);
 			/* the matched span (the entry), when the answer has it */
 			const cJSON *sets = cJSON_GetObjectItemCaseSensitive(t, "spanSets");
 			const cJSON *set, *sp;
@@ -826,6 +863,46 @@ static void trace_url(const Puller *p, const char *id, int tempo_v1, Buf *url)
 
 static void on_trace(void *ud, const char *url, HttpReply *r);
 
+/* Sets out to the first trace id of an answer that is not want, "" when
+ * every one is want (ids the importers would refuse are theirs to refuse).
+ * v1: Jaeger v1's {"data": [trace]}; else OTLP {"resourceSpans": ...}. A
+ * broken back end's other trace must not be stored as the one chosen: in
+ * no set, it would count in the population. */
+static void other_trace(const cJSON *j, int v1, const char *want, char out[33])
+{
+	out[0] = '\0';
+	const cJSON *a, *b, *sp;
+	char id[33];
+	if (v1) {
+		cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(j, "data")) {
+			const cJSON *t = cJSON_GetObjectItemCaseSensitive(a, "traceID");
+			if (cJSON_IsString(t) && norm_id(t->valuestring, id) && strcmp(id, want) != 0)
+				goto other;
+			cJSON_ArrayForEach(sp, cJSON_GetObjectItemCaseSensitive(a, "spans")) {
+				t = cJSON_GetObjectItemCaseSensitive(sp, "traceID");
+				if (cJSON_IsString(t) && norm_id(t->valuestring, id) && strcmp(id, want) != 0)
+					goto other;
+			}
+		}
+		return;
+	}
+	static const char *const scopes[] = {"scopeSpans", "instrumentationLibrarySpans"};
+	cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(j, "resourceSpans")) {
+		for (int k = 0; k < 2; k++)
+			cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(a, scopes[k])) {
+				cJSON_ArrayForEach(sp, cJSON_GetObjectItemCaseSensitive(b, "spans")) {
+					const cJSON *t = cJSON_GetObjectItemCaseSensitive(sp, "traceId");
+					if (cJSON_IsString(t) && norm_id(t->valuestring, id) &&
+					    strcmp(id, want) != 0)
+						goto other;
+				}
+			}
+	}
+	return;
+other:
+	memcpy(out, id, 33);
+}
+
 static void queue_trace(Fetch *f)
 {
 	Buf url;
@@ -863,8 +940,11 @@ static void on_trace(void *ud, const char *url, HttpReply *r)
 	const char *format = "otlp-json";
 	char *text = NULL;
 	cJSON *j = NULL;
+	char other[33];
 	if (p->api == API_JAEGER_V1) {
 		format = "jaeger-json";
+		j = json_object(r);
+		other_trace(j, 1, f->w->id, other);
 	} else {
 		j = json_object(r);
 		cJSON *inner = NULL;
@@ -888,7 +968,16 @@ static void on_trace(void *ud, const char *url, HttpReply *r)
 			progress(p, "fetching");
 			return;
 		}
+		other_trace(inner, 0, f->w->id, other);
 		text = cJSON_PrintUnformatted(inner);
+	}
+	if (other[0]) {
+		fail_trace(p, "%s: the answer holds trace %s, not the one asked for: nothing stored",
+		           url, other);
+		free(text);
+		cJSON_Delete(j);
+		progress(p, "fetching");
+		return;
 	}
 	ImportOptions io = {.format = format, .class_key = p->o->class_key,
 	                    .signals = IMPORT_SIGNAL_TRACES};
