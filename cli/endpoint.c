@@ -42,14 +42,44 @@ int cli_endpoint_argv(int argc, char **argv)
 	return argc;
 }
 
+/* service and route into ep; -1 when one does not fit. Names come from
+ * data and may be any length: a name cut to fit would be another
+ * endpoint's, or none's ("the window holds no request of the endpoint"). */
+static int ep_copy(CliEndpoint *ep, const char *service, const char *route)
+{
+	if (strlen(service) >= sizeof ep->service || strlen(route) >= sizeof ep->route)
+		return -1;
+	snprintf(ep->service, sizeof ep->service, "%s", service);
+	snprintf(ep->route, sizeof ep->route, "%s", route);
+	return 0;
+}
+
+/* The error for an endpoint whose name ep_copy() refused. */
+static int too_long(const char *what, const char *service, const char *route)
+{
+	char s[64], r[96];
+	san_copy(service, s, sizeof s, 40);
+	san_copy(route, r, sizeof r, 60);
+	return cli_fail("%s '%s%s %s%s' is too long: tailtriage takes services of up to %zu bytes "
+	                "and routes of up to %zu (this one: %zu and %zu)", what, s,
+	                strlen(service) > strlen(s) ? "..." : "", r,
+	                strlen(route) > strlen(r) ? "..." : "",
+	                sizeof ((CliEndpoint *)0)->service - 1, sizeof ((CliEndpoint *)0)->route - 1,
+	                strlen(service), strlen(route));
+}
+
 int cli_endpoint_parse(const char *arg, CliEndpoint *ep)
 {
 	char *svc = NULL, *route = NULL;
 	if (analysis_endpoint_split(arg, &svc, &route))
 		return cli_fail("--endpoint takes SERVICE ROUTE (two words, or one quoted: "
 		                "'shop GET /cart'), as 'tailtriage endpoints' lists them"), 2;
-	snprintf(ep->service, sizeof ep->service, "%s", svc);
-	snprintf(ep->route, sizeof ep->route, "%s", route);
+	if (ep_copy(ep, svc, route)) {
+		too_long("--endpoint", svc, route);
+		free(svc);
+		free(route);
+		return 2;
+	}
 	ep->set = 1;
 	free(svc);
 	free(route);
@@ -100,8 +130,11 @@ int cli_model_endpoint(const char *model_path, Store *st, const Period *per, int
 	}
 	if (!ep->set && m && m->root_service && m->root_operation) {
 		/* the model's root names its endpoint */
-		snprintf(ep->service, sizeof ep->service, "%s", m->root_service);
-		snprintf(ep->route, sizeof ep->route, "%s", m->root_operation);
+		if (ep_copy(ep, m->root_service, m->root_operation)) {
+			too_long("the model's endpoint", m->root_service, m->root_operation);
+			model_free(m);
+			return 2;
+		}
 		ep->set = 1;
 		ep->from_model = 1;
 	}
@@ -124,9 +157,13 @@ int cli_model_endpoint(const char *model_path, Store *st, const Period *per, int
 		rc = cli_fail("no request of endpoint '%s' in the %s (its endpoints: %s; "
 		              "'tailtriage endpoints' lists them)", a,
 		              per->has_baseline ? "window or the baseline" : "window", buf_str(&msg));
+	} else if (!ep->set && l && l->n > 0 && ep_copy(ep, l->v[0].service, l->v[0].route)) {
+		rc = too_long("the first endpoint of 'tailtriage endpoints',",
+		              l->v[0].service, l->v[0].route);
+		if (l->n > 1)
+			fprintf(stderr, "tailtriage: choose another with --endpoint ('tailtriage "
+			        "endpoints' lists them)\n");
 	} else if (!ep->set && l && l->n > 0) {
-		snprintf(ep->service, sizeof ep->service, "%s", l->v[0].service);
-		snprintf(ep->route, sizeof ep->route, "%s", l->v[0].route);
 		ep->set = 1;
 		ep->others = l->n - 1;
 		/* said when there was a choice (the output names the endpoint) */
