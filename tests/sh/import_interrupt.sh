@@ -18,7 +18,8 @@ trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; [ -f "$TMP/err" ] && cat "$TMP/err" >&2; exit 1; }
 [ -d /proc/self/fdinfo ] || { echo "SKIP: no /proc/PID/fdinfo"; exit 0; }
 
-"$TT_BIN" sim mercury --out "$TMP/sim" --traces 400 -q
+# two-minute phases: the traces' number, not their time span, makes the file
+"$TT_BIN" sim mercury --out "$TMP/sim" --traces 400 --set window-s=120 --set warmup-s=20 -q
 # about 80 MB (the same requests eight times: the copies count as already
 # stored), so that the import takes long enough to be caught with the file
 # open
