@@ -183,7 +183,17 @@ typedef struct Builder {
 	                           * each), then the bytes; per pack */
 	StorePack pk;             /* incremental: the trace being read */
 	TracePool pool;           /* the feeds' traces, from one group to the next */
+	int64_t *not_pop;         /* trace keys of no population (a pull's slowest
+	                           * traces in no sample, store.h "trace sets"),
+	                           * ascending: never counted */
+	size_t n_not_pop;
 } Builder;
+
+static int key_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -468,6 +478,11 @@ static void add_trace(Builder *b, Trace *t)
 	 * a root (its caller's span missing) is left to the exact analysis,
 	 * which reads every trace */
 	if (t->cyclic || t->root < 0 || t->top < 0)
+		return;
+	/* a slowest trace of no sample is no request of a population: the
+	 * aggregates answer percentiles, so it is not one of theirs */
+	if (b->n_not_pop > 0 && t->key > 0 &&
+	    bsearch(&t->key, b->not_pop, b->n_not_pop, sizeof t->key, key_cmp) != NULL)
 		return;
 	const TSpan *root = &t->sp[t->root];
 	int64_t rstart = t->sp[t->top].start;
@@ -948,10 +963,10 @@ int analysis_agg_update(Store *st, Err *err)
 	trace_init(&b.old);
 	buf_init(&b.packs);
 	store_pack_init(&b.pk);
-	int rc = 0;
+	int rc = store_traces_not_population(st, &b.not_pop, &b.n_not_pop, err);
 	int64_t touched = 0;
 	int rebuild_minutes = covered == 0;
-	if (!rebuild_minutes) {
+	if (rc == 0 && !rebuild_minutes) {
 		rc = store_spans_touched_count(st, covered, &touched, err);
 		rebuild_minutes = touched > AGG_INCREMENTAL_MAX_TRACES;
 	}
@@ -998,6 +1013,7 @@ int analysis_agg_update(Store *st, Err *err)
 	}
 	free(b.nodes);
 	free(b.nhash);
+	free(b.not_pop);
 	map_free(&b.name_map);
 	for (int64_t i = 0; i < b.n_names; i++)
 		free(b.names[i]);

@@ -191,6 +191,10 @@ typedef struct TraceRec {
 	int obs_n;
 	int64_t req[2];           /* index in AnalysisState.req[pop], or -1 */
 	DataQuality dq;
+	int tail;                 /* read as one of the window's pulled slowest */
+	int64_t tail_off;         /* its critical-path credits in scred[POP_WINDOW] */
+	int tail_n;
+	double tail_ms;           /* its latency at ingress */
 } TraceRec;
 
 struct AnalysisState {
@@ -239,6 +243,13 @@ struct AnalysisState {
 	                           * slowest of a window, in no sample; store.h,
 	                           * "trace sets"), ascending */
 	size_t n_not_pop;
+	/* the window's pulled slowest traces (store_tail_keys): they, not the
+	 * sample's slow requests, are the window's slow population for the
+	 * critical path and offer the exemplars */
+	int64_t *tail_keys;
+	size_t n_tail_keys;
+	StoreTailInfo tail_info;
+	int64_t n_tail;           /* tail traces of the endpoint read (live) */
 	/* a sampled population's slow requests, every one of the range, read
 	 * for their critical path only */
 	int slow_all[2];          /* 1: these replace the sample's slow requests */
@@ -469,6 +480,25 @@ static void rec_remove(AnalysisState *g, TraceRec *r)
 			push_d(&v->del, &v->nd, &v->dcap, q->ingress_ms);
 		}
 		r->req[p] = -1;
+	}
+	if (r->tail) {
+		/* a tail trace: its critical path and its exemplars */
+		CpCredit *c = g->scred[POP_WINDOW] + r->tail_off;
+		for (int i = 0; i < r->tail_n; i++)
+			c[i].ms = 0;
+		g->n_slow[POP_WINDOW]--;
+		g->n_tail--;
+		for (int id = 0; id < g->n_nodes; id++) {
+			TmpNode *n = &g->nodes[id];
+			for (int k = 0; k < n->n_slowest; k++)
+				if (strcmp(n->slowest[k].trace_id, r->id) == 0) {
+					memmove(&n->slowest[k], &n->slowest[k + 1],
+					        (size_t)(n->n_slowest - k - 1) * sizeof n->slowest[0]);
+					n->n_slowest--;
+					k--;
+				}
+		}
+		r->tail = 0;
 	}
 	dq_add(&g->dq, &r->dq, -1);
 	memset(&r->dq, 0, sizeof r->dq);
@@ -777,6 +807,61 @@ static int not_population(const AnalysisState *g, int64_t key)
 	       bsearch(&key, g->not_pop, g->n_not_pop, sizeof key, key_cmp) != NULL;
 }
 
+/* A trace of a pulled slowest set covering the window (store_tail_keys). */
+static int tail_trace(const AnalysisState *g, int64_t key)
+{
+	return g->n_tail_keys > 0 && key > 0 &&
+	       bsearch(&key, g->tail_keys, g->n_tail_keys, sizeof key, key_cmp) != NULL;
+}
+
+/* A window request that is one of the window's pulled slowest (nodes
+ * assigned, critical path computed): its critical path is one of the
+ * window's slow population's, and its units offer exemplars (a slowest
+ * trace of no sample records nothing else: it is no request of the
+ * population). */
+static void tail_take(AnalysisState *g, Trace *t, TraceRec *rec, const Units *u, int cls)
+{
+	rec->tail = 1;
+	rec->tail_ms = ms(trace_ingress_ns(t));
+	rec->tail_off = g->n_scred[POP_WINDOW];
+	rec->tail_n = (int)push_credits(t, &g->scred[POP_WINDOW], &g->n_scred[POP_WINDOW],
+	                                &g->cap_scred[POP_WINDOW]);
+	g->n_slow[POP_WINDOW]++;
+	g->n_tail++;
+	for (int i = 0; i < u->n; i++) {
+		int s = u->s[i];
+		TmpNode *n = &g->nodes[t->sp[s].node];
+		double f4[TRACE_F_COUNT];
+		trace_unit_split(t, s, n->type, f4);
+		exemplar_offer(n, t->trace_id, f4[F_TOTAL], f4[F_QUEUE], cls);
+	}
+}
+
+static int trace_class(AnalysisState *g, Trace *t);
+
+/* A pulled slowest trace of the window that no sample holds (linked):
+ * nothing of it is a population's, only its critical path and exemplars
+ * (tail_take), when it is a request of the endpoint (and of the class). */
+static void tail_only(AnalysisState *g, Trace *t, TraceRec *rec)
+{
+	if (t->cyclic || t->root < 0)
+		return;
+	const TSpan *root = &t->sp[t->root];
+	if (strcmp(trace_str(t, root->svc), g->root_svc) != 0 ||
+	    strcmp(trace_route(t, t->root), g->root_op) != 0)
+		return;
+	int cls = trace_class(g, t);
+	if (g->wclass && (cls < 0 || strcmp(g->classes[cls], g->wclass) != 0))
+		return;
+	Units u = {0};
+	g->crit_only = 1;
+	assign_nodes(g, t, t->root, -1, 0, &u);
+	g->crit_only = 0;
+	trace_critical_path(t);
+	tail_take(g, t, rec, &u, cls);
+	free(u.s);
+}
+
 /* Adds a whole trace (g->tr) and records its contribution in rec. */
 static void process_trace(AnalysisState *g, TraceRec *rec)
 {
@@ -789,8 +874,14 @@ static void process_trace(AnalysisState *g, TraceRec *rec)
 	for (int p = 0; p < 2; p++)
 		if (in_pop(g, p, start))
 			pops[np++] = p;
-	if (np == 0 || not_population(g, t->key))
+	int outside = not_population(g, t->key);
+	int tail = pops[0] == POP_WINDOW && tail_trace(g, t->key);
+	if (np == 0 || (outside && !tail))
 		return;
+	if (outside) {
+		tail_only(g, t, rec);
+		return;
+	}
 	DataQuality d;
 	memset(&d, 0, sizeof d);
 	d.traces = 1;
@@ -855,6 +946,8 @@ static void process_trace(AnalysisState *g, TraceRec *rec)
 			record_unit(g, t, u.s[i], p, cls, rec);
 		rec->req[p] = push_req(g, p, t, ms(trace_ingress_ns(t)), cls);
 	}
+	if (tail)
+		tail_take(g, t, rec, &u, cls);
 	free(u.s);
 done:
 	rec->dq = d;
@@ -1012,6 +1105,10 @@ int analysis_state_update(AnalysisState *g, Store *st, Err *err)
 		return 0;
 	free(g->not_pop);
 	if (store_traces_not_population(st, &g->not_pop, &g->n_not_pop, err))
+		return TT_ESTORE;
+	free(g->tail_keys);
+	if (store_tail_keys(st, g->opt.period.win.from, g->opt.period.win.to, &g->tail_keys,
+	                    &g->n_tail_keys, &g->tail_info, err))
 		return TT_ESTORE;
 	if (g->last_rowid == 0)
 		atomic_fetch_add(&full_reads, 1);
@@ -1179,6 +1276,19 @@ int analysis_state_sample(AnalysisState *g, Store *st, int64_t max_requests, Err
 	 * a class filter reads them all */
 	if (max_requests <= 0 || g->last_rowid != 0 || g->wclass)
 		return analysis_state_update(g, st, err);
+	/* a pulled slowest set of the window: its traces, not the range's
+	 * slow requests by the root index, are the tail (a pull is small) */
+	{
+		int64_t *tk = NULL;
+		size_t ntk = 0;
+		StoreTailInfo ti;
+		if (store_tail_keys(st, g->opt.period.win.from, g->opt.period.win.to, &tk, &ntk, &ti,
+		                    err))
+			return TT_ESTORE;
+		free(tk);
+		if (ntk > 0)
+			return analysis_state_update(g, st, err);
+	}
 	if (!g->root_known) {
 		if (pick_root(g, st, err))
 			return TT_ESTORE;
@@ -1408,12 +1518,26 @@ static void finish_pop(AnalysisState *g, Analysis *a, int p, const int *remap, c
 		if (r->error)
 			ps->errors++;
 		int slow = above ? r->ingress_ms > thr : r->ingress_ms >= thr;
-		if (!slow || n == 0 || g->slow_all[p])
+		if (!slow || n == 0 || g->slow_all[p] || (p == POP_WINDOW && g->n_tail > 0))
 			continue;
 		ps->slow_requests++;
 		total += add_credits(a, p, remap, &g->cred[p][r->credit_off], r->credit_n);
 	}
-	if (g->slow_all[p] && n > 0) {
+	if (p == POP_WINDOW && g->n_tail > 0) {
+		/* the window's pulled slowest: their critical path is the tail's,
+		 * from the shortest of them up */
+		double shortest = INFINITY;
+		for (int64_t i = 0; i < g->n_recs; i++)
+			if (g->recs[i].tail && g->recs[i].tail_ms < shortest)
+				shortest = g->recs[i].tail_ms;
+		ps->tail_pulled = 1;
+		ps->tail_requested = g->tail_info.requested;
+		ps->tail_of = g->tail_info.population_min == g->tail_info.population_max
+		              ? g->tail_info.population_max : -1;
+		ps->slow_threshold_ms = shortest;
+		ps->slow_requests = g->n_slow[p];
+		total += add_credits(a, p, remap, g->scred[p], g->n_scred[p]);
+	} else if (g->slow_all[p] && n > 0) {
 		/* a sample: the critical path of every slow request of the range */
 		ps->slow_threshold_ms = g->slow_thr[p];
 		ps->slow_requests = g->n_slow[p];
@@ -1422,6 +1546,25 @@ static void finish_pop(AnalysisState *g, Analysis *a, int p, const int *remap, c
 	ps->crit_total_ms = total;
 	for (int i = 0; i < a->n_nodes; i++)
 		a->nodes[i].crit[p].share = total > 0 ? a->nodes[i].crit[p].total_ms / total : 0;
+}
+
+void analysis_slow_source(const Analysis *a, int p, char *out, size_t n)
+{
+	const PopSummary *ps = &a->pop[p];
+	const char *range = p == POP_BASELINE ? "baseline" : "window";
+	if (ps->tail_pulled) {
+		char of[64] = "";
+		if (ps->tail_of > 0)
+			snprintf(of, sizeof of, " (of %lld it listed)", (long long)ps->tail_of);
+		snprintf(out, n, "the %lld slowest of the %s, pulled from the trace back end%s",
+		         (long long)ps->slow_requests, range, of);
+	} else if (ps->sample_of > 0) {
+		snprintf(out, n, "every slow request of the %s's %lld", range,
+		         (long long)ps->sample_of);
+	} else {
+		snprintf(out, n, "the slow requests of the %s's %lld requests read", range,
+		         (long long)ps->requests);
+	}
 }
 
 static _Thread_local char *const *g_cls;
@@ -1608,6 +1751,7 @@ void analysis_state_free(AnalysisState *g)
 	if (g == NULL)
 		return;
 	free(g->not_pop);
+	free(g->tail_keys);
 	for (int i = 0; i < g->n_nodes; i++) {
 		TmpNode *n = &g->nodes[i];
 		free(n->service);

@@ -39,6 +39,7 @@
 #define TT_ANALYSIS_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -193,6 +194,14 @@ typedef struct PopSummary {
 	Quant *class_ingress;      /* [n_classes] */
 	int64_t slow_requests;     /* the slow population */
 	double slow_threshold_ms;  /* its threshold */
+	int tail_pulled;           /* 1 (window only): the slow population is the
+	                            * window's slowest traces pulled from a trace
+	                            * back end (store_tail_keys()), not the slow
+	                            * requests of `requests`: slow_requests of
+	                            * them were read, the threshold is the
+	                            * shortest; their critical path and exemplars */
+	int64_t tail_requested;    /* the N asked of the back end */
+	int64_t tail_of;           /* the traces it listed in the window, -1 unknown */
 	double crit_total_ms;      /* critical-path time of the slow population */
 	int64_t errors;            /* requests whose root span has status error */
 } PopSummary;
@@ -369,6 +378,14 @@ int analysis_from_aggregates(Store *st, const AnalysisOptions *opt, Analysis **o
  * `diagnose` and the dashboard's Board refuse with these words. */
 int analysis_period_guard(Store *st, const Period *p, double w, double b, double window_of,
                           Err *err);
+
+/* Where population p's slow population (its tail: critical path,
+ * exemplars) came from, in words for a heading, into out: "the 20 slowest
+ * of the window, pulled from the trace back end (of 1,000 it listed)" for
+ * a pulled slowest set (PopSummary.tail_pulled), "every slow request of
+ * the window's 12,000" for a sampled read, else "the slow requests of the
+ * window's 100 requests read". */
+void analysis_slow_source(const Analysis *a, int p, char *out, size_t n);
 
 /* Index of class name in a->classes, or -1. */
 int analysis_class_index(const Analysis *a, const char *name);

@@ -777,6 +777,10 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 		if (!ps->present)
 			continue;
 		const char *sfx = pop_suffix(p);
+		char src[200];
+		analysis_slow_source(a, p, src, sizeof src);
+		if (p == POP_WINDOW && ps->tail_pulled)
+			ev_fact(e, "tail.source", src);
 		if (p == POP_WINDOW && ps->requests > 0)
 			e->has_spans = 1;
 		if (p == POP_BASELINE && ps->requests > 0)
@@ -901,7 +905,7 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 				ev_put(e, name, share, "ratio", EV_SRC_SPANS, EV_Q_NONE, ps->slow_requests,
 				       ps->slow_requests < ANALYSIS_THIN_SLOW,
 				       "spans: share of the critical path of %lld slow requests (%s)",
-				       (long long)ps->slow_requests, pop_word(p));
+				       (long long)ps->slow_requests, ps->tail_pulled ? src : pop_word(p));
 				snprintf(name, sizeof name, "dep.%s.wait_crit_share%s", seg, sfx);
 				if (!isnan(waitc))
 					ev_put(e, name, waitc, "ratio", EV_SRC_SPANS, EV_Q_NONE, ps->slow_requests,
@@ -914,7 +918,7 @@ static void from_analysis(Evidence *e, const Analysis *a, const Model *m)
 			snprintf(name, sizeof name, "slow.requests%s", sfx);
 			ev_put(e, name, (double)ps->slow_requests, "count", EV_SRC_SPANS, EV_Q_NONE,
 			       ps->slow_requests, 0, "spans: requests at or above %.1f ms (%s)",
-			       ps->slow_threshold_ms, pop_word(p));
+			       ps->slow_threshold_ms, ps->tail_pulled ? src : pop_word(p));
 			if (a->n_nodes > 0) {
 				snprintf(name, sizeof name, "endpoint.crit_share%s", sfx);
 				ev_put(e, name, a->nodes[0].crit[p].share, "ratio", EV_SRC_SPANS, EV_Q_NONE,

@@ -440,10 +440,28 @@ void evidence_source_text(const Evidence *e, const EvValue *v, char *out, size_t
 	}
 }
 
+static int sampling_note(const Evidence *e, char *out, size_t sz);
+
 int evidence_sampling_note(const Evidence *e, char *out, size_t sz)
 {
 	if (sz == 0)
 		return 0;
+	int said = sampling_note(e, out, sz);
+	/* a pulled slowest set serves the tail, not the percentiles: say whose
+	 * traces the tail's figures are */
+	const char *tail = evidence_fact(e, "tail.source");
+	if (tail && *tail) {
+		size_t l = strlen(out);
+		snprintf(out + l, sz - l, "%sthe tail's traces (critical path, exemplars, waterfall) "
+		         "are %s, no population: every percentile, rate and counterfactual is the "
+		         "sample's", said ? "; " : "", tail);
+		said = 1;
+	}
+	return said;
+}
+
+static int sampling_note(const Evidence *e, char *out, size_t sz)
+{
 	out[0] = '\0';
 	double traced = 0, est = 0, share = 0, ratio = 0;
 	int has_t = evidence_value(e, "ingress.requests.spans", &traced) ||

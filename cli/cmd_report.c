@@ -199,7 +199,7 @@ int cmd_report(int argc, char **argv)
 	}
 	Buf out;
 	buf_init(&out);
-	char note[600] = "";
+	char note[1024] = "";
 	if (ev)
 		evidence_sampling_note(ev, note, sizeof note);
 	if (strcmp(format, "json") == 0) {

@@ -270,6 +270,12 @@ void report_text(const Analysis *a, Buf *o)
 	           (long long)w->slow_requests, thin ? " (thin)" : "",
 	           (a->objective_ms > 0 && w->slow_threshold_ms == a->objective_ms) ? ">" : ">=",
 	           w->slow_threshold_ms);
+	if (w->tail_pulled) {
+		/* not the sample's slow requests: say whose they are */
+		char src[200];
+		analysis_slow_source(a, POP_WINDOW, src, sizeof src);
+		buf_printf(o, "(%s; the other figures are the sample's)\n", src);
+	}
 	buf_printf(o, "%-28s %7s %9s %9s %9s", "node", "share", "queue ms", "wait ms", "svc ms");
 	if (b->present)
 		buf_printf(o, " %10s", "base share");
@@ -406,6 +412,16 @@ static cJSON *pop_json(const Analysis *a, const PopSummary *p)
 	cJSON_AddNumberToObject(o, "slow_requests", (double)p->slow_requests);
 	cJSON_AddBoolToObject(o, "slow_thin", p->slow_requests < ANALYSIS_THIN_SLOW);
 	cJSON_AddNumberToObject(o, "slow_threshold_ms", round(p->slow_threshold_ms * 1000) / 1000);
+	if (p->tail_pulled) {
+		/* the slow population is a pulled slowest set, not the sample's */
+		cJSON *ts = cJSON_AddObjectToObject(o, "slow_from_slowest_set");
+		cJSON_AddNumberToObject(ts, "requested", (double)p->tail_requested);
+		if (p->tail_of >= 0)
+			cJSON_AddNumberToObject(ts, "listed", (double)p->tail_of);
+	}
+	char src[200];
+	analysis_slow_source(a, p == &a->pop[POP_BASELINE] ? POP_BASELINE : POP_WINDOW, src, sizeof src);
+	cJSON_AddStringToObject(o, "slow_source", src);
 	return o;
 }
 

@@ -95,7 +95,7 @@ static void guard_warnings(Diagnosis *d, const DiagnoseOptions *opt)
 	int need = (int)ceil(1.0 / (1.0 - pct / 100.0));
 	static const char *const pops[2] = {"", "@baseline"};
 	/* the traces are a sample: of what, how, and what that changes */
-	char note[600];
+	char note[1024];
 	if (evidence_sampling_note(e, note, sizeof note))
 		warn(d, "%s", note);
 	/* a thin endpoint: what else could answer (docs/endpoints.md), said

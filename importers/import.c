@@ -345,6 +345,8 @@ static int import_stream(Store *st, FILE *f, const char *name, uint64_t total,
 	res->unrecognised = ctx.unrecognised;
 	if (store_source_finish(st, source_id, c, outcome, err))
 		goto fail;
+	if (opt->before_commit && opt->before_commit(opt->before_commit_ctx, st, c, err))
+		goto fail;
 	if (store_commit(st, err))
 		goto fail;
 	hash_close(&hr, hf);

@@ -42,6 +42,13 @@ typedef struct ImportOptions {
 	                            * file). A request of another signal stores
 	                            * nothing and counts as unrecognised (the
 	                            * receiver's /v1/traces). */
+	/* Called inside the import's transaction, once its rows are stored
+	 * and before it commits (NULL: nothing), so what the caller records
+	 * about them commits with them or not at all (a pull's trace sets:
+	 * the aggregates built at commit then know which traces are no
+	 * population). Non-zero fails the import (err set by fn). */
+	int (*before_commit)(void *ctx, Store *st, const StoreSourceCounts *counts, Err *err);
+	void *before_commit_ctx;
 } ImportOptions;
 
 /* What an import left out on purpose, counted by reason, so that nothing

@@ -822,14 +822,33 @@ static int record_set(Puller *p, const char *kind, const char *role, TimeRange r
 	return 0;
 }
 
-/* Marks w's sets; the trace is stored. */
-static int members(Puller *p, Want *w)
+/* Marks w's sets; the trace is stored. *moved (may be NULL) is 1 when
+ * that took the trace into or out of the population. */
+static int members(Puller *p, Want *w, int *moved, Err *err)
 {
-	for (int i = 0; i < w->n_sets; i++)
-		if (store_trace_set_add(p->st, w->sets[i], w->id, NULL, p->err))
+	if (moved)
+		*moved = 0;
+	for (int i = 0; i < w->n_sets; i++) {
+		int mv = 0;
+		if (store_trace_set_add_ex(p->st, w->sets[i], w->id, NULL, &mv, err))
 			return TT_ESTORE;
+		if (moved && mv)
+			*moved = 1;
+	}
 	w->done = 1;
 	return 0;
+}
+
+/* A trace stored before this pull that its sets take into or out of the
+ * population: the aggregates built when it was stored counted it as it
+ * was, so they are built again by the next writer (readers use the spans
+ * until then: store.h, store_agg_covered). */
+static int members_known(Puller *p, Want *w)
+{
+	int moved = 0;
+	if (members(p, w, &moved, p->err))
+		return TT_ESTORE;
+	return moved ? store_agg_set_covered(p->st, 0, p->err) : 0;
 }
 
 static void fail_trace(Puller *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -912,6 +931,18 @@ static void queue_trace(Fetch *f)
 	buf_fini(&url);
 }
 
+/* Inside the import's transaction: the trace's sets, so that it is never
+ * stored without them (the aggregates, built as it commits, leave a
+ * slowest trace of no sample out of the population). */
+static int sets_in_import(void *ctx, Store *st, const StoreSourceCounts *c, Err *err)
+{
+	Fetch *f = ctx;
+	(void)st;
+	if (c->spans_added + c->spans_duplicate == 0)
+		return 0; /* nothing of the trace: on_trace says so */
+	return members(f->p, f->w, NULL, err);
+}
+
 /* Stores one fetched trace: the OTLP/JSON under "result" (Jaeger v3) or
  * "trace" (Tempo), Tempo v1's "batches" as resourceSpans, Jaeger v1's
  * answer as it is. */
@@ -980,7 +1011,8 @@ static void on_trace(void *ud, const char *url, HttpReply *r)
 		return;
 	}
 	ImportOptions io = {.format = format, .class_key = p->o->class_key,
-	                    .signals = IMPORT_SIGNAL_TRACES};
+	                    .signals = IMPORT_SIGNAL_TRACES, .before_commit = sets_in_import,
+	                    .before_commit_ctx = f};
 	ImportResult ir;
 	Err e = {0};
 	const char *data = text ? text : buf_str(&r->body);
@@ -998,8 +1030,6 @@ static void on_trace(void *ud, const char *url, HttpReply *r)
 		p->res->skips.untimed += ir.skips.untimed;
 		p->pg.fetched = p->res->fetched;
 		p->pg.spans_added = p->res->spans_added;
-		if (members(p, f->w))
-			fail_trace(p, "%s", p->err->msg);
 	}
 	free(text);
 	cJSON_Delete(j);
@@ -1076,7 +1106,7 @@ int trace_pull(Store *st, const TracePullOptions *o, TracePullResult *res, Err *
 			break;
 		if (known) {
 			res->already++;
-			if ((rc = members(&p, &p.want[i])))
+			if ((rc = members_known(&p, &p.want[i])))
 				break;
 			continue;
 		}

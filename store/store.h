@@ -945,6 +945,12 @@ int store_trace_set_intern(Store *st, const StoreTraceSet *s, int64_t *id, Err *
  * traces, not percentiles). */
 int store_trace_set_add(Store *st, int64_t set_id, const char *trace_id, int *added,
                         Err *err);
+/* store_trace_set_add(), and *moved (may be NULL) 1 when the trace went
+ * into or out of the population by it (it was a population's request and
+ * is now a slowest trace of no sample, or the reverse): what was computed
+ * from it at import time (the aggregates) no longer holds. */
+int store_trace_set_add_ex(Store *st, int64_t set_id, const char *trace_id, int *added,
+                           int *moved, Err *err);
 
 /* Calls fn for every set, oldest first; its strings live until fn
  * returns. fn returns nonzero to stop. */
@@ -955,6 +961,24 @@ int store_trace_sets(Store *st, StoreTraceSetFn fn, void *ctx, Err *err);
  * no sample holds), ascending, into a malloc'd *keys (NULL when none; the
  * caller frees) of *n. A database without trace sets has none. */
 int store_traces_not_population(Store *st, int64_t **keys, size_t *n, Err *err);
+
+/* The tail of a range: the traces of the slowest sets (kind "slowest")
+ * whose range covers [from_ns, to_ns). A slowest set holds every trace of
+ * its range above its shortest member, so its members inside a range it
+ * covers are that range's slowest, a complete top (whether a sample holds
+ * them too or not). Their trace keys, ascending, into a malloc'd *keys
+ * (NULL when none; the caller frees) of *n; an open range (INT64_MIN or
+ * INT64_MAX at an end) has none. */
+typedef struct StoreTailInfo {
+	int64_t sets;              /* slowest sets covering the range */
+	int64_t requested;         /* the largest N asked of them */
+	int64_t population_min;    /* the fewest traces their back end listed in
+	                            * their ranges; -1 when one is not known */
+	int64_t population_max;    /* the most; -1 when none is known */
+} StoreTailInfo;
+
+int store_tail_keys(Store *st, int64_t from_ns, int64_t to_ns, int64_t **keys, size_t *n,
+                    StoreTailInfo *info, Err *err);
 
 /* *known = 1 when spans of trace_id (32 hex digits) are stored. */
 int store_trace_known(Store *st, const char *trace_id, int *known, Err *err);

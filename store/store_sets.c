@@ -18,7 +18,7 @@
 #include <string.h>
 
 enum { S_FIND, S_ADD, S_UPDATE, S_MEMBER, S_LIST, S_KNOWN, S_HAS_TABLE, S_EXCLUDE, S_INCLUDE,
-       S_NOT_POP, S_COUNT };
+       S_NOT_POP, S_TAIL_KEYS, S_TAIL_INFO, S_COUNT };
 
 _Static_assert(S_COUNT <= STORE_SETS_STMTS, "raise STORE_SETS_STMTS");
 
@@ -46,6 +46,14 @@ static const char *const ssql[S_COUNT] = {
 	[S_INCLUDE] = "DELETE FROM traces_not_population"
 	              " WHERE trace_key = (SELECT id FROM traces WHERE trace_id = ?2)"
 	              " AND EXISTS (SELECT 1 FROM trace_sets s WHERE s.id = ?1 AND s.kind = 'sample')",
+	/* the members of the slowest sets whose range covers [?1, ?2): each
+	 * is the complete top of that range, so within [?1, ?2) too */
+	[S_TAIL_KEYS] = "SELECT DISTINCT t.id FROM trace_sets s JOIN trace_set_members m ON m.set_id = s.id"
+	                " JOIN traces t ON t.trace_id = m.trace_id WHERE s.kind = 'slowest'"
+	                " AND s.from_ns <= ?1 AND s.to_ns >= ?2 ORDER BY t.id",
+	[S_TAIL_INFO] = "SELECT count(*), coalesce(max(requested), 0), coalesce(min(population), -1),"
+	                " coalesce(max(population), -1) FROM trace_sets WHERE kind = 'slowest'"
+	                " AND from_ns <= ?1 AND to_ns >= ?2",
 };
 
 void store_sets_finalize(Store *st)
@@ -116,6 +124,14 @@ int store_trace_set_intern(Store *st, const StoreTraceSet *set, int64_t *id, Err
 
 int store_trace_set_add(Store *st, int64_t set_id, const char *trace_id, int *added, Err *err)
 {
+	return store_trace_set_add_ex(st, set_id, trace_id, added, NULL, err);
+}
+
+int store_trace_set_add_ex(Store *st, int64_t set_id, const char *trace_id, int *added,
+                           int *moved, Err *err)
+{
+	if (moved)
+		*moved = 0;
 	sqlite3_stmt *s = sstmt(st, S_MEMBER, err);
 	if (s == NULL)
 		return TT_ESTORE;
@@ -132,6 +148,8 @@ int store_trace_set_add(Store *st, int64_t set_id, const char *trace_id, int *ad
 		sqlite3_bind_text(s, 2, trace_id, -1, SQLITE_STATIC);
 		if (done_step(st, s, err, "keeping the population of the trace sets"))
 			return TT_ESTORE;
+		if (moved && sqlite3_changes(st->db) > 0)
+			*moved = 1;
 	}
 	return 0;
 }
@@ -233,5 +251,58 @@ int store_trace_known(Store *st, const char *trace_id, int *known, Err *err)
 	sqlite3_clear_bindings(s);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store_sqlerr(st, err, "looking up a trace");
+	return 0;
+}
+
+int store_tail_keys(Store *st, int64_t from_ns, int64_t to_ns, int64_t **keys, size_t *n,
+                    StoreTailInfo *info, Err *err)
+{
+	*keys = NULL;
+	*n = 0;
+	memset(info, 0, sizeof *info);
+	info->population_min = info->population_max = -1;
+	int has;
+	if (has_sets(st, &has, err))
+		return TT_ESTORE;
+	if (!has || from_ns == INT64_MIN || to_ns == INT64_MAX)
+		return 0; /* no set, or an open range no set can cover */
+	sqlite3_stmt *s = sstmt(st, S_TAIL_INFO, err);
+	if (s == NULL)
+		return TT_ESTORE;
+	sqlite3_bind_int64(s, 1, from_ns);
+	sqlite3_bind_int64(s, 2, to_ns);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		info->sets = sqlite3_column_int64(s, 0);
+		info->requested = sqlite3_column_int64(s, 1);
+		info->population_min = sqlite3_column_int64(s, 2);
+		info->population_max = sqlite3_column_int64(s, 3);
+	}
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_ROW)
+		return store_sqlerr(st, err, "reading the slowest sets");
+	if (info->sets == 0)
+		return 0;
+	if ((s = sstmt(st, S_TAIL_KEYS, err)) == NULL)
+		return TT_ESTORE;
+	sqlite3_bind_int64(s, 1, from_ns);
+	sqlite3_bind_int64(s, 2, to_ns);
+	size_t cap = 0;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			*keys = xrealloc(*keys, cap * sizeof **keys);
+		}
+		(*keys)[(*n)++] = sqlite3_column_int64(s, 0);
+	}
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE) {
+		free(*keys);
+		*keys = NULL;
+		*n = 0;
+		return store_sqlerr(st, err, "reading the slowest sets' traces");
+	}
 	return 0;
 }

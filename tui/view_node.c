@@ -518,8 +518,13 @@ static void node_exemplars(NodeView *v, const NodeCtx *c, int y, const int *ex_i
 	int w = c->r.w, bottom = c->bottom;
 	char buf[256], t1[32];
 	if (y < bottom) {
-		snprintf(buf, sizeof buf, "the %d slowest traces, by the node's total = queue + span"
-		         " (Enter opens one)", n_ex);
+		if (a->pop[POP_WINDOW].tail_pulled)
+			snprintf(buf, sizeof buf, "the %d slowest traces, of the %lld pulled slowest and the"
+			         " sample, by the node's total = queue + span (Enter opens one)", n_ex,
+			         (long long)a->pop[POP_WINDOW].slow_requests);
+		else
+			snprintf(buf, sizeof buf, "the %d slowest traces, by the node's total = queue + span"
+			         " (Enter opens one)", n_ex);
 		canvas_text(cv, 1, y++, w - 2, ROLE_HEADING, buf);
 	}
 	if (v->ex >= n_ex)

@@ -89,6 +89,14 @@ static void owner_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 		canvas_text(cv, 1 + x, y, r.w - x - 2, ROLE_DIM, buf);
 	}
 	y++;
+	if (w->tail_pulled && y < r.y + r.h) {
+		/* the window's slow requests are a pulled slowest set, not the
+		 * sample's: say so before any share */
+		char src[200];
+		analysis_slow_source(a, POP_WINDOW, src, sizeof src);
+		snprintf(buf, sizeof buf, "from %s; the other panes are the sample's", src);
+		canvas_text(cv, 2, y++, r.w - 4, ROLE_DIM, buf);
+	}
 
 	int name_w = r.w >= 96 ? 26 : 16;
 	int base_cols = baseline ? 18 : 0;

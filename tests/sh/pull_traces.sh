@@ -154,6 +154,39 @@ grep -q "head sample (a uniform sample pulled from a trace back end.*100 traces 
   fail "the Board does not say the traces are a pulled sample: $(head -5 "$TMP/pulled-dx.txt")"
 grep -q "sampled requests" "$TMP/pulled-dx.txt" || fail "the rise does not say it is the sample's"
 
+# the slowest set serves the tail: the window's slow population (critical
+# path, exemplars, the waterfall's list) is the 20 pulled slowest, not the
+# sample's few slow requests, and the figures say whose they are
+python3 - "$TMP/pulled.json" "$TMP/jaeger-v3.db" <<'PY' || fail "the tail's figures are not the slowest set's"
+import json, sqlite3, sys
+d = json.load(open(sys.argv[1]))
+w = d["window"]
+db = sqlite3.connect(sys.argv[2])
+only = {r[0] for r in db.execute(
+    "SELECT m.trace_id FROM trace_set_members m JOIN trace_sets s ON s.id = m.set_id"
+    " WHERE s.kind = 'slowest' AND m.trace_id NOT IN (SELECT m2.trace_id FROM trace_set_members m2"
+    " JOIN trace_sets s2 ON s2.id = m2.set_id WHERE s2.kind = 'sample')")}
+ex = {e["trace_id"] for n in d["nodes"] for e in n.get("slowest_traces", [])}
+print("tail:", w["slow_requests"], w.get("slow_source"), "; slowest traces of no sample:", len(only),
+      "of them among the exemplars:", len(ex & only))
+sys.exit(0 if w["slow_requests"] == 20 and w.get("slow_from_slowest_set", {}).get("requested") == 20
+         and w["slow_source"].startswith("the 20 slowest of the window") and only and ex & only
+         and d["baseline"]["slow_source"].startswith("the slow requests of the baseline") else 1)
+PY
+"$BIN" report --db "$TMP/jaeger-v3.db" --window "$W" --baseline "$B" >"$TMP/pulled-report.txt" 2>&1 ||
+  fail "report (text) on the pulled data"
+grep -q "^Tail ownership  (critical path of the 20 slowest requests" "$TMP/pulled-report.txt" &&
+  grep -q "^(the 20 slowest of the window, pulled from the trace back end (of 300 it listed); the other figures are the sample's)" "$TMP/pulled-report.txt" ||
+  fail "report's tail ownership does not say it is the slowest set's: $(grep -A1 'Tail ownership' "$TMP/pulled-report.txt")"
+grep -q "the tail's traces (critical path, exemplars, waterfall) are the 20 slowest of the window" "$TMP/pulled-dx.txt" ||
+  fail "diagnose does not say the tail's traces are the slowest set"
+# the import-time aggregates (the dashboard's first answers) count the
+# samples' requests, not the slowest traces beside them
+agg=$(sqlite3 "$TMP/jaeger-v3.db" "SELECT sum(c.requests) FROM agg_cells c JOIN agg_nodes n ON n.id = c.node WHERE n.parent = 0 AND c.comp = 0")
+stored=$(sqlite3 "$TMP/jaeger-v3.db" "SELECT count(*) FROM traces")
+echo "aggregates: $agg requests of $stored traces stored"
+[ "$agg" = 200 ] || fail "the aggregates count $agg requests, not the samples' 200 ($stored traces stored)"
+
 # a search that finds nothing: a clear error with the services there are
 serve jaeger-v3
 if "$BIN" pull --db "$TMP/none.db" --jaeger "$URL" --service nosuch --window "$W" >"$TMP/out" 2>"$TMP/err"; then
