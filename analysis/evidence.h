@@ -424,31 +424,82 @@ void evidence_exemplars_free(EvExemplar *x, int n);
 
 /* ---- budgets (budgets.c) ------------------------------------------------ */
 
-enum { BUDGET_OK = 0, BUDGET_BREACHED = 1, BUDGET_UNKNOWN = -1 };
+/* A budget's verdict, on its figure's 95 % interval as the decisions are
+ * judged (an interpolated or sampled value is not known more precisely
+ * than its interval):
+ *  BUDGET_BREACHED  the whole interval is on the wrong side of the
+ *                   threshold (for "> t": its lower bound above t)
+ *  BUDGET_OK        within: the whole interval on the right side (for
+ *                   "> t": its upper bound at or under t)
+ *  BUDGET_MAYBE     may be breached: the interval holds the threshold
+ *  BUDGET_UNKNOWN   no figure (absent or missing), never "within"
+ * A figure without an interval (a gauge, a count, a sheet's or the
+ * model's number) is taken as exact: its value alone decides. */
+enum { BUDGET_OK = 0, BUDGET_BREACHED = 1, BUDGET_MAYBE = 2, BUDGET_UNKNOWN = -1 };
 
 typedef struct BudgetResult {
 	const ModelBudget *budget; /* borrowed from the model */
 	int state;                 /* BUDGET_* */
-	double value;              /* evidence value in the budget's unit, NAN when unknown */
-	const EvValue *ev;         /* borrowed from the Evidence, NULL when absent */
+	double value;              /* the figure in the budget's unit, NAN when unknown */
+	double lo, hi;             /* its 95 % interval in the budget's unit when has_ci
+	                            * (-INFINITY / INFINITY: unbounded on that side) */
+	int has_ci;
+	const EvValue *ev;         /* the figure judged, borrowed from the Evidence;
+	                            * NULL when absent */
+	int src;                   /* its EV_SRC_* (EV_SRC_MISSING when unknown) */
+	int64_t n;                 /* the observations behind it, 0 when not counted */
+	char source[200];          /* where it comes from, in the Board's words: "spans,
+	                            * 3,000 requests", "metric, 966,985 requests,
+	                            * histogram buckets 10.0 ms to 25.0 ms"; "" when
+	                            * unknown */
+	char other[200];           /* when a second source has the figure too: the one
+	                            * not used and its wider interval ("spans, 3,000
+	                            * requests: 7.1 ms [0.3, 15.9]"), else "" */
 } BudgetResult;
 
-/* Evaluates every budget of m on e. Returns an array of m->n_budgets
- * results the caller frees with free(), or NULL when there are none. The
- * pointers inside borrow from m and e. */
+/* Evaluates every budget of m on e with budget_judge(). Returns an array of
+ * m->n_budgets results the caller frees with free(), or NULL when there
+ * are none. The pointers inside borrow from m and e. */
 BudgetResult *budgets_evaluate(const Model *m, const Evidence *e, int *n);
+
+/* Judges budget b on e: its evidence name and, when a complete metric or
+ * the traces give the same figure too (X.metric, X.spans), the source
+ * whose 95 % interval is the narrower (an unbounded side counts as the
+ * widest; a tie keeps X itself), named in out->source with the other in
+ * out->other. Fills *out (out->ev borrows from e). Returns out->state. */
+int budget_judge(const ModelBudget *b, const Evidence *e, BudgetResult *out);
+
+/* The rule on one figure: value with its 95 % interval [lo, hi] (has_ci
+ * 0: exact) given in unit (the evidence's unit: "ms", "ratio", "%", ...;
+ * NULL when it is already in the budget's unit). A ratio is compared with
+ * a budget written in "%" as 100 x the ratio, and the other way round.
+ * Fills out's state, value, lo, hi and has_ci (in the budget's unit,
+ * ready for budgets_format_value()) and sets out->budget; leaves the
+ * source texts empty. Returns out->state (BUDGET_UNKNOWN for NaN). The
+ * dashboard judges its own p99 with this. */
+int budget_judge_figure(const ModelBudget *b, double value, double lo, double hi, int has_ci,
+                        const char *unit, BudgetResult *out);
 
 /* Writes "18.2 ms", "79.0 %", "6.5 min" for a budget value into out. */
 void budgets_format_value(const ModelBudget *b, double v, char *out, unsigned sz);
 
-/* The verdict of budget b on one value given in unit (the evidence's unit:
- * "ms", "ratio", "%", ...; NULL when it is already in the budget's unit):
- * BUDGET_BREACHED, BUDGET_OK, or BUDGET_UNKNOWN for NaN. A ratio is
- * compared with a budget written in "%" as 100 x the ratio, and the other
- * way round. *in_unit (may be NULL) gets the value in the budget's unit,
- * ready for budgets_format_value(). budgets_evaluate() judges with this;
- * so does every other place that shows a budget (the dashboard's header). */
-int budget_judge(const ModelBudget *b, double value, const char *unit, double *in_unit);
+/* The interval of r in the budget's unit: "[10.0, 25.0 ms]" ("?" for an
+ * unbounded side), "" when r has none. */
+void budget_format_interval(const BudgetResult *r, char *out, size_t sz);
+
+/* "breached", "within", "may be breached", "unknown": the words every
+ * screen uses. */
+const char *budget_state_text(int state);
+
+/* The JSON spelling: "breached", "ok", "maybe", "unknown". */
+const char *budget_state_name(int state);
+
+/* One line for people: the value, its interval and its source, and for a
+ * budget that may be breached why ("18.8 ms [10.0, 25.0 ms] (metric,
+ * 966,985 requests, histogram buckets 10.0 ms to 25.0 ms, the narrower
+ * interval; spans, 3,000 requests: 7.1 ms [0.3, 15.9 ms]): the interval
+ * holds the budget (12.0 ms)"). "?" when unknown. */
+void budget_describe(const BudgetResult *r, char *out, size_t sz);
 
 /* Writes an evidence value for people, by its unit: "ratio" as a percentage
  * ("24.9 %"), "ms" as "18.2 ms", "index" (a multiplier such as a

@@ -80,6 +80,20 @@ static int evidence_cb(void *ctx, const Analysis *a, const char *name, double *v
 	return 1;
 }
 
+/* A budget judged on the latest diagnosis's evidence, as `diagnose`
+ * judges it (its interval, its best source). */
+static int budget_cb(void *ctx, const Analysis *a, const ModelBudget *mb, BudgetResult *out)
+{
+	CliBoard *b = ctx;
+	int fresh;
+	const Diagnosis *d = current(b, a, &fresh);
+	if (d == NULL)
+		return 0;
+	budget_judge(mb, d->evidence, out);
+	out->ev = NULL; /* the diagnosis may be replaced after this call */
+	return out->state != BUDGET_UNKNOWN;
+}
+
 /* No diagnosis of a's window and baseline is on hand yet, and one is on
  * its way (asked for, or computing): the header says "evaluating...". A
  * failed diagnosis is not pending: the values are then truly missing. */
@@ -390,6 +404,7 @@ void cli_board_wire(CliBoard *b, TuiOptions *to)
 		return;
 	dx_live_set_skew(b->live, &to->skew);
 	to->evidence = evidence_cb;
+	to->budget = budget_cb;
 	to->evidence_pending = pending_cb;
 	to->evidence_ctx = b;
 	to->board = &b->tb;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "diagnose.h"
 #include "endpoints.h"
 #include "timefmt.h"
 #include "route.h"
@@ -171,8 +172,19 @@ void report_text(const Analysis *a, Buf *o)
 	char v[32], bv[32];
 	report_ms(v, sizeof v, w->ingress.p99, w->ingress.n, 1);
 	if (a->objective_ms > 0) {
-		const char *status = w->ingress.n == 0 ? "NO DATA"
-		                     : w->ingress.p99 > a->objective_ms ? "BREACHED" : "met";
+		/* the budgets' rule (analysis/budgets.c): breached only when the
+		 * p99's whole interval is over the objective */
+		ModelBudget ob = {.id = "objective", .op = ">", .threshold = a->objective_ms, .unit = "ms"};
+		BudgetResult r;
+		budget_judge_figure(&ob, w->ingress.p99, w->ingress.p99_lo, w->ingress.p99_hi, 1, "ms", &r);
+		char ci[96] = "", status[160];
+		budget_format_interval(&r, ci, sizeof ci);
+		if (w->ingress.n == 0)
+			snprintf(status, sizeof status, "NO DATA");
+		else if (r.state == BUDGET_MAYBE)
+			snprintf(status, sizeof status, "may be breached (95 %% interval %s holds it)", ci);
+		else
+			snprintf(status, sizeof status, "%s", r.state == BUDGET_BREACHED ? "BREACHED" : "met");
 		buf_printf(o, "Objective p99 <= %.0f ms: window p99 %s ms (n=%lld) %s", a->objective_ms, v,
 		           (long long)w->ingress.n, status);
 	} else {
@@ -571,25 +583,21 @@ void report_json(const Analysis *a, Buf *out)
 
 /* ---- budgets and exemplars (added by "diag") ------------------------------ */
 
-static const char *budget_state(int s)
-{
-	return s == BUDGET_BREACHED ? "breached" : s == BUDGET_OK ? "ok" : "unknown";
-}
-
 void report_budgets_text(const BudgetResult *b, int n, int n_exemplars, Buf *o)
 {
 	if (n > 0) {
 		buf_adds(o, "\nBudgets  (revisit triggers from the model, on evidence with its source)\n");
 		for (int i = 0; i < n; i++) {
 			const ModelBudget *mb = b[i].budget;
-			char v[48], lab[128], prov[400];
-			budgets_format_value(mb, b[i].value, v, sizeof v);
+			char v[600], lab[128], prov[400];
+			budget_describe(&b[i], v, sizeof v);
 			clean(lab, sizeof lab, mb->label ? mb->label : mb->id);
 			clean(prov, sizeof prov, b[i].ev ? b[i].ev->provenance
 			                                 : "no evidence (not measured, not in the data)");
-			buf_printf(o, "  %-9s %-38.38s %10s  %s\n",
-			           b[i].state == BUDGET_BREACHED ? "BREACHED" : budget_state(b[i].state), lab,
-			           b[i].state == BUDGET_UNKNOWN ? "?" : v, prov);
+			buf_printf(o, "  %-15s %-38.38s %s\n",
+			           b[i].state == BUDGET_BREACHED ? "BREACHED" : budget_state_text(b[i].state),
+			           lab, v);
+			buf_printf(o, "  %-15s %-38s   %s\n", "", "", prov);
 		}
 	}
 	if (n_exemplars > 0)
@@ -611,14 +619,7 @@ void report_json_ext(const Analysis *a, const BudgetResult *b, int nb, const EvE
 		cJSON_AddStringToObject(o, "op", mb->op ? mb->op : ">");
 		cJSON_AddNumberToObject(o, "threshold", mb->threshold);
 		cJSON_AddStringToObject(o, "unit", mb->unit ? mb->unit : "");
-		if (b[i].state == BUDGET_UNKNOWN || isnan(b[i].value))
-			cJSON_AddNullToObject(o, "value");
-		else
-			cJSON_AddNumberToObject(o, "value", round(b[i].value * 1e6) / 1e6);
-		cJSON_AddStringToObject(o, "state", budget_state(b[i].state));
-		cJSON_AddStringToObject(o, "source", b[i].ev ? evidence_source_name(b[i].ev->source)
-		                                            : "missing");
-		cJSON_AddStringToObject(o, "provenance", b[i].ev ? b[i].ev->provenance : "no evidence");
+		diagnosis_budget_json(o, &b[i]);
 		cJSON_AddItemToArray(ba, o);
 	}
 	cJSON *ea = cJSON_AddArrayToObject(r, "exemplars");

@@ -357,20 +357,30 @@ static void add_capacity(Out *o, const Evidence *e, const Model *m, const char *
 static void hold(Out *o, const Evidence *e, const DxHypothesis *hyp, int n_hyp)
 {
 	const char *id = "hold-rollout";
-	double p99, obj, nb, nu = 0;
+	double p99, obj, nb, nu = 0, nm = 0;
 	int breach = val(e, "ingress.p99_ms", &p99) && val(e, "objective.p99_ms", &obj) && p99 > obj;
+	/* budgets as budget_judge() judges them: breached only when the whole
+	 * interval is past the threshold; "may be" is said, not counted */
 	int have_budgets = val(e, "budgets.breached", &nb);
 	int budgets = have_budgets && nb >= 1;
 	val(e, "budgets.unknown", &nu);
+	val(e, "budgets.maybe", &nm);
+	char maybe[120] = "";
+	if (nm >= 1)
+		snprintf(maybe, sizeof maybe, "%.0f may be (%s interval%s the threshold)", nm,
+		         nm == 1 ? "its" : "their", nm == 1 ? " holds" : "s hold");
 	if (!breach && !budgets) {
 		/* what is known about the budgets, without reading "not known" as
 		 * "not breached" */
-		char bud[160];
+		char bud[320];
 		if (!have_budgets)
 			snprintf(bud, sizeof bud, "no budget is declared");
 		else if (nu >= 1)
-			snprintf(bud, sizeof bud, "no budget is breached, but %.0f cannot be judged (their "
-			         "evidence is missing)", nu);
+			snprintf(bud, sizeof bud, "no budget is shown to be breached%s%s%s, and %.0f cannot be "
+			         "judged (their evidence is missing)", *maybe ? " (" : "", maybe,
+			         *maybe ? ")" : "", nu);
+		else if (*maybe)
+			snprintf(bud, sizeof bud, "no budget is shown to be breached (%s)", maybe);
 		else
 			snprintf(bud, sizeof bud, "no budget is breached");
 		if (!val(e, "ingress.p99_ms", &p99))
@@ -392,6 +402,8 @@ static void hold(Out *o, const Evidence *e, const DxHypothesis *hyp, int n_hyp)
 		buf_printf(&b, "p99 %.1f ms is above the %.0f ms objective", p99, obj);
 	if (budgets)
 		buf_printf(&b, "%s%.0f budget%s breached", b.len ? "; " : "", nb, nb == 1 ? "" : "s");
+	if (*maybe)
+		buf_printf(&b, "%s%s%s", b.len ? "; " : "", budgets ? "" : "budgets: ", maybe);
 	int k = 0;
 	for (int i = 0; i < n_hyp && k < 3; i++) {
 		if (hyp[i].score <= 0 || hyp[i].not_applicable ||

@@ -46,15 +46,20 @@ static void supply_budgets(Evidence *e, const Model *m)
 	BudgetResult *r = budgets_evaluate(m, e, &n);
 	if (r == NULL)
 		return;
-	int breached = 0, unknown = 0;
+	int breached = 0, unknown = 0, maybe = 0;
 	for (int i = 0; i < n; i++) {
 		breached += r[i].state == BUDGET_BREACHED;
 		unknown += r[i].state == BUDGET_UNKNOWN;
+		maybe += r[i].state == BUDGET_MAYBE;
 	}
-	char prov[128];
-	snprintf(prov, sizeof prov, "derived: model budgets breached (%d of %d; %d unknown)", breached,
-	         n, unknown);
+	char prov[160];
+	snprintf(prov, sizeof prov,
+	         "derived: model budgets breached, their whole 95 %% interval past the threshold "
+	         "(%d of %d; %d may be, %d unknown)", breached, n, maybe, unknown);
 	evidence_supply(e, "budgets.breached", breached, "count", EV_SRC_DERIVED, prov);
+	snprintf(prov, sizeof prov,
+	         "derived: model budgets whose interval holds the threshold (%d of %d)", maybe, n);
+	evidence_supply(e, "budgets.maybe", maybe, "count", EV_SRC_DERIVED, prov);
 	snprintf(prov, sizeof prov, "derived: model budgets without evidence (%d of %d)", unknown, n);
 	evidence_supply(e, "budgets.unknown", unknown, "count", EV_SRC_DERIVED, prov);
 	free(r);
@@ -400,10 +405,6 @@ void diagnosis_format_explained(const Diagnosis *d, const DxHypothesis *h, char 
 	snprintf(out, sz, "explains %.0f %% of the rise%s%s", 100 * v->value, ci, more);
 }
 
-static const char *state_name(int s)
-{
-	return s == BUDGET_BREACHED ? "breached" : s == BUDGET_OK ? "ok" : "unknown";
-}
 
 /* ---- JSON ------------------------------------------------------------------- */
 
@@ -451,6 +452,27 @@ static cJSON *evidence_json(const EvValue *v)
 	return o;
 }
 
+/* A budget's verdict, figure, interval and source: the members `report`
+ * writes too (docs/report-json.md). */
+void diagnosis_budget_json(cJSON *b, const BudgetResult *r)
+{
+	int known = r->state != BUDGET_UNKNOWN;
+	cJSON_AddItemToObject(b, "value", known ? num_or_null(r->value) : cJSON_CreateNull());
+	if (known && r->has_ci) {
+		cJSON *ci = cJSON_AddArrayToObject(b, "interval");
+		cJSON_AddItemToArray(ci, isinf(r->lo) ? cJSON_CreateNull() : num_or_null(r->lo));
+		cJSON_AddItemToArray(ci, isinf(r->hi) ? cJSON_CreateNull() : num_or_null(r->hi));
+	} else {
+		cJSON_AddNullToObject(b, "interval");
+	}
+	cJSON_AddStringToObject(b, "state", budget_state_name(r->state));
+	cJSON_AddStringToObject(b, "source", r->ev ? evidence_source_name(r->ev->source) : "missing");
+	cJSON_AddStringToObject(b, "evidence_used", r->ev ? r->ev->name : "");
+	cJSON_AddStringToObject(b, "source_text", r->source);
+	cJSON_AddStringToObject(b, "other_source", r->other);
+	cJSON_AddStringToObject(b, "provenance", r->ev ? r->ev->provenance : "no evidence");
+}
+
 void diagnosis_json(const Diagnosis *d, const Model *m, Buf *out)
 {
 	cJSON *r = cJSON_CreateObject();
@@ -474,11 +496,7 @@ void diagnosis_json(const Diagnosis *d, const Model *m, Buf *out)
 		cJSON_AddStringToObject(b, "op", mb->op ? mb->op : ">");
 		cJSON_AddNumberToObject(b, "threshold", mb->threshold);
 		cJSON_AddStringToObject(b, "unit", mb->unit ? mb->unit : "");
-		cJSON_AddItemToObject(b, "value", num_or_null(br[i].value));
-		cJSON_AddStringToObject(b, "state", state_name(br[i].state));
-		cJSON_AddStringToObject(b, "source",
-		                        br[i].ev ? evidence_source_name(br[i].ev->source) : "missing");
-		cJSON_AddStringToObject(b, "provenance", br[i].ev ? br[i].ev->provenance : "no evidence");
+		diagnosis_budget_json(b, &br[i]);
 		cJSON_AddItemToArray(bud, b);
 	}
 	free(br);
@@ -619,13 +637,14 @@ void diagnosis_text(const Diagnosis *d, const Model *m, Buf *out)
 		buf_adds(out, "Budgets\n");
 		for (int i = 0; i < nb; i++) {
 			const ModelBudget *mb = br[i].budget;
-			char v[48];
-			budgets_format_value(mb, br[i].value, v, sizeof v);
+			char v[600];
+			budget_describe(&br[i], v, sizeof v);
 			clean(s1, sizeof s1, mb->label ? mb->label : mb->id);
 			clean(s2, sizeof s2, br[i].ev ? br[i].ev->provenance : "no evidence");
-			buf_printf(out, "  %-9s %-40s %10s  %s\n",
-			           br[i].state == BUDGET_BREACHED ? "BREACHED" : state_name(br[i].state), s1,
-			           br[i].state == BUDGET_UNKNOWN ? "?" : v, s2);
+			buf_printf(out, "  %-15s %-40s %s\n",
+			           br[i].state == BUDGET_BREACHED ? "BREACHED" : budget_state_text(br[i].state),
+			           s1, v);
+			buf_printf(out, "  %-15s %-40s   %s\n", "", "", s2);
 		}
 		buf_adds(out, "\n");
 	}

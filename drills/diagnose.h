@@ -182,6 +182,15 @@ const char *dx_verdict_name(int verdict);
  * "hypotheses": [{id, node, score, rank, ...}], "decisions": [{id, verdict,
  * reason}]}, documented in docs/diagnosis.md. Text: for a terminal. */
 void diagnosis_json(const Diagnosis *d, const Model *m, Buf *out);
+
+/* Adds a budget's verdict to the JSON object o: "value" (null when
+ * unknown), "interval" ([lo, hi] in the budget's unit, null for an
+ * unbounded side; null when exact), "state" (budget_state_name()),
+ * "source", "evidence_used" (the figure judged: the budget's evidence or
+ * its .metric / .spans twin), "source_text", "other_source" and
+ * "provenance". `diagnose` and `report` write budgets with it. */
+struct cJSON;
+void diagnosis_budget_json(struct cJSON *o, const BudgetResult *r);
 void diagnosis_text(const Diagnosis *d, const Model *m, Buf *out);
 
 /* Hypothesis ids of the catalog at path (NULL: built-in), NULL-terminated;

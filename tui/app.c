@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,7 @@ void app_init(TuiApp *app, const TuiOptions *opt)
 	app->ascii = opt->ascii;
 	app->refresh_ms = opt->refresh_ms > 0 ? opt->refresh_ms : 1000;
 	app->evidence = opt->evidence;
+	app->budget = opt->budget;
 	app->evidence_pending = opt->evidence_pending;
 	app->evidence_ctx = opt->evidence_ctx;
 	app->period = opt->period;
@@ -318,6 +320,46 @@ int app_evidence_unit(const TuiApp *app, const char *name, double *v, const char
 	if (app->evidence)
 		return app->evidence(app->evidence_ctx, a, name, v, unit);
 	return 0;
+}
+
+int app_budget(const TuiApp *app, const ModelBudget *b, BudgetResult *out)
+{
+	memset(out, 0, sizeof *out);
+	out->budget = b;
+	out->state = BUDGET_UNKNOWN;
+	out->value = out->lo = out->hi = NAN;
+	const Analysis *a = app->a;
+	if (b->evidence == NULL || a == NULL || a->approx)
+		return out->state; /* budgets are judged on exact figures: "evaluating..." */
+	/* the p99 on screen, with its order-statistics interval */
+	int base = strcmp(b->evidence, "ingress.p99_ms@baseline") == 0;
+	if (base || strcmp(b->evidence, "ingress.p99_ms") == 0) {
+		const PopSummary *ps = &a->pop[base ? POP_BASELINE : POP_WINDOW];
+		if ((base && !ps->present) || ps->ingress.n == 0)
+			return out->state;
+		budget_judge_figure(b, ps->ingress.p99, ps->ingress.p99_lo, ps->ingress.p99_hi, 1, "ms",
+		                    out);
+		snprintf(out->source, sizeof out->source, "spans, %lld requests",
+		         (long long)ps->ingress.n);
+		out->src = EV_SRC_SPANS;
+		out->n = ps->ingress.n;
+		return out->state;
+	}
+	if (app->budget) {
+		BudgetResult r;
+		memset(&r, 0, sizeof r);
+		if (app->budget(app->evidence_ctx, a, b, &r)) {
+			*out = r;
+			out->budget = b;
+			out->ev = NULL;
+			return out->state;
+		}
+	}
+	double v;
+	const char *unit = NULL;
+	if (app->evidence && app->evidence(app->evidence_ctx, a, b->evidence, &v, &unit))
+		budget_judge_figure(b, v, NAN, NAN, 0, unit, out);
+	return out->state;
 }
 
 int app_evidence(const TuiApp *app, const char *name, double *v)

@@ -56,6 +56,7 @@ typedef struct TuiApp {
 	int ascii;
 	int refresh_ms;
 	TuiEvidenceFn evidence;
+	int (*budget)(void *ctx, const Analysis *a, const ModelBudget *b, BudgetResult *out);
 	int (*evidence_pending)(void *ctx, const Analysis *a);
 	void *evidence_ctx;
 	const struct TuiDrill *drill; /* NULL: no Drill pane (added by "drills") */
@@ -181,5 +182,12 @@ int app_evidence_pending(const TuiApp *app);
 /* The same, also giving the value's unit ("ms", "ratio", ...; NULL when the
  * provider did not say). */
 int app_evidence_unit(const TuiApp *app, const char *name, double *v, const char **unit);
+
+/* Judges budget b for the header (analysis/budgets.c's rule): the p99 of
+ * the analysis on screen with its interval, the rest from the provider's
+ * budget callback, else from its evidence values (taken as exact). Fills
+ * *out (out->ev is NULL); returns out->state, BUDGET_UNKNOWN when no
+ * figure is known. */
+int app_budget(const TuiApp *app, const ModelBudget *b, BudgetResult *out);
 
 #endif

@@ -81,11 +81,23 @@ static void draw_objective_row(const TuiApp *app, Canvas *cv, int y)
 	snprintf(buf, sizeof buf, "p99 %s ms ", v);
 	x = x_text(cv, x, y, ROLE_HEADING, buf);
 	if (a->objective_ms > 0) {
+		/* judged as a budget is (analysis/budgets.c): breached only when
+		 * the p99's whole 95 % interval is over the objective */
+		ModelBudget ob = {.id = "objective", .op = ">", .threshold = a->objective_ms, .unit = "ms"};
+		BudgetResult r;
+		budget_judge_figure(&ob, w->ingress.p99, w->ingress.p99_lo, w->ingress.p99_hi, 1, "ms", &r);
 		if (w->ingress.n == 0) {
 			x = x_text(cv, x, y, ROLE_DIM, "NO DATA");
-		} else if (w->ingress.p99 > a->objective_ms) {
+		} else if (r.state == BUDGET_BREACHED) {
 			x = x_glyph(cv, x, y, g->breach, ROLE_BREACH);
 			x = x_text(cv, x, y, ROLE_BREACH, " BREACHED");
+		} else if (r.state == BUDGET_MAYBE) {
+			/* its interval holds the objective: as the budgets say it */
+			char ci[96];
+			budget_format_interval(&r, ci, sizeof ci);
+			snprintf(buf, sizeof buf, " may be breached %s", ci);
+			x = x_glyph(cv, x, y, '?', ROLE_WARN);
+			x = x_text(cv, x, y, ROLE_WARN, buf);
 		} else {
 			x = x_glyph(cv, x, y, g->ok, ROLE_OK);
 			x = x_text(cv, x, y, ROLE_OK, " met");
@@ -178,9 +190,12 @@ static void draw_mix_row(const TuiApp *app, Canvas *cv, int y)
 	}
 }
 
-/* One line for every budget of the model: the breached ones by name and
- * value, then how many are within and how many cannot be evaluated yet.
- * When the labels do not fit, the budget ids stand in for them. */
+/* One line for every budget of the model, judged as analysis/budgets.c
+ * judges them (on the figure's 95 % interval): the breached ones by name
+ * and value, then those that may be breached with their interval and
+ * source, then how many are within and how many cannot be evaluated yet.
+ * When the labels do not fit, the budget ids stand in for them, then the
+ * sources are left out (`diagnose` has them in full). */
 static void draw_budget_row(const TuiApp *app, Canvas *cv, int y)
 {
 	const Glyphs *g = cv->g;
@@ -195,34 +210,51 @@ static void draw_budget_row(const TuiApp *app, Canvas *cv, int y)
 	int pending = app_evidence_pending(app);
 	int ok = 0, unknown = 0;
 	char tail[96] = "";
-	char items[8][200];
-	char short_items[8][200];
-	int n_items = 0, long_w = 0;
-	for (int i = 0; i < m->n_budgets; i++) {
-		const ModelBudget *b = &m->budgets[i];
-		double v, in_unit;
-		const char *unit = NULL;
-		/* the verdict and the number as analysis/budgets.c makes them */
-		int state = BUDGET_UNKNOWN;
-		if (b->evidence && app_evidence_unit(app, b->evidence, &v, &unit))
-			state = budget_judge(b, v, unit, &in_unit);
-		if (state == BUDGET_UNKNOWN) {
-			unknown++;
-			continue;
+	/* four forms, longest first: labels; ids for the breached ones; a
+	 * shorter source; the interval alone */
+	enum { MAXI = 8, NFORM = 4 };
+	char items[MAXI][NFORM][400];
+	int state[MAXI];
+	int n_items = 0, w[NFORM] = {0, 0, 0, 0};
+	/* breached first, then the ones that may be */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < m->n_budgets; i++) {
+			const ModelBudget *b = &m->budgets[i];
+			BudgetResult r;
+			int st = app_budget(app, b, &r);
+			if (pass == 0 && st == BUDGET_UNKNOWN)
+				unknown++;
+			if (pass == 0 && st == BUDGET_OK)
+				ok++;
+			if (st != (pass == 0 ? BUDGET_BREACHED : BUDGET_MAYBE) || n_items == MAXI)
+				continue;
+			char val[48], ci[96], n[32] = "", src[48];
+			budgets_format_value(b, r.value, val, sizeof val);
+			budget_format_interval(&r, ci, sizeof ci);
+			if (r.n > 0)
+				fmt_count(n, sizeof n, r.n);
+			snprintf(src, sizeof src, "%s%s%s", evidence_source_name(r.src), *n ? " " : "", n);
+			const char *id = b->id ? b->id : (b->evidence ? b->evidence : "?");
+			const char *lab = b->label ? b->label : id;
+			char(*it)[400] = items[n_items];
+			if (st == BUDGET_BREACHED) {
+				snprintf(it[0], sizeof it[0], " %s (%s)  ", lab, val);
+				for (int k = 1; k < NFORM; k++)
+					snprintf(it[k], sizeof it[k], " %s (%s)  ", id, val);
+			} else {
+				/* the interval holds the threshold: say which and from where */
+				snprintf(it[0], sizeof it[0], " %s may be breached (%s %s, %s)  ", lab, val, ci,
+				         r.source[0] ? r.source : "exact");
+				snprintf(it[1], sizeof it[1], " %s may be breached (%s %s, %s)  ", id, val, ci,
+				         r.source[0] ? r.source : "exact");
+				snprintf(it[2], sizeof it[2], " %s may be (%s %s, %s)  ", id, val, ci, src);
+				snprintf(it[3], sizeof it[3], " %s may be (%s)  ", id, ci);
+			}
+			state[n_items] = st;
+			for (int k = 0; k < NFORM; k++)
+				w[k] += 1 + san_width(it[k]);
+			n_items++;
 		}
-		if (state == BUDGET_OK) {
-			ok++;
-			continue;
-		}
-		if (n_items == 8)
-			continue;
-		char val[48];
-		budgets_format_value(b, in_unit, val, sizeof val);
-		const char *id = b->id ? b->id : (b->evidence ? b->evidence : "?");
-		snprintf(items[n_items], sizeof items[0], " %s (%s)  ", b->label ? b->label : id, val);
-		snprintf(short_items[n_items], sizeof short_items[0], " %s (%s)  ", id, val);
-		long_w += 1 + san_width(items[n_items]);
-		n_items++;
 	}
 	int tail_w = 0;
 	if (ok)
@@ -234,11 +266,14 @@ static void draw_budget_row(const TuiApp *app, Canvas *cv, int y)
 		tail_w += snprintf(unk, sizeof unk, "%d evaluating...", unknown);
 	else if (unknown)
 		tail_w += snprintf(unk, sizeof unk, "%d not evaluated (no evidence)", unknown);
-	int use_short = x0 + long_w + tail_w > cv->w;
+	int form = 0;
+	while (form < NFORM - 1 && x0 + w[form] + tail_w > cv->w)
+		form++;
 	int x = x0;
 	for (int k = 0; k < n_items; k++) {
-		x = x_glyph(cv, x, y, g->breach, ROLE_BREACH);
-		x = x_text(cv, x, y, ROLE_BREACH, use_short ? short_items[k] : items[k]);
+		int br = state[k] == BUDGET_BREACHED;
+		x = x_glyph(cv, x, y, br ? g->breach : '?', br ? ROLE_BREACH : ROLE_WARN);
+		x = x_text(cv, x, y, br ? ROLE_BREACH : ROLE_WARN, items[k][form]);
 	}
 	if (ok) {
 		x = x_glyph(cv, x, y, g->ok, ROLE_OK);

@@ -17,6 +17,7 @@
 
 #include "analysis.h"
 #include "err.h"
+#include "evidence.h"
 #include "model.h"
 #include "period.h"
 
@@ -46,6 +47,13 @@ typedef struct TuiOptions {
 	                             * (the NO_COLOR variable also does this) */
 	const char *latency_log;    /* append timing lines (bench), or NULL */
 	TuiEvidenceFn evidence;     /* extra budget evidence, or NULL */
+	/* A budget judged on the provider's evidence (budget_judge(): the
+	 * figure's interval and source, so the header says "may be breached"
+	 * with the same reason as `diagnose`): 1 and *out when it has a figure,
+	 * 0 when not (then the header falls back on `evidence`, a value
+	 * taken as exact). Called on the UI thread with the evidence context;
+	 * out->ev is not read after the call. NULL: none. */
+	int (*budget)(void *ctx, const Analysis *a, const ModelBudget *b, BudgetResult *out);
 	/* 1 while the provider is still computing the evidence for the
 	 * analysis on screen (the header then says "evaluating..." instead of
 	 * counting the budgets it cannot evaluate); NULL: never. Called on

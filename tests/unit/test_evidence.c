@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "evidence.h"
+#include "evidence_hist.h"
 #include "evidence_priv.h"
 #include "helpers.h"
 #include "import.h"
@@ -157,10 +158,16 @@ static void test_requests_and_metrics(void **state)
 	int nb = 0;
 	BudgetResult *br = budgets_evaluate(m, e, &nb);
 	assert_int_equal(nb, 5);
-	assert_int_equal(br[0].state, BUDGET_BREACHED); /* p99 200 > 100 */
-	assert_int_equal(br[1].state, BUDGET_BREACHED); /* 65 % > 60 % */
+	/* the p99 of a handful of requests (200 ms) has no upper bound and its
+	 * lower one is under 100 ms: it may be over its budget, not shown */
+	assert_int_equal(br[0].state, BUDGET_MAYBE);
+	assert_true(br[0].has_ci && br[0].lo < 100 && isinf(br[0].hi));
+	assert_int_equal(br[1].state, BUDGET_BREACHED); /* 65 % > 60 % (a gauge: exact) */
 	near(br[1].value, 65, "occupancy in %");
-	assert_int_equal(br[2].state, BUDGET_OK);       /* late 0.4 <= 0.5 */
+	assert_false(br[1].has_ci);
+	/* late work 0.4 of a few requests: its Wilson interval holds 0.5 */
+	assert_int_equal(br[2].state, BUDGET_MAYBE);
+	assert_true(br[2].lo < 0.4 && br[2].hi > 0.5);
 	assert_int_equal(br[3].state, BUDGET_UNKNOWN);  /* no recovery evidence */
 	assert_true(isnan(br[3].value));
 	assert_int_equal(br[4].state, BUDGET_BREACHED); /* CPU 0.45 < 0.5 */
@@ -357,6 +364,111 @@ static void test_segment(void **state)
 	assert_string_equal(out, "abcd");
 }
 
+/* The budget rule on one figure: breached only when the whole 95 %
+ * interval is past the threshold, within when none of it is, otherwise
+ * "may be breached"; a figure without an interval is exact. */
+static void test_budget_rule(void **state)
+{
+	(void)state;
+	ModelBudget qa = {.id = "queue_age", .evidence = "endpoint.queue_age.p99_ms", .op = ">",
+	                  .threshold = 12, .unit = "ms"};
+	ModelBudget cpu = {.id = "cpu", .evidence = "cpu.fleet_mean", .op = "<", .threshold = 0.5,
+	                   .unit = "ratio"};
+	ModelBudget pct = {.id = "occ", .evidence = "pool.p.occupancy", .op = ">", .threshold = 20,
+	                   .unit = "%"};
+	BudgetResult r;
+	assert_int_equal(budget_judge_figure(&qa, 18.8, 13, 25, 1, "ms", &r), BUDGET_BREACHED);
+	assert_int_equal(budget_judge_figure(&qa, 18.8, 10, 25, 1, "ms", &r), BUDGET_MAYBE);
+	assert_int_equal(budget_judge_figure(&qa, 7.1, 0.3, 15.9, 1, "ms", &r), BUDGET_MAYBE);
+	assert_int_equal(budget_judge_figure(&qa, 9, 5, 11.9, 1, "ms", &r), BUDGET_OK);
+	assert_int_equal(budget_judge_figure(&qa, 11, 5, 12, 1, "ms", &r), BUDGET_OK); /* at it: within */
+	assert_int_equal(budget_judge_figure(&qa, 200, 5, INFINITY, 1, "ms", &r), BUDGET_MAYBE);
+	assert_int_equal(budget_judge_figure(&qa, 200, 20, INFINITY, 1, "ms", &r), BUDGET_BREACHED);
+	assert_int_equal(budget_judge_figure(&qa, 2, -INFINITY, 11, 1, "ms", &r), BUDGET_OK);
+	assert_int_equal(budget_judge_figure(&qa, 12.5, NAN, NAN, 0, "ms", &r), BUDGET_BREACHED);
+	assert_int_equal(budget_judge_figure(&qa, 12, NAN, NAN, 0, "ms", &r), BUDGET_OK);
+	assert_int_equal(budget_judge_figure(&qa, NAN, NAN, NAN, 0, "ms", &r), BUDGET_UNKNOWN);
+	/* below: breached when the whole interval is under the threshold */
+	assert_int_equal(budget_judge_figure(&cpu, 0.4, 0.3, 0.45, 1, "ratio", &r), BUDGET_BREACHED);
+	assert_int_equal(budget_judge_figure(&cpu, 0.45, 0.4, 0.6, 1, "ratio", &r), BUDGET_MAYBE);
+	assert_int_equal(budget_judge_figure(&cpu, 0.6, 0.5, 0.7, 1, "ratio", &r), BUDGET_OK);
+	/* a share kept as a ratio against a budget in %: the interval too */
+	assert_int_equal(budget_judge_figure(&pct, 0.249, 0.21, 0.30, 1, "ratio", &r), BUDGET_BREACHED);
+	near(r.lo, 21, "lower bound in %");
+	near(r.hi, 30, "upper bound in %");
+	assert_int_equal(budget_judge_figure(&pct, 0.249, 0.19, 0.30, 1, "ratio", &r), BUDGET_MAYBE);
+	char buf[64];
+	budget_format_interval(&r, buf, sizeof buf);
+	assert_string_equal(buf, "[19.0, 30.0 %]");
+	assert_string_equal(budget_state_text(BUDGET_MAYBE), "may be breached");
+}
+
+/* The demo's case: the executor's queue-age histogram puts the p99 at
+ * 17.5 ms, interpolated inside its 10-25 ms bucket, on a million waits;
+ * the traces say 7.1 ms [0.3, 15.9] on 3,000 requests. The histogram's
+ * interval is the bucket's bounds however many waits it counts (the value
+ * is not known more precisely than its bucket), so a 12 ms budget may be
+ * breached: neither source shows it. The narrower interval (the metric's,
+ * 15 ms wide against 15.6) is the one judged, and the other is named.
+ * When the traces pin the figure tighter, they are judged instead. */
+static void test_budget_metric_bucket(void **state)
+{
+	(void)state;
+	ModelBudget qa = {.id = "queue_age", .evidence = "endpoint.queue_age.p99_ms", .op = ">",
+	                  .threshold = 12, .unit = "ms", .label = "endpoint queue age above 12 ms"};
+	double le[] = {0.5, 1, 2.5, 5, 10, 25, 50, 100, INFINITY};
+	double cum[] = {300e3, 500e3, 800e3, 950e3, 985e3, 995e3, 999e3, 1e6, 1e6};
+	for (int tight = 0; tight < 2; tight++) {
+		EvHist h = {.le = le, .cum = cum, .nb = 9, .series = 1};
+		snprintf(h.family, sizeof h.family, "executor.queue_age");
+		snprintf(h.scheme, sizeof h.scheme, "explicit");
+		Evidence *e = evidence_new();
+		EvValue *sp = ev_put(e, "endpoint.queue_age.p99_ms", tight ? 13.5 : 7.07, "ms",
+		                     EV_SRC_SPANS, EV_Q_EXACT, 3000, 0, "spans: exact p99");
+		ev_ci(sp, tight ? 12.5 : 0.3, tight ? 14.0 : 15.86);
+		EvValue *mv = ev_put_hist_quantile(e, "endpoint.queue_age.p99_ms.metric", &h, 99, 1,
+		                                   "(pool endpoint-executor)", NULL, 0);
+		assert_non_null(mv);
+		near(mv->value, 17.5, "interpolated p99");
+		/* the interval is the bucket's bounds, not narrower */
+		assert_true(mv->has_ci);
+		near(mv->lo, 10, "bucket's lower bound");
+		near(mv->hi, 25, "bucket's upper bound");
+		ev_best_source(e, 0, 0);
+		evidence_finish(e);
+		BudgetResult r;
+		char line[800];
+		budget_judge(&qa, e, &r);
+		budget_describe(&r, line, sizeof line);
+		if (!tight) {
+			assert_int_equal(r.state, BUDGET_MAYBE);
+			assert_int_equal(r.src, EV_SRC_METRIC);
+			near(r.value, 17.5, "the metric's figure");
+			if (!strstr(line, "17.5 ms [10.0, 25.0 ms] (metric, 1,000,000 ") ||
+			    !strstr(line, "histogram buckets 10.0 ms to 25.0 ms") ||
+			    !strstr(line, "spans, 3,000 requests: 7.1 ms [0.3, 15.9 ms]") ||
+			    !strstr(line, "the interval holds the budget (12.0 ms)"))
+				fail_msg("%s", line);
+			/* what the hold-rollout count reads: not breached */
+			Model m = {.budgets = &qa, .n_budgets = 1};
+			int nb;
+			BudgetResult *all = budgets_evaluate(&m, e, &nb);
+			assert_int_equal(nb, 1);
+			assert_int_equal(all[0].state, BUDGET_MAYBE);
+			free(all);
+		} else {
+			/* the traces' [12.5, 14.0] is narrower and wholly over 12 ms */
+			assert_int_equal(r.state, BUDGET_BREACHED);
+			assert_int_equal(r.src, EV_SRC_SPANS);
+			if (!strstr(line, "13.5 ms [12.5, 14.0 ms] (spans, 3,000 requests, the narrower "
+			                  "interval; metric, 1,000,000 ") ||
+			    strstr(line, "holds the budget"))
+				fail_msg("%s", line);
+		}
+		evidence_free(e);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -367,6 +479,8 @@ int main(void)
 		cmocka_unit_test(test_mix_noise),
 		cmocka_unit_test(test_histogram_quantile),
 		cmocka_unit_test(test_segment),
+		cmocka_unit_test(test_budget_rule),
+		cmocka_unit_test(test_budget_metric_bucket),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

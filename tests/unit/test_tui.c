@@ -346,6 +346,57 @@ static void test_budget_evidence_hook(void **state)
 	env_free(e);
 }
 
+/* A budget provider judges on intervals (analysis/budgets.c): the queue
+ * age as the demo's metric gives it, 18.8 ms inside its 10-25 ms bucket,
+ * may be over 12 ms and is drawn as such, with its interval and source,
+ * never as breached; the pool's occupancy with its whole interval over
+ * 82 % is breached. */
+static int interval_budget(void *ctx, const Analysis *a, const ModelBudget *b, BudgetResult *out)
+{
+	(void)a;
+	(void)ctx;
+	if (strcmp(b->evidence, "endpoint.queue_age.p99_ms") == 0) {
+		budget_judge_figure(b, 18.8, 10, 25, 1, "ms", out);
+		out->src = EV_SRC_METRIC;
+		out->n = 966985;
+		snprintf(out->source, sizeof out->source,
+		         "metric, 966,985 requests, histogram buckets 10.0 ms to 25.0 ms");
+		return 1;
+	}
+	if (strcmp(b->evidence, "pool.pricing.occupancy") == 0) {
+		budget_judge_figure(b, 0.91, 0.88, 0.93, 1, "ratio", out);
+		return 1;
+	}
+	return 0;
+}
+
+static void test_budget_may_be_breached(void **state)
+{
+	(void)state;
+	for (int wide = 0; wide < 2; wide++) {
+		Env *e = env_new(1, 1, wide ? 200 : 100, 30, 0);
+		e->app.budget = interval_budget;
+		env_compute(e);
+		char *s = screen(e);
+		const char *row = strstr(s, "budgets ");
+		assert_non_null(row);
+		if (strstr(row, "queue_age (") || strstr(row, "queue age above 12 ms ("))
+			fail_msg("the queue age is drawn as breached:\n%s", s);
+		if (wide) {
+			if (!strstr(row, "? queue_age may be breached (18.8 ms [10.0, 25.0 ms], metric, "
+			                 "966,985 requests, histogram buckets 10.0 ms to 25.0 ms)"))
+				fail_msg("no 'may be breached' with its interval and source:\n%s", s);
+			assert_non_null(strstr(row, "✖ pool_occupancy (91.0 %)"));
+		} else {
+			/* narrow: ids, and at least the interval */
+			if (!strstr(row, "queue_age may be") || !strstr(row, "[10.0, 25.0 ms]"))
+				fail_msg("no 'may be' with its interval:\n%s", s);
+		}
+		free(s);
+		env_free(e);
+	}
+}
+
 /* While the provider is still computing, the header says so instead of
  * calling the values missing; once it is done, missing is missing. */
 static int fake_pending(void *ctx, const Analysis *a)
@@ -1210,6 +1261,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_header_breach_and_budgets),
 		cmocka_unit_test(test_budget_evidence_hook),
 		cmocka_unit_test(test_budgets_evaluating),
+		cmocka_unit_test(test_budget_may_be_breached),
 		cmocka_unit_test(test_golden_percent_budget),
 		cmocka_unit_test(test_help_lists_every_pane),
 		cmocka_unit_test(test_help_wraps_long_lines),
