@@ -41,6 +41,7 @@ HARNESSES=(
   "fuzz_import_jaeger_json jaeger"
   "fuzz_import_zipkin_json zipkin"
   "fuzz_import_otlp_proto otlp_proto"
+  "fuzz_trace_pull trace_pull"
 )
 
 # one harness: its verdict on stdout, its failure details on stderr
