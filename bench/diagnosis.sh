@@ -57,12 +57,18 @@ LIGHT=(fleet=light)
 # mechanism/label (default: the fleet).
 #
 # A mechanism at a strength that does not move the p99 beyond noise at
-# 3,000 traces tests nothing: its "weak" row (the light fleet's defaults,
-# where the p99 of seed 1 rose by +1 to +23 ms against +7 ms with the
-# mechanism off) is right when insufficient-evidence leads, and its
-# "strong" row sets the strength at which its own rise is significant at
-# 3,000 traces (in at least 2 of 3 seeds tried; the quiet row with the
-# same stragglers checks that they alone are no incident).
+# 3,000 traces tests nothing: its "weak" row is right when
+# insufficient-evidence leads, and its "strong" row sets the strength at
+# which its own rise is significant at 3,000 traces (in at least 2 of 3
+# seeds tried; the quiet row with the same stragglers checks that they
+# alone are no incident). A weak row must move neither the p99 nor the p90
+# beyond noise (the engine attributes the p90's rise when the p99's is not
+# shown): the light fleet's defaults do for placement-hotspot,
+# wider-fanout and pricing-pool-shrink; class-mix-shift's default (5 % ->
+# 9 % enterprise) and retry-storm's (30 % of inventory attempts fail) moved
+# the p90 by +9 to +12 ms beyond noise in seeds 1 and 2 and the p99 in
+# seed 3, so their weak rows are 5 % -> 6 % and 10 % (no rise shown in 3 of
+# 3 seeds; bench/README.md has the numbers).
 MECHS=(
   "pricing-client-wait client-pool-wait pricing case"
   "none insufficient-evidence none case"
@@ -71,14 +77,14 @@ MECHS=(
   "executor-saturation endpoint-queue-saturation mercury-api light"
   "dependency-slowdown dependency-slowdown profile|recommendation light"
   "single-slowdown dependency-slowdown inventory light"
-  "class-mix-shift insufficient-evidence none light weak"
+  "class-mix-shift insufficient-evidence none light weak incident-enterprise-share=0.06"
   "class-mix-shift class-mix-shift enterprise light strong incident-enterprise-share=0.3"
   "placement-hotspot insufficient-evidence none light weak"
   "placement-hotspot placement-concentration * light strong hot-hosts=1 hot-share=1 enterprise-share=0.1"
   "serial-hop serial-hop inventory light"
   "wider-fanout insufficient-evidence none light weak"
   "wider-fanout fanout-tail-amplification pricing light strong straggler-p=0.004 straggler-mult=50"
-  "retry-storm insufficient-evidence none light weak"
+  "retry-storm insufficient-evidence none light weak retry-p=0.1"
   "retry-storm retry-amplification inventory light strong retry-p=0.85"
   "none insufficient-evidence none light"
   "none insufficient-evidence none light stragglers straggler-p=0.004 straggler-mult=50"
@@ -139,7 +145,11 @@ rise = next((e["value"] for e in d.get("evidence", []) if e["name"] == "ingress.
 # the one verdict on the rise (docs/diagnosis.md): 1 rose, 0 did not, - cannot tell
 rose = next((e["value"] for e in d.get("evidence", []) if e["name"] == "ingress.rose"), None) if hs else None
 rose = "-" if rose is None else "%d" % rose
-print("\t".join([mech, size, seed, met, str(rank), top, secs, str(rise), rose]))
+# the same verdict for the p99 or the p90 (ingress.moved): a rise the
+# attribution explains
+moved = next((e["value"] for e in d.get("evidence", []) if e["name"] == "ingress.moved"), None) if hs else None
+moved = "-" if moved is None else "%d" % moved
+print("\t".join([mech, size, seed, met, str(rank), top, secs, str(rise), rose, moved]))
 EOF
       done
       # the counterfactual confirmation: same seed, mechanism off
@@ -178,7 +188,8 @@ times = []
 for row in rows:
     mech, size, seed, met, rank, top, secs, rise = row[:8]
     rose = row[8] if len(row) > 8 else "-"
-    g.setdefault((mech, size, met), []).append((int(rank), top, rise, rose))
+    moved = row[9] if len(row) > 9 else "-"
+    g.setdefault((mech, size, met), []).append((int(rank), top, rise, rose, moved))
     times.append(float(secs))
 sizes = sorted({k[1] for k in g}, key=int)
 print("| mechanism/setting | traces/window | metrics | runs | top-1 | top-3 | most common #1 when wrong | p99 rose (runs) | p99 rise (seed 1) | rise with mechanism off |")
@@ -200,9 +211,12 @@ for (mech, size, met), v in g.items():
     o = off.get((mech, size))
     o = "%+.0f ms" % float(o) if o not in (None, "None") else "-"
     shown = sum(1 for r in v if r[3] == "1")
-    print("| %s | %s | %s | %d | %s | %s | %s | %d of %d | %s | %s |" % (
+    # the p99's or else the p90's rise shown (ingress.moved): what the
+    # attribution then explains
+    moved = sum(1 for r in v if r[4] == "1")
+    print("| %s | %s | %s | %d | %s | %s | %s | %d of %d (p99 or p90: %d) | %s | %s |" % (
         mech, size, "yes" if met == "1" else "no", n, frac(t1, n), frac(t3, n), w,
-        shown, n, rise, o))
+        shown, n, moved, rise, o))
 times.sort()
 if times:
     print()
