@@ -12,7 +12,13 @@
  * what the database already holds (when it exists; --model none: not).
  * --once runs one round and exits 1 if any query failed; otherwise a
  * round runs every --every until SIGINT or SIGTERM, a failed query being
- * reported and retried next round.
+ * reported and retried next round. With --jaeger or --tempo, --prometheus
+ * evaluates the same queries across the pulled window and baseline, one
+ * instant every --range, after each pull of the traces.
+ *
+ * The default --sample is the fewest requests whose p99 has a 95 %
+ * distribution-free upper bound (quant_ci_ranks(): 368); a smaller one is
+ * said to be too small to bound, or rank by, a p99.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -27,12 +33,26 @@
 #include "cli.h"
 #include "period.h"
 #include "prom_pull.h"
+#include "quantile.h"
 #include "timefmt.h"
 #include "trace_pull.h"
 
+/* The fewest observations whose p99 has an upper bound at the level of
+ * every interval (the order statistic u of quant_ci_ranks() exists). */
+static int p99_bounded_n(void)
+{
+	for (int64_t n = 1; n < 100000; n++) {
+		int64_t l, u;
+		quant_ci_ranks(n, 99, &l, &u);
+		if (u <= n)
+			return (int)n;
+	}
+	return 100000;
+}
+
 static void usage(FILE *out)
 {
-	fputs("usage: tailtriage pull --prometheus URL [--db FILE] [--model M] [--query Q]...\n"
+	fprintf(out, "usage: tailtriage pull --prometheus URL [--db FILE] [--model M] [--query Q]...\n"
 	      "                       [--endpoint SERVICE ROUTE] [--every 15s | --once] [options]\n"
 	      "       tailtriage pull --jaeger URL | --tempo URL --service S [--operation OP]\n"
 	      "                       --window A..B [--baseline A..B|before] [--slowest N]\n"
@@ -48,7 +68,9 @@ static void usage(FILE *out)
 	      "slices so that every minute counts in proportion. Each trace is stored in its\n"
 	      "own transaction, a trace already stored is not fetched again, and the database\n"
 	      "records which traces are the slowest and which the sample: percentiles come\n"
-	      "from the sample only (docs/live.md).\n\n"
+	      "from the sample only (docs/live.md). --prometheus with them also runs the\n"
+	      "metric queries (--model, else the model inferred from the pulled traces)\n"
+	      "across the window and the baseline, one evaluation every --range.\n\n"
 	      "options:\n"
 	      "  --db FILE          database (default $TAILTRIAGE_DB or ./tailtriage.db)\n"
 	      "  --prometheus URL   base URL, e.g. http://127.0.0.1:9090\n"
@@ -60,7 +82,8 @@ static void usage(FILE *out)
 	      "  --baseline R       A..B, or 'before': as long as the window, just before it\n"
 	      "  --slowest N        the window's N slowest traces (default 20; 0: none)\n"
 	      "  --sample N         N traces sampled from the window and N from the baseline\n"
-	      "                     (default 100; 0: none)\n"
+	      "                     (default %d, the fewest whose p99 has a 95 %% upper\n"
+	      "                     bound; 0: none)\n"
 	      "  --last DURATION    with --every: the window is the last DURATION (default 5m)\n"
 	      "  --parallel N       traces fetched at once (default 4)\n"
 	      "  --retries N        further tries of a request answered 429 or 5xx, or not at\n"
@@ -82,7 +105,7 @@ static void usage(FILE *out)
 	      "  --token TOKEN      send 'Authorization: Bearer TOKEN' (or $TAILTRIAGE_PROM_TOKEN;\n"
 	      "                     for traces $TAILTRIAGE_PULL_TOKEN)\n"
 	      "  -q, --quiet        print only errors\n",
-	      out);
+	      p99_bounded_n());
 }
 
 /* "15s", "500ms", "2m", "15" (seconds) -> ms; -1 when malformed. */
@@ -178,6 +201,14 @@ typedef struct TraceArgs {
 	const char *headers[40];
 	int n_headers;
 	char auth[600], tenant[300];
+	/* --prometheus beside the traces: the metric queries across the same
+	 * ranges, one evaluation every range_ms */
+	PromPullOptions *po;      /* NULL: no metrics */
+	PromQuerySet *qs;         /* --query's; the model's are added once */
+	const char *model_path, *range;
+	const CliEndpoint *ep;
+	long range_ms;
+	int queries_ready;
 } TraceArgs;
 
 static volatile sig_atomic_t trace_stop;
@@ -214,6 +245,96 @@ static void print_listed(const char *what, int64_t n, int64_t listed)
 	printf(", %s %lld", what, (long long)n);
 	if (listed >= 0)
 		printf(" of %lld", (long long)listed);
+}
+
+/* The metric queries of a pull of traces: the model's (--model, else the
+ * one inferred from the database, which holds the pulled traces now) and
+ * --query's, built once. 0, or 1 when the model cannot be had. */
+static int metric_queries(Store *st, TraceArgs *a)
+{
+	if (a->queries_ready)
+		return 0;
+	Model *model = NULL;
+	if (a->model_path) {
+		if (cli_model(a->model_path, NULL, INT64_MIN, INT64_MAX, &model))
+			return 1;
+	} else if (a->qs->n == 0 &&
+	           cli_model_infer(st, a->o.window.from, a->o.window.to,
+	                           a->ep && a->ep->set ? a->ep : NULL, &model)) {
+		return 1;
+	}
+	if (model || a->qs->n == 0) {
+		PromQuerySet all;
+		prom_queries_init(&all);
+		prom_queries_from_model(&all, model, a->range);
+		for (int i = 0; i < a->qs->n; i++) {
+			prom_queries_add(&all, a->qs->q[i].promql, NULL);
+			free(all.q[all.n - 1].name);
+			all.q[all.n - 1].name = xstrdup(a->qs->q[i].name);
+		}
+		prom_queries_fini(a->qs);
+		*a->qs = all;
+	}
+	model_free(model);
+	a->queries_ready = 1;
+	return 0;
+}
+
+/* The metric queries across one range: an evaluation every range_ms from
+ * the first full rate() window to the end. Adds to *rr. */
+static int metric_range(Store *st, TraceArgs *a, TimeRange r, PromRoundResult *rr, int *evals,
+                        Printer *pr, Err *first)
+{
+	int status = 0;
+	int64_t step = (int64_t)a->range_ms * 1000000;
+	for (int64_t t = r.from + step; t <= r.to && !trace_stop; t += step) {
+		PromPullOptions po = *a->po;
+		po.eval_ms = t / 1000000;
+		PromRoundResult one;
+		Err err = {0};
+		if (prom_pull_round(st, a->qs, &po, print_outcome, pr, &one, &err)) {
+			status = 1;
+			if (first->code == 0)
+				*first = err;
+		}
+		rr->queries += one.queries;
+		rr->ok += one.ok;
+		rr->failed += one.failed;
+		rr->added += one.added;
+		rr->duplicate += one.duplicate;
+		(*evals)++;
+	}
+	return status;
+}
+
+/* --prometheus beside the traces: the same queries as `pull --prometheus`
+ * over the window and the baseline just pulled. 0, or 1 when a query
+ * failed (said on stderr; what succeeded is stored). */
+static int trace_metrics(Store *st, TraceArgs *a, int quiet)
+{
+	if (metric_queries(st, a))
+		return 1;
+	Printer pr = {.quiet = 1}; /* a line per query and instant is too many */
+	PromRoundResult rr = {0};
+	Err first = {0};
+	int ew = 0, eb = 0;
+	int status = metric_range(st, a, a->o.window, &rr, &ew, &pr, &first);
+	if (a->o.has_baseline)
+		status |= metric_range(st, a, a->o.baseline, &rr, &eb, &pr, &first);
+	if (!quiet) {
+		printf("prometheus %s: %d queries at %d instants of the window", a->po->url, a->qs->n, ew);
+		if (a->o.has_baseline)
+			printf(" and %d of the baseline", eb);
+		printf(" (every %s); %d failed; %lld points stored, %lld already stored\n", a->range,
+		       rr.failed, (long long)rr.added, (long long)rr.duplicate);
+		fflush(stdout);
+	}
+	if (pr.repeated)
+		fprintf(stderr, "tailtriage: pull: the same error for %d more queries\n", pr.repeated);
+	if (ew + eb == 0)
+		fprintf(stderr, "tailtriage: pull: --range %s is longer than the window: no metric "
+		        "query was evaluated\n", a->range);
+	return status;
 }
 
 /* One pull; 0, or 1 when it failed (said on stderr). */
@@ -319,7 +440,13 @@ static int pull_traces(const char *db, TraceArgs *a, long every_ms, int once, in
 			if (a->o.has_baseline)
 				a->o.baseline = time_range_before(a->o.window);
 		}
-		status = trace_round(st, a, quiet);
+		int rs = trace_round(st, a, quiet);
+		if (a->po && !trace_stop)
+			rs |= trace_metrics(st, a, quiet);
+		/* SIGINT or SIGTERM is how a live pull ends: the round it cut
+		 * short (what it stored stays) is no failure */
+		if (!(live && trace_stop))
+			status = rs;
 		if (!live || trace_stop)
 			break;
 		for (long waited = 0; waited < every_ms && !trace_stop; waited += 100) {
@@ -372,7 +499,8 @@ int cmd_pull(int argc, char **argv)
 	TraceArgs ta;
 	memset(&ta, 0, sizeof ta);
 	ta.o.slowest = 20;
-	ta.o.sample = 100;
+	ta.o.sample = p99_bounded_n();
+	int sample_set = 0;
 	ta.last_ms = 300000;
 	const char *trace_token = getenv("TAILTRIAGE_PULL_TOKEN");
 	Printer pr = {0};
@@ -430,7 +558,7 @@ int cmd_pull(int argc, char **argv)
 			if (c == 'N')
 				ta.o.slowest = (int)v;
 			else if (c == 'M')
-				ta.o.sample = (int)v;
+				ta.o.sample = (int)v, sample_set = 1;
 			else if (c == 'j')
 				ta.o.http.parallel = (int)v;
 			else if (c == 'R')
@@ -489,12 +617,35 @@ int cmd_pull(int argc, char **argv)
 		return 2;
 	}
 	if (ta.o.url) {
-		prom_queries_fini(&qs);
-		if (po.url)
-			return cli_fail("pull: --prometheus with --%s: run two pulls (one for the metrics, "
-			                "one for the traces)", trace_pull_backend_name(ta.o.backend)), 2;
-		if (ta.o.slowest == 0 && ta.o.sample == 0)
+		if (ta.o.slowest == 0 && ta.o.sample == 0) {
+			prom_queries_fini(&qs);
 			return cli_fail("pull: --slowest 0 and --sample 0: nothing to pull"), 2;
+		}
+		if (po.url && strncmp(po.url, "http://", 7) != 0 && strncmp(po.url, "https://", 8) != 0) {
+			prom_queries_fini(&qs);
+			return cli_fail("pull: --prometheus '%s': expected an http:// or https:// URL",
+			                po.url), 2;
+		}
+		long rms = parse_ms(range);
+		if (po.url && rms < 1000) {
+			prom_queries_fini(&qs);
+			return cli_fail("pull: --range '%s': with traces, a duration of a second or more "
+			                "in ms, s or m (the step between evaluations)", range), 2;
+		}
+		int need = p99_bounded_n();
+		if (sample_set && ta.o.sample > 0 && ta.o.sample < need && !pr.quiet)
+			fprintf(stderr,
+			        "tailtriage: pull: a sample of %d traces cannot bound a p99 (%d is the "
+			        "fewest whose p99 has a 95 %% upper bound): a rise of the p99 will read "
+			        "'cannot tell', and diagnose may put insufficient-evidence first where more "
+			        "traces would show it; --sample %d or more for a diagnosis\n",
+			        ta.o.sample, need, need);
+		ta.po = po.url ? &po : NULL;
+		ta.qs = &qs;
+		ta.model_path = model_path;
+		ta.range = range;
+		ta.range_ms = rms;
+		ta.ep = &ep;
 		if (po.timeout_ms > 0)
 			ta.o.http.timeout_ms = po.timeout_ms;
 		if (trace_token && *trace_token) {
@@ -503,7 +654,9 @@ int cmd_pull(int argc, char **argv)
 		}
 		if (ta.tenant[0])
 			ta.headers[ta.n_headers++] = ta.tenant;
-		return pull_traces(db, &ta, every_set ? every_ms : 0, once, pr.quiet);
+		int rc = pull_traces(db, &ta, every_set ? every_ms : 0, once, pr.quiet);
+		prom_queries_fini(&qs);
+		return rc;
 	}
 	if (po.url == NULL) {
 		prom_queries_fini(&qs);

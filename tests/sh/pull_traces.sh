@@ -116,6 +116,9 @@ PY
 }
 
 check_pull jaeger-v3 jaeger-v3
+# a sample too small to bound a p99 says so (368 is the fewest that can)
+grep -q "a sample of 100 traces cannot bound a p99 (368 is the fewest whose p99 has a 95 % upper bound)" "$TMP/jaeger-v3.err" ||
+  fail "a --sample 100 pull does not say it cannot bound a p99: $(cat "$TMP/jaeger-v3.err")"
 check_pull jaeger-v3-old jaeger-v3-old
 check_pull jaeger-v1 jaeger-v1
 check_pull tempo tempo --tenant acme -- --tenant acme
