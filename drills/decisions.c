@@ -111,6 +111,23 @@ static double budget(const Evidence *e, const char *name, double dflt)
 	return val(e, b, &v) ? v : dflt;
 }
 
+/* name's figure against a threshold in its own unit ("budget.X"), judged
+ * by the budgets' rule (budget_judge_figure(): breached only when its
+ * whole 95 % interval is over the threshold, BUDGET_MAYBE when the
+ * interval holds it); BUDGET_UNKNOWN when missing. */
+static int over_budget(const Evidence *e, const char *name, double threshold, BudgetResult *r)
+{
+	const EvValue *v = evidence_get(e, name);
+	memset(r, 0, sizeof *r);
+	r->state = BUDGET_UNKNOWN;
+	if (v == NULL || v->missing)
+		return r->state;
+	ModelBudget b = {.op = ">", .threshold = threshold};
+	budget_judge_figure(&b, v->value, v->lo, v->hi, v->has_ci, NULL, r);
+	r->budget = NULL;
+	return r->state;
+}
+
 static void pct(char *out, size_t sz, double r)
 {
 	snprintf(out, sz, "%.1f %%", 100 * r);
@@ -173,15 +190,16 @@ static void raise_concurrency(Out *o, const Evidence *e, const Model *m, const D
 	 * interval reaches down to the budget may be inside it (a histogram's
 	 * p99 interpolated in a 10-25 ms bucket reads 18.8 ms for a wait
 	 * that sampled traces put at 7 ms) */
-	const EvValue *qv = has_qa ? evidence_get(e, "endpoint.queue_age.p99_ms") : NULL;
-	int qa_unsure = qv && qv->has_ci && qa > qb && !(qv->lo > qb);
-	int queue_over = (has_qa && qa > qb && !qa_unsure) || (has_occ && occ >= 0.9);
+	BudgetResult qr;
+	int qst = over_budget(e, "endpoint.queue_age.p99_ms", qb, &qr);
+	int qa_unsure = qst == BUDGET_MAYBE;
+	int queue_over = qst == BUDGET_BREACHED || (has_occ && occ >= 0.9);
 	int late_over = has_late && late > lb;
 	char qs[160] = "", ls[128] = "", os[96] = "";
 	if (qa_unsure)
 		snprintf(qs, sizeof qs,
-		         "endpoint queue age p99 %.1f ms, 95 %% interval %.1f to %.1f ms, may be inside "
-		         "its budget (%.0f ms)", qa, qv->lo, qv->hi, qb);
+		         "endpoint queue age p99 %.1f ms, 95 %% interval %.1f to %.1f ms, may be %s "
+		         "its budget (%.0f ms)", qa, qr.lo, qr.hi, qa > qb ? "inside" : "over", qb);
 	else if (has_qa)
 		snprintf(qs, sizeof qs, "endpoint queue age p99 %.1f ms (budget %.0f ms)", qa, qb);
 	if (has_late) {
@@ -258,8 +276,10 @@ static void add_hosts(Out *o, const Evidence *e)
 		    conc, top ? top : "?");
 		return;
 	}
+	BudgetResult qr;
 	int saturated = (!isnan(cmax) && cmax >= 0.85) || (!isnan(cpu) && cpu >= 0.75) ||
-	                (!isnan(occ) && occ >= 0.9 && !isnan(qa) && qa > qb);
+	                (!isnan(occ) && occ >= 0.9 &&
+	                 over_budget(e, "endpoint.queue_age.p99_ms", qb, &qr) == BUDGET_BREACHED);
 	if (saturated) {
 		add(o, id, DX_SUPPORTED,
 		    "the hosts themselves saturate (fleet CPU %s, busiest host %s, executor occupancy %s)"

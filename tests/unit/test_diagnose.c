@@ -855,6 +855,20 @@ static void test_raise_concurrency_needs_shown_queue(void **state)
 		}
 		diagnosis_free(d);
 	}
+	/* the traces' reading of the same queue, 7.1 ms [0.3, 15.9]: under the
+	 * budget, but not shown inside it, and said so (the budgets' rule) */
+	Evidence *e = evidence_new();
+	put_ingress(e, 3000, 340, 270, 200, 190, 40, 110);
+	put_spans(e, "endpoint.queue_age.p99_ms", 7.07, "ms", 0.3, 15.86, 3000);
+	put_spans(e, "executor.occupancy", 0.6, "ratio", NAN, NAN, 3000);
+	put_spans(e, "late_work.ratio", 0.013, "ratio", 0.009, 0.018, 3000);
+	Diagnosis *d = diagnose_evidence(e);
+	const DxDecision *x = diagnosis_decision(d, "raise-endpoint-concurrency");
+	assert_non_null(x);
+	assert_int_equal(x->verdict, DX_UNSUPPORTED);
+	if (!strstr(x->reason, "95 % interval 0.3 to 15.9 ms, may be over its budget (12 ms)"))
+		fail_msg("reason: %s", x->reason);
+	diagnosis_free(d);
 }
 
 static void test_no_classes(void **state)
