@@ -3,10 +3,21 @@
  *
  * Threading: libmicrohttpd runs with one internal polling thread
  * (MHD_USE_INTERNAL_POLLING_THREAD without a thread pool), so every
- * callback below runs on that one thread. It owns the Store connection;
- * imports are therefore serialised, which is what SQLite's single writer
- * wants anyway. Only the counters are shared with other threads, under
- * a mutex.
+ * callback below runs on that one thread. Imports run on a second thread,
+ * the importer, which owns the Store connection and takes the bodies one
+ * at a time from a queue, which is what SQLite's single writer wants
+ * anyway. A request whose body is complete is queued and its connection
+ * suspended (libmicrohttpd neither reads it nor times it out); the
+ * importer resumes it when the body is stored or refused, and the polling
+ * thread answers it. So the polling thread never waits for an import: it
+ * keeps reading the other clients' bodies, and a client is dropped only
+ * for its own silence. (Importing on the polling thread, every connection
+ * waiting its turn looked idle to libmicrohttpd, whose idle clock counts
+ * from a connection's last transfer: a burst of exports on a loaded
+ * machine, or another process holding the database's write lock, got
+ * connections closed without an answer, which an OTLP exporter reports
+ * as "socket hang up" and loses its batch.) The counters are shared with
+ * other threads under r->mu, the queue under r->qmu.
  *
  * Request life: the first call of on_request() sees the headers and
  * refuses what it can without reading the body (404, 405, 401, 415, and
@@ -82,6 +93,14 @@ struct Receiver {
 	void *log_ctx;
 	pthread_mutex_t mu;
 	ReceiverStats stats;
+	/* the importer thread and its queue (under qmu) */
+	pthread_t importer;
+	int importer_started;
+	pthread_mutex_t qmu;
+	pthread_cond_t qcv;
+	struct Req *qhead, *qtail;
+	int stopping;      /* receiver_stop(): import what is queued, then end */
+	int importer_done; /* no importer: bodies are imported on the polling thread */
 };
 
 typedef struct Req {
@@ -97,6 +116,15 @@ typedef struct Req {
 	char peer[64];
 	char method[16];
 	char path[64];
+	/* the import, done by the importer (or inline when there is none) */
+	int stage;                /* 0 reading, 1 queued (connection suspended), 2 imported */
+	struct MHD_Connection *conn;
+	struct Req *next;         /* in the importer's queue */
+	int gz_rc;                /* gunzip(): 0, >0 too large, <0 malformed (msg) */
+	int import_rc;
+	Err err;
+	ImportResult res;
+	char msg[600];
 } Req;
 
 static double ms_since(const struct timespec *t0)
@@ -386,14 +414,11 @@ static int is_busy(const char *msg)
 }
 
 /* Imports the whole body and answers. */
-static enum MHD_Result process(Receiver *r, struct MHD_Connection *c, Req *q)
+/* Inflates and imports q's body in one transaction; the outcome is left in
+ * q for answer(). Runs on the importer thread (or the polling thread when
+ * there is no importer), the only user of r->st. */
+static void import_body(Receiver *r, Req *q)
 {
-	char msg[600];
-	if (q->too_large) {
-		snprintf(msg, sizeof msg, "body of %zu bytes is above the limit of %zu bytes",
-		         q->received, r->max_body);
-		return refuse(r, c, q, MHD_HTTP_CONTENT_TOO_LARGE, RPC_RESOURCE_EXHAUSTED, msg);
-	}
 	const char *format;
 	if (q->proto) {
 		format = q->route == ROUTE_TRACES ? "otlp-proto-traces" : "otlp-proto-metrics";
@@ -406,17 +431,15 @@ static enum MHD_Result process(Receiver *r, struct MHD_Connection *c, Req *q)
 	buf_init(&plain);
 	const char *data = buf_str(&q->body);
 	size_t len = q->body.len;
+	memset(&q->res, 0, sizeof q->res);
+	memset(&q->err, 0, sizeof q->err);
+	q->import_rc = 0;
+	q->gz_rc = 0;
 	if (q->gzip) {
-		int g = gunzip(data, len, r->max_body, &plain, msg, sizeof msg);
-		if (g != 0) {
+		q->gz_rc = gunzip(data, len, r->max_body, &plain, q->msg, sizeof q->msg);
+		if (q->gz_rc != 0) {
 			buf_fini(&plain);
-			if (g > 0) {
-				snprintf(msg, sizeof msg,
-				         "gzip body inflates to more than the limit of %zu bytes", r->max_body);
-				return refuse(r, c, q, MHD_HTTP_CONTENT_TOO_LARGE, RPC_RESOURCE_EXHAUSTED,
-				              msg);
-			}
-			return refuse(r, c, q, MHD_HTTP_BAD_REQUEST, RPC_INVALID_ARGUMENT, msg);
+			return;
 		}
 		data = buf_str(&plain);
 		len = plain.len;
@@ -425,19 +448,93 @@ static enum MHD_Result process(Receiver *r, struct MHD_Connection *c, Req *q)
 	ImportOptions io = {.format = format, .class_key = r->class_key,
 	                    .signals = q->route == ROUTE_TRACES ? IMPORT_SIGNAL_TRACES
 	                                                        : IMPORT_SIGNAL_METRICS};
-	ImportResult res;
-	Err err = {0};
-	int rc;
-	if (q->proto && len == 0) {
-		/* an empty protobuf message: a valid request with nothing in it */
-		memset(&res, 0, sizeof res);
-		rc = 0;
-	} else {
-		rc = import_memory(r->st, q->path, data, len, &io, &res, &err);
-	}
+	if (!(q->proto && len == 0)) /* an empty protobuf message: valid, nothing in it */
+		q->import_rc = import_memory(r->st, q->path, data, len, &io, &q->res, &q->err);
 	buf_fini(&plain);
+}
+
+/* The importer: takes queued bodies one at a time, imports each and
+ * resumes its connection; at receiver_stop() it imports what is still
+ * queued, then ends (later bodies are imported on the polling thread). */
+static void *importer_main(void *arg)
+{
+	Receiver *r = arg;
+	pthread_mutex_lock(&r->qmu);
+	for (;;) {
+		while (r->qhead == NULL && !r->stopping)
+			pthread_cond_wait(&r->qcv, &r->qmu);
+		Req *q = r->qhead;
+		if (q == NULL)
+			break;
+		r->qhead = q->next;
+		if (r->qhead == NULL)
+			r->qtail = NULL;
+		pthread_mutex_unlock(&r->qmu);
+		import_body(r, q);
+		pthread_mutex_lock(&r->qmu);
+		q->stage = 2;
+		/* under qmu: receiver_stop() waits for the queue to be empty and
+		 * every connection resumed before it stops libmicrohttpd */
+		MHD_resume_connection(q->conn);
+	}
+	r->importer_done = 1;
+	pthread_mutex_unlock(&r->qmu);
+	return NULL;
+}
+
+/* Queues q for the importer and suspends its connection; 0 when there is
+ * no importer (it has ended), and the caller imports it itself. */
+static int enqueue(Receiver *r, struct MHD_Connection *c, Req *q)
+{
+	pthread_mutex_lock(&r->qmu);
+	/* even when stopping: the importer imports all it was given before
+	 * it ends, and the Store is never used by two threads at once */
+	int queued = !r->importer_done;
+	if (queued) {
+		q->stage = 1;
+		q->conn = c;
+		q->next = NULL;
+		if (r->qtail)
+			r->qtail->next = q;
+		else
+			r->qhead = q;
+		r->qtail = q;
+		MHD_suspend_connection(c);
+		pthread_cond_signal(&r->qcv);
+	}
+	pthread_mutex_unlock(&r->qmu);
+	return queued;
+}
+
+/* The body is complete: queue it for the importer, or, once imported,
+ * answer from what the import left in q. */
+static enum MHD_Result process(Receiver *r, struct MHD_Connection *c, Req *q)
+{
+	char msg[600];
+	if (q->too_large) {
+		snprintf(msg, sizeof msg, "body of %zu bytes is above the limit of %zu bytes",
+		         q->received, r->max_body);
+		return refuse(r, c, q, MHD_HTTP_CONTENT_TOO_LARGE, RPC_RESOURCE_EXHAUSTED, msg);
+	}
+	if (q->stage == 1)
+		return MHD_YES; /* not imported yet (not expected: suspended until then) */
+	if (q->stage == 0) {
+		if (enqueue(r, c, q))
+			return MHD_YES;
+		import_body(r, q);
+		q->stage = 2;
+	}
+	if (q->gz_rc > 0) {
+		snprintf(msg, sizeof msg, "gzip body inflates to more than the limit of %zu bytes",
+		         r->max_body);
+		return refuse(r, c, q, MHD_HTTP_CONTENT_TOO_LARGE, RPC_RESOURCE_EXHAUSTED, msg);
+	}
+	if (q->gz_rc < 0)
+		return refuse(r, c, q, MHD_HTTP_BAD_REQUEST, RPC_INVALID_ARGUMENT, q->msg);
+	int rc = q->import_rc;
+	ImportResult res = q->res;
 	if (rc) {
-		const char *m = err.msg[0] ? err.msg : "cannot import the body";
+		const char *m = q->err.msg[0] ? q->err.msg : "cannot import the body";
 		if (rc == TT_ESTORE)
 			return is_busy(m) ? refuse(r, c, q, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE, m)
 			                  : refuse(r, c, q, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL, m);
@@ -632,6 +729,9 @@ int receiver_start(const ReceiverOptions *opt, Receiver **out, Err *err)
 
 	Receiver *r = xcalloc(1, sizeof *r);
 	pthread_mutex_init(&r->mu, NULL);
+	pthread_mutex_init(&r->qmu, NULL);
+	pthread_cond_init(&r->qcv, NULL);
+	r->importer_done = 1; /* until the importer runs */
 	r->max_body = opt->max_body ? opt->max_body : RECEIVER_DEFAULT_MAX_BODY;
 	r->token = opt->token && *opt->token ? xstrdup(opt->token) : NULL;
 	r->class_key = opt->class_key ? xstrdup(opt->class_key) : NULL;
@@ -642,7 +742,11 @@ int receiver_start(const ReceiverOptions *opt, Receiver **out, Err *err)
 		receiver_stop(r);
 		return TT_ESTORE;
 	}
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+	if (pthread_create(&r->importer, NULL, importer_main, r) == 0) {
+		r->importer_started = 1;
+		r->importer_done = 0;
+	}
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME;
 	if (v6)
 		flags |= MHD_USE_IPv6;
 	r->d = MHD_start_daemon(
@@ -679,10 +783,22 @@ void receiver_stop(Receiver *r)
 {
 	if (r == NULL)
 		return;
+	if (r->importer_started) {
+		/* what is queued is imported and its connection resumed; later
+		 * bodies are imported on the polling thread. libmicrohttpd must
+		 * not be stopped with a connection suspended. */
+		pthread_mutex_lock(&r->qmu);
+		r->stopping = 1;
+		pthread_cond_signal(&r->qcv);
+		pthread_mutex_unlock(&r->qmu);
+		pthread_join(r->importer, NULL);
+	}
 	if (r->d)
 		MHD_stop_daemon(r->d);
 	store_close(r->st);
 	pthread_mutex_destroy(&r->mu);
+	pthread_mutex_destroy(&r->qmu);
+	pthread_cond_destroy(&r->qcv);
 	free(r->token);
 	free(r->class_key);
 	free(r);
