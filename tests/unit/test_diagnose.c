@@ -871,6 +871,31 @@ static void test_raise_concurrency_needs_shown_queue(void **state)
 	diagnosis_free(d);
 }
 
+/* hold-rollout on a p99 over the objective whose interval reaches under
+ * it (a few hundred requests): still the careful side, but it says the
+ * objective may be breached, as the header does; with the interval wholly
+ * over the objective it does not. */
+static void test_hold_says_objective_may_be(void **state)
+{
+	(void)state;
+	for (int thin = 0; thin < 2; thin++) {
+		Evidence *e = evidence_new();
+		/* put_ingress: lower bound 0.9 x p99, no upper bound under 300 */
+		put_ingress(e, thin ? 250 : 3000, thin ? 320 : 380, 260, 200, 190, 20, 90);
+		put_spans(e, "objective.p99_ms", 300, "ms", NAN, NAN, 0);
+		Diagnosis *d = diagnose_evidence(e);
+		const DxDecision *x = diagnosis_decision(d, "hold-rollout");
+		assert_non_null(x);
+		assert_int_equal(x->verdict, DX_SUPPORTED);
+		const char *say = strstr(x->reason, "holds it: may be breached");
+		if (thin ? say == NULL : say != NULL)
+			fail_msg("reason: %s", x->reason);
+		if (thin && !strstr(x->reason, "its 95 % interval, 288.0 ms to unbounded"))
+			fail_msg("reason: %s", x->reason);
+		diagnosis_free(d);
+	}
+}
+
 static void test_no_classes(void **state)
 {
 	(void)state;
@@ -1290,6 +1315,7 @@ int main(void)
 		cmocka_unit_test(test_rise_one_verdict),
 		cmocka_unit_test(test_found_by_attribution),
 		cmocka_unit_test(test_raise_concurrency_needs_shown_queue),
+		cmocka_unit_test(test_hold_says_objective_may_be),
 		cmocka_unit_test(test_no_classes),
 		cmocka_unit_test(test_catalog_unknown_is_not_no),
 		cmocka_unit_test(test_decide_by_name),
