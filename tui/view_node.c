@@ -520,7 +520,7 @@ static void node_exemplars(NodeView *v, const NodeCtx *c, int y, const int *ex_i
 	if (y < bottom) {
 		if (a->pop[POP_WINDOW].tail_pulled)
 			snprintf(buf, sizeof buf, "the %d slowest traces, of the %lld pulled slowest and the"
-			         " sample, by the node's total = queue + span (Enter opens one)", n_ex,
+			         " sample, by queue + span (Enter opens one)", n_ex,
 			         (long long)a->pop[POP_WINDOW].slow_requests);
 		else
 			snprintf(buf, sizeof buf, "the %d slowest traces, by the node's total = queue + span"

@@ -92,9 +92,11 @@ static void owner_draw(View *vv, const TuiApp *app, Canvas *cv, Rect r)
 	if (w->tail_pulled && y < r.y + r.h) {
 		/* the window's slow requests are a pulled slowest set, not the
 		 * sample's: say so before any share */
-		char src[200];
-		analysis_slow_source(a, POP_WINDOW, src, sizeof src);
-		snprintf(buf, sizeof buf, "from %s; the other panes are the sample's", src);
+		char of[48] = "";
+		if (w->tail_of > 0)
+			snprintf(of, sizeof of, " of %lld", (long long)w->tail_of);
+		snprintf(buf, sizeof buf, "the %lld slowest%s, pulled from the trace back end; the other"
+		         " panes: the sample", (long long)w->slow_requests, of);
 		canvas_text(cv, 2, y++, r.w - 4, ROLE_DIM, buf);
 	}
 

@@ -819,6 +819,55 @@ static void test_tab_cycles_panes(void **state)
 }
 
 
+/* A window covered by a slowest set pulled from a trace back end: the
+ * Tail ownership pane takes its traces as the slow requests and says so,
+ * and so does the node pane's list of slowest traces (the waterfall's way
+ * in); a slowest trace that no sample holds is among them. */
+static void test_pulled_tail(void **state)
+{
+	(void)state;
+	Env *e = env_new(1, 1, 100, 30, 0);
+	env_compute(e);
+	/* the window's three slowest requests, by the root's exemplars */
+	const Analysis *a0 = e->app.a;
+	assert_true(a0->nodes[0].n_slowest >= 3);
+	char ids[3][33];
+	int64_t requests = a0->pop[POP_WINDOW].requests; /* a0 goes with the next compute */
+	for (int i = 0; i < 3; i++)
+		snprintf(ids[i], sizeof ids[i], "%s", a0->nodes[0].slowest[i].trace_id);
+	Store *w = NULL;
+	Err err = {0};
+	assert_int_equal(store_open(e->path, 0, &w, &err), 0);
+	StoreTraceSet set = {.kind = "slowest", .role = "window", .from_ns = FX_WIN_FROM,
+	                     .to_ns = FX_WIN_FROM + (int64_t)600 * 1000000000, .requested = 3,
+	                     .population = 400, .source = "http://127.0.0.1:16686",
+	                     .service = "mercury-api", .operation = "", .created_ms = 1};
+	int64_t id = 0;
+	assert_int_equal(store_trace_set_intern(w, &set, &id, &err), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(store_trace_set_add(w, id, ids[i], NULL, &err), 0);
+	store_close(w);
+	env_compute(e);
+	const PopSummary *pw = &e->app.a->pop[POP_WINDOW];
+	assert_int_equal(pw->tail_pulled, 1);
+	assert_int_equal(pw->slow_requests, 3);
+	app_open_pane(&e->app, PANE_OWNER);
+	char *s = screen(e);
+	assert_non_null(strstr(s, "critical path of 3 slow requests (thin)"));
+	assert_non_null(strstr(s, "the 3 slowest of 400, pulled from the trace back end; the other "
+	                          "panes: the sample"));
+	free(s);
+	/* the slowest traces of the root: the pulled ones, though no sample
+	 * holds them (they are no request of the population) */
+	app_open_pane(&e->app, PANE_NODE);
+	s = screen(e);
+	assert_non_null(strstr(s, "of the 3 pulled slowest and the sample"));
+	assert_non_null(strstr(s, ids[0]));
+	free(s);
+	assert_true(e->app.a->pop[POP_WINDOW].requests < requests);
+	env_free(e);
+}
+
 /* The numbers of the tab bar jump to their pane; a pane that is not open
  * (no trace loaded yet) says so and leaves the screen where it was. */
 static void test_number_keys_pick_panes(void **state)
@@ -1254,6 +1303,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_golden_dag),
 		cmocka_unit_test(test_golden_node),
 		cmocka_unit_test(test_golden_owner),
+		cmocka_unit_test(test_pulled_tail),
 		cmocka_unit_test(test_golden_trace),
 		cmocka_unit_test(test_golden_help),
 		cmocka_unit_test(test_golden_plain_ascii),
