@@ -411,9 +411,25 @@ static void hold(Out *o, const Evidence *e, const DxHypothesis *hyp, int n_hyp)
 			    "no objective is known (p99 %.1f ms) and %s: nothing says the p99 is too slow; a "
 			    "model with an objective would judge it",
 			    p99, bud);
-		else
-			add(o, id, DX_UNSUPPORTED, "the objective is met (p99 %.1f ms) and %s: nothing to hold "
-			    "for", p99, bud);
+		else {
+			/* the objective as the budgets judge it: a p99 under the
+			 * objective whose interval reaches over it is not "met", it is
+			 * not shown to be breached */
+			BudgetResult r;
+			if (over_budget(e, "ingress.p99_ms", obj, &r) == BUDGET_MAYBE) {
+				char hi[64] = "has no upper bound";
+				if (isfinite(r.hi))
+					snprintf(hi, sizeof hi, "reaches %.1f ms", r.hi);
+				add(o, id, DX_UNSUPPORTED,
+				    "the objective is not shown to be breached (p99 %.1f ms, but its 95 %% interval "
+				    "%s, over the %.0f ms objective) and %s: nothing shown to hold for; more "
+				    "requests would tell whether the p99 is within it",
+				    p99, hi, obj, bud);
+			} else {
+				add(o, id, DX_UNSUPPORTED,
+				    "the objective is met (p99 %.1f ms) and %s: nothing to hold for", p99, bud);
+			}
+		}
 		return;
 	}
 	Buf b;

@@ -896,6 +896,29 @@ static void test_hold_says_objective_may_be(void **state)
 	}
 }
 
+/* hold-rollout on a p99 under the objective: "the objective is met" only
+ * when the p99's interval is under it too; on a few hundred requests (no
+ * upper bound) the reason says it is not shown to be breached instead. */
+static void test_hold_objective_met_needs_interval(void **state)
+{
+	(void)state;
+	for (int thin = 0; thin < 2; thin++) {
+		Evidence *e = evidence_new();
+		put_ingress(e, thin ? 250 : 3000, 250, 245, 200, 195, -10, 15);
+		put_spans(e, "objective.p99_ms", 300, "ms", NAN, NAN, 0);
+		Diagnosis *d = diagnose_evidence(e);
+		const DxDecision *x = diagnosis_decision(d, "hold-rollout");
+		assert_non_null(x);
+		assert_int_equal(x->verdict, DX_UNSUPPORTED);
+		int met = strstr(x->reason, "the objective is met") != NULL;
+		int maybe = strstr(x->reason, "not shown to be breached (p99 250.0 ms, but its 95 % "
+		                              "interval has no upper bound") != NULL;
+		if (thin ? (met || !maybe) : (!met || maybe))
+			fail_msg("thin %d, reason: %s", thin, x->reason);
+		diagnosis_free(d);
+	}
+}
+
 static void test_no_classes(void **state)
 {
 	(void)state;
@@ -1316,6 +1339,7 @@ int main(void)
 		cmocka_unit_test(test_found_by_attribution),
 		cmocka_unit_test(test_raise_concurrency_needs_shown_queue),
 		cmocka_unit_test(test_hold_says_objective_may_be),
+		cmocka_unit_test(test_hold_objective_met_needs_interval),
 		cmocka_unit_test(test_no_classes),
 		cmocka_unit_test(test_catalog_unknown_is_not_no),
 		cmocka_unit_test(test_decide_by_name),
