@@ -907,8 +907,12 @@ static void place_null(Ranked *rk, int n, const Evidence *e)
 		         "placed first: the rise is not shown and the objective is not breached (%s",
 		         p ? p + 1 : ")");
 	} else if (!breached && isnan(moved) && judged) {
-		snprintf(why, sizeof why, "placed first: the objective is met and there is no baseline to "
-		                          "show a rise");
+		/* "met" only when the p99's interval is under the objective too */
+		const EvValue *pv = evidence_get(e, "ingress.p99_ms");
+		int met = !(pv && pv->has_ci && !(pv->hi <= obj));
+		snprintf(why, sizeof why, "placed first: the objective is %s and there is no baseline to "
+		                          "show a rise",
+		         met ? "met" : "not shown to be breached (the p99's interval reaches over it)");
 	} else {
 		/* stable: every hypothesis that found something first (in score
 		 * order), then the others with the null among them by score;
