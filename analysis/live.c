@@ -46,6 +46,7 @@ struct LiveSession {
 	uint64_t done_seq;        /* last request the worker picked up */
 	int running;
 	int quit;
+	int hold_approx_ms;       /* TAILTRIAGE_TEST_HOLD_APPROX_MS: see live_open() */
 	/* result (under mu) */
 	int has_result;
 	LiveResult res;
@@ -83,6 +84,27 @@ static void publish(LiveSession *ls, const LiveResult *r)
 	ls->res = *r;
 	ls->has_result = 1;
 	wake_signal(&ls->wake);
+}
+
+/* Keeps the approximate answer on screen hold_approx_ms before the exact
+ * analysis starts, unless the session closes or a new question comes
+ * (under mu). For the terminal tests: on a loaded machine the exact answer
+ * could replace the approximate one before a test's look at the screen. */
+static void hold_approx(LiveSession *ls)
+{
+	if (ls->hold_approx_ms <= 0)
+		return;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ls->hold_approx_ms / 1000;
+	until.tv_nsec += (long)(ls->hold_approx_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (!ls->quit && ls->req_seq == ls->done_seq)
+		if (pthread_cond_timedwait(&ls->cv, &ls->mu, &until) == ETIMEDOUT)
+			break;
 }
 
 static void *worker(void *arg)
@@ -146,6 +168,7 @@ static void *worker(void *arg)
 				q.compute_ms = now_ms() - t0;
 				pthread_mutex_lock(&ls->mu);
 				publish(ls, &q);
+				hold_approx(ls);
 				pthread_mutex_unlock(&ls->mu);
 			}
 		}
@@ -202,6 +225,14 @@ int live_open(const char *path, LiveSession **out, Err *err)
 		goto fail;
 	}
 	ls->version = store_data_version(ls->st);
+	/* A test seam, not a user setting: the terminal tests set it so that
+	 * the approximate answer of a new question stays on screen long
+	 * enough to be read on a busy machine (0..10000 ms; unset: 0). */
+	const char *hold = getenv("TAILTRIAGE_TEST_HOLD_APPROX_MS");
+	if (hold) {
+		long v = strtol(hold, NULL, 10);
+		ls->hold_approx_ms = v < 0 ? 0 : v > 10000 ? 10000 : (int)v;
+	}
 	if (pthread_create(&ls->th, NULL, worker, ls) != 0) {
 		err_set(err, TT_EIO, "cannot start the analysis thread");
 		goto fail;
