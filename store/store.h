@@ -959,7 +959,9 @@ int store_trace_sets(Store *st, StoreTraceSetFn fn, void *ctx, Err *err);
 
 /* The trace keys left out of populations (members of a slowest set that
  * no sample holds), ascending, into a malloc'd *keys (NULL when none; the
- * caller frees) of *n. A database without trace sets has none. */
+ * caller frees) of *n. A database without trace sets has none. These
+ * three readers fail (TT_ESTORE, *keys NULL) when the query for the sets'
+ * tables fails (a lock, an I/O error): a failure is never "no set". */
 int store_traces_not_population(Store *st, int64_t **keys, size_t *n, Err *err);
 
 /* The tail of a range: the traces of the slowest sets (kind "slowest")

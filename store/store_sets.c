@@ -155,13 +155,21 @@ int store_trace_set_add_ex(Store *st, int64_t set_id, const char *trace_id, int 
 }
 
 /* *has = 0 for a database from before migration 12 (read-only: it was
- * not migrated): no set. */
+ * not migrated): no set. A query that fails (a lock held by another
+ * process, an I/O error) is an error, never "no set": read as none, the
+ * pulled slowest traces would count in the population. */
 static int has_sets(Store *st, int *has, Err *err)
 {
 	sqlite3_stmt *h = sstmt(st, S_HAS_TABLE, err);
 	if (h == NULL)
 		return TT_ESTORE;
-	*has = sqlite3_step(h) == SQLITE_ROW;
+	int rc = sqlite3_step(h);
+	*has = rc == SQLITE_ROW;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		int e = store_sqlerr(st, err, "looking for the trace sets' tables");
+		sqlite3_reset(h);
+		return e;
+	}
 	sqlite3_reset(h);
 	return 0;
 }

@@ -58,6 +58,13 @@ static int count_trace(void *ctx, const StoreSpanRow *row)
 	return 0;
 }
 
+static int count_trace_set(void *ctx, const StoreTraceSet *set)
+{
+	(void)set;
+	(*(int *)ctx)++;
+	return 0;
+}
+
 static int spans_of(Store *st, int t)
 {
 	char id[33];
@@ -354,6 +361,64 @@ static void test_root_sampling_of_pulled_sets(void **state)
 	assert_true(third == 2 && half == 2);
 }
 
+/* The store's query for its trace sets can fail (SQLITE_BUSY from a lock
+ * another process holds, an I/O error, an interrupt); here a progress
+ * handler interrupts every statement of the store's connection, the
+ * public way SQLite has to make a step fail on demand. That is an error,
+ * not "no trace set": read as none, the pulled slowest trace would count
+ * as a request of the population. */
+static int interrupt_all(void *ctx)
+{
+	(void)ctx;
+	return 1;
+}
+
+static void test_failed_sets_query_is_an_error(void **state)
+{
+	Env *e = *state;
+	Err err = {0};
+	assert_int_equal(store_begin(e->st, &err), 0);
+	int64_t src = source(e, "pulled");
+	StoreSpan s;
+	int added;
+	mk_span(&s, 0, 0);
+	assert_int_equal(store_span_add(e->st, src, &s, &added, &err), 0);
+	StoreTraceSet slow = {.kind = "slowest", .role = "window", .from_ns = T0,
+	                      .to_ns = T0 + MS(1000), .requested = 1, .population = 5,
+	                      .source = "http://x", .service = "svc", .operation = "op"};
+	int64_t is;
+	assert_int_equal(store_trace_set_intern(e->st, &slow, &is, &err), 0);
+	assert_int_equal(store_trace_set_add(e->st, is, s.trace_id, NULL, &err), 0);
+	assert_int_equal(store_commit(e->st, &err), 0);
+	int64_t *keys = NULL;
+	size_t n = 0;
+	assert_int_equal(store_traces_not_population(e->st, &keys, &n, &err), 0);
+	assert_int_equal(n, 1);
+	free(keys);
+
+	sqlite3_progress_handler(e->st->db, 1, interrupt_all, NULL);
+	err_clear(&err);
+	int rc = store_traces_not_population(e->st, &keys, &n, &err);
+	if (rc == 0) {
+		free(keys);
+		sqlite3_progress_handler(e->st->db, 0, NULL, NULL);
+		fail_msg("a failed query read as %zu traces out of the population", n);
+	}
+	assert_non_null(strstr(err.msg, "trace sets"));
+	assert_non_null(strstr(err.msg, "interrupted"));
+	err_clear(&err);
+	StoreTailInfo ti;
+	assert_int_equal(store_tail_keys(e->st, T0, T0 + MS(1000), &keys, &n, &ti, &err), TT_ESTORE);
+	int calls = 0;
+	assert_int_equal(store_trace_sets(e->st, count_trace_set, &calls, &err), TT_ESTORE);
+	sqlite3_progress_handler(e->st->db, 0, NULL, NULL);
+	assert_int_equal(store_trace_sets(e->st, count_trace_set, &calls, &err), 0);
+	assert_int_equal(calls, 1);
+	assert_int_equal(store_traces_not_population(e->st, &keys, &n, &err), 0);
+	assert_int_equal(n, 1);
+	free(keys);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -364,6 +429,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_migrates_schema_v4, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reader_migrates_schema_v4, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_root_sampling_of_pulled_sets, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_failed_sets_query_is_an_error, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
