@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "hash.h"
 #include "sketch.h"
 #include "trace_build.h"
 #include "trace_feed.h"
@@ -62,10 +63,7 @@ typedef struct Map {
 
 static uint64_t hash_bytes(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	return hash_fnv1a_str(HASH_FNV1A_BASIS, s);
 }
 
 static void map_free(Map *m)

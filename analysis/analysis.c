@@ -32,6 +32,7 @@
 #include "buf.h"
 #include "analysis_priv.h"
 #include "endpoints.h"
+#include "hash.h"
 #include "route.h"
 #include "trace_build.h"
 #include "trace_feed.h"
@@ -262,10 +263,7 @@ struct AnalysisState {
 
 static uint64_t hash_str(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	return hash_fnv1a_str(HASH_FNV1A_BASIS, s);
 }
 
 static uint64_t node_hash(int parent, int type, const char *svc, const char *op,

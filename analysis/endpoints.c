@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "hash.h"
 #include "route.h"
 #include "trace_build.h"
 
@@ -47,13 +48,7 @@ typedef struct Lister {
 
 static uint64_t hash2(const char *a, const char *b)
 {
-	uint64_t h = 1469598103934665603ULL;
-	for (; *a; a++)
-		h = (h ^ (unsigned char)*a) * 1099511628211ULL;
-	h = (h ^ 0x1f) * 1099511628211ULL;
-	for (; *b; b++)
-		h = (h ^ (unsigned char)*b) * 1099511628211ULL;
-	return h;
+	return hash_fnv1a_str(hash_fnv1a(hash_fnv1a_str(HASH_FNV1A_BASIS, a), "\x1f", 1), b);
 }
 
 static void rehash(Lister *l)

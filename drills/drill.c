@@ -20,6 +20,7 @@
 
 #include "buf.h"
 #include "diagnose.h"
+#include "hash.h"
 #include "jpos.h"
 #include "paths.h"
 #include "timefmt.h"
@@ -865,16 +866,6 @@ static int parse_replay(P *p, const JpVal *v)
 
 /* ---- top level ---------------------------------------------------------- */
 
-static uint64_t fnv1a(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 /* The file name stem before ".drill.json", or NULL when the name has
  * another suffix. Returns a malloc'd string. */
 static char *file_stem(const char *path)
@@ -978,7 +969,7 @@ int drill_parse(const char *name, const char *dir, const char *text_, size_t len
 	Drill *d = xcalloc(1, sizeof *d);
 	d->path = xstrdup(name);
 	d->dir = xstrdup(dir ? dir : ".");
-	snprintf(d->digest, sizeof d->digest, "%016llx", (unsigned long long)fnv1a(text_, len));
+	snprintf(d->digest, sizeof d->digest, "%016llx", (unsigned long long)hash_fnv1a(HASH_FNV1A_BASIS, text_, len));
 	P p = {.name = name, .dir = d->dir, .err = err, .d = d};
 	int rc = parse_top(&p, root);
 	jp_free(doc);

@@ -53,6 +53,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "hash.h"
 #include "jpos.h"
 #include "store.h"
 
@@ -483,17 +484,9 @@ typedef struct Map {
 	size_t cap, n;
 } Map;
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = UINT64_C(1469598103934665603);
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-	return h;
-}
-
 static MapEnt *map_slot(Map *m, const char *key)
 {
-	size_t i = (size_t)hash_str(key) & (m->cap - 1);
+	size_t i = (size_t)hash_fnv1a_str(HASH_FNV1A_BASIS, key) & (m->cap - 1);
 	while (m->e[i].key && strcmp(m->e[i].key, key) != 0)
 		i = (i + 1) & (m->cap - 1);
 	return &m->e[i];

@@ -25,6 +25,8 @@
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
+#include "hash.h"
+
 /* ---- arena ------------------------------------------------------------- */
 
 typedef struct Chunk {
@@ -656,10 +658,7 @@ uint64_t tj_id_fingerprint(const char *s, size_t n, int opaque)
 {
 	if (!opaque)
 		return 0;
-	uint64_t h = 1469598103934665603ULL;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-	return h | 1;
+	return hash_fnv1a(HASH_FNV1A_V0, s, n) | 1; /* decides what is refused: hash.h */
 }
 
 struct TjIdEnt {
@@ -687,17 +686,9 @@ void tj_idmap_reset(TjIdMap *m)
 	m->n = 0;
 }
 
-static uint64_t key_hash(const char *k)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (; *k; k++)
-		h = (h ^ (unsigned char)*k) * 1099511628211ULL;
-	return h;
-}
-
 static struct TjIdEnt *idmap_slot(struct TjIdEnt *v, size_t cap, const char *key)
 {
-	size_t x = (size_t)key_hash(key) & (cap - 1);
+	size_t x = (size_t)hash_fnv1a_str(HASH_FNV1A_BASIS, key) & (cap - 1);
 	while (v[x].key[0] && strcmp(v[x].key, key) != 0)
 		x = (x + 1) & (cap - 1);
 	return &v[x];

@@ -69,6 +69,7 @@
 #include <strings.h>
 
 #include "formats.h"
+#include "hash.h"
 #include "tracejson.h"
 
 enum { ZR_CLIENT = 1, ZR_SHARED = 2, ZR_SERVER = 4 };
@@ -117,11 +118,7 @@ static uint64_t svc_hash(const char *s)
 {
 	if (s == NULL)
 		return 0;
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
+	uint64_t h = hash_fnv1a_str(HASH_FNV1A_V0, s); /* decides stored ids: hash.h */
 	return h ? h : 1;
 }
 

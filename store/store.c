@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "buf.h"
+#include "hash.h"
 #include "route.h"
 
 /* The schema's migrations, in the order they run: entry i takes a database
@@ -941,9 +942,7 @@ static int trace_key(Store *st, const char *id, int64_t *key, Err *err)
 		c->gen = 1;
 	}
 	size_t len = strnlen(id, sizeof c->e[0].id - 1);
-	uint64_t h = 14695981039346656037u; /* FNV-1a */
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)id[i]) * 1099511628211u;
+	uint64_t h = hash_fnv1a(HASH_FNV1A_BASIS, id, len);
 	unsigned mask = STORE_TKEY_CAP - 1, i = (unsigned)(h ^ (h >> 32)) & mask;
 	for (; c->e[i].gen == c->gen; i = (i + 1) & mask) {
 		if (memcmp(c->e[i].id, id, len) == 0 && c->e[i].id[len] == '\0') {
