@@ -29,6 +29,9 @@ def main():
 
     class H(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # the answer is several writes on a kept-alive connection: without
+        # TCP_NODELAY each waits for the client's delayed ACK (40 ms)
+        disable_nagle_algorithm = True
 
         def log_message(self, *args):
             pass
