@@ -433,6 +433,151 @@ static RiseCi rise_ci(const Item *sa, const Item *sb, int64_t n, int64_t m, doub
 	return r;
 }
 
+/* ---- the rise from the tops of both ranges ------------------------------- */
+
+/* One range as its top and a sample of the rest (ev_top_rise()). */
+typedef struct TopSide {
+	const double *top, *rest;  /* descending */
+	int64_t k, kr, n;
+	int32_t *ct, *cr;          /* a resample's counts of each */
+} TopSide;
+
+/* The nearest-rank p-quantile of a resample in which the i-th value of
+ * the top appears ct[i] times and the j-th of the rest cr[j] times: NAN
+ * when the rank is not reached. */
+static double top_rank(const TopSide *s, double p)
+{
+	int64_t r = (int64_t)ceil(p / 100.0 * (double)s->n);
+	if (r < 1)
+		r = 1;
+	int64_t from_top = s->n - r + 1, acc = 0, i = 0, j = 0;
+	while (i < s->k || j < s->kr) {
+		int take_top = j >= s->kr || (i < s->k && s->top[i] >= s->rest[j]);
+		double x = take_top ? s->top[i] : s->rest[j];
+		acc += take_top ? s->ct[i++] : s->cr[j++];
+		if (acc >= from_top)
+			return x;
+	}
+	return NAN;
+}
+
+static double unit_uniform(uint64_t *rng)
+{
+	return ((double)(next_u64(rng) >> 11) + 0.5) * 0x1.0p-53;
+}
+
+/* A Poisson(lambda) count: Knuth's product of uniforms, or past 30 the
+ * normal approximation. */
+static int32_t poisson(uint64_t *rng, double lambda)
+{
+	if (lambda > 30) {
+		double z = sqrt(-2 * log(unit_uniform(rng))) * cos(6.283185307179586 * unit_uniform(rng));
+		double x = floor(lambda + sqrt(lambda) * z + 0.5);
+		return x < 0 ? 0 : (int32_t)x;
+	}
+	double prod = 1, lim = exp(-lambda);
+	int32_t c = -1;
+	do {
+		prod *= unit_uniform(rng);
+		c++;
+	} while (prod > lim);
+	return c;
+}
+
+/* A resample of the n requests of s: n draws (as resample() makes them),
+ * each one of the top with probability 1/n, else one of the rest's sample
+ * (which stands for the other n - k); past TOP_EXACT_DRAWS requests, a
+ * Poisson count each (the limit of the same multinomial, at a cost that
+ * does not grow with n). */
+#define TOP_EXACT_DRAWS 100000
+static void top_resample(uint64_t *rng, TopSide *s)
+{
+	memset(s->ct, 0, (size_t)(s->k ? s->k : 1) * sizeof *s->ct);
+	memset(s->cr, 0, (size_t)(s->kr ? s->kr : 1) * sizeof *s->cr);
+	if (s->n <= TOP_EXACT_DRAWS) {
+		for (int64_t i = 0; i < s->n; i++) {
+			int64_t j = below(rng, s->n);
+			if (j < s->k)
+				s->ct[j]++;
+			else if (s->kr > 0)
+				s->cr[below(rng, s->kr)]++;
+		}
+		return;
+	}
+	for (int64_t i = 0; i < s->k; i++)
+		s->ct[i] = poisson(rng, 1);
+	for (int64_t j = 0; j < s->kr; j++)
+		s->cr[j] = poisson(rng, (double)(s->n - s->k) / (double)s->kr);
+}
+
+int ev_top_rise(const double *tw, int64_t kw, const double *rw, int64_t krw, int64_t nw,
+                const double *tb, int64_t kb, const double *rb, int64_t krb, int64_t nb,
+                double pct, double out[6])
+{
+	for (int i = 0; i < 6; i++)
+		out[i] = NAN;
+	if (kw + krw < 1 || kb + krb < 1 || nw < kw || nb < kb)
+		return 0;
+	TopSide s[2] = {{tw, rw, kw, krw, nw, NULL, NULL}, {tb, rb, kb, krb, nb, NULL, NULL}};
+	for (int x = 0; x < 2; x++) {
+		s[x].ct = xmalloc((size_t)(s[x].k ? s[x].k : 1) * sizeof *s[x].ct);
+		s[x].cr = xmalloc((size_t)(s[x].kr ? s[x].kr : 1) * sizeof *s[x].cr);
+	}
+	/* the point: each of the top once, each of the rest's sample for its
+	 * share of the rest (as quant_top() weighs them) */
+	double q[2];
+	for (int x = 0; x < 2; x++) {
+		double w = s[x].kr > 0 ? (double)(s[x].n - s[x].k) / (double)s[x].kr : 0;
+		int64_t r = (int64_t)ceil(pct / 100.0 * (double)s[x].n);
+		double from_top = (double)(s[x].n - (r < 1 ? 1 : r) + 1), acc = 0;
+		int64_t i = 0, j = 0;
+		q[x] = NAN;
+		while (i < s[x].k || j < s[x].kr) {
+			int take_top = j >= s[x].kr || (i < s[x].k && s[x].top[i] >= s[x].rest[j]);
+			double v = take_top ? s[x].top[i++] : s[x].rest[j++];
+			acc += take_top ? 1 : w;
+			if (acc >= from_top - 1e-9) {
+				q[x] = v;
+				break;
+			}
+		}
+	}
+	int ok = !isnan(q[0]) && !isnan(q[1]);
+	double rises[ATTR_BOOT], ratios[ATTR_BOOT];
+	int nr = 0;
+	uint64_t rng = UINT64_C(0xb0075742a9) ^ (uint64_t)nw;
+	for (int bt = 0; bt < ATTR_BOOT && ok; bt++) {
+		top_resample(&rng, &s[0]);
+		top_resample(&rng, &s[1]);
+		double bw = top_rank(&s[0], pct), bb = top_rank(&s[1], pct);
+		if (isnan(bw) || isnan(bb)) {
+			ok = 0; /* a resample's percentile below what is known */
+			break;
+		}
+		rises[bt] = bw - bb;
+		if (bb > 0)
+			ratios[nr++] = bw / bb;
+	}
+	for (int x = 0; x < 2; x++) {
+		free(s[x].ct);
+		free(s[x].cr);
+	}
+	if (!ok)
+		return 0;
+	double tail = (1 - QUANT_CI_LEVEL) / 2;
+	qsort(rises, ATTR_BOOT, sizeof *rises, cmp_double);
+	out[0] = q[0] - q[1];
+	out[1] = rises[(int)floor(tail * (ATTR_BOOT - 1))];
+	out[2] = rises[(int)ceil((1 - tail) * (ATTR_BOOT - 1))];
+	if (q[1] > 0 && nr > 0) {
+		qsort(ratios, (size_t)nr, sizeof *ratios, cmp_double);
+		out[3] = q[0] / q[1];
+		out[4] = ratios[(int)floor(tail * (nr - 1))];
+		out[5] = ratios[(int)ceil((1 - tail) * (nr - 1))];
+	}
+	return 1;
+}
+
 void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, double pct)
 {
 	if (w->n == 0 || b->n == 0 || w->n_ops == 0)

@@ -147,6 +147,7 @@ EvValue *ev_put(Evidence *e, const char *name, double val, const char *unit, int
 	v->n = n;
 	v->small_sample = small;
 	v->has_ci = 0;
+	v->top_k = 0;
 	v->lo = v->hi = NAN;
 	if (isnan(val) || isinf(val)) {
 		v->value = NAN;
@@ -533,7 +534,7 @@ int evidence_objective_rose(const Evidence *e, char *say, size_t sz)
 	     evidence_value(e, "ingress.requests", &nw)) &&
 	    (evidence_value(e, "ingress.requests.spans@baseline", &nb) ||
 	     evidence_value(e, "ingress.requests@baseline", &nb)) &&
-	    (nw < EV_RISE_MIN_N || nb < EV_RISE_MIN_N)) {
+	    d->top_k == 0 && (nw < EV_RISE_MIN_N || nb < EV_RISE_MIN_N)) {
 		/* a p99 of fewer than 100 requests is their maximum: resampling
 		 * the maximum says nothing about the percentile */
 		snprintf(say, sz, "the %s's %.0f requests are too few for a p99 (its nearest rank is the "
@@ -1608,6 +1609,10 @@ int evidence_compute(Store *st, const EvidenceOptions *opt, Evidence **out, Err 
 		}
 		from_analysis(e, a, opt->model);
 		if (!opt->skip_requests && (rc = ev_requests(st, opt, a, e, err)))
+			goto fail;
+		/* the pulled slowest sets' exact percentiles, after the
+		 * attribution (it replays the sample) */
+		if ((rc = ev_top(st, opt, a, e, err)))
 			goto fail;
 	}
 	if (st && (rc = ev_metrics(st, opt, own ? own : opt->analysis, e, err)))

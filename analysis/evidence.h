@@ -78,6 +78,10 @@ typedef struct EvValue {
 	                       * without has_ci the value is taken as exact
 	                       * (model, sheet, metric gauges, counts) */
 	int has_ci;
+	int64_t top_k;        /* > 0: read off the top_k slowest of the n
+	                       * requests of its range (a pulled slowest set
+	                       * with its range's count, evidence_top.c):
+	                       * what all n would give, from top_k traces */
 	char *provenance;     /* one line: "spans: exact p99 of 1240 calls",
 	                       * "metric db.client.connection.wait_time: p99
 	                       * interpolated from explicit buckets [...]",

@@ -566,7 +566,7 @@ int ev_metrics(Store *st, const EvidenceOptions *opt, const Analysis *a, Evidenc
  * neither), then the width of the MOVER interval of w - b
  * (evidence_change()) over the bounded sides; a side without an interval
  * counts as exact. Returns the width; *open gets the unbounded count. */
-static double pair_width(const EvValue *w, const EvValue *b, int *open)
+double ev_pair_width(const EvValue *w, const EvValue *b, int *open)
 {
 	double s = 0;
 	*open = 0;
@@ -596,7 +596,7 @@ static const EvValue *present(const Evidence *e, const char *name)
 
 /* Copies src (read before the container may move) to name, with a
  * provenance made of prefix and src's own. */
-static void copy_value(Evidence *e, const char *name, const char *src_name, const char *prefix)
+void ev_copy_value(Evidence *e, const char *name, const char *src_name, const char *prefix)
 {
 	const EvValue *s = evidence_get(e, src_name);
 	if (s == NULL)
@@ -609,6 +609,8 @@ static void copy_value(Evidence *e, const char *name, const char *src_name, cons
 	                    prov);
 	if (c.has_ci)
 		ev_ci(d, c.lo, c.hi);
+	if (d && !d->missing)
+		d->top_k = c.top_k;
 }
 
 void ev_best_source(Evidence *e, int has_baseline, int tail)
@@ -642,7 +644,7 @@ void ev_best_source(Evidence *e, int has_baseline, int tail)
 		/* a pair beats a lone value; then the narrower change; a tie
 		 * stays with the spans, whose structure the rest reads */
 		int cm = 1 + (vmb != NULL), cs = vs ? 1 + (vsb != NULL) : 0, om, os = 0;
-		double wm = pair_width(vm, vmb, &om), ws = vs ? pair_width(vs, vsb, &os) : INFINITY;
+		double wm = ev_pair_width(vm, vmb, &om), ws = vs ? ev_pair_width(vs, vsb, &os) : INFINITY;
 		int better = cm > cs || (cm == cs && (om < os || (om == os && wm < ws)));
 		if (!tail && !better)
 			continue;
@@ -650,9 +652,9 @@ void ev_best_source(Evidence *e, int has_baseline, int tail)
 		if (vs && tail) {
 			snprintf(why, sizeof why, "best source (the traces are a tail sample, not a "
 			                          "population): ");
-			copy_value(e, sp, x, "");
+			ev_copy_value(e, sp, x, "");
 			if (vsb)
-				copy_value(e, spb, xb, "");
+				ev_copy_value(e, spb, xb, "");
 		} else if (vs) {
 			char ci[96] = "";
 			if (vs->has_ci)
@@ -662,15 +664,15 @@ void ev_best_source(Evidence *e, int has_baseline, int tail)
 			         "%s; ", cm > cs ? "the metric has both window and baseline"
 			                         : "the metric pins the change tighter",
 			         vs->value, (long long)vs->n, ci, sp);
-			copy_value(e, sp, x, "");
+			ev_copy_value(e, sp, x, "");
 			if (vsb)
-				copy_value(e, spb, xb, "");
+				ev_copy_value(e, spb, xb, "");
 		} else {
 			snprintf(why, sizeof why, "best source (the spans have no figure): ");
 		}
-		copy_value(e, x, m, why);
+		ev_copy_value(e, x, m, why);
 		if (has_baseline && present(e, mb))
-			copy_value(e, xb, mb, why);
+			ev_copy_value(e, xb, mb, why);
 		else if (has_baseline)
 			ev_missing(e, xb, "ms", "metric: no figure for the baseline");
 	}
@@ -690,8 +692,8 @@ void ev_best_source(Evidence *e, int has_baseline, int tail)
 		if (vq == NULL || vq->source != EV_SRC_METRIC || present(e, rm) == NULL)
 			continue;
 		if (present(e, rq))
-			copy_value(e, rs, rq, "");
-		copy_value(e, rq, rm, "the endpoint's percentiles come from this metric, so do its "
+			ev_copy_value(e, rs, rq, "");
+		ev_copy_value(e, rq, rm, "the endpoint's percentiles come from this metric, so do its "
 		                      "requests (the traces' count is ingress.requests.spans): ");
 	}
 }

@@ -41,6 +41,22 @@ int ev_requests(Store *st, const EvidenceOptions *opt, const Analysis *a, Eviden
  * endpoint.queue.explained, with bootstrap intervals. */
 void ev_attribution(Evidence *e, const EvRequestSet *w, const EvRequestSet *b, double pct);
 
+/* The rise of the pct-th percentile read from the tops of both ranges:
+ * tw the kw largest of the window's nw requests (descending), as a pulled
+ * slowest set with its range's count gives them, and rw a uniform sample
+ * of krw of the others (descending; may be empty), each standing for
+ * (nw - kw) / krw of them (quant_top()); tb, rb likewise for the
+ * baseline. The point is what quant_top() reads (exact when the rank is
+ * reached within the tops); the 95 % interval is the bootstrap rise_ci()
+ * makes on all the requests (ATTR_BOOT resamples of nw and nb, each draw
+ * one of the top with probability 1/n, else one of the sample of the
+ * rest). Returns 1 with out = {rise, lo, hi, ratio, ratio lo, ratio hi}
+ * (the ratio's NAN when the baseline's percentile is not above 0), or 0
+ * when the percentile of the data or of a resample is not reached. */
+int ev_top_rise(const double *tw, int64_t kw, const double *rw, int64_t krw, int64_t nw,
+                const double *tb, int64_t kb, const double *rb, int64_t krb, int64_t nb,
+                double pct, double out[6]);
+
 /* mix.explained_ratio with a bootstrap interval (attribution.c): how much
  * of the percentile's rise the baseline's per-class latencies mixed in
  * the window's class shares reproduce. Missing when the rise is not
@@ -66,6 +82,30 @@ int ev_metrics(Store *st, const EvidenceOptions *opt, const Analysis *a, Evidenc
  * the metric's count (evidence_match.c). */
 int ev_metric_durations(Store *st, const EvidenceOptions *opt, const Analysis *a, Evidence *e,
                         Err *err);
+
+/* How tightly a window value w and its baseline b (may be NULL) pin their
+ * difference: *open gets how many of their interval bounds are unbounded,
+ * and the width of the MOVER interval of w - b over the bounded sides is
+ * returned (a side without an interval counts as exact). ev_best_source()
+ * and the slowest sets' figures (ev_top()) choose a source by it: fewer
+ * unbounded sides first, then the narrower width. */
+double ev_pair_width(const EvValue *w, const EvValue *b, int *open);
+
+/* Copies the value src_name to name, with a provenance made of prefix and
+ * src_name's own. */
+void ev_copy_value(Evidence *e, const char *name, const char *src_name, const char *prefix);
+
+/* The window's and the baseline's pulled slowest sets, read as the tops of
+ * their ranges (evidence_top.c): when a range's slowest set was pulled for
+ * exactly that range, every trace of it is stored and the back end listed
+ * the range whole, the endpoint's p99 and p90 (and the rise of the
+ * objective's percentile) whose ranks fall inside the tops are exact:
+ * ingress.p99_ms.slowest[@baseline], ingress.p90_ms.slowest[@baseline],
+ * ingress.rise_ms.slowest, ingress.rise_ratio.slowest. A figure whose pair
+ * pins the change tighter than the sample's replaces it (the sample's is
+ * kept as X.sample); a fact says why a range's set cannot serve. After the
+ * attribution, which replays the sample. */
+int ev_top(Store *st, const EvidenceOptions *opt, const Analysis *a, Evidence *e, Err *err);
 
 /* For every name X with a metric twin X.metric: X reports the source that
  * pins the window-baseline change tighter (a complete pair first, then

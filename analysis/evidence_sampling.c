@@ -412,6 +412,10 @@ void ev_count_text(const Evidence *e, const EvValue *v, char *out, size_t sz)
 {
 	char n[32];
 	thousands((double)v->n, n, sizeof n);
+	if (v->top_k > 0) {
+		snprintf(out, sz, "the %lld slowest of %s %s", (long long)v->top_k, n, ev_noun(v->name));
+		return;
+	}
 	snprintf(out, sz, "%s %s%s%s", n, v->source == EV_SRC_SPANS && spans_sampled(e) ? "sampled " : "",
 	         ev_noun(v->name), v->source == EV_SRC_METRIC ? " of the metric" : "");
 }
@@ -429,7 +433,12 @@ void evidence_source_text(const Evidence *e, const EvValue *v, char *out, size_t
 	/* a count goes with a sample's statistic: a percentile, a share with
 	 * its interval, an attribution */
 	int counted = v->qkind != EV_Q_NONE || v->has_ci;
-	if ((v->source == EV_SRC_SPANS || v->source == EV_SRC_METRIC) && v->n > 0 && counted) {
+	if (v->source == EV_SRC_SPANS && v->top_k > 0 && v->n > 0) {
+		char n[32];
+		thousands((double)v->n, n, sizeof n);
+		snprintf(out, sz, "%s, the %lld slowest of %s %s, pulled whole", src,
+		         (long long)v->top_k, n, ev_noun(v->name));
+	} else if ((v->source == EV_SRC_SPANS || v->source == EV_SRC_METRIC) && v->n > 0 && counted) {
 		char n[32];
 		thousands((double)v->n, n, sizeof n);
 		snprintf(out, sz, "%s, %s %s%s", src, n,

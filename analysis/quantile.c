@@ -156,6 +156,52 @@ void quant_ci(const double *v, int64_t n, double p, double *lo, double *hi)
 	*hi = u <= n ? v[u - 1] : INFINITY;
 }
 
+/* The value at which the weight counted from the largest reaches
+ * from_top (top values weigh 1, rest values w each); *in_top is cleared
+ * when a rest value was counted on the way. NAN when never reached. */
+static double top_walk(const double *top, int64_t k, const double *rest, int64_t kr, double w,
+                       double from_top, int *in_top)
+{
+	double acc = 0;
+	int64_t i = 0, j = 0;
+	while (i < k || j < kr) {
+		int take_top = j >= kr || (i < k && top[i] >= rest[j]);
+		double x = take_top ? top[i++] : rest[j++];
+		acc += take_top ? 1 : w;
+		if (!take_top)
+			*in_top = 0;
+		if (acc >= from_top - 1e-9)
+			return x;
+	}
+	return NAN;
+}
+
+int quant_top(const double *top, int64_t k, const double *rest, int64_t kr, int64_t n, double p,
+              double *v, double *lo, double *hi)
+{
+	*v = *lo = *hi = NAN;
+	if (n < 0 || n < k)
+		return QUANT_TOP_UNCOUNTED;
+	if (kr < 0 || (k + kr) < 1 || !(p > 0 && p < 100) || (k == n && kr > 0))
+		return QUANT_TOP_BELOW;
+	double w = kr > 0 ? (double)(n - k) / (double)kr : 0;
+	int64_t r = (int64_t)ceil(p / 100.0 * (double)n);
+	if (r < 1)
+		r = 1;
+	int64_t l, u;
+	quant_ci_ranks(n, p, &l, &u);
+	/* ascending rank r is the (n - r + 1)-th from the largest */
+	int in_top = 1;
+	*v = top_walk(top, k, rest, kr, w, (double)(n - r + 1), &in_top);
+	*lo = l >= 1 ? top_walk(top, k, rest, kr, w, (double)(n - l + 1), &in_top) : -INFINITY;
+	*hi = u <= n ? top_walk(top, k, rest, kr, w, (double)(n - u + 1), &in_top) : INFINITY;
+	if (isnan(*v) || isnan(*lo) || isnan(*hi)) {
+		*v = *lo = *hi = NAN;
+		return QUANT_TOP_BELOW;
+	}
+	return in_top ? QUANT_TOP_EXACT : QUANT_TOP_WEIGHTED;
+}
+
 void quant_fill(Quant *q, double *v, int64_t n)
 {
 	q->n = n;

@@ -52,6 +52,31 @@ void quant_ci_ranks(int64_t n, double p, int64_t *l, int64_t *u);
  * -INFINITY, *hi = v[u-1] or INFINITY. NAN, NAN when n == 0. */
 void quant_ci(const double *v, int64_t n, double p, double *lo, double *hi);
 
+/* The p-quantile (0 < p < 100) of n observations of which the k largest
+ * are known, top[0] >= top[1] >= ... >= top[k-1] (a pulled slowest set
+ * with the count of its range), and the rest are represented by a uniform
+ * sample of kr of them, rest[] (descending; kr may be 0), each standing
+ * for (n - k) / kr observations. The nearest rank ceil(p/100 * n) and the
+ * ranks of its order-statistic interval (quant_ci_ranks()) are found by
+ * walking both lists from the largest, counting each value's weight.
+ *  QUANT_TOP_EXACT     every rank needed was reached within the top
+ *                      before any sampled value: *v, *lo, *hi are exactly
+ *                      what quant_rank() and quant_ci() give on all n
+ *                      (*hi INFINITY when no observation bounds it)
+ *  QUANT_TOP_WEIGHTED  a sampled value lies above a rank needed (a value
+ *                      of the rest above the top's last, as when the back
+ *                      end ranks by another length than the percentile
+ *                      reads): the figures are the stratified estimate
+ *  QUANT_TOP_BELOW     a rank needed lies below the top and there is no
+ *                      sample to reach it
+ *  QUANT_TOP_UNCOUNTED n is not known exactly (negative, or fewer than k:
+ *                      a listing that was capped)
+ * The outputs are NAN unless EXACT or WEIGHTED. */
+enum { QUANT_TOP_UNCOUNTED = -1, QUANT_TOP_BELOW = 0, QUANT_TOP_EXACT = 1,
+       QUANT_TOP_WEIGHTED = 2 };
+int quant_top(const double *top, int64_t k, const double *rest, int64_t kr, int64_t n, double p,
+              double *v, double *lo, double *hi);
+
 /* The change from a baseline value b (interval [blo, bhi]) to a window
  * value w ([wlo, whi]): the difference d = w - b and the ratio r = w / b,
  * each with a 95 % interval by MOVER (Zou & Donner 2008: each side's

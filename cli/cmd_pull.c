@@ -80,7 +80,8 @@ static void usage(FILE *out)
 	      "  --operation OP     the entry span's name, e.g. 'GET /v2/home' (default: any)\n"
 	      "  --window A..B      the incident window (RFC 3339 or epoch ms)\n"
 	      "  --baseline R       A..B, or 'before': as long as the window, just before it\n"
-	      "  --slowest N        the window's N slowest traces (default 20; 0: none)\n"
+	      "  --slowest N        the N slowest traces of the window and of the baseline\n"
+	      "                     (default 20; 0: none)\n"
 	      "  --sample N         N traces sampled from the window and N from the baseline\n"
 	      "                     (default %d, the fewest whose p99 has a 95 %% upper\n"
 	      "                     bound; 0: none)\n"
@@ -358,8 +359,11 @@ static int trace_round(Store *st, TraceArgs *a, int quiet)
 			printf(", baseline %s", b);
 		}
 		printf("\n ");
-		if (a->o.slowest)
+		if (a->o.slowest) {
 			printf(" slowest %lld of the window", (long long)r.slowest);
+			if (a->o.has_baseline)
+				printf(" and %lld of the baseline", (long long)r.slowest_baseline);
+		}
 		if (a->o.sample) {
 			print_listed(a->o.slowest ? "sample" : "sample", r.sample_window, r.listed_window);
 			printf(" in the window");
@@ -633,7 +637,16 @@ int cmd_pull(int argc, char **argv)
 			                "in ms, s or m (the step between evaluations)", range), 2;
 		}
 		int need = p99_bounded_n();
-		if (sample_set && ta.o.sample > 0 && ta.o.sample < need && !pr.quiet)
+		if (sample_set && ta.o.sample > 0 && ta.o.sample < need && !pr.quiet && ta.o.slowest > 0 &&
+		    ta.o.has_baseline)
+			fprintf(stderr,
+			        "tailtriage: pull: a sample of %d traces cannot bound a p99 (%d is the "
+			        "fewest whose p99 has a 95 %% upper bound): diagnose reads the p99 and its "
+			        "rise off the %d slowest of each range and the sample below them, exact "
+			        "while the p99's ranks fall inside them; the replay that says where the "
+			        "rise went needs --sample %d or more\n",
+			        ta.o.sample, need, ta.o.slowest, need);
+		else if (sample_set && ta.o.sample > 0 && ta.o.sample < need && !pr.quiet)
 			fprintf(stderr,
 			        "tailtriage: pull: a sample of %d traces cannot bound a p99 (%d is the "
 			        "fewest whose p99 has a 95 %% upper bound): a rise of the p99 will read "

@@ -75,7 +75,7 @@ typedef struct Puller {
 /* A chosen trace and the sets it belongs to. */
 typedef struct Want {
 	char id[33];
-	int64_t sets[3];
+	int64_t sets[4];
 	int n_sets;
 	int done;
 } Want;
@@ -816,7 +816,7 @@ static int record_set(Puller *p, const char *kind, const char *role, TimeRange r
 			memset(w, 0, sizeof *w);
 			snprintf(w->id, sizeof w->id, "%s", c->v[i].id);
 		}
-		if (w->n_sets < 3)
+		if (w->n_sets < 4)
 			w->sets[w->n_sets++] = id;
 	}
 	return 0;
@@ -1065,10 +1065,16 @@ int trace_pull(Store *st, const TracePullOptions *o, TracePullResult *res, Err *
 	while (bl > 0 && p.base[bl - 1] == '/')
 		p.base[--bl] = '\0';
 	int rc = detect(&p);
-	Cands slow = {0}, sw = {0}, sb = {0};
+	Cands slow = {0}, slowb = {0}, sw = {0}, sb = {0};
 	if (rc)
 		goto out;
 	if (o->slowest > 0 && (rc = slowest(&p, o->window.from, o->window.to, o->slowest, &slow, 0)))
+		goto out;
+	/* the baseline's slowest too: with the count of each range, the
+	 * percentiles whose ranks fall inside both tops are exact on both sides
+	 * (analysis/evidence_top.c) */
+	if (o->slowest > 0 && o->has_baseline &&
+	    (rc = slowest(&p, o->baseline.from, o->baseline.to, o->slowest, &slowb, 0)))
 		goto out;
 	if (o->sample > 0 &&
 	    (rc = sample(&p, o->window.from, o->window.to, o->sample, &sw, &res->listed_window)))
@@ -1081,14 +1087,18 @@ int trace_pull(Store *st, const TracePullOptions *o, TracePullResult *res, Err *
 		goto out;
 	}
 	res->slowest = (int64_t)slow.n;
+	res->slowest_baseline = (int64_t)slowb.n;
 	res->sample_window = (int64_t)sw.n;
 	res->sample_baseline = (int64_t)sb.n;
-	if (slow.n + sw.n + sb.n == 0) {
+	if (slow.n + slowb.n + sw.n + sb.n == 0) {
 		rc = nothing_found(&p);
 		goto out;
 	}
 	if ((o->slowest > 0 && (rc = record_set(&p, "slowest", "window", o->window, o->slowest,
 	                                        res->listed_window, &slow))) ||
+	    (o->slowest > 0 && o->has_baseline &&
+	     (rc = record_set(&p, "slowest", "baseline", o->baseline, o->slowest,
+	                      res->listed_baseline, &slowb))) ||
 	    (o->sample > 0 && (rc = record_set(&p, "sample", "window", o->window, o->sample,
 	                                       res->listed_window, &sw))) ||
 	    (o->sample > 0 && o->has_baseline &&
@@ -1131,6 +1141,7 @@ int trace_pull(Store *st, const TracePullOptions *o, TracePullResult *res, Err *
 		             (long long)(res->failed + res->fetched), res->first_failure);
 out:
 	free(slow.v);
+	free(slowb.v);
 	free(sw.v);
 	free(sb.v);
 	free(p.want);

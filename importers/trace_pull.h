@@ -4,7 +4,8 @@
  * JSON of Jaeger v1) or Grafana Tempo (/api/search, /api/v2/traces).
  *
  * What is pulled, for one service (and span name) of the entry:
- *  - the window's `slowest` N traces: searches with a duration filter,
+ *  - the window's `slowest` N traces (and the baseline's, when there is
+ *    one): searches with a duration filter,
  *    the threshold raised until a search lists every trace above it
  *    (a search that lists fewer than it may is complete), then the N
  *    longest of those;
@@ -60,7 +61,8 @@ typedef struct TracePullOptions {
 	TimeRange window;            /* closed */
 	int has_baseline;
 	TimeRange baseline;          /* closed, when has_baseline */
-	int slowest;                 /* N slowest of the window; 0: none */
+	int slowest;                 /* N slowest of the window and of the
+	                              * baseline; 0: none */
 	int sample;                  /* N sampled from the window and N from the
 	                              * baseline; 0: none */
 	int page;                    /* most traces one search asks for; 0: 500 */
@@ -74,7 +76,8 @@ typedef struct TracePullOptions {
 typedef struct TracePullResult {
 	char api[48];                /* what answered: "Jaeger API v3", ... */
 	int64_t queries;             /* searches made */
-	int64_t slowest;             /* traces in the slowest set */
+	int64_t slowest;             /* traces in the window's slowest set */
+	int64_t slowest_baseline;    /* in the baseline's (pulled with a baseline) */
 	int64_t sample_window, sample_baseline;
 	int64_t listed_window;       /* traces the window's listing found, -1
 	                              * when it could not list them all */

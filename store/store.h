@@ -982,6 +982,31 @@ typedef struct StoreTailInfo {
 int store_tail_keys(Store *st, int64_t from_ns, int64_t to_ns, int64_t **keys, size_t *n,
                     StoreTailInfo *info, Err *err);
 
+/* The slowest set pulled for exactly [from_ns, to_ns) of one entry span
+ * name (--operation) of service: the one whose name is route first, then
+ * the latest; found 0 when there is none. Its members are the range's
+ * complete top; with the population the back end listed, the ranks of the
+ * whole range that fall inside it are known (analysis/evidence_top.c,
+ * which also checks that its members are the endpoint's requests). */
+typedef struct StoreSlowestSet {
+	int found;
+	int64_t population;        /* traces the back end listed in the range; -1
+	                            * when its listing was not complete */
+	int64_t requested;         /* the N asked */
+	int64_t members;           /* traces recorded in the set */
+	char operation[256];       /* the entry span name it was pulled for */
+} StoreSlowestSet;
+
+int store_slowest_exact(Store *st, const char *service, const char *route, int64_t from_ns,
+                        int64_t to_ns, StoreSlowestSet *out, Err *err);
+
+/* The entry spans of the endpoint (service, route) starting in
+ * [from_ns, to_ns) whose traces are members of the slowest sets covering
+ * that range, once a trace, in no particular order (store_root_keys()
+ * leaves them out when no sample holds them). */
+int store_slowest_roots(Store *st, const char *service, const char *route, int64_t from_ns,
+                        int64_t to_ns, StoreRootKeyFn fn, void *ctx, Err *err);
+
 /* *known = 1 when spans of trace_id (32 hex digits) are stored. */
 int store_trace_known(Store *st, const char *trace_id, int *known, Err *err);
 

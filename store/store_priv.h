@@ -129,7 +129,7 @@ typedef struct StoreSpool StoreSpool;
 
 #define STORE_METRICS_STMTS 32
 #define STORE_DRILLS_STMTS 4
-#define STORE_SETS_STMTS 12
+#define STORE_SETS_STMTS 14
 #define STORE_AGG_STMTS 12
 #define STORE_PACK_STMTS 3
 

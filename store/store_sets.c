@@ -14,11 +14,13 @@
 #include "store_priv.h"
 
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { S_FIND, S_ADD, S_UPDATE, S_MEMBER, S_LIST, S_KNOWN, S_HAS_TABLE, S_EXCLUDE, S_INCLUDE,
-       S_NOT_POP, S_TAIL_KEYS, S_TAIL_INFO, S_COUNT };
+       S_NOT_POP, S_TAIL_KEYS, S_TAIL_INFO, S_EXACT, S_TOP_ROOTS,
+       S_COUNT };
 
 _Static_assert(S_COUNT <= STORE_SETS_STMTS, "raise STORE_SETS_STMTS");
 
@@ -54,6 +56,23 @@ static const char *const ssql[S_COUNT] = {
 	[S_TAIL_INFO] = "SELECT count(*), coalesce(max(requested), 0), coalesce(min(population), -1),"
 	                " coalesce(max(population), -1) FROM trace_sets WHERE kind = 'slowest'"
 	                " AND from_ns <= ?1 AND to_ns >= ?2",
+	/* the slowest set pulled for exactly this range of one entry span
+	 * name of the service: the one named as the route first, then the
+	 * latest */
+	[S_EXACT] = "SELECT s.population, s.requested,"
+	            " (SELECT count(*) FROM trace_set_members m WHERE m.set_id = s.id), s.operation"
+	            " FROM trace_sets s WHERE s.kind = 'slowest' AND s.from_ns = ?1 AND s.to_ns = ?2"
+	            " AND s.service = ?3 AND s.operation <> ''"
+	            " ORDER BY s.operation = ?4 DESC, s.id DESC LIMIT 1",
+	/* the entry spans of the endpoint among the slowest sets covering
+	 * [?1, ?2), once a trace */
+	[S_TOP_ROOTS] = "SELECT sp.trace_key, sp.start_ns, sp.end_ns, sp.queue_ns FROM spans sp"
+	                " WHERE sp.trace_id IN (SELECT m.trace_id FROM trace_set_members m"
+	                " JOIN trace_sets s ON s.id = m.set_id WHERE s.kind = 'slowest'"
+	                " AND s.from_ns <= ?1 AND s.to_ns >= ?2)"
+	                " AND sp.parent_id = '' AND sp.service = ?3 AND sp.kind = 2"
+	                " AND coalesce(sp.route, sp.name) = ?4 AND sp.start_ns >= ?1 AND sp.start_ns < ?2"
+	                " GROUP BY sp.trace_key",
 };
 
 void store_sets_finalize(Store *st)
@@ -312,5 +331,73 @@ int store_tail_keys(Store *st, int64_t from_ns, int64_t to_ns, int64_t **keys, s
 		*n = 0;
 		return store_sqlerr(st, err, "reading the slowest sets' traces");
 	}
+	return 0;
+}
+
+int store_slowest_exact(Store *st, const char *service, const char *operation, int64_t from_ns,
+                        int64_t to_ns, StoreSlowestSet *out, Err *err)
+{
+	memset(out, 0, sizeof *out);
+	out->population = -1;
+	int has;
+	if (has_sets(st, &has, err))
+		return TT_ESTORE;
+	if (!has || service == NULL || operation == NULL)
+		return 0;
+	sqlite3_stmt *s = sstmt(st, S_EXACT, err);
+	if (s == NULL)
+		return TT_ESTORE;
+	sqlite3_bind_int64(s, 1, from_ns);
+	sqlite3_bind_int64(s, 2, to_ns);
+	sqlite3_bind_text(s, 3, service, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, operation, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		out->found = 1;
+		out->population = sqlite3_column_int64(s, 0);
+		out->requested = sqlite3_column_int64(s, 1);
+		out->members = sqlite3_column_int64(s, 2);
+		snprintf(out->operation, sizeof out->operation, "%s", col_text(s, 3));
+	}
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_sqlerr(st, err, "reading a slowest set");
+	return 0;
+}
+
+int store_slowest_roots(Store *st, const char *service, const char *route, int64_t from_ns,
+                        int64_t to_ns, StoreRootKeyFn fn, void *ctx, Err *err)
+{
+	int has;
+	if (has_sets(st, &has, err))
+		return TT_ESTORE;
+	if (!has)
+		return 0;
+	sqlite3_stmt *s = sstmt(st, S_TOP_ROOTS, err);
+	if (s == NULL)
+		return TT_ESTORE;
+	sqlite3_bind_int64(s, 1, from_ns);
+	sqlite3_bind_int64(s, 2, to_ns);
+	sqlite3_bind_text(s, 3, service, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, route, -1, SQLITE_STATIC);
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		StoreRootKey k = {
+			.trace_key = sqlite3_column_int64(s, 0),
+			.start_ns = sqlite3_column_int64(s, 1),
+			.end_ns = sqlite3_column_int64(s, 2),
+			.has_queue = sqlite3_column_type(s, 3) != SQLITE_NULL,
+		};
+		k.queue_ns = k.has_queue ? sqlite3_column_int64(s, 3) : 0;
+		if (fn(ctx, &k)) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(st, err, "reading the slowest sets' entry spans");
 	return 0;
 }

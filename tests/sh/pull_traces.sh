@@ -39,10 +39,11 @@ OP="GET /v2/home"
 
 # the answers from the full data: its 20 slowest entries, its diagnosis
 "$BIN" import -q --db "$TMP/full.db" "$TMP/sim/traces.jsonl" || fail "import of the full data"
-python3 - "$TMP/sim/traces.jsonl" "$TMP/sim/manifest.json" >"$TMP/slowest.ref" <<'PY'
+for role in window baseline; do
+python3 - "$TMP/sim/traces.jsonl" "$TMP/sim/manifest.json" "$role" >"$TMP/slowest.$role.ref" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[2]))
-w0, w1 = int(m["window"]["from_ns"]), int(m["window"]["to_ns"])
+w0, w1 = int(m[sys.argv[3]]["from_ns"]), int(m[sys.argv[3]]["to_ns"])
 d = []
 for line in open(sys.argv[1]):
     for rs in json.loads(line)["resourceSpans"]:
@@ -56,7 +57,8 @@ for line in open(sys.argv[1]):
 for _, t in sorted(d, reverse=True)[:20]:
     print(t)
 PY
-sort -o "$TMP/slowest.ref" "$TMP/slowest.ref"
+sort -o "$TMP/slowest.$role.ref" "$TMP/slowest.$role.ref"
+done
 members() { # DB KIND ROLE: the set's trace ids, sorted
   sqlite3 "$1" "SELECT m.trace_id FROM trace_set_members m JOIN trace_sets s ON s.id = m.set_id WHERE s.kind = '$2' AND s.role = '$3' ORDER BY 1"
 }
@@ -79,9 +81,11 @@ check_pull() { # NAME MODE [server options] -- [pull options]
     --slowest 20 --sample 100 "${popts[@]}" >"$TMP/$name.out" 2>"$TMP/$name.err" ||
     fail "$name: pull failed: $(cat "$TMP/$name.out" "$TMP/$name.err")"
   cat "$TMP/$name.out"
-  members "$db" slowest window >"$TMP/$name.slowest"
-  cmp -s "$TMP/slowest.ref" "$TMP/$name.slowest" ||
-    fail "$name: the slowest set is not the data's 20 slowest: $(comm -3 "$TMP/slowest.ref" "$TMP/$name.slowest" | head -5)"
+  for role in window baseline; do
+    members "$db" slowest $role >"$TMP/$name.slowest"
+    cmp -s "$TMP/slowest.$role.ref" "$TMP/$name.slowest" ||
+      fail "$name: the $role's slowest set is not the data's 20 slowest: $(comm -3 "$TMP/slowest.$role.ref" "$TMP/$name.slowest" | head -5)"
+  done
   for role in window baseline; do
     [ "$(members "$db" sample $role | wc -l)" = 100 ] || fail "$name: the $role sample has $(members "$db" sample $role | wc -l) traces"
   done
@@ -111,7 +115,8 @@ PY
     --slowest 20 --sample 100 "${popts[@]}" >"$TMP/$name.out2" 2>"$TMP/$name.err2" || fail "$name: second pull: $(cat "$TMP/$name.err2")"
   grep -q '0 traces fetched, .* already stored; 0 spans added' "$TMP/$name.out2" || fail "$name: second pull: $(cat "$TMP/$name.out2")"
   grep -Eq '/api/(v3/|v2/)?traces/[0-9a-f]' "$TMP/requests.log" && fail "$name: the second pull fetched a trace again"
-  [ "$(sqlite3 "$db" "SELECT count(*) FROM trace_sets")" = 3 ] || fail "$name: the second pull added sets"
+  # a slowest set and a sample of each range: four sets, none added
+  [ "$(sqlite3 "$db" "SELECT count(*) FROM trace_sets")" = 4 ] || fail "$name: the second pull added sets"
   echo "$name: ok"
 }
 
@@ -139,16 +144,22 @@ PY
 "$BIN" diagnose --db "$TMP/jaeger-v3.db" --window "$W" --baseline "$B" --format json >"$TMP/pulled-dx.json" 2>"$TMP/err" ||
   fail "diagnose on the pulled data: $(cat "$TMP/err")"
 echo "diagnosis leader: pulled $(leader "$TMP/pulled-dx.json"), full data $(leader "$TMP/full.json")"
-# the sample's diagnosis blames what the full data's does, or says it
-# cannot tell (100 requests a side give a p99 no upper bound) with that
-# cause the first it weighs; it never blames another cause
-python3 - "$TMP/pulled-dx.json" "$TMP/full.json" <<'PY' || fail "the pulled data's diagnosis blames another cause than the full data's"
+# the pulled data ranks as the full data does: the same first hypothesis
+# on the same node. 100 sampled requests a side cannot bound a p99, but the
+# slowest sets of both ranges, with the counts the back end listed, give
+# the p99 and the bootstrap of its rise as all 300 would (docs/live.md,
+# "What the slowest sets are for"), so the rise is shown as on the full
+# data and the null hypothesis does not lead
+python3 - "$TMP/pulled-dx.json" "$TMP/full.json" <<'PY' || fail "the pulled data's diagnosis does not rank first what the full data's does"
 import json, sys
-p = [(h["id"], h.get("node", "")) for h in json.load(open(sys.argv[1]))["hypotheses"]]
+d = json.load(open(sys.argv[1]))
+p = [(h["id"], h.get("node", "")) for h in d["hypotheses"]]
 f = [(h["id"], h.get("node", "")) for h in json.load(open(sys.argv[2]))["hypotheses"]]
-causes = [h for h in p if h[0] != "insufficient-evidence"]
-print("pulled:", p[:3], "full:", f[:2])
-sys.exit(0 if f[0][0] != "insufficient-evidence" and causes[0] == f[0] and p[0] in (f[0], ("insufficient-evidence", "none")) else 1)
+ev = {v["name"]: v for v in d["evidence"]}
+r = ev["ingress.rise_ms"]
+print("pulled:", p[:3], "full:", f[:2], "rise:", round(r["value"], 1), r["interval"], r["n"])
+sys.exit(0 if f[0][0] != "insufficient-evidence" and p[0] == f[0]
+         and "slowest" in r["provenance"] and r["n"] == 300 else 1)
 PY
 # the figures say they come from a pulled uniform sample, scaled back
 "$BIN" diagnose --db "$TMP/jaeger-v3.db" --window "$W" --baseline "$B" >"$TMP/pulled-dx.txt" 2>&1 ||

@@ -94,7 +94,8 @@ ok = ("pool.pricing.used" in names and "targets" in names and "request.rate" in 
 # the traces are there too, with their sets
 sets = db.execute("SELECT kind, role, count(*) FROM trace_sets GROUP BY 1, 2").fetchall()
 print("sets:", sets)
-sys.exit(0 if ok and len(sets) == 3 else 1)
+# a slowest set and a sample of each range: four
+sys.exit(0 if ok and len(sets) == 4 else 1)
 PY
 
 # --every: a moving window, a set of each kind per round, nothing fetched twice
@@ -120,7 +121,7 @@ import collections, re, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 rounds = int(sys.argv[3])
 wins = [r[0] for r in db.execute(
-    "SELECT from_ns FROM trace_sets WHERE kind = 'slowest' ORDER BY id")]
+    "SELECT from_ns FROM trace_sets WHERE kind = 'slowest' AND role = 'window' ORDER BY id")]
 missing = db.execute("SELECT count(DISTINCT m.trace_id) FROM trace_set_members m"
                      " WHERE NOT EXISTS (SELECT 1 FROM spans s WHERE s.trace_id = m.trace_id)").fetchone()[0]
 fetched = collections.Counter(re.findall(r"/api/v3/traces/([0-9a-f]{32})", open(sys.argv[2]).read()))

@@ -111,6 +111,90 @@ static void test_quantile_interval_too_few(void **state)
 	assert_true(u > 2970 && u <= 2990);
 }
 
+/* A percentile read off the top of a range (a pulled slowest set with the
+ * count of its range): exactly what all the observations give while its
+ * ranks lie in the top; "not covered" below it; "not counted" when the
+ * count is not exact; a stratified estimate with a sample of the rest. */
+static void test_quant_top(void **state)
+{
+	(void)state;
+	enum { N = 1000, K = 20 };
+	double *all = malloc(N * sizeof *all), top[K];
+	for (int i = 0; i < N; i++)
+		all[i] = 10 + 0.5 * i + (i % 7) * 0.01; /* ascending, no ties */
+	for (int i = 0; i < K; i++)
+		top[i] = all[N - 1 - i];
+	double v, lo, hi, ev, elo, ehi;
+	/* the p99 of 1,000 is the 11th slowest, its interval the 18th to the
+	 * 4th: all inside the 20 */
+	assert_int_equal(quant_top(top, K, NULL, 0, N, 99, &v, &lo, &hi), QUANT_TOP_EXACT);
+	ev = quant_rank(all, N, 99);
+	quant_ci(all, N, 99, &elo, &ehi);
+	assert_true(v == ev && lo == elo && hi == ehi);
+	assert_true(v == all[N - 11] && lo == all[N - 18] && hi == all[N - 4]);
+	/* 300 observations: the p99 is the 4th slowest, no upper bound (as on
+	 * all 300) */
+	assert_int_equal(quant_top(top, K, NULL, 0, 300, 99, &v, &lo, &hi), QUANT_TOP_EXACT);
+	assert_true(v == top[3] && lo == top[7] && isinf(hi) && hi > 0);
+	/* the p90 of 1,000 is the 101st slowest: not covered by 20 */
+	assert_int_equal(quant_top(top, K, NULL, 0, N, 90, &v, &lo, &hi), QUANT_TOP_BELOW);
+	assert_true(isnan(v) && isnan(lo) && isnan(hi));
+	/* a p99 of 3,000 needs the 41st slowest for its interval */
+	assert_int_equal(quant_top(top, K, NULL, 0, 3000, 99, &v, &lo, &hi), QUANT_TOP_BELOW);
+	/* the count is not exact: a capped listing (-1), or fewer than the top */
+	assert_int_equal(quant_top(top, K, NULL, 0, -1, 99, &v, &lo, &hi), QUANT_TOP_UNCOUNTED);
+	assert_int_equal(quant_top(top, K, NULL, 0, 10, 99, &v, &lo, &hi), QUANT_TOP_UNCOUNTED);
+	assert_true(isnan(v));
+	/* with a uniform sample of the other 980 (every 10th), the p90 is a
+	 * stratified estimate near the true one */
+	double rest[98];
+	for (int i = 0; i < 98; i++)
+		rest[i] = all[N - K - 1 - 10 * i];
+	assert_int_equal(quant_top(top, K, rest, 98, N, 90, &v, &lo, &hi), QUANT_TOP_WEIGHTED);
+	ev = quant_rank(all, N, 90);
+	assert_true(fabs(v - ev) <= 5 * 0.5 + 0.1 && lo < v && v < hi);
+	/* the p99 stays exact with the sample beside it: every sampled value
+	 * is under the top */
+	assert_int_equal(quant_top(top, K, rest, 98, N, 99, &v, &lo, &hi), QUANT_TOP_EXACT);
+	assert_true(v == all[N - 11]);
+	/* a sampled value above the top's last (the back end ranked by another
+	 * length): no longer exact */
+	rest[0] = all[N - 5] + 0.001;
+	assert_int_equal(quant_top(top, K, rest, 98, N, 99, &v, &lo, &hi), QUANT_TOP_WEIGHTED);
+	free(all);
+}
+
+/* The rise read off both tops: the point is the full data's, the bootstrap
+ * interval holds it and excludes 0 for a clear shift; a top too short for
+ * the percentile, with nothing below it, cannot say. */
+static void test_top_rise(void **state)
+{
+	(void)state;
+	enum { N = 1000, K = 40 };
+	double tw[K], tb[K], out[6];
+	for (int i = 0; i < K; i++) {
+		tb[i] = 300 - 3.0 * i;
+		tw[i] = tb[i] + 60;
+	}
+	/* the p99 of 1,000 is the 11th slowest; a resample of 1,000 reaches it
+	 * within the 40 slowest */
+	assert_int_equal(ev_top_rise(tw, K, NULL, 0, N, tb, K, NULL, 0, N, 99, out), 1);
+	assert_true(fabs(out[0] - 60) < 1e-9);
+	assert_true(out[1] > 0 && out[1] <= 60 && out[2] >= 60);
+	assert_true(out[3] > 1 && out[4] > 1 && out[4] <= out[3] && out[5] >= out[3]);
+	/* the p90 of 1,000 is below 40 slowest, and no sample of the rest */
+	assert_int_equal(ev_top_rise(tw, K, NULL, 0, N, tb, K, NULL, 0, N, 90, out), 0);
+	assert_true(isnan(out[0]));
+	/* with a sample of the rest, the p90's rise is estimated */
+	double rw[96], rb[96];
+	for (int i = 0; i < 96; i++) {
+		rb[i] = tb[K - 1] - 1 - 2.0 * i;
+		rw[i] = rb[i] + 60;
+	}
+	assert_int_equal(ev_top_rise(tw, K, rw, 96, N, tb, K, rb, 96, N, 90, out), 1);
+	assert_true(fabs(out[0] - 60) < 1e-9 && out[1] > 0);
+}
+
 static void test_wilson(void **state)
 {
 	(void)state;
@@ -447,6 +531,8 @@ int main(void)
 		cmocka_unit_test(test_quantile_interval_coverage),
 		cmocka_unit_test(test_quantile_interval_too_few),
 		cmocka_unit_test(test_quant_sort_orders),
+		cmocka_unit_test(test_quant_top),
+		cmocka_unit_test(test_top_rise),
 		cmocka_unit_test(test_wilson),
 		cmocka_unit_test(test_rose_on_proportions),
 		cmocka_unit_test(test_flat),
