@@ -524,23 +524,14 @@ int ev_top_rise(const double *tw, int64_t kw, const double *rw, int64_t krw, int
 		s[x].cr = xmalloc((size_t)(s[x].kr ? s[x].kr : 1) * sizeof *s[x].cr);
 	}
 	/* the point: each of the top once, each of the rest's sample for its
-	 * share of the rest (as quant_top() weighs them) */
+	 * share of the rest (quant_top(), which also wants the percentile's
+	 * interval reached) */
 	double q[2];
 	for (int x = 0; x < 2; x++) {
-		double w = s[x].kr > 0 ? (double)(s[x].n - s[x].k) / (double)s[x].kr : 0;
-		int64_t r = (int64_t)ceil(pct / 100.0 * (double)s[x].n);
-		double from_top = (double)(s[x].n - (r < 1 ? 1 : r) + 1), acc = 0;
-		int64_t i = 0, j = 0;
-		q[x] = NAN;
-		while (i < s[x].k || j < s[x].kr) {
-			int take_top = j >= s[x].kr || (i < s[x].k && s[x].top[i] >= s[x].rest[j]);
-			double v = take_top ? s[x].top[i++] : s[x].rest[j++];
-			acc += take_top ? 1 : w;
-			if (acc >= from_top - 1e-9) {
-				q[x] = v;
-				break;
-			}
-		}
+		double lo, hi;
+		int st = quant_top(s[x].top, s[x].k, s[x].rest, s[x].kr, s[x].n, pct, &q[x], &lo, &hi);
+		if (st != QUANT_TOP_EXACT && st != QUANT_TOP_WEIGHTED)
+			q[x] = NAN;
 	}
 	int ok = !isnan(q[0]) && !isnan(q[1]);
 	double rises[ATTR_BOOT], ratios[ATTR_BOOT];
