@@ -3,25 +3,28 @@
 # project's checks and say how each one went:
 #
 #   build        a normal build, warnings are errors
-#   tests        the end-to-end tests labelled "product" on that build:
+#   tests        on that build, the end-to-end tests labelled "product":
 #                the binary a user installs (install.sh: cmake --install,
 #                then the installed tailtriage used from another folder;
-#                demo_tui.sh: `demo` on a terminal). Every other test runs
+#                demo_tui.sh: `demo` on a terminal), and the unit tests
+#                labelled "statistics" (below). Every other test runs
 #                once, in asan-tests (see "Which test runs where" below)
 #   asan-build   a build with AddressSanitizer + UndefinedBehaviorSanitizer
 #                (gcc, Debug at -O1, warnings are errors: gcc warns
 #                differently there, and CI once failed on exactly that)
-#   asan-tests   every test, unit and end-to-end, on that build, but those labelled
-#                "realtime" (tests/CMakeLists.txt says which and why:
-#                their time is real-time traffic made by Node.js services,
-#                and every C path they reach runs sanitized in another test)
+#   asan-tests   every test, unit and end-to-end, on that build, but those
+#                labelled "realtime" or "statistics" (tests/CMakeLists.txt
+#                says which and why: their time is real-time traffic made by
+#                Node.js services, or millions of simulated requests, and
+#                every C path they reach runs sanitized in another test)
 #   fuzz-build   the libFuzzer harnesses (clang)
 #   fuzz-smoke   a short, fixed-seed libFuzzer run of every parser
 #   realtime-tests  the tests labelled "realtime", on the normal build,
 #                one at a time, once the first two lanes below have ended
 #
 # Which test runs where. Each test runs at least once, and every one but
-# the two realtime tests under AddressSanitizer and UBSan: a test's
+# the two realtime tests and the statistics tests under AddressSanitizer
+# and UBSan: a test's
 # assertions are the same on both builds, and the sanitized run checks
 # every memory access and undefined behaviour besides, so a second run on
 # the normal build repeats the same checks with less watching, for about
@@ -35,6 +38,14 @@
 # sanitizers nor those tests meet (an uninitialised read that -O1 happens
 # to hide; a race whose timing differs); the fuzz harnesses, also built
 # optimised (clang -O1 with sanitizers), cover the parsers beside it.
+# The tests labelled "statistics" (three cmocka programs' tests whose
+# assertions are statistics of whole simulated incidents: the demo's
+# default simulation, every shipped drill, a class mix over 4,000 requests)
+# run on the normal build only: their CPU is millions of simulated requests,
+# which the sanitizers make twice as slow (about 250 CPU s sanitized, 70
+# plain), and a sanitizer sees a code path in the first thousand requests
+# as well as in the millionth; every C path they reach runs sanitized in
+# the program's other tests and the tests tests/CMakeLists.txt names.
 #
 # Three lanes run side by side: build then tests; asan-build then
 # asan-tests; fuzz-build then fuzz-smoke. Much of a test's time is spent
@@ -156,12 +167,12 @@ st_build() {
 # --timeout is a guard against a hung test, not a speed limit: the longest
 # tests run real traffic for a minute or two and regenerate it when a
 # loaded machine hid the fault they inject.
-# Only the tests labelled product run here (see "Which test runs where"
-# above); the others, unit and end-to-end, run in asan-tests.
+# Only the tests labelled product or statistics run here (see "Which test
+# runs where" above); the others, unit and end-to-end, run in asan-tests.
 st_tests() {
-  echo "left out (run in asan-tests): $(ctest --test-dir "$TT_ROOT/build-test" -N -LE 'product|realtime' |
+  echo "left out (run in asan-tests): $(ctest --test-dir "$TT_ROOT/build-test" -N -LE 'product|statistics|realtime' |
     sed -n 's/^Total Tests: //p') tests"
-  ctest --test-dir "$TT_ROOT/build-test" -j"$jobs" -L product --output-on-failure --timeout 600
+  ctest --test-dir "$TT_ROOT/build-test" -j"$jobs" -L 'product|statistics' --output-on-failure --timeout 600
 }
 
 st_realtime_tests() {
@@ -176,12 +187,13 @@ st_asan_tests() {
   # allocation and free stacks of 8 frames instead of 30, and a 64 MB
   # quarantine for freed memory instead of 256: together the sanitized pass
   # runs about a quarter faster, and a report still names the code at fault.
-  # The tests labelled realtime are left out (see the top of this file).
-  echo "left out (label realtime): $(ctest --test-dir "$TT_ROOT/build-asan" -N -L realtime |
+  # The tests labelled realtime or statistics are left out (see the top of
+  # this file).
+  echo "left out (label realtime, statistics): $(ctest --test-dir "$TT_ROOT/build-asan" -N -L 'realtime|statistics' |
     sed -n 's/^ *Test *#[0-9]*: //p' | paste -sd' ' -)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:malloc_context_size=8:quarantine_size_mb=64 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir "$TT_ROOT/build-asan" -j"$jobs" -LE realtime --output-on-failure --timeout 600
+    ctest --test-dir "$TT_ROOT/build-asan" -j"$jobs" -LE 'realtime|statistics' --output-on-failure --timeout 600
 }
 
 st_fuzz_build() {

@@ -30,6 +30,7 @@
 #include "model_json.h"
 #include "replay.h"
 #include "score.h"
+#include "select.h"
 #include "sheet.h"
 #include "store.h"
 
@@ -848,5 +849,5 @@ int main(void)
 		cmocka_unit_test(test_replay_grows_over_time),
 		cmocka_unit_test(test_history),
 	};
-	return cmocka_run_group_tests(tests, setup_all, teardown_all);
+	return tt_run_group_tests(tests, setup_all, teardown_all);
 }

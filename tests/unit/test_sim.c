@@ -22,6 +22,7 @@
 
 #include "model.h"
 #include "model_json.h"
+#include "select.h"
 #include "sim.h"
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -1187,5 +1188,5 @@ int main(void)
 		cmocka_unit_test(test_bundled_model_is_the_simulator),
 		cmocka_unit_test(test_pool_gauges_match_model_sizes),
 	};
-	return cmocka_run_group_tests(tests, NULL, remove_leftovers);
+	return tt_run_group_tests(tests, NULL, remove_leftovers);
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "select.h"
 #include "training.h"
 
 
@@ -129,5 +130,5 @@ int main(void)
 		cmocka_unit_test(test_prepare_score_store),
 		cmocka_unit_test(test_drills_agree_with_the_engine),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return tt_run_group_tests(tests, NULL, NULL);
 }
