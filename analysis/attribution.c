@@ -439,23 +439,25 @@ static RiseCi rise_ci(const Item *sa, const Item *sb, int64_t n, int64_t m, doub
 typedef struct TopSide {
 	const double *top, *rest;  /* descending */
 	int64_t k, kr, n;
-	int32_t *ct, *cr;          /* a resample's counts of each */
+	int32_t *ct;               /* a resample's count of each of the top */
+	double *cr;                /* and weight of each of the rest's sample */
 } TopSide;
 
 /* The nearest-rank p-quantile of a resample in which the i-th value of
- * the top appears ct[i] times and the j-th of the rest cr[j] times: NAN
+ * the top appears ct[i] times and the j-th of the rest weighs cr[j]: NAN
  * when the rank is not reached. */
 static double top_rank(const TopSide *s, double p)
 {
 	int64_t r = (int64_t)ceil(p / 100.0 * (double)s->n);
 	if (r < 1)
 		r = 1;
-	int64_t from_top = s->n - r + 1, acc = 0, i = 0, j = 0;
+	double from_top = (double)(s->n - r + 1), acc = 0;
+	int64_t i = 0, j = 0;
 	while (i < s->k || j < s->kr) {
 		int take_top = j >= s->kr || (i < s->k && s->top[i] >= s->rest[j]);
 		double x = take_top ? s->top[i] : s->rest[j];
-		acc += take_top ? s->ct[i++] : s->cr[j++];
-		if (acc >= from_top)
+		acc += take_top ? (double)s->ct[i++] : s->cr[j++];
+		if (acc >= from_top - 1e-9)
 			return x;
 	}
 	return NAN;
@@ -466,16 +468,10 @@ static double unit_uniform(uint64_t *rng)
 	return ((double)(next_u64(rng) >> 11) + 0.5) * 0x1.0p-53;
 }
 
-/* A Poisson(lambda) count: Knuth's product of uniforms, or past 30 the
- * normal approximation. */
-static int32_t poisson(uint64_t *rng, double lambda)
+/* A Poisson(1) count: Knuth's product of uniforms. */
+static int32_t poisson1(uint64_t *rng)
 {
-	if (lambda > 30) {
-		double z = sqrt(-2 * log(unit_uniform(rng))) * cos(6.283185307179586 * unit_uniform(rng));
-		double x = floor(lambda + sqrt(lambda) * z + 0.5);
-		return x < 0 ? 0 : (int32_t)x;
-	}
-	double prod = 1, lim = exp(-lambda);
+	double prod = 1, lim = exp(-1.0);
 	int32_t c = -1;
 	do {
 		prod *= unit_uniform(rng);
@@ -484,30 +480,80 @@ static int32_t poisson(uint64_t *rng, double lambda)
 	return c;
 }
 
-/* A resample of the n requests of s: n draws (as resample() makes them),
- * each one of the top with probability 1/n, else one of the rest's sample
- * (which stands for the other n - k); past TOP_EXACT_DRAWS requests, a
- * Poisson count each (the limit of the same multinomial, at a cost that
- * does not grow with n). */
+/* A stratified resample of the n requests of s. The top: n draws (as
+ * resample() makes them), each one of the top with probability 1/n (past
+ * TOP_EXACT_DRAWS requests, a Poisson(1) count each, the limit of the same
+ * multinomial); the draws that missed the top are the rest's, spread over
+ * a resample of the rest's sample (kr draws with replacement): the top
+ * varies as it would on all n requests, the rest as its sample does. */
 #define TOP_EXACT_DRAWS 100000
 static void top_resample(uint64_t *rng, TopSide *s)
 {
 	memset(s->ct, 0, (size_t)(s->k ? s->k : 1) * sizeof *s->ct);
 	memset(s->cr, 0, (size_t)(s->kr ? s->kr : 1) * sizeof *s->cr);
+	int64_t hit = 0;
 	if (s->n <= TOP_EXACT_DRAWS) {
 		for (int64_t i = 0; i < s->n; i++) {
 			int64_t j = below(rng, s->n);
-			if (j < s->k)
+			if (j < s->k) {
 				s->ct[j]++;
-			else if (s->kr > 0)
-				s->cr[below(rng, s->kr)]++;
+				hit++;
+			}
 		}
-		return;
+	} else {
+		for (int64_t i = 0; i < s->k; i++)
+			hit += s->ct[i] = poisson1(rng);
 	}
-	for (int64_t i = 0; i < s->k; i++)
-		s->ct[i] = poisson(rng, 1);
-	for (int64_t j = 0; j < s->kr; j++)
-		s->cr[j] = poisson(rng, (double)(s->n - s->k) / (double)s->kr);
+	if (s->kr <= 0)
+		return;
+	double w = (double)(s->n - hit) / (double)s->kr;
+	if (w < 0)
+		w = 0;
+	for (int64_t i = 0; i < s->kr; i++)
+		s->cr[below(rng, s->kr)] += w;
+}
+
+/* ATTR_BOOT resampled percentiles of s into v, from rng: 0 when one is not
+ * reached (a resample's rank below the top, and no sample of the rest). */
+static int top_boot(TopSide *s, double pct, uint64_t *rng, double *v)
+{
+	for (int bt = 0; bt < ATTR_BOOT; bt++) {
+		top_resample(rng, s);
+		v[bt] = top_rank(s, pct);
+		if (isnan(v[bt]))
+			return 0;
+	}
+	return 1;
+}
+
+static void top_side_init(TopSide *s, const double *top, int64_t k, const double *rest,
+                          int64_t kr, int64_t n)
+{
+	*s = (TopSide){top, rest, k, kr, n, NULL, NULL};
+	s->ct = xmalloc((size_t)(k ? k : 1) * sizeof *s->ct);
+	s->cr = xmalloc((size_t)(kr ? kr : 1) * sizeof *s->cr);
+}
+
+int ev_top_interval(const double *top, int64_t k, const double *rest, int64_t kr, int64_t n,
+                    double pct, double *lo, double *hi)
+{
+	*lo = *hi = NAN;
+	if (k + kr < 1 || n < k)
+		return 0;
+	TopSide s;
+	top_side_init(&s, top, k, rest, kr, n);
+	double v[ATTR_BOOT];
+	uint64_t rng = UINT64_C(0x70b5e7) ^ (uint64_t)n;
+	int ok = top_boot(&s, pct, &rng, v);
+	free(s.ct);
+	free(s.cr);
+	if (!ok)
+		return 0;
+	double tail = (1 - QUANT_CI_LEVEL) / 2;
+	qsort(v, ATTR_BOOT, sizeof *v, cmp_double);
+	*lo = v[(int)floor(tail * (ATTR_BOOT - 1))];
+	*hi = v[(int)ceil((1 - tail) * (ATTR_BOOT - 1))];
+	return 1;
 }
 
 int ev_top_rise(const double *tw, int64_t kw, const double *rw, int64_t krw, int64_t nw,
@@ -518,11 +564,9 @@ int ev_top_rise(const double *tw, int64_t kw, const double *rw, int64_t krw, int
 		out[i] = NAN;
 	if (kw + krw < 1 || kb + krb < 1 || nw < kw || nb < kb)
 		return 0;
-	TopSide s[2] = {{tw, rw, kw, krw, nw, NULL, NULL}, {tb, rb, kb, krb, nb, NULL, NULL}};
-	for (int x = 0; x < 2; x++) {
-		s[x].ct = xmalloc((size_t)(s[x].k ? s[x].k : 1) * sizeof *s[x].ct);
-		s[x].cr = xmalloc((size_t)(s[x].kr ? s[x].kr : 1) * sizeof *s[x].cr);
-	}
+	TopSide s[2];
+	top_side_init(&s[0], tw, kw, rw, krw, nw);
+	top_side_init(&s[1], tb, kb, rb, krb, nb);
 	/* the point: each of the top once, each of the rest's sample for its
 	 * share of the rest (quant_top(), which also wants the percentile's
 	 * interval reached) */
@@ -534,20 +578,15 @@ int ev_top_rise(const double *tw, int64_t kw, const double *rw, int64_t krw, int
 			q[x] = NAN;
 	}
 	int ok = !isnan(q[0]) && !isnan(q[1]);
-	double rises[ATTR_BOOT], ratios[ATTR_BOOT];
+	double rises[ATTR_BOOT], ratios[ATTR_BOOT], vw[ATTR_BOOT], vb[ATTR_BOOT];
 	int nr = 0;
 	uint64_t rng = UINT64_C(0xb0075742a9) ^ (uint64_t)nw;
+	/* a resample's percentile not reached: the tops cannot say */
+	ok = ok && top_boot(&s[0], pct, &rng, vw) && top_boot(&s[1], pct, &rng, vb);
 	for (int bt = 0; bt < ATTR_BOOT && ok; bt++) {
-		top_resample(&rng, &s[0]);
-		top_resample(&rng, &s[1]);
-		double bw = top_rank(&s[0], pct), bb = top_rank(&s[1], pct);
-		if (isnan(bw) || isnan(bb)) {
-			ok = 0; /* a resample's percentile below what is known */
-			break;
-		}
-		rises[bt] = bw - bb;
-		if (bb > 0)
-			ratios[nr++] = bw / bb;
+		rises[bt] = vw[bt] - vb[bt];
+		if (vb[bt] > 0)
+			ratios[nr++] = vw[bt] / vb[bt];
 	}
 	for (int x = 0; x < 2; x++) {
 		free(s[x].ct);

@@ -57,6 +57,15 @@ int ev_top_rise(const double *tw, int64_t kw, const double *rw, int64_t krw, int
                 const double *tb, int64_t kb, const double *rb, int64_t krb, int64_t nb,
                 double pct, double out[6]);
 
+/* The 95 % bootstrap interval of one range's pct-th percentile from its
+ * top and the sample of its rest, resampled as ev_top_rise() does (the
+ * top as all n requests would vary, the rest as its sample does): the
+ * interval of a stratified estimate, whose order-statistic ranks on n
+ * would claim more than the sample knows. 1 with *lo, *hi; 0 when a
+ * resample's percentile is not reached. */
+int ev_top_interval(const double *top, int64_t k, const double *rest, int64_t kr, int64_t n,
+                    double pct, double *lo, double *hi);
+
 /* mix.explained_ratio with a bootstrap interval (attribution.c): how much
  * of the percentile's rise the baseline's per-class latencies mixed in
  * the window's class shares reproduce. Missing when the rise is not

@@ -170,6 +170,21 @@ static int put_pct(Evidence *e, const Top t[2], int np, double pct, const char *
 	for (int p = 0; p < np; p++)
 		if (st[p] != QUANT_TOP_EXACT && st[p] != QUANT_TOP_WEIGHTED)
 			return 0;
+	/* an estimate's interval is its stratified bootstrap's: the order
+	 * statistics of all n would claim more than the sample of the rest
+	 * knows */
+	for (int p = 0; p < np; p++) {
+		if (st[p] != QUANT_TOP_WEIGHTED)
+			continue;
+		/* the wider of the bootstrap's and the ranks' (a bootstrap never
+		 * reaches past the largest value seen; the ranks of n may find no
+		 * upper bound) */
+		double blo, bhi;
+		if (!ev_top_interval(t[p].v, t[p].k, t[p].rest, t[p].kr, t[p].n, pct, &blo, &bhi))
+			return 0;
+		lo[p] = blo < lo[p] ? blo : lo[p];
+		hi[p] = bhi > hi[p] ? bhi : hi[p];
+	}
 	for (int p = 0; p < np; p++) {
 		char name[96];
 		snprintf(name, sizeof name, "%s.slowest%s", x, p ? "@baseline" : "");
@@ -193,12 +208,21 @@ static int put_pct(Evidence *e, const Top t[2], int np, double pct, const char *
 			         t[p].queued ? "requests queued before their entry span, and the back end "
 			                       "ranks by the span's length"
 			                     : "a sampled request lies above a rank it needs");
+		char ci[160];
+		if (st[p] == QUANT_TOP_EXACT && l >= 1)
+			snprintf(ci, sizeof ci, "95 %% interval from the %s slowest to %s",
+			         ordinal(t[p].n - l + 1, o2, sizeof o2), up);
+		else if (st[p] == QUANT_TOP_EXACT)
+			snprintf(ci, sizeof ci, "95 %% interval with no lower bound, up to %s", up);
+		else
+			snprintf(ci, sizeof ci, "95 %% interval the wider of a bootstrap (the slowest as "
+			         "all the requests would vary, the sample below them as it does) and the "
+			         "ranks of all of them");
 		EvValue *ev = ev_put(e, name, v[p], "ms", EV_SRC_SPANS, EV_Q_EXACT, t[p].n, 0,
 		                     "spans: p%g of the %lld requests the trace back end listed in the "
-		                     "%s, %s: the %s slowest; 95 %% interval from the %s slowest to %s",
+		                     "%s, %s: the %s slowest; %s",
 		                     pct, (long long)t[p].n, SIDE[p], how,
-		                     ordinal(t[p].n - r + 1, o1, sizeof o1),
-		                     ordinal(t[p].n - l + 1, o2, sizeof o2), up);
+		                     ordinal(t[p].n - r + 1, o1, sizeof o1), ci);
 		ev_ci(ev, lo[p], hi[p]);
 		if (ev && !ev->missing)
 			ev->top_k = t[p].k;

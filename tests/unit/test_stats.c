@@ -193,6 +193,14 @@ static void test_top_rise(void **state)
 	}
 	assert_int_equal(ev_top_rise(tw, K, rw, 96, N, tb, K, rb, 96, N, 90, out), 1);
 	assert_true(fabs(out[0] - 60) < 1e-9 && out[1] > 0);
+	/* the p90's own interval, by the stratified bootstrap: it holds the
+	 * estimate and has width (the sample below the top varies) */
+	double v, lo, hi, blo, bhi;
+	assert_int_equal(quant_top(tb, K, rb, 96, N, 90, &v, &lo, &hi), QUANT_TOP_WEIGHTED);
+	assert_int_equal(ev_top_interval(tb, K, rb, 96, N, 90, &blo, &bhi), 1);
+	assert_true(blo <= v && v <= bhi && blo < bhi);
+	/* no sample below a top too short for the percentile: cannot say */
+	assert_int_equal(ev_top_interval(tb, K, NULL, 0, N, 90, &blo, &bhi), 0);
 }
 
 static void test_wilson(void **state)
