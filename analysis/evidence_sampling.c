@@ -18,7 +18,9 @@
  *    (an error, a debug flag): such traces are over-represented.
  *  - a pull from a trace back end (importers/trace_pull.h): a trace of a
  *    uniform sample of k of the n traces listed in a range was chosen with
- *    probability k / n (store.h, "trace sets"), times its sampler's.
+ *    probability k / n (store.h, "trace sets"), of overlapping samples
+ *    with that of their union (store_root_sampling()), times its
+ *    sampler's.
  *  - the user: --sampled 6%, --sampled tail.
  * A trace kept with probability p stands for 1/p requests (its adjusted
  * count), so the requests of a range are estimated as the sum of the

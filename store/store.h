@@ -538,12 +538,16 @@ int store_root_attrs(Store *st, const char *service, const char *route, int64_t 
                      int64_t to_ns, StoreRootAttrsFn fn, void *ctx, Err *err);
 /* What the SERVER root spans of the endpoint (service, route) starting in
  * [from_ns, to_ns) say
- * about how they were sampled, one row per distinct combination: the W3C
+ * about how they were sampled, one row per root (roots = 1): the W3C
  * tracestate (OpenTelemetry's "ot=th:..." or "ot=p:...") and the tags
  * sampler.type, sampler.param (Jaeger clients) and sampling.priority
  * (OpenTracing), and for a trace pulled as a member of a uniform sample
- * (store.h, "trace sets") the probability it was chosen with (members /
- * population of its set), with the number of roots that carry it. The
+ * (store.h, "trace sets") the probability it was chosen with: members /
+ * population of its set, and where samples overlap (the rounds of pull
+ * --every) that of their union, 1 - prod(1 - p) over every sample that
+ * holds it or whose range, service and operation could have held it,
+ * the samples taken as independent draws (docs/live.md, "Overlapping
+ * samples"). The
  * traces of no population are left out. At most
  * max_roots roots are read (<= 0: all). Strings are borrowed for the
  * call; return non-zero from fn to stop. */

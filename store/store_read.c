@@ -4,6 +4,7 @@
 #include "store.h"
 #include "store_priv.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* DB_SYSTEM: for a CLIENT span (kind 3) whose attributes name a database
@@ -104,25 +105,28 @@ static const char *const rsql[RSTMT_COUNT] = {
 	    " WHERE s.parent_id = '' AND s.service = ?1 AND s.kind = 2"
 	    " AND coalesce(s.route, s.name) = ?2 AND s.start_ns >= ?3 AND s.start_ns < ?4"
 	    " AND s.trace_key NOT IN (SELECT trace_key FROM traces_not_population)",
-	/* what the root spans say about their sampling, grouped: the W3C
-	 * tracestate, and the Jaeger and OpenTracing tags; at most ?5 roots
-	 * (a sampler is configured, not chosen per request) */
+	/* what the root spans say about their sampling: the W3C tracestate,
+	 * and the Jaeger and OpenTracing tags; at most ?5 roots (a sampler
+	 * is configured, not chosen per request), with their start, name and
+	 * the sets that hold them (store_root_sampling() reads the pulled
+	 * samples' probabilities from RSTMT_SAMPLE_SETS) */
 	[RSTMT_ROOT_SAMPLING] =
 	    "SELECT ts, json_extract(a, '$.\"sampler.type\"'), json_extract(a, '$.\"sampler.param\"'),"
-	    " json_extract(a, '$.\"sampling.priority\"'), pulled, count(*) FROM"
+	    " json_extract(a, '$.\"sampling.priority\"'), start_ns, name, sets FROM"
 	    " (SELECT coalesce(trace_state, '') AS ts,"
-	    "  CASE WHEN json_valid(attrs) THEN attrs ELSE '{}' END AS a,"
-	    /* a trace pulled as a member of a uniform sample was chosen with
-	     * probability members / population of its set (the largest, when
-	     * sets overlap) */
-	    "  (SELECT max(min(1.0, CAST((SELECT count(*) FROM trace_set_members c"
-	    "     WHERE c.set_id = k.id) AS REAL) / k.population))"
-	    "   FROM trace_set_members m JOIN trace_sets k ON k.id = m.set_id"
-	    "   WHERE m.trace_id = spans.trace_id AND k.kind = 'sample' AND k.population > 0)"
-	    "  AS pulled FROM spans"
+	    "  CASE WHEN json_valid(attrs) THEN attrs ELSE '{}' END AS a, start_ns, name,"
+	    "  (SELECT group_concat(m.set_id) FROM trace_set_members m"
+	    "   WHERE m.trace_id = spans.trace_id) AS sets FROM spans"
 	    "  WHERE parent_id = '' AND service = ?1 AND kind = 2 AND coalesce(route, name) = ?2"
-	    "  AND start_ns >= ?3 AND start_ns < ?4" NOT_POPULATION " LIMIT ?5)"
-	    " GROUP BY 1, 2, 3, 4, 5",
+	    "  AND start_ns >= ?3 AND start_ns < ?4" NOT_POPULATION " LIMIT ?5)",
+	/* the pulled uniform samples of a known population, by start: each
+	 * chose members / population of what its back end listed in its
+	 * range */
+	[RSTMT_SAMPLE_SETS] =
+	    "SELECT k.id, k.from_ns, k.to_ns, k.service, k.operation,"
+	    " min(1.0, CAST((SELECT count(*) FROM trace_set_members c WHERE c.set_id = k.id)"
+	    "  AS REAL) / k.population) FROM trace_sets k"
+	    " WHERE k.kind = 'sample' AND k.population > 0 ORDER BY k.from_ns, k.id",
 	/* the partial index on root starts, in start order: the server roots
 	 * of one endpoint (a root whose route is not stored yet is left out:
 	 * store_roots_unusual() counts them) */
@@ -408,16 +412,152 @@ int store_root_attrs(Store *st, const char *service, const char *route, int64_t 
 	return 0;
 }
 
+/* A pulled uniform sample: its range, what it was pulled for, and the
+ * share of what was listed there that it chose. */
+typedef struct SampleSet {
+	int64_t id, from_ns, to_ns;
+	char *service, *operation;
+	double p;
+} SampleSet;
+
+typedef struct SampleSets {
+	SampleSet *v;              /* by from_ns */
+	size_t n;
+	int64_t longest;           /* the longest range */
+	int64_t *by_id;            /* ids ascending, and their index: pairs */
+} SampleSets;
+
+static void sample_sets_fini(SampleSets *ss)
+{
+	for (size_t i = 0; i < ss->n; i++) {
+		free(ss->v[i].service);
+		free(ss->v[i].operation);
+	}
+	free(ss->v);
+	free(ss->by_id);
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static int sample_sets_load(Store *st, SampleSets *ss, Err *err)
+{
+	memset(ss, 0, sizeof *ss);
+	sqlite3_stmt *s = st->rstmt[RSTMT_SAMPLE_SETS];
+	size_t cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (ss->n == cap) {
+			cap = cap ? 2 * cap : 16;
+			ss->v = xrealloc(ss->v, cap * sizeof *ss->v);
+		}
+		SampleSet *k = &ss->v[ss->n++];
+		k->id = sqlite3_column_int64(s, 0);
+		k->from_ns = sqlite3_column_int64(s, 1);
+		k->to_ns = sqlite3_column_int64(s, 2);
+		k->service = xstrdup(store_col_text(s, 3));
+		k->operation = xstrdup(store_col_text(s, 4));
+		k->p = sqlite3_column_double(s, 5);
+		if (k->to_ns > k->from_ns && k->to_ns - k->from_ns > ss->longest)
+			ss->longest = k->to_ns - k->from_ns;
+	}
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE)
+		return store_sqlerr(st, err, "reading the pulled samples");
+	ss->by_id = xmalloc((ss->n ? ss->n : 1) * 2 * sizeof *ss->by_id);
+	for (size_t i = 0; i < ss->n; i++) {
+		ss->by_id[2 * i] = ss->v[i].id;
+		ss->by_id[2 * i + 1] = (int64_t)i;
+	}
+	qsort(ss->by_id, ss->n, 2 * sizeof *ss->by_id, cmp_pair);
+	return 0;
+}
+
+/* The index of sample set id, -1 when it is none (a slowest set, a
+ * sample of unknown population). */
+static int64_t sample_set_at(const SampleSets *ss, int64_t id)
+{
+	const int64_t *f = ss->n ? bsearch(&id, ss->by_id, ss->n, 2 * sizeof *ss->by_id, cmp_pair)
+	                         : NULL;
+	return f ? f[1] : -1;
+}
+
+/* Whether sample k could have chosen a root of service and route (or
+ * span name) starting at start: its range holds the start, it was
+ * pulled for that service and for any operation or that one. */
+static int sample_covers(const SampleSet *k, int64_t start, const char *service,
+                         const char *route, const char *name)
+{
+	return k->from_ns <= start && start < k->to_ns && strcmp(k->service, service) == 0 &&
+	       (k->operation[0] == '\0' || strcmp(k->operation, route) == 0 ||
+	        strcmp(k->operation, name) == 0);
+}
+
+/* The probability that a root of the sets listed in sets (comma
+ * separated ids) starting at start was pulled: 1 - prod(1 - p) over the
+ * samples that hold it and every other that could have chosen it
+ * (sample_covers(): the overlapping rounds of pull --every), taken as
+ * independent draws (docs/live.md, "Overlapping samples"); -1 when no
+ * sample holds it. Counting only the samples that hold it, a root of an
+ * overlap chosen by one round would stand for 1 / p requests where the
+ * rounds together chose more than p of them. */
+static double pulled_p(const SampleSets *ss, const char *sets, int64_t start,
+                       const char *service, const char *route, const char *name)
+{
+	double miss = 1;
+	int member = 0;
+	for (const char *c = sets; *c;) {
+		char *end;
+		long long id = strtoll(c, &end, 10);
+		if (end == c)
+			break;
+		int64_t at = sample_set_at(ss, id);
+		if (at >= 0) {
+			const SampleSet *k = &ss->v[at];
+			member = 1;
+			if (!sample_covers(k, start, service, route, name))
+				miss *= 1 - k->p; /* else counted below */
+		}
+		c = *end == ',' ? end + 1 : end;
+	}
+	if (!member)
+		return -1;
+	/* the samples whose ranges can hold start: from_ns in
+	 * (start - longest, start] */
+	size_t lo = 0, hi = ss->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ss->v[mid].from_ns <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && ss->v[i].from_ns > start - ss->longest;)
+		if (sample_covers(&ss->v[i], start, service, route, name))
+			miss *= 1 - ss->v[i].p;
+	return 1 - miss;
+}
+
 int store_root_sampling(Store *st, const char *service, const char *route, int64_t from_ns,
                         int64_t to_ns, int64_t max_roots, StoreSamplingFn fn, void *ctx,
                         Err *err)
 {
+	SampleSets ss;
+	if (sample_sets_load(st, &ss, err)) {
+		sample_sets_fini(&ss);
+		return TT_ESTORE;
+	}
 	sqlite3_stmt *s = st->rstmt[RSTMT_ROOT_SAMPLING];
 	bind_endpoint_range(s, service, route, from_ns, to_ns);
 	sqlite3_bind_int64(s, 5, max_roots > 0 ? max_roots : -1);
 	int rc;
 	int stopped = 0;
 	while (!stopped && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		double p = pulled_p(&ss, store_col_text(s, 6), sqlite3_column_int64(s, 4), service,
+		                    route, store_col_text(s, 5));
 		StoreSamplingRow r = {
 		    .trace_state = store_col_text(s, 0),
 		    .sampler_type = sqlite3_column_type(s, 1) == SQLITE_NULL ? NULL : store_col_text(s, 1),
@@ -425,9 +565,9 @@ int store_root_sampling(Store *st, const char *service, const char *route, int64
 		    .param = sqlite3_column_double(s, 2),
 		    .has_priority = sqlite3_column_type(s, 3) != SQLITE_NULL,
 		    .priority = sqlite3_column_double(s, 3),
-		    .has_pulled = sqlite3_column_type(s, 4) != SQLITE_NULL,
-		    .pulled = sqlite3_column_double(s, 4),
-		    .roots = sqlite3_column_int64(s, 5),
+		    .has_pulled = p >= 0,
+		    .pulled = p >= 0 ? p : 0,
+		    .roots = 1,
 		};
 		stopped = fn(ctx, &r);
 	}
@@ -435,6 +575,7 @@ int store_root_sampling(Store *st, const char *service, const char *route, int64
 		rc = SQLITE_DONE;
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
+	sample_sets_fini(&ss);
 	if (rc != SQLITE_DONE)
 		return store_sqlerr(st, err, "reading the root spans' sampling");
 	return 0;
