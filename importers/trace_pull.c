@@ -42,6 +42,7 @@
 #include <time.h>
 
 #include "buf.h"
+#include "hash.h"
 #include "sanitize.h"
 
 enum { API_JAEGER_V3 = 1, API_JAEGER_V1, API_TEMPO };
@@ -49,6 +50,7 @@ enum { API_JAEGER_V3 = 1, API_JAEGER_V1, API_TEMPO };
 typedef struct Cand {
 	char id[33];
 	int64_t start_ns, dur_ns;
+	size_t seq;              /* cands_merge(): the order listed */
 } Cand;
 
 typedef struct Cands {
@@ -69,7 +71,9 @@ typedef struct Puller {
 	TracePullProgress pg;
 	/* the fetch phase */
 	struct Want *want;
-	size_t n_want;
+	size_t n_want, cap_want;
+	size_t *want_at;         /* want's indexes + 1 by id hash (0: free) */
+	size_t cap_at;           /* a power of two, more than twice n_want */
 } Puller;
 
 /* A chosen trace and the sets it belongs to. */
@@ -102,20 +106,16 @@ static int stopped(const Puller *p)
  * untrusted, and the searches' thresholds add to them. */
 #define DUR_MAX ((int64_t)1 << 60)
 
+/* Appends a candidate; cands_merge() makes the ids unique. A back end
+ * lists a trace once per span (Jaeger's whole traces) or per replica, and
+ * a search may list hundreds of thousands: looking each id up in the list
+ * on every add cost n^2 / 2 comparisons (minutes at 300,000). */
 static void cands_add(Cands *c, const char *id, int64_t start, int64_t dur)
 {
 	if (dur < 0)
 		dur = 0;
 	if (dur > DUR_MAX)
 		dur = DUR_MAX;
-	for (size_t i = 0; i < c->n; i++)
-		if (strcmp(c->v[i].id, id) == 0) {
-			if (dur > c->v[i].dur_ns)
-				c->v[i].dur_ns = dur;
-			if (start < c->v[i].start_ns)
-				c->v[i].start_ns = start;
-			return;
-		}
 	if (c->n == c->cap) {
 		c->cap = c->cap ? 2 * c->cap : 64;
 		c->v = xrealloc(c->v, c->cap * sizeof *c->v);
@@ -124,6 +124,46 @@ static void cands_add(Cands *c, const char *id, int64_t start, int64_t dur)
 	snprintf(x->id, sizeof x->id, "%s", id);
 	x->start_ns = start;
 	x->dur_ns = dur;
+}
+
+static int by_id_seq(const void *a, const void *b)
+{
+	const Cand *x = a, *y = b;
+	int d = strcmp(x->id, y->id);
+	if (d)
+		return d;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	const Cand *x = a, *y = b;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* One candidate per id, where it was first listed, with the earliest
+ * start and the longest length listed for it (n log n: two sorts). */
+static void cands_merge(Cands *c)
+{
+	if (c->n < 2)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		c->v[i].seq = i;
+	qsort(c->v, c->n, sizeof *c->v, by_id_seq);
+	size_t k = 0;
+	for (size_t i = 1; i < c->n; i++) {
+		Cand *x = &c->v[k], *y = &c->v[i];
+		if (strcmp(x->id, y->id) != 0) {
+			c->v[++k] = *y;
+			continue;
+		}
+		if (y->dur_ns > x->dur_ns)
+			x->dur_ns = y->dur_ns;
+		if (y->start_ns < x->start_ns)
+			x->start_ns = y->start_ns;
+	}
+	c->n = k + 1;
+	qsort(c->v, c->n, sizeof *c->v, by_seq);
 }
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -570,6 +610,7 @@ static int list(Puller *p, int64_t from, int64_t to, int64_t min_ns, int limit, 
 	}
 	/* Tempo and Jaeger v1 search in seconds and microseconds, and a trace
 	 * is listed by any of its spans: keep the ones that start in range */
+	cands_merge(c);
 	size_t k = 0;
 	for (size_t i = 0; i < c->n; i++)
 		if (c->v[i].start_ns >= from && c->v[i].start_ns < to)
@@ -673,11 +714,13 @@ static int slowest(Puller *p, int64_t from, int64_t to, int n, Cands *out, int d
 		    (rc = slowest(p, mid, to, n, &c, depth + 1)))
 			goto out;
 	}
+	cands_merge(&c); /* the halves' lists: an id listed in both is one trace */
 	if (c.n > 1) /* c.v is NULL when nothing was found */
 		qsort(c.v, c.n, sizeof *c.v, by_dur_desc);
 	for (size_t i = 0; i < c.n && (int)i < n; i++)
 		cands_add(out, c.v[i].id, c.v[i].start_ns, c.v[i].dur_ns);
 	if (depth == 0) {
+		cands_merge(out);
 		if (out->n > 1)
 			qsort(out->v, out->n, sizeof *out->v, by_dur_desc);
 		if ((int)out->n > n)
@@ -776,6 +819,7 @@ static int sample(Puller *p, int64_t from, int64_t to, int n, Cands *out, int64_
 			cands_add(out, c->v[at].id, c->v[at].start_ns, c->v[at].dur_ns);
 		}
 	}
+	cands_merge(out);
 	free(q);
 	free(rem);
 out:
@@ -794,6 +838,42 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The slot of id in p->want_at: its index + 1, or the free slot (0) it
+ * would take. */
+static size_t *want_slot(size_t *at, size_t cap, const Want *want, const char *id)
+{
+	size_t x = (size_t)hash_fnv1a_str(HASH_FNV1A_BASIS, id) & (cap - 1);
+	while (at[x] && strcmp(want[at[x] - 1].id, id) != 0)
+		x = (x + 1) & (cap - 1);
+	return &at[x];
+}
+
+/* The chosen trace of that id, added when new. */
+static Want *want_get(Puller *p, const char *id)
+{
+	if ((p->n_want + 1) * 2 > p->cap_at) {
+		size_t cap = p->cap_at ? 2 * p->cap_at : 256;
+		size_t *at = xcalloc(cap, sizeof *at);
+		for (size_t i = 0; i < p->n_want; i++)
+			*want_slot(at, cap, p->want, p->want[i].id) = i + 1;
+		free(p->want_at);
+		p->want_at = at;
+		p->cap_at = cap;
+	}
+	size_t *slot = want_slot(p->want_at, p->cap_at, p->want, id);
+	if (*slot)
+		return &p->want[*slot - 1];
+	if (p->n_want == p->cap_want) {
+		p->cap_want = p->cap_want ? 2 * p->cap_want : 64;
+		p->want = xrealloc(p->want, p->cap_want * sizeof *p->want);
+	}
+	Want *w = &p->want[p->n_want];
+	memset(w, 0, sizeof *w);
+	snprintf(w->id, sizeof w->id, "%s", id);
+	*slot = ++p->n_want;
+	return w;
+}
+
 static int record_set(Puller *p, const char *kind, const char *role, TimeRange r, int requested,
                       int64_t listed, const Cands *c)
 {
@@ -806,16 +886,7 @@ static int record_set(Puller *p, const char *kind, const char *role, TimeRange r
 	if (store_trace_set_intern(p->st, &s, &id, p->err))
 		return TT_ESTORE;
 	for (size_t i = 0; i < c->n; i++) {
-		Want *w = NULL;
-		for (size_t k = 0; k < p->n_want; k++)
-			if (strcmp(p->want[k].id, c->v[i].id) == 0)
-				w = &p->want[k];
-		if (w == NULL) {
-			p->want = xrealloc(p->want, (p->n_want + 1) * sizeof *p->want);
-			w = &p->want[p->n_want++];
-			memset(w, 0, sizeof *w);
-			snprintf(w->id, sizeof w->id, "%s", c->v[i].id);
-		}
+		Want *w = want_get(p, c->v[i].id);
 		if (w->n_sets < 4)
 			w->sets[w->n_sets++] = id;
 	}
@@ -1145,5 +1216,6 @@ out:
 	free(sw.v);
 	free(sb.v);
 	free(p.want);
+	free(p.want_at);
 	return rc;
 }

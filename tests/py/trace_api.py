@@ -48,7 +48,11 @@ X-Scope-OrgID: T get 401), --token T (requests without 'Authorization:
 Bearer T' get 401), --busy N (the first N requests get 429 with
 Retry-After: 0), --die-after N (the process exits after answering N trace
 fetches: a server killed mid-pull), --max-limit N (no search lists more
-than N, whatever it asks), --log F (one line per request).
+than N, whatever it asks), --log F (one line per request), --repeat N
+(Jaeger v3 searches list every trace N times, as a back end that reads
+several replicas of its storage may; copy k of N ends k * (1 + the
+trace's rank % 7) ms early, so only the longest copy, listed last, is the
+trace's extent).
 
 Searches list the newest matching traces first, as Jaeger's UI shows them:
 the tests check that a sample is not "the newest N". Every request loop
@@ -296,12 +300,14 @@ def make_handler(state):
                     return self.not_found_v3("No traces found")
                 if path == "/api/v3/trace-summaries":
                     return self.js(200, {"summaries": [{
-                        "errorSpanCount": 0, "maxEndTimeUnixNano": str(te),
+                        "errorSpanCount": 0,
+                        "maxEndTimeUnixNano": str(max(ts, te - k * (1 + i % 7) * 10**6)),
                         "minStartTimeUnixNano": str(ts), "rootOperationName": op or "",
                         "rootServiceName": svc, "services": [{"name": svc, "spanCount": 1}],
                         "spanCount": len(d.spans[tid]), "traceId": tid}
-                        for tid, _, _, ts, te in found]})
-                rss = [rs for f in found for rs in d.by_id[f[0]]]
+                        for i, (tid, _, _, ts, te) in enumerate(found)
+                        for k in range(a.repeat - 1, -1, -1)]})
+                rss = [rs for f in found for _ in range(a.repeat) for rs in d.by_id[f[0]]]
                 return self.js(200, {"result": {"resourceSpans": rss}})
             return self.send(404, "404 page not found\n", "text/plain; charset=utf-8")
 
@@ -380,6 +386,7 @@ def main():
     ap.add_argument("--busy", type=int, default=0)
     ap.add_argument("--die-after", type=int, default=0)
     ap.add_argument("--max-limit", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--log")
     ap.add_argument("--lifetime", type=float, default=600, help="exit after this many seconds")
     args = ap.parse_args()
