@@ -133,11 +133,15 @@ static int read_top(Store *st, const Analysis *a, TimeRange r, Top *t, int *foun
 		         "the back end could not list the range whole (a search was capped), so its "
 		         "count is not known and the %lld slowest are no known ranks",
 		         (long long)ss.members);
-	else if (t->k < ss.members || t->k > ss.population)
+	else if (t->k < ss.members || t->k > ss.population ||
+	         (ss.members < ss.requested && ss.members < ss.population))
+		/* a member is recorded once its trace is stored: a set short of
+		 * N (and of the range's count) is a pull cut short */
 		snprintf(t->why, sizeof t->why,
-		         "%lld of the slowest set's %lld traces are stored requests of the endpoint "
-		         "(pulled for '%s'): the top may have a hole", (long long)t->k,
-		         (long long)ss.members, ss.operation);
+		         "%lld of the slowest set's %lld traces (of %lld asked, %lld listed in the "
+		         "range) are stored requests of the endpoint (pulled for '%s'): the top may "
+		         "have a hole", (long long)t->k, (long long)ss.members, (long long)ss.requested,
+		         (long long)ss.population, ss.operation);
 	else
 		t->usable = t->k > 0;
 	return 0;

@@ -638,7 +638,7 @@ int cmd_pull(int argc, char **argv)
 		}
 		int need = p99_bounded_n();
 		if (sample_set && ta.o.sample > 0 && ta.o.sample < need && !pr.quiet && ta.o.slowest > 0 &&
-		    ta.o.has_baseline)
+		    ta.baseline != NULL)
 			fprintf(stderr,
 			        "tailtriage: pull: a sample of %d traces cannot bound a p99 (%d is the "
 			        "fewest whose p99 has a 95 %% upper bound): diagnose reads the p99 and its "

@@ -149,8 +149,11 @@ echo "diagnosis leader: pulled $(leader "$TMP/pulled-dx.json"), full data $(lead
 # slowest sets of both ranges, with the counts the back end listed, give
 # the p99 and the bootstrap of its rise as all 300 would (docs/live.md,
 # "What the slowest sets are for"), so the rise is shown as on the full
-# data and the null hypothesis does not lead
-python3 - "$TMP/pulled-dx.json" "$TMP/full.json" <<'PY' || fail "the pulled data's diagnosis does not rank first what the full data's does"
+# data and the null hypothesis does not lead; from Jaeger and from Tempo
+"$BIN" diagnose --db "$TMP/tempo.db" --window "$W" --baseline "$B" --format json >"$TMP/pulled-tempo-dx.json" 2>"$TMP/err" ||
+  fail "diagnose on the data pulled from Tempo: $(cat "$TMP/err")"
+for dx in pulled-dx pulled-tempo-dx; do
+python3 - "$TMP/$dx.json" "$TMP/full.json" <<'PY' || fail "$dx: the pulled data's diagnosis does not rank first what the full data's does"
 import json, sys
 d = json.load(open(sys.argv[1]))
 p = [(h["id"], h.get("node", "")) for h in d["hypotheses"]]
@@ -161,6 +164,7 @@ print("pulled:", p[:3], "full:", f[:2], "rise:", round(r["value"], 1), r["interv
 sys.exit(0 if f[0][0] != "insufficient-evidence" and p[0] == f[0]
          and "slowest" in r["provenance"] and r["n"] == 300 else 1)
 PY
+done
 # the figures say they come from a pulled uniform sample, scaled back
 "$BIN" diagnose --db "$TMP/jaeger-v3.db" --window "$W" --baseline "$B" >"$TMP/pulled-dx.txt" 2>&1 ||
   fail "diagnose (text) on the pulled data"
@@ -257,6 +261,20 @@ cat "$TMP/err"
 grep -q "traces could not be stored" "$TMP/err" || fail "killed: $(cat "$TMP/err")"
 stored=$(sqlite3 "$TMP/killed.db" "SELECT count(DISTINCT trace_id) FROM spans")
 [ "$stored" -ge 20 ] && [ "$stored" -lt 220 ] || fail "killed: $stored traces stored"
+# a slowest set whose traces are not all stored is no top: the percentiles
+# are not read off it, and the diagnosis says why
+"$BIN" diagnose --db "$TMP/killed.db" --window "$W" --baseline "$B" --format json >"$TMP/killed.json" 2>/dev/null ||
+  fail "diagnose on a pull cut short"
+python3 - "$TMP/killed.json" <<'PY' || fail "a slowest set with missing traces was read as a top"
+import json, sys
+d = json.load(open(sys.argv[1]))
+facts = d["facts"]
+ev = {v["name"]: v for v in d["evidence"]}
+holes = [facts.get(k, "") for k in ("top.window", "top.baseline")]
+print("cut short:", holes)
+sys.exit(0 if any("may have a hole" in h for h in holes)
+         and "slowest" not in (ev.get("ingress.p99_ms") or {}).get("provenance", "") else 1)
+PY
 SRV_PID=""
 serve jaeger-v3
 "$BIN" pull --db "$TMP/killed.db" --jaeger "$URL" --service "$SVC" --operation "$OP" --window "$W" \
