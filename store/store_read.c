@@ -423,7 +423,8 @@ typedef struct SampleSet {
 typedef struct SampleSets {
 	SampleSet *v;              /* by from_ns */
 	size_t n;
-	int64_t longest;           /* the longest range */
+	uint64_t longest;          /* the longest range (unsigned: a range from
+	                            * INT64_MIN to INT64_MAX fits) */
 	int64_t *by_id;            /* ids ascending, and their index: pairs */
 } SampleSets;
 
@@ -461,8 +462,8 @@ static int sample_sets_load(Store *st, SampleSets *ss, Err *err)
 		k->service = xstrdup(store_col_text(s, 3));
 		k->operation = xstrdup(store_col_text(s, 4));
 		k->p = sqlite3_column_double(s, 5);
-		if (k->to_ns > k->from_ns && k->to_ns - k->from_ns > ss->longest)
-			ss->longest = k->to_ns - k->from_ns;
+		if (k->to_ns > k->from_ns && (uint64_t)k->to_ns - (uint64_t)k->from_ns > ss->longest)
+			ss->longest = (uint64_t)k->to_ns - (uint64_t)k->from_ns;
 	}
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
@@ -526,7 +527,8 @@ static double pulled_p(const SampleSets *ss, const char *sets, int64_t start,
 	if (!member)
 		return -1;
 	/* the samples whose ranges can hold start: from_ns in
-	 * (start - longest, start] */
+	 * (start - longest, start], the difference taken unsigned (times
+	 * read from the database may be anywhere in int64) */
 	size_t lo = 0, hi = ss->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -535,7 +537,7 @@ static double pulled_p(const SampleSets *ss, const char *sets, int64_t start,
 		else
 			hi = mid;
 	}
-	for (size_t i = lo; i-- > 0 && ss->v[i].from_ns > start - ss->longest;)
+	for (size_t i = lo; i-- > 0 && (uint64_t)start - (uint64_t)ss->v[i].from_ns < ss->longest;)
 		if (sample_covers(&ss->v[i], start, service, route, name))
 			miss *= 1 - ss->v[i].p;
 	return 1 - miss;
