@@ -464,8 +464,9 @@ int evidence_sampling_note(const Evidence *e, char *out, size_t sz)
 	if (tail && *tail) {
 		size_t l = strlen(out);
 		snprintf(out + l, sz - l, "%sthe tail's traces (critical path, exemplars, waterfall) "
-		         "are %s, no population: every percentile, rate and counterfactual is the "
-		         "sample's", said ? "; " : "", tail);
+		         "are %s, no population: every rate and counterfactual is the sample's, and "
+		         "every percentile but the endpoint's own where they are read off the slowest "
+		         "sets", said ? "; " : "", tail);
 		said = 1;
 	}
 	return said;

@@ -113,12 +113,29 @@ static void guard_warnings(Diagnosis *d, const DiagnoseOptions *opt)
 	int said = 0;
 	double n[2] = {0, 0};
 	int few[2] = {0, 0};
-	for (int p = 0; p < 2; p++) {
+	/* the endpoint's p99 read off pulled slowest sets (analysis/evidence_top.c):
+	 * the sample's size no longer bounds it, but it still bounds the replay */
+	const EvValue *tw = evidence_get(e, "ingress.p99_ms"),
+	              *tb = evidence_get(e, "ingress.p99_ms@baseline");
+	if (tw && !tw->missing && tw->top_k > 0 && tb && !tb->missing && tb->top_k > 0) {
+		double sw = 0, sb = 0;
+		evidence_value(e, "ingress.requests", &sw);
+		evidence_value(e, "ingress.requests@baseline", &sb);
+		warn(d,
+		     "the endpoint's p99 and its rise are read off the slowest sets pulled from the "
+		     "trace back end (the %lld slowest of %lld requests in the window, %lld of %lld in "
+		     "the baseline) and the sample below them; the sample's own %.0f and %.0f requests "
+		     "cannot bound a p99, so the replay of where a rise went rests on what they show",
+		     (long long)tw->top_k, (long long)tw->n, (long long)tb->top_k, (long long)tb->n,
+		     sw, sb);
+		said = 1;
+	}
+	for (int p = 0; p < 2 && !said; p++) {
 		char nm[64];
 		snprintf(nm, sizeof nm, "ingress.requests%s", pops[p]);
 		few[p] = evidence_value(e, nm, &n[p]) && n[p] > 0 && n[p] < need;
 	}
-	if (few[0] && few[1]) {
+	if (!said && few[0] && few[1]) {
 		warn(d,
 		     "the window holds %.0f requests and the baseline %.0f, fewer than the %d a p%g "
 		     "needs (its nearest rank is the maximum): comparisons that need it say 'cannot "

@@ -170,7 +170,11 @@ done
   fail "diagnose (text) on the pulled data"
 grep -q "head sample (a uniform sample pulled from a trace back end.*100 traces of about 300 requests" "$TMP/pulled-dx.txt" ||
   fail "the Board does not say the traces are a pulled sample: $(head -5 "$TMP/pulled-dx.txt")"
-grep -q "sampled requests" "$TMP/pulled-dx.txt" || fail "the rise does not say it is the sample's"
+grep -q "sampled requests" "$TMP/pulled-dx.txt" || fail "the figures do not say they are the sample's"
+# ... but the rise of the p99 is the slowest sets', and the warnings say so
+grep -q "^Rise of the objective's percentile: .* n=300 (spans, the 20 slowest of 300 requests, pulled whole)" "$TMP/pulled-dx.txt" &&
+  grep -q "the endpoint's p99 and its rise are read off the slowest sets pulled from the trace back end (the 20 slowest of 300 requests in the window, 20 of 300 in the baseline)" "$TMP/pulled-dx.txt" ||
+  fail "diagnose does not say the p99 is read off the slowest sets: $(head -8 "$TMP/pulled-dx.txt")"
 
 # the slowest set serves the tail: the window's slow population (critical
 # path, exemplars, the waterfall's list) is the 20 pulled slowest, not the
