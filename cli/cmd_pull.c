@@ -90,8 +90,12 @@ static void usage(FILE *out)
 	      "  --retries N        further tries of a request answered 429 or 5xx, or not at\n"
 	      "                     all, waiting longer each time (default 4)\n"
 	      "  --page N           most traces one search asks for (default 500)\n"
-	      "  --tenant T         send 'X-Scope-OrgID: T' (multi-tenant Tempo or Mimir)\n"
-	      "  --header 'N: V'    send this header too (repeatable)\n"
+	      "  --tenant T         the tenant of a multi-tenant back end: 'x-tenant: T' to\n"
+	      "                     Jaeger (its default tenancy header), 'X-Scope-OrgID: T'\n"
+	      "                     to Tempo and to --prometheus (Mimir, Cortex)\n"
+	      "  --header 'N: V'    send this header too, to every server asked (repeatable;\n"
+	      "                     a Jaeger whose tenancy header is not x-tenant: --header\n"
+	      "                     'NAME: T')\n"
 	      "  --model FILE       endpoint model: query its pools' metrics (and the defaults);\n"
 	      "                     a file, or a bundled model by name (mercury-home); without\n"
 	      "                     it (and without --query), the pools of a model inferred\n"
@@ -193,6 +197,15 @@ static void print_outcome(void *ctx, const PromQueryOutcome *o)
 		       (long long)o->duplicate);
 }
 
+/* 1 when s holds a control character (CR, LF: a second header line) */
+static int has_ctl(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 1;
+	return 0;
+}
+
 /* ---- traces from Jaeger or Tempo ------------------------------------------ */
 
 typedef struct TraceArgs {
@@ -201,7 +214,7 @@ typedef struct TraceArgs {
 	long last_ms;
 	const char *headers[40];
 	int n_headers;
-	char auth[600], tenant[300];
+	char auth[600], tenant[300], prom_tenant[300];
 	/* --prometheus beside the traces: the metric queries across the same
 	 * ranges, one evaluation every range_ms */
 	PromPullOptions *po;      /* NULL: no metrics */
@@ -507,6 +520,8 @@ int cmd_pull(int argc, char **argv)
 	int sample_set = 0;
 	ta.last_ms = 300000;
 	const char *trace_token = getenv("TAILTRIAGE_PULL_TOKEN");
+	const char *tenant = NULL;
+	const char *prom_headers[40];
 	Printer pr = {0};
 	PromQuerySet qs;
 	prom_queries_init(&qs);
@@ -578,12 +593,18 @@ int cmd_pull(int argc, char **argv)
 			}
 			break;
 		case 'E':
-			snprintf(ta.tenant, sizeof ta.tenant, "X-Scope-OrgID: %s", optarg);
+			if (*optarg == '\0' || strlen(optarg) > 200 || has_ctl(optarg)) {
+				prom_queries_fini(&qs);
+				return cli_fail("pull: --tenant '%s': expected a tenant id (1 to 200 "
+				                "characters, no control characters)", optarg), 2;
+			}
+			tenant = optarg;
 			break;
 		case 'H':
-			if (strchr(optarg, ':') == NULL || ta.n_headers >= 30) {
+			if (strchr(optarg, ':') == NULL || has_ctl(optarg) || ta.n_headers >= 30) {
 				prom_queries_fini(&qs);
-				return cli_fail("pull: --header '%s': expected 'Name: value' (at most 30)",
+				return cli_fail("pull: --header '%s': expected 'Name: value' (at most 30, "
+				                "no control characters)",
 				                optarg), 2;
 			}
 			ta.headers[ta.n_headers++] = optarg;
@@ -620,6 +641,20 @@ int cmd_pull(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* --header lines go to every server; the tenant in each back end's
+	 * own header: Jaeger's query service reads x-tenant unless configured
+	 * otherwise, Tempo, Mimir and Cortex read X-Scope-OrgID */
+	int np = 0;
+	for (int i = 0; i < ta.n_headers; i++)
+		prom_headers[np++] = ta.headers[i];
+	if (tenant) {
+		snprintf(ta.prom_tenant, sizeof ta.prom_tenant, "X-Scope-OrgID: %s", tenant);
+		prom_headers[np++] = ta.prom_tenant;
+		snprintf(ta.tenant, sizeof ta.tenant, "%s: %s",
+		         ta.o.backend == TRACE_PULL_TEMPO ? "X-Scope-OrgID" : "x-tenant", tenant);
+	}
+	prom_headers[np] = NULL;
+	po.headers = prom_headers;
 	if (ta.o.url) {
 		if (ta.o.slowest == 0 && ta.o.sample == 0) {
 			prom_queries_fini(&qs);

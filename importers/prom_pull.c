@@ -282,6 +282,8 @@ static int http_get(const PromPullOptions *opt, const char *promql, int64_t eval
 		buf_printf(&auth, "Authorization: Bearer %s", opt->bearer_token);
 		hdrs = curl_slist_append(hdrs, buf_str(&auth));
 	}
+	for (const char *const *h = opt->headers; h && *h; h++)
+		hdrs = curl_slist_append(hdrs, *h);
 	curl_easy_setopt(c, CURLOPT_URL, buf_str(&url));
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);

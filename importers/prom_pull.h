@@ -67,6 +67,8 @@ typedef struct PromPullOptions {
 	const char *url;         /* base URL: http://host:9090 or with a path prefix */
 	long timeout_ms;         /* whole HTTP request; 0: 10000 */
 	const char *bearer_token;/* NULL: none */
+	const char *const *headers; /* more "Name: value" lines, NULL-terminated;
+	                             * may be NULL (--header, the tenant) */
 	int64_t eval_ms;         /* evaluation time, unix ms; 0: now */
 } PromPullOptions;
 

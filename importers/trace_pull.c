@@ -267,7 +267,7 @@ static int http_trouble(Puller *p, const char *what, const char *url, const Http
 		               "--header%s", trace_pull_backend_name(p->o->backend), url, r->status,
 		               r->status == 401 ? "not authenticated" : "forbidden",
 		               ex[0] ? ex : "(no body)",
-		               p->o->backend == TRACE_PULL_TEMPO ? ", and the tenant with --tenant" : "");
+		               ", and the tenant of a multi-tenant install with --tenant");
 	char ct[sizeof r->content_type];
 	san_clean(r->content_type, ct, sizeof ct);  /* the server's bytes */
 	return err_set(p->err, TT_EIO, "%s: %s: %s: HTTP %ld%s%s%s%s",

@@ -9,7 +9,9 @@ path (the query left out) answers it: "path" is the whole path, or a
 prefix when it ends with '*'. Each answer has "status" (default 200),
 "headers" (a list of [name, value]; values are sent byte for byte, as
 latin-1, so a test can put control characters in them) and "body" (a
-string sent as UTF-8, or "body_latin1" for raw bytes). A GET nothing
+string sent as UTF-8, or "body_latin1" for raw bytes); "need", a list
+of [name, value], makes an answer match only a GET that sent each of
+those headers with that value (a tenant, a credential). A GET nothing
 matches gets 404. The server binds 127.0.0.1 on a free port, writes the
 port to --port-file and exits after --lifetime seconds.
 """
@@ -40,7 +42,9 @@ def main():
             path = self.path.split("?", 1)[0]
             for r in routes:
                 p = r["path"]
-                if path == p or (p.endswith("*") and path.startswith(p[:-1])):
+                if not (path == p or (p.endswith("*") and path.startswith(p[:-1]))):
+                    continue
+                if all(self.headers.get(n) == v for n, v in r.get("need", [])):
                     break
             else:
                 r = {"status": 404, "body": "no such route"}

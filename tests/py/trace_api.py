@@ -38,13 +38,14 @@ documented response shapes. Where each shape comes from:
     "startTimeUnixNano","durationNanos"}],"matched"}]}],"metrics":{...}};
     GET /api/v2/traces/ID {"trace": {"resourceSpans": [...]}}; GET
     /api/traces/ID (v1) {"batches": [...]} (pkg/tempopb/trace_utils.go);
-    a missing trace is 404; X-Scope-OrgID names the tenant.
+    a missing trace is 404; the tenant is X-Scope-OrgID for Tempo, x-tenant
+    for Jaeger (each one's default).
 
 Options (see main()): --mode jaeger-v3 | jaeger-v3-old (no
 trace-summaries route) | jaeger-v1 | tempo | tempo-v1 | html (a server that
 is neither), --data FILE (OTLP JSON Lines, read once), --port-file F (the
-bound port is written there), --tenant T (requests without
-X-Scope-OrgID: T get 401), --token T (requests without 'Authorization:
+bound port is written there), --tenant T (requests without the tenant
+header above, with T, get 401), --token T (requests without 'Authorization:
 Bearer T' get 401), --busy N (the first N requests get 429 with
 Retry-After: 0), --die-after N (the process exits after answering N trace
 fetches: a server killed mid-pull), --max-limit N (no search lists more
@@ -242,7 +243,15 @@ def make_handler(state):
                 return self.send(429, "too many requests\n", "text/plain", [("Retry-After", "0")])
             if a.token and self.headers.get("Authorization") != "Bearer " + a.token:
                 return self.send(401, "Unauthorized\n", "text/plain")
-            if a.tenant and self.headers.get("X-Scope-OrgID") != a.tenant:
+            if a.tenant and a.mode.startswith("jaeger"):
+                # Jaeger's query service with multi_tenancy enabled (its
+                # internal/tenancy/http.go): the x-tenant header, 401 without
+                # it or with a tenant it does not know
+                t = self.headers.get("x-tenant")
+                if t != a.tenant:
+                    return self.send(401, "missing tenant header" if t is None else "unknown tenant",
+                                     "text/plain")
+            elif a.tenant and self.headers.get("X-Scope-OrgID") != a.tenant:
                 return self.send(401, "no org id\n", "text/plain")
             if a.mode == "html":
                 return self.send(200, "<!doctype html><html><body>It works!</body></html>\n", "text/html")

@@ -9,7 +9,8 @@
 # the analysis reads are the samples alone; a second pull stores nothing; searches paged small (--page, and a server that caps a
 # search); 404 "No traces found" / "trace not found"; 429 then success; a
 # server killed mid-pull keeps what was stored and a later pull completes
-# it; 401 without the tenant or token; a server that is neither back end;
+# it; 401 without the tenant (Tempo's X-Scope-OrgID, Jaeger's x-tenant) or token; a
+# Mimir that needs the tenant; a server that is neither back end;
 # an unreachable one. Every server is on 127.0.0.1 and exits by itself.
 set -u
 BIN="${TT_BIN:?}"
@@ -124,7 +125,8 @@ check_pull jaeger-v3 jaeger-v3
 # a sample too small to bound a p99 says so (368 is the fewest that can)
 grep -q "a sample of 100 traces cannot bound a p99 (368 is the fewest whose p99 has a 95 % upper bound)" "$TMP/jaeger-v3.err" ||
   fail "a --sample 100 pull does not say it cannot bound a p99: $(cat "$TMP/jaeger-v3.err")"
-check_pull jaeger-v3-old jaeger-v3-old
+# a multi-tenant Jaeger: --tenant is sent as Jaeger's x-tenant header
+check_pull jaeger-v3-old jaeger-v3-old --tenant acme -- --tenant acme
 check_pull jaeger-v1 jaeger-v1
 check_pull tempo tempo --tenant acme -- --tenant acme
 check_pull tempo-v1 tempo-v1
@@ -236,6 +238,43 @@ if "$BIN" pull --db "$TMP/auth.db" --tempo "$URL" --service "$SVC" --window "$W"
   fail "a pull without the tenant succeeded"
 fi
 grep -q "401.*--tenant" "$TMP/err" || fail "tenant 401: $(cat "$TMP/err")"
+# Jaeger's tenancy header is x-tenant, not Tempo's: X-Scope-OrgID alone is
+# a missing tenant there, and the error says what to give
+serve jaeger-v3 --tenant acme
+if "$BIN" pull --db "$TMP/auth.db" --jaeger "$URL" --service "$SVC" --window "$W" \
+  --header 'X-Scope-OrgID: acme' 2>"$TMP/err" >/dev/null; then
+  fail "a Jaeger pull without x-tenant succeeded"
+fi
+grep -q "HTTP 401 (not authenticated): missing tenant header; .*--tenant" "$TMP/err" ||
+  fail "Jaeger tenant 401: $(cat "$TMP/err")"
+# a header with a line break in it would be a second header: refused
+if "$BIN" pull --db "$TMP/auth.db" --jaeger "$URL" --service "$SVC" --window "$W" \
+  --tenant "$(printf 'acme\r\nX-Admin: 1')" 2>"$TMP/err" >/dev/null; then
+  fail "a tenant with CR LF in it was sent"
+fi
+grep -q "expected a tenant id" "$TMP/err" || fail "tenant with CR LF: $(cat "$TMP/err")"
+# Mimir or Cortex: --prometheus gets the tenant as X-Scope-OrgID, and the
+# --header lines too
+kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; SRV_PID=""
+cat >"$TMP/mimir.json" <<'JSON'
+[{"path": "/api/v1/query", "need": [["X-Scope-OrgID", "acme"], ["X-Team", "sre"]],
+  "body": "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{\"__name__\":\"up\",\"job\":\"mercury-api\"},\"value\":[1784052000,\"1\"]}]}}"},
+ {"path": "/api/v1/query", "status": 401, "headers": [["Content-Type", "text/plain"]], "body": "no org id\n"}]
+JSON
+rm -f "$TMP/port"
+python3 "$TT_SRC/tests/py/canned_http.py" --routes "$TMP/mimir.json" --port-file "$TMP/port" --lifetime 60 &
+SRV_PID=$!
+for _ in $(seq 300); do [ -s "$TMP/port" ] && break; sleep 0.05; done
+[ -s "$TMP/port" ] || fail "canned_http.py did not start"
+URL="http://127.0.0.1:$(cat "$TMP/port")"
+if "$BIN" pull --db "$TMP/mimir.db" --prometheus "$URL" --once --model none --query 'up=up' \
+  --header 'X-Team: sre' >"$TMP/out" 2>&1; then
+  fail "a Mimir pull without the tenant succeeded: $(cat "$TMP/out")"
+fi
+"$BIN" pull --db "$TMP/mimir.db" --prometheus "$URL" --once --model none --query 'up=up' \
+  --tenant acme --header 'X-Team: sre' >"$TMP/out" 2>&1 || fail "a Mimir pull with the tenant: $(cat "$TMP/out")"
+[ "$(sqlite3 "$TMP/mimir.db" "SELECT count(*) FROM metric_points")" -ge 1 ] ||
+  fail "the Mimir pull stored nothing: $(cat "$TMP/out")"
 
 # a server that is neither
 serve html
