@@ -54,7 +54,9 @@
 # written to pass on a loaded machine (they check that an injected fault
 # showed before they judge it): the lanes slow each other's clocks, not
 # their verdicts. The fuzz lane runs at a lower priority (10 nice levels
-# below the script): it only computes, and fills what the others leave.
+# below the script, 19 while the realtime tests run): it only computes, and
+# fills what the others leave; once they have all ended it is back at the
+# script's priority, so that other work on the machine cannot starve it.
 #
 # The realtime tests are left out of the lanes: they judge a fault
 # injected into real Node.js services by what those services' own clocks
@@ -239,6 +241,12 @@ renice -n 19 -g "${LANES[2]}" >/dev/null 2>&1
 # (in a subshell: its CPU seconds are then its own, not also the fuzz
 # lane's, should that end meanwhile and be reaped by this shell)
 (stage realtime-tests build st_realtime_tests)
+# then back at this script's own priority: the fuzz lane was niced to keep
+# out of the other lanes' way, but once they have ended a nice lane only
+# yields to other people's work, and on a machine kept busy by a build at
+# nice 0 it barely ran (5 % of a core against four busy loops: its 260 CPU
+# seconds would have taken over an hour)
+renice -n "$(nice)" -g "${LANES[2]}" >/dev/null 2>&1
 wait
 trap - INT TERM
 
