@@ -158,6 +158,12 @@ struct Store {
 };
 
 int store_sqlerr(Store *st, Err *err, const char *what);
+
+/* Steps s, a bound statement whose columns are a root's trace key, start,
+ * end and queue wait (NULL: none), calling fn for each row until it
+ * returns non-zero; resets s. On a failed step, store_sqlerr(what). */
+int store_step_root_keys(Store *st, sqlite3_stmt *s, StoreRootKeyFn fn, void *ctx,
+                         const char *what, Err *err);
 int store_exec(Store *st, const char *sql, Err *err);
 
 /* store_open() with the PRAGMAs of a bulk load when bulk is non-zero: the

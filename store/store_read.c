@@ -642,6 +642,12 @@ int store_root_keys(Store *st, const char *service, const char *route, int64_t f
 {
 	sqlite3_stmt *s = st->rstmt[RSTMT_ROOT_KEYS];
 	bind_endpoint_range(s, service, route, from_ns, to_ns);
+	return store_step_root_keys(st, s, fn, ctx, "reading root spans", err);
+}
+
+int store_step_root_keys(Store *st, sqlite3_stmt *s, StoreRootKeyFn fn, void *ctx,
+                         const char *what, Err *err)
+{
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		StoreRootKey k = {
@@ -658,7 +664,7 @@ int store_root_keys(Store *st, const char *service, const char *route, int64_t f
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
 	if (rc != SQLITE_DONE)
-		return store_sqlerr(st, err, "reading root spans");
+		return store_sqlerr(st, err, what);
 	return 0;
 }
 

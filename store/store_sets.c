@@ -381,23 +381,5 @@ int store_slowest_roots(Store *st, const char *service, const char *route, int64
 	sqlite3_bind_int64(s, 2, to_ns);
 	sqlite3_bind_text(s, 3, service, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 4, route, -1, SQLITE_STATIC);
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		StoreRootKey k = {
-			.trace_key = sqlite3_column_int64(s, 0),
-			.start_ns = sqlite3_column_int64(s, 1),
-			.end_ns = sqlite3_column_int64(s, 2),
-			.has_queue = sqlite3_column_type(s, 3) != SQLITE_NULL,
-		};
-		k.queue_ns = k.has_queue ? sqlite3_column_int64(s, 3) : 0;
-		if (fn(ctx, &k)) {
-			rc = SQLITE_DONE;
-			break;
-		}
-	}
-	sqlite3_reset(s);
-	sqlite3_clear_bindings(s);
-	if (rc != SQLITE_DONE)
-		return store_sqlerr(st, err, "reading the slowest sets' entry spans");
-	return 0;
+	return store_step_root_keys(st, s, fn, ctx, "reading the slowest sets' entry spans", err);
 }
