@@ -2,7 +2,9 @@
 # scripts/test.sh - install what is missing, then run every stage of the
 # project's checks and say how each one went:
 #
-#   build        a normal build, warnings are errors
+#   build        a normal build of what the next two stages run (the
+#                binary and the statistics tests' programs), warnings are
+#                errors
 #   tests        on that build, the end-to-end tests labelled "product":
 #                the binary a user installs (install.sh: cmake --install,
 #                then the installed tailtriage used from another folder;
@@ -20,7 +22,7 @@
 #   fuzz-build   the libFuzzer harnesses (clang)
 #   fuzz-smoke   a short, fixed-seed libFuzzer run of every parser
 #   realtime-tests  the tests labelled "realtime", on the normal build,
-#                one at a time, once the first two lanes below have ended
+#                one at a time, after the tests stage, beside asan-tests
 #
 # Which test runs where. Each test runs at least once, and every one but
 # the two realtime tests and the statistics tests under AddressSanitizer
@@ -47,27 +49,30 @@
 # as well as in the millionth; every C path they reach runs sanitized in
 # the program's other tests and the tests tests/CMakeLists.txt names.
 #
-# Three lanes run side by side: build then tests; asan-build then
-# asan-tests; fuzz-build then fuzz-smoke. Much of a test's time is spent
-# waiting (for servers, for phases of real traffic, for a dashboard in
-# tmux), so two cores have room for the lanes together, and the tests are
-# written to pass on a loaded machine (they check that an injected fault
-# showed before they judge it): the lanes slow each other's clocks, not
-# their verdicts. The fuzz lane runs at a lower priority (10 nice levels
-# below the script, 19 while the realtime tests run): it only computes, and
-# fills what the others leave; once they have all ended it is back at the
-# script's priority, so that other work on the machine cannot starve it.
+# Three lanes run side by side: build, tests, then realtime-tests;
+# asan-build then asan-tests; fuzz-build then fuzz-smoke. Much of a test's
+# time is spent waiting (for servers, for phases of real traffic, for a
+# dashboard in tmux), so two cores have room for the lanes together, and
+# the tests are written to pass on a loaded machine (they check that an
+# injected fault showed before they judge it): the lanes slow each other's
+# clocks, not their verdicts. The fuzz lane runs at a lower priority (10
+# nice levels below the script, 19 while the realtime tests run): it only
+# computes, and fills what the others leave; once they have all ended it is
+# back at the script's priority, so that other work on the machine cannot
+# starve it. The normal build makes only what its lane runs; the unit
+# test programs are compiled (warnings are errors there too) and run in
+# the sanitized lane, so their own -O2 warnings are not looked for.
 #
-# The realtime tests are left out of the lanes: they judge a fault
-# injected into real Node.js services by what those services' own clocks
-# measured, and with three lanes of compilers, sanitizers and fuzzers
-# beside them a baseline phase was as slow as the incident (two clean-clone
-# runs in a row: the load's p90 fell from baseline to incident in three
-# regenerations). They run once the build and sanitized lanes have ended;
-# what is left of the fuzz lane then goes on at the lowest priority (nice
-# 19: it gets a CPU only when the services leave it idle, which they mostly
-# do, waiting on their own timers), so its minutes overlap theirs instead of
-# adding to them.
+# The realtime tests judge a fault injected into real Node.js services by
+# what those services' own clocks measured against a baseline phase made
+# seconds before, so what matters to them is that the machine's load does
+# not change between the two phases, more than how high it is. They start
+# after the normal and sanitized builds (compilers come and go: with them
+# beside, a baseline phase was once as slow as the incident, in three
+# regenerations), beside the sanitized tests, which keep two tests running
+# at all times, and the fuzz lane, then at the lowest priority (nice 19: its
+# compiler or harnesses get a CPU only when the other lanes leave it idle). They regenerate a
+# phase whose fault did not show (tests/sh/sdk_http_diagnosis.sh).
 #
 # Every stage runs even when another one failed, except one that needs a
 # build that failed (tests need build, and so on). Each output line carries
@@ -162,8 +167,12 @@ stage_detail() {
   esac | paste -sd';' - | sed 's/;/; /g'
 }
 
+# The normal build makes what this lane runs (target plain_lane: the binary
+# and the statistics tests' programs); every unit test program is built,
+# and run, in the sanitized lane.
 st_build() {
-  tt_build "$TT_ROOT/build-test" -DTT_WERROR=ON
+  cmake -S "$TT_ROOT" -B "$TT_ROOT/build-test" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_WERROR=ON >/dev/null &&
+    cmake --build "$TT_ROOT/build-test" -j"$jobs" --target plain_lane
 }
 
 # --timeout is a guard against a hung test, not a speed limit: the longest
@@ -214,39 +223,38 @@ st_fuzz_smoke() {
 # Each lane is a process group of its own (set -m), so that Ctrl-C or a
 # kill of this script stops the lanes and everything they started, and
 # nothing else. Their input is /dev/null, as a background job's is without
-# job control.
+# job control. The fuzz lane starts first: the normal lane renices it
+# (its process group: the lane, smoke.sh, the harnesses; it may have ended)
+# around the realtime tests.
 set -m
-{
-  stage build "" st_build
-  stage tests build st_tests
-} </dev/null &
-LANES=($!)
-{
-  stage asan-build "" st_asan_build
-  stage asan-tests asan-build st_asan_tests
-} </dev/null &
-LANES+=($!)
 {
   n=$(($(nice) + 10)); renice -n $((n > 19 ? 19 : n)) $BASHPID >/dev/null
   stage fuzz-build "" st_fuzz_build
   stage fuzz-smoke fuzz-build st_fuzz_smoke
 } </dev/null &
+FUZZ=$!
+{
+  stage build "" st_build
+  stage tests build st_tests
+  renice -n 19 -g "$FUZZ" >/dev/null 2>&1
+  stage realtime-tests build st_realtime_tests
+  n=$(($(nice) + 10)); renice -n $((n > 19 ? 19 : n)) -g "$FUZZ" >/dev/null 2>&1
+} </dev/null &
+LANES=($! $FUZZ)
+{
+  stage asan-build "" st_asan_build
+  stage asan-tests asan-build st_asan_tests
+} </dev/null &
 LANES+=($!)
 set +m
 trap 'trap - INT TERM; for l in "${LANES[@]}"; do kill -- -"$l" 2>/dev/null; done; exit 130' INT TERM
-wait "${LANES[0]}" "${LANES[1]}"
-# the fuzz lane (its process group: the lane, smoke.sh, the harnesses) at
-# the lowest priority while the realtime tests run; it may have ended
-renice -n 19 -g "${LANES[2]}" >/dev/null 2>&1
-# (in a subshell: its CPU seconds are then its own, not also the fuzz
-# lane's, should that end meanwhile and be reaped by this shell)
-(stage realtime-tests build st_realtime_tests)
+wait "${LANES[0]}" "${LANES[2]}"
 # then back at this script's own priority: the fuzz lane was niced to keep
 # out of the other lanes' way, but once they have ended a nice lane only
 # yields to other people's work, and on a machine kept busy by a build at
 # nice 0 it barely ran (5 % of a core against four busy loops: its 260 CPU
 # seconds would have taken over an hour)
-renice -n "$(nice)" -g "${LANES[2]}" >/dev/null 2>&1
+renice -n "$(nice)" -g "$FUZZ" >/dev/null 2>&1
 wait
 trap - INT TERM
 
