@@ -15,18 +15,20 @@
 #                (gcc, Debug at -O1, warnings are errors: gcc warns
 #                differently there, and CI once failed on exactly that)
 #   asan-tests   every test, unit and end-to-end, on that build, but those
-#                labelled "realtime" or "statistics" (tests/CMakeLists.txt
-#                says which and why: their time is real-time traffic made by
-#                Node.js services, or millions of simulated requests, and
-#                every C path they reach runs sanitized in another test)
+#                labelled "realtime", "statistics" or "install"
+#                (tests/CMakeLists.txt says which and why: their time is
+#                real-time traffic made by Node.js services, or millions of
+#                simulated requests, or the installation of the binary a
+#                user gets, and every C path they reach runs sanitized in
+#                another test)
 #   fuzz-build   the libFuzzer harnesses (clang)
 #   fuzz-smoke   a short, fixed-seed libFuzzer run of every parser
 #   realtime-tests  the tests labelled "realtime", on the normal build,
 #                one at a time, after the tests stage, beside asan-tests
 #
 # Which test runs where. Each test runs at least once, and every one but
-# the two realtime tests and the statistics tests under AddressSanitizer
-# and UBSan: a test's
+# the two realtime tests, the statistics tests and install.sh under
+# AddressSanitizer and UBSan: a test's
 # assertions are the same on both builds, and the sanitized run checks
 # every memory access and undefined behaviour besides, so a second run on
 # the normal build repeats the same checks with less watching, for about
@@ -198,13 +200,13 @@ st_asan_tests() {
   # allocation and free stacks of 8 frames instead of 30, and a 64 MB
   # quarantine for freed memory instead of 256: together the sanitized pass
   # runs about a quarter faster, and a report still names the code at fault.
-  # The tests labelled realtime or statistics are left out (see the top of
-  # this file).
-  echo "left out (label realtime, statistics): $(ctest --test-dir "$TT_ROOT/build-asan" -N -L 'realtime|statistics' |
+  # The tests labelled realtime, statistics or install are left out (see
+  # the top of this file).
+  echo "left out (label realtime, statistics, install): $(ctest --test-dir "$TT_ROOT/build-asan" -N -L 'realtime|statistics|install' |
     sed -n 's/^ *Test *#[0-9]*: //p' | paste -sd' ' -)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:malloc_context_size=8:quarantine_size_mb=64 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir "$TT_ROOT/build-asan" -j"$jobs" -LE 'realtime|statistics' --output-on-failure --timeout 600
+    ctest --test-dir "$TT_ROOT/build-asan" -j"$jobs" -LE 'realtime|statistics|install' --output-on-failure --timeout 600
 }
 
 st_fuzz_build() {

@@ -32,9 +32,13 @@ TIMEOUT=${TIMEOUT:-120}
 FIX=$SRC/tests/fixtures
 WORK=$(mktemp -d /tmp/tt-fuzz-smoke-XXXXXX)
 
-# harness  seed corpus (fixture folder)
+# harness  seed corpus (fixture folder). One harness a parser: fuzz_otlp
+# (the OTLP/JSON trace parser driven directly, every input rolled back) is
+# built and kept for longer runs, but not run here, where it repeated
+# fuzz_import_otlp_json: the same parser, corpus, dictionary and seed, whose
+# harness checks more (no rows left behind by a failure) and was a quarter
+# of this stage's CPU.
 HARNESSES=(
-  "fuzz_otlp otlp"
   "fuzz_import_otlp_json otlp"
   "fuzz_import_prometheus prom"
   "fuzz_import_openmetrics prom"
