@@ -303,7 +303,7 @@ typedef struct Rec {
 } Rec;
 
 typedef struct Batch {
-	Rec recs[BATCH_RECS];
+	Rec *recs;              /* BATCH_RECS of them, allocated on first use */
 	int n;
 	Buf arena;
 } Batch;
@@ -509,14 +509,14 @@ static void *sink_main(void *arg)
 
 static Pipe *pipe_new(ImportCtx *ctx)
 {
-	/* Only the head is zeroed: the batches' records (700 KB) are written
-	 * before they are read, and a small input touches few of them. */
-	Pipe *pp = xmalloc(sizeof *pp);
-	memset(pp, 0, offsetof(Pipe, batches));
+	/* A batch's records (175 KB) are allocated when the parser first
+	 * takes it: the free list is a stack, so an input of fewer than
+	 * BATCH_RECS spans (one request to the receiver, a test fixture)
+	 * allocates one batch, not all four. */
+	Pipe *pp = xcalloc(1, sizeof *pp);
 	pthread_mutex_init(&pp->mu, NULL);
 	pthread_cond_init(&pp->cv, NULL);
 	for (int i = 0; i < N_BATCHES; i++) {
-		pp->batches[i].n = 0;
 		buf_init(&pp->batches[i].arena);
 		pp->free_b[pp->n_free++] = &pp->batches[i];
 	}
@@ -558,6 +558,8 @@ static Rec *pipe_rec(Pipe *pp, int op, uint64_t at)
 		}
 		b = pp->free_b[--pp->n_free];
 		pthread_mutex_unlock(&pp->mu);
+		if (b->recs == NULL)
+			b->recs = xmalloc(BATCH_RECS * sizeof *b->recs);
 		b->n = 0;
 		buf_reset(&b->arena);
 		pp->cur = b;
@@ -615,8 +617,10 @@ static void pipe_free(Pipe *pp)
 {
 	if (pp == NULL)
 		return;
-	for (int i = 0; i < N_BATCHES; i++)
+	for (int i = 0; i < N_BATCHES; i++) {
+		free(pp->batches[i].recs);
 		buf_fini(&pp->batches[i].arena);
+	}
 	buf_fini(&pp->sink.service);
 	buf_fini(&pp->sink.host);
 	buf_fini(&pp->sink.wclass);
