@@ -86,7 +86,7 @@
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 set +e
-tt_install_packages clang libclang-rt-14-dev || exit 1
+tt_install_packages clang libclang-rt-14-dev ninja-build || exit 1
 
 # The tests start python3, sqlite3, tmux and node hundreds of times: take the
 # Debian packages installed above, not a version manager's shims earlier in
@@ -169,6 +169,21 @@ stage_detail() {
   esac | paste -sd';' - | sed 's/;/; /g'
 }
 
+# configure DIR [cmake args...]: a build tree in DIR made for Ninja, which
+# runs the compilers with less of its own work than make's recursive
+# Makefiles (the sanitized build: 99 CPU s instead of 117, measured alone).
+# A tree that another generator made (a build by hand in build-asan, say)
+# is started over: CMake refuses to change a tree's generator.
+configure() {
+  local dir=$1
+  shift
+  if [ -f "$dir/CMakeCache.txt" ] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "$dir/CMakeCache.txt"; then
+    echo "$dir was made by another CMake generator: starting it over with Ninja"
+    rm -rf "$dir"
+  fi
+  cmake -G Ninja -S "$TT_ROOT" -B "$dir" "$@" >/dev/null
+}
+
 # The normal build makes what this lane runs (target plain_lane: the binary
 # and the statistics tests' programs); every unit test program is built,
 # and run, in the sanitized lane. It compiles 5 nice levels below the
@@ -177,7 +192,7 @@ stage_detail() {
 # (its realtime tests end well before the sanitized tests), and at the same
 # priority the two builds shared the cores evenly.
 st_build() {
-  cmake -S "$TT_ROOT" -B "$TT_ROOT/build-test" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_WERROR=ON >/dev/null &&
+  configure "$TT_ROOT/build-test" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_WERROR=ON &&
     nice -n 5 cmake --build "$TT_ROOT/build-test" -j"$jobs" --target plain_lane
 }
 
@@ -197,7 +212,8 @@ st_realtime_tests() {
 }
 
 st_asan_build() {
-  tt_build "$TT_ROOT/build-asan" -DTT_WERROR=ON -DTT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+  configure "$TT_ROOT/build-asan" -DTT_WERROR=ON -DTT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug &&
+    cmake --build "$TT_ROOT/build-asan" -j"$jobs"
 }
 
 st_asan_tests() {
@@ -214,8 +230,8 @@ st_asan_tests() {
 }
 
 st_fuzz_build() {
-  cmake -S "$TT_ROOT" -B "$TT_ROOT/build-fuzz-smoke" -DCMAKE_C_COMPILER=clang \
-    -DCMAKE_CXX_COMPILER=clang++ -DTT_FUZZ=ON -DTT_WERROR=ON >/dev/null &&
+  configure "$TT_ROOT/build-fuzz-smoke" -DCMAKE_C_COMPILER=clang \
+    -DCMAKE_CXX_COMPILER=clang++ -DTT_FUZZ=ON -DTT_WERROR=ON &&
     cmake --build "$TT_ROOT/build-fuzz-smoke" -j"$jobs" --target fuzz_all
 }
 
