@@ -34,13 +34,13 @@ TIMEOUT=${TIMEOUT:-120}
 FIX=$SRC/tests/fixtures
 WORK=$(mktemp -d /tmp/tt-fuzz-smoke-XXXXXX)
 
-# harness  seed corpus (fixture folder). One harness a parser: fuzz_otlp
-# (the OTLP/JSON trace parser driven directly, every input rolled back) is
-# built and kept for longer runs, but not run here, where it repeated
-# fuzz_import_otlp_json: the same parser, corpus, dictionary and seed, whose
-# harness checks more (no rows left behind by a failure) and was a quarter
-# of this stage's CPU.
+# harness  seed corpus (fixture folder). fuzz_otlp and
+# fuzz_import_otlp_json both reach the OTLP/JSON trace parser, the first
+# directly with every input rolled back (an empty store each time), the
+# second through import_memory() into a store that keeps what it imported
+# (the duplicate paths) and checks that a failure leaves no rows.
 HARNESSES=(
+  "fuzz_otlp otlp"
   "fuzz_import_otlp_json otlp"
   "fuzz_import_prometheus prom"
   "fuzz_import_openmetrics prom"
