@@ -69,12 +69,13 @@
 # what those services' own clocks measured against a baseline phase made
 # seconds before, so what matters to them is that the machine's load does
 # not change between the two phases, more than how high it is. They start
-# after the normal and sanitized builds (compilers come and go: with them
-# beside, a baseline phase was once as slow as the incident, in three
-# regenerations), beside the sanitized tests, which keep two tests running
-# at all times, and the fuzz lane, then at the lowest priority (nice 19: its
-# compiler or harnesses get a CPU only when the other lanes leave it idle). They regenerate a
-# phase whose fault did not show (tests/sh/sdk_http_diagnosis.sh).
+# once the normal and sanitized builds have ended (compilers come and go:
+# with them beside, a baseline phase was once as slow as the incident, in
+# three regenerations), beside the sanitized tests, which keep two tests
+# running at all times, and the fuzz lane, then at the lowest priority
+# (nice 19: its compiler or harnesses get a CPU only when the other lanes
+# leave it idle). They regenerate a phase whose fault did not show
+# (tests/sh/sdk_http_diagnosis.sh).
 #
 # Every stage runs even when another one failed, except one that needs a
 # build that failed (tests need build, and so on). Each output line carries
@@ -248,9 +249,11 @@ st_fuzz_smoke() {
 # job control. The fuzz lane starts first: the normal lane renices it
 # (its process group: the lane, smoke.sh, the harnesses; it may have ended)
 # around the realtime tests.
+FUZZ_NICE=$(($(nice) + 10))
+((FUZZ_NICE > 19)) && FUZZ_NICE=19
 set -m
 {
-  n=$(($(nice) + 10)); renice -n $((n > 19 ? 19 : n)) $BASHPID >/dev/null
+  renice -n "$FUZZ_NICE" $BASHPID >/dev/null
   stage fuzz-build "" st_fuzz_build
   stage fuzz-smoke fuzz-build st_fuzz_smoke
 } </dev/null &
@@ -258,9 +261,12 @@ FUZZ=$!
 {
   stage build "" st_build
   stage tests build st_tests
+  # the sanitized build ends first on its own (it compiles 5 nice levels
+  # above this lane's build), but not always on a loaded machine
+  while [ ! -f "$LOGS/asan-build.result" ]; do sleep 1; done
   renice -n 19 -g "$FUZZ" >/dev/null 2>&1
   stage realtime-tests build st_realtime_tests
-  n=$(($(nice) + 10)); renice -n $((n > 19 ? 19 : n)) -g "$FUZZ" >/dev/null 2>&1
+  renice -n "$FUZZ_NICE" -g "$FUZZ" >/dev/null 2>&1
 } </dev/null &
 LANES=($! $FUZZ)
 {
